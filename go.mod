@@ -1,0 +1,3 @@
+module github.com/getratchet/ratchet
+
+go 1.26.8

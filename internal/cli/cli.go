@@ -1,0 +1,116 @@
+// Package cli is the ratchet command line: one small struct per subcommand,
+// injected standard streams, and one mapping from errors to exit codes.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitError = 1
+	ExitUsage = 2
+)
+
+// UsageError is bad input from the user: a flag, a field or a document. It
+// exits with status 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// Env carries the process's streams and environment so commands can be run
+// in tests without a subprocess.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"calc", "print a backoff calculator schedule (none, full, equal, decorrelated jitter)", runCalc},
+		{"policy", "validate a retry policy and print its schedule or one delay", runPolicy},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
+var Version = "dev"
+
+// Run executes one command line and returns the process exit code.
+func Run(ctx context.Context, env *Env, args []string) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	err := dispatch(ctx, env, args)
+	if err == nil || errors.Is(err, errHelp) {
+		return ExitOK
+	}
+	fmt.Fprintln(env.Stderr, "ratchet: "+strings.ReplaceAll(err.Error(), "\n", "\nratchet: "))
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return ExitUsage
+	}
+	return ExitError
+}
+
+func dispatch(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printHelp(env.Stdout)
+		if len(args) == 0 {
+			return &UsageError{Err: errors.New("a command is required")}
+		}
+		return nil
+	}
+	cmds := commands()
+	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == args[0] })
+	if i < 0 {
+		names := make([]string, len(cmds))
+		for j, c := range cmds {
+			names[j] = c.name
+		}
+		return usagef("command %q is not known; commands are %s", args[0], strings.Join(names, ", "))
+	}
+	return cmds[i].run(ctx, env, args[1:])
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "Ratchet — a durable retry scheduler.")
+	fmt.Fprintln(w, "\nUsage: ratchet <command> [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'ratchet <command> --help' for the flags of a command.")
+}
+
+func runVersion(_ context.Context, env *Env, _ []string) error {
+	_, err := fmt.Fprintln(env.Stdout, "ratchet "+Version)
+	return err
+}
+
+// writeJSON prints v as indented JSON followed by a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

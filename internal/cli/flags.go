@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/getratchet/ratchet/backoff"
+)
+
+// flagSet wraps flag.FlagSet so that every value is read as text and
+// converted by us: errors then name the flag, the value and what is allowed,
+// and all of them are reported at once.
+type flagSet struct {
+	fs   *flag.FlagSet
+	set  map[string]bool
+	errs backoff.Errors
+}
+
+func newFlagSet(name, usage string, stderr io.Writer) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &flagSet{fs: fs}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: ratchet %s\n\nFlags:\n", usage)
+		fs.PrintDefaults()
+	}
+	return f
+}
+
+func (f *flagSet) String(name, def, usage string) *string { return f.fs.String(name, def, usage) }
+func (f *flagSet) Bool(name string, usage string) *bool   { return f.fs.Bool(name, false, usage) }
+
+// parse parses args. --help prints usage and returns errHelp.
+func (f *flagSet) parse(args []string) error {
+	if err := f.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return &UsageError{Err: err}
+	}
+	if f.fs.NArg() > 0 {
+		return usagef("unexpected argument %q; every input is a --flag", f.fs.Arg(0))
+	}
+	f.set = map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	return nil
+}
+
+var errHelp = errors.New("help requested")
+
+func (f *flagSet) isSet(name string) bool { return f.set[name] }
+
+func (f *flagSet) fail(name, value, allowed string) {
+	f.errs = append(f.errs, &backoff.FieldError{Field: "--" + name, Value: quoteValue(value), Allowed: allowed})
+}
+
+func quoteValue(v string) string {
+	if v == "" {
+		return `""`
+	}
+	return strconv.Quote(v)
+}
+
+// number parses a finite decimal number.
+func (f *flagSet) number(name, text, allowed string) float64 {
+	v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		f.fail(name, text, allowed)
+		return math.NaN()
+	}
+	return v
+}
+
+// integer parses a whole number in [lo, hi].
+func (f *flagSet) integer(name, text string, lo, hi int64, allowed string) int64 {
+	v, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+	if err != nil || v < lo || v > hi {
+		f.fail(name, text, allowed)
+		return lo
+	}
+	return v
+}
+
+// done returns the collected errors as a usage error.
+func (f *flagSet) done() error {
+	if len(f.errs) == 0 {
+		return nil
+	}
+	return &UsageError{Err: f.errs}
+}
+
+// renameFields maps the JSON field names of a validation error to flag names.
+func renameFields(err error, names map[string]string) error {
+	var es backoff.Errors
+	if !errors.As(err, &es) {
+		return err
+	}
+	out := make(backoff.Errors, len(es))
+	for i, e := range es {
+		c := *e
+		if n, ok := names[c.Field]; ok {
+			c.Field = n
+		}
+		out[i] = &c
+	}
+	return &UsageError{Err: out}
+}
