@@ -47,6 +47,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"serve", "run the Ratchet server (embedded SQLite, no configuration needed)", runServe},
 		{"calc", "print a backoff calculator schedule (none, full, equal, decorrelated jitter)", runCalc},
 		{"policy", "validate a retry policy and print its schedule or one delay", runPolicy},
 		{"version", "print the version", runVersion},

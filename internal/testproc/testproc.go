@@ -1,0 +1,185 @@
+// Package testproc builds the real ratchet binary once per test process and
+// starts it as a child process on a loopback port, so end-to-end tests talk
+// to exactly what users run.
+package testproc
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary returns the path of a ratchet binary built from this checkout (with
+// the race detector when the tests run with it).
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ratchet-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "ratchet")
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(file), "..", "..")
+		args := []string{"build", "-o", binPath}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, "./cmd/ratchet")...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// Server is a running `ratchet serve` child process.
+type Server struct {
+	URL    string // http://127.0.0.1:PORT
+	Dir    string // working directory (holds the SQLite file by default)
+	Output *SyncBuffer
+	cmd    *exec.Cmd
+	done   chan struct{}
+}
+
+var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
+
+// Start runs `ratchet serve --addr 127.0.0.1:0 args...` in dir (a new temp
+// dir when empty) and waits until it prints its address. The process is
+// stopped when the test ends.
+func Start(t testing.TB, dir string, env []string, args ...string) *Server {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	bin := Binary(t)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	s := &Server{Dir: dir, Output: &SyncBuffer{}, cmd: cmd, done: make(chan struct{})}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = s.Output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urlCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		found := false
+		for sc.Scan() {
+			line := sc.Text()
+			s.Output.Write([]byte(line + "\n"))
+			if m := listenRE.FindStringSubmatch(line); m != nil && !found {
+				found = true
+				urlCh <- m[1]
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() { _ = cmd.Wait(); close(s.done) }()
+	t.Cleanup(func() { s.Stop(t) })
+	select {
+	case u := <-urlCh:
+		s.URL = u
+	case <-s.done:
+		t.Fatalf("ratchet serve exited before listening:\n%s", s.Output.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("ratchet serve did not print its address within 60 s:\n%s", s.Output.String())
+	}
+	return s
+}
+
+// Stop sends SIGTERM and waits for a graceful exit (SIGKILL after 15 s).
+func (s *Server) Stop(t testing.TB) {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+		t.Errorf("ratchet serve did not stop within 15 s of SIGTERM")
+	}
+}
+
+// Kill sends SIGKILL, as a crash would, and waits for the process to go.
+func (s *Server) Kill() {
+	_ = s.cmd.Process.Kill()
+	<-s.done
+}
+
+// Exited reports whether the process has ended.
+func (s *Server) Exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Line returns the first output line containing substr, waiting up to d.
+func (s *Server) Line(substr string, d time.Duration) (string, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	for {
+		for _, l := range strings.Split(s.Output.String(), "\n") {
+			if strings.Contains(l, substr) {
+				return l, true
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// SyncBuffer is a goroutine-safe bytes buffer for process output.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
