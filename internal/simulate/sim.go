@@ -117,6 +117,8 @@ func (s *sim) run(mode Mode, n, run int) runStats {
 			hint = r.Ms
 			st.hinted++
 		}
+		// The study's client draws the next read's hop, then its backoff.
+		hop := s.latency(c)
 		wait, ok := s.wait(mode, c, hint)
 		if ok && cfg.Budget != nil {
 			if tokens < cfg.Budget.RetryCost {
@@ -132,7 +134,7 @@ func (s *sim) run(mode Mode, n, run int) runStats {
 			s.pop()
 			continue
 		}
-		c.readAt = reply + wait + s.latency(c)
+		c.readAt = reply + hop + wait
 		s.heap[0] = event{at: c.readAt + s.latency(c) + s.latency(c), who: ev.who}
 		s.down(0)
 	}

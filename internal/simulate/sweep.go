@@ -104,6 +104,7 @@ func SweepContext(ctx context.Context, cfg Config) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	cfg.Workers = 0 // how the work was spread is not part of the result
 	res := Result{Config: cfg, Clients: points, Series: make([]Series, nm)}
 	buf := make([]float64, nr)
 	for m, mode := range cfg.Modes {
