@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+// ClaimRequest asks for due jobs.
+type ClaimRequest struct {
+	WorkerID string
+	Tools    []string // "name@version"; empty means the worker key's whole allowlist
+	Max      int
+	Wait     time.Duration // long poll: wait up to this long for a job
+}
+
+// Claimed is one leased job handed to a worker.
+type Claimed struct {
+	Job            *store.Job
+	LeaseToken     string
+	LeaseExpiresAt int64
+	IdempotencyKey string // the job's key, or "ratchet-job-<id>" when it has none
+}
+
+// RateWindowMs is the rate limit window: a sliding 60 seconds over the claim
+// times of the endpoint's attempts. A claim is allowed while fewer than
+// rateLimitPerMinute attempts were claimed in the 60 s before it.
+const RateWindowMs = 60_000
+
+// Claim hands out up to Max due jobs, each with a lease. With Wait it waits
+// for work: until a job becomes due (by timer, not by polling), something
+// changes (an enqueue, a report that frees capacity) or the wait ends.
+func (e *Engine) Claim(ctx context.Context, p *Principal, r ClaimRequest) ([]Claimed, error) {
+	if err := p.Require(store.ScopeWorker); err != nil {
+		return nil, err
+	}
+	if r.WorkerID == "" || len(r.WorkerID) > 200 {
+		return nil, invalidField("workerId", strconv.Quote(r.WorkerID), "required: 1–200 characters naming the worker")
+	}
+	if r.Max == 0 {
+		r.Max = 1
+	}
+	if r.Max < 1 || r.Max > e.cfg.MaxClaim {
+		return nil, invalidField("max", strconv.Itoa(r.Max), "must be an integer from 1 through "+strconv.Itoa(e.cfg.MaxClaim))
+	}
+	if r.Wait < 0 || r.Wait > e.cfg.MaxWait {
+		return nil, invalidField("waitMs", strconv.FormatInt(r.Wait.Milliseconds(), 10), "must be from 0 through "+strconv.FormatInt(e.cfg.MaxWait.Milliseconds(), 10)+" milliseconds")
+	}
+	refs := r.Tools
+	if len(refs) == 0 {
+		if p.Scope != store.ScopeWorker {
+			return nil, invalidField("tools", "[]", `required: the "name@version" tools this worker runs`)
+		}
+		refs = p.Tools
+	}
+	for i, ref := range refs {
+		if _, _, err := ParseToolRef(ref); err != nil {
+			return nil, invalidField("tools["+strconv.Itoa(i)+"]", strconv.Quote(ref), `must be "name@version"`)
+		}
+		if p.Scope == store.ScopeWorker && !slices.Contains(p.Tools, ref) {
+			return nil, forbidden("this worker key may not run %s; its allowlist is %v", ref, p.Tools)
+		}
+	}
+	toolIDs, err := e.toolIDs(ctx, p.ProjectID, refs)
+	if err != nil {
+		return nil, err
+	}
+	deadline := e.clk.Now().Add(r.Wait)
+	for {
+		woken := e.waitCh() // taken before looking, so no wake-up is missed
+		jobs, wakeAt, err := e.tryClaim(ctx, p, r, toolIDs)
+		if err != nil || len(jobs) > 0 || r.Wait == 0 {
+			return jobs, err
+		}
+		now := e.clk.Now()
+		if !now.Before(deadline) {
+			return nil, nil
+		}
+		until := deadline
+		if wakeAt > 0 {
+			if w := time.UnixMilli(wakeAt); w.Before(until) {
+				until = w
+			}
+		}
+		t := e.clk.NewTimer(until.Sub(now))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil
+		case <-woken:
+			t.Stop()
+		case <-t.C():
+		}
+	}
+}
+
+func (e *Engine) toolIDs(ctx context.Context, projectID int64, refs []string) ([]int64, error) {
+	var ids []int64
+	err := e.st.Read(ctx, func(q store.Queries) error {
+		for _, ref := range refs {
+			name, version, _ := ParseToolRef(ref)
+			t, err := q.ToolGet(ctx, projectID, name, version)
+			if err != nil {
+				continue // not published (yet): nothing to claim for it
+			}
+			ids = append(ids, t.ID)
+		}
+		return nil
+	})
+	return ids, storeErr(err, "tools")
+}
+
+// gate is the verdict of the gates of one endpoint at one moment.
+type gate struct {
+	allowed  int64  // how many claims the endpoint admits now
+	gate     string // which gate holds it when allowed is 0
+	detail   string
+	until    int64 // when it opens, 0 if it waits for an event
+	halfOpen bool  // this claim is the half-open probe
+	err      error
+}
+
+// gates evaluates circuit, concurrency and rate limit for an endpoint. It
+// does not write; the caller records a half-open transition.
+func (e *Engine) gates(ctx context.Context, q store.Queries, ep *store.Endpoint, now int64) gate {
+	g := gate{allowed: ep.MaxConcurrent}
+	switch ep.CircuitState {
+	case store.CircuitOpen:
+		reopen := ep.CircuitOpenedAt + ep.CircuitOpenMs
+		if now < reopen {
+			return gate{gate: "circuit", until: reopen, detail: fmt.Sprintf("the circuit of endpoint %q is open after %d provider-unhealthy failures; it half-opens at the until time", ep.Name, ep.CircuitFailures)}
+		}
+		g.halfOpen, g.allowed = true, 1
+	case store.CircuitHalfOpen:
+		if ep.CircuitProbeJob != 0 {
+			return gate{gate: "circuit", detail: fmt.Sprintf("the circuit of endpoint %q is half-open and its probe (job %d) is running", ep.Name, ep.CircuitProbeJob)}
+		}
+		g.halfOpen, g.allowed = true, 1
+	}
+	running, err := q.CountRunning(ctx, ep.ID, ep.MaxConcurrent)
+	if err != nil {
+		return gate{err: err}
+	}
+	if free := ep.MaxConcurrent - running; free < g.allowed {
+		g.allowed = free
+	}
+	if g.allowed <= 0 {
+		return gate{gate: "max_concurrent", detail: fmt.Sprintf("endpoint %q has %d of %d jobs running (maxConcurrent)", ep.Name, running, ep.MaxConcurrent)}
+	}
+	if ep.RateLimitPerMinute != nil {
+		limit := *ep.RateLimitPerMinute
+		n, earliest, err := q.ClaimsSince(ctx, ep.ID, now-RateWindowMs+1, limit)
+		if err != nil {
+			return gate{err: err}
+		}
+		if left := limit - n; left < g.allowed {
+			g.allowed = left
+		}
+		if g.allowed <= 0 {
+			return gate{gate: "rate_limit", until: earliest + RateWindowMs, detail: fmt.Sprintf("endpoint %q had %d claims in the last 60 s (rateLimitPerMinute %d)", ep.Name, n, limit)}
+		}
+	}
+	return g
+}
+
+func (e *Engine) tryClaim(ctx context.Context, p *Principal, r ClaimRequest, toolIDs []int64) ([]Claimed, int64, error) {
+	if len(toolIDs) == 0 {
+		return nil, 0, nil
+	}
+	var out []Claimed
+	var wakeAt int64
+	var held []string
+	lease := token()
+	err := e.st.Tx(ctx, func(q store.Queries) error {
+		out, wakeAt, held = out[:0], 0, held[:0]
+		now := e.nowMs()
+		eps, err := q.DueEndpoints(ctx, toolIDs, now)
+		if err != nil {
+			return err
+		}
+		remaining := int64(r.Max)
+		soonest := func(t int64) {
+			if t > 0 && (wakeAt == 0 || t < wakeAt) {
+				wakeAt = t
+			}
+		}
+		for _, id := range eps {
+			if remaining == 0 {
+				break
+			}
+			ep, err := q.EndpointByID(ctx, id, true)
+			if err != nil {
+				return err
+			}
+			g := e.gates(ctx, q, ep, now)
+			if g.err != nil {
+				return g.err
+			}
+			if g.allowed <= 0 {
+				held = append(held, g.gate)
+				soonest(g.until)
+				continue
+			}
+			jobs, err := q.JobsClaimable(ctx, id, toolIDs, now, int(min(remaining, g.allowed)))
+			if err != nil {
+				return err
+			}
+			if len(jobs) == 0 {
+				continue
+			}
+			ids := make([]int64, len(jobs))
+			for i := range jobs {
+				ids[i] = jobs[i].ID
+			}
+			if err := q.JobsClaim(ctx, store.ClaimParams{IDs: ids, WorkerID: r.WorkerID, LeaseToken: lease, Now: now}); err != nil {
+				return err
+			}
+			if g.halfOpen {
+				ep.CircuitState, ep.CircuitProbeJob = store.CircuitHalfOpen, ids[0]
+				if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
+					return err
+				}
+			}
+			for i := range jobs {
+				j := &jobs[i]
+				j.State, j.Attempt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID = store.StateRunning, j.Attempt+1, lease, now+j.TimeoutMs, r.WorkerID
+				key := j.IdempotencyKey
+				if key == "" {
+					key = "ratchet-job-" + strconv.FormatInt(j.ID, 10)
+				}
+				out = append(out, Claimed{Job: j, LeaseToken: lease, LeaseExpiresAt: j.LeaseExpiresAt, IdempotencyKey: key})
+			}
+			remaining -= int64(len(jobs))
+		}
+		if len(out) == 0 && len(held) == 0 {
+			next, err := q.NextDueAt(ctx, toolIDs)
+			if err != nil {
+				return err
+			}
+			if next > now {
+				soonest(next)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, storeErr(err, "claim")
+	}
+	if e.obs != nil {
+		for _, g := range held {
+			e.obs.GateHeld(g)
+		}
+		if len(out) > 0 {
+			now := e.clk.Now()
+			byEndpoint := map[string][]time.Duration{}
+			for _, c := range out {
+				byEndpoint[c.Job.Endpoint] = append(byEndpoint[c.Job.Endpoint], now.Sub(time.UnixMilli(c.Job.DueAt)))
+			}
+			for ep, lags := range byEndpoint {
+				e.obs.Claimed(ep, len(lags), lags)
+			}
+		}
+	}
+	return out, wakeAt, nil
+}
+
+// ClaimedJSON is the wire form of a claimed job.
+type ClaimedJSON struct {
+	ID             int64           `json:"id"`
+	Tool           string          `json:"tool"`
+	Version        string          `json:"version"`
+	Endpoint       string          `json:"endpoint"`
+	Attempt        int64           `json:"attempt"`
+	MaxAttempts    int64           `json:"maxAttempts"`
+	Payload        json.RawMessage `json:"payload"`
+	IdempotencyKey string          `json:"idempotencyKey"`
+	LeaseToken     string          `json:"leaseToken"`
+	LeaseExpiresAt string          `json:"leaseExpiresAt"`
+	TimeoutMs      int64           `json:"timeoutMs"`
+	RunID          int64           `json:"runId,omitzero"`
+}
+
+// JSON renders the claimed job for a worker.
+func (c Claimed) JSON() ClaimedJSON {
+	return ClaimedJSON{ID: c.Job.ID, Tool: c.Job.Tool, Version: c.Job.Version, Endpoint: c.Job.Endpoint, Attempt: c.Job.Attempt, MaxAttempts: c.Job.MaxAttempts,
+		Payload: c.Job.Payload, IdempotencyKey: c.IdempotencyKey, LeaseToken: c.LeaseToken, LeaseExpiresAt: FormatTime(c.LeaseExpiresAt),
+		TimeoutMs: c.Job.TimeoutMs, RunID: c.Job.RunID}
+}
+
+// FormatTime renders unix milliseconds as RFC 3339 UTC with milliseconds.
+func FormatTime(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}

@@ -1,0 +1,239 @@
+// Package engine is Ratchet's job lifecycle: enqueue, claim, heartbeat,
+// report, rescue, cancel and replay, with the gates (due time, circuit,
+// maximum concurrency, rate limit, allowlist) and the circuit breaker. It
+// owns the clock and the randomness; the store only persists, inside the
+// transactions the engine opens.
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/internal/clock"
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+// Config builds an Engine. Zero values take the documented defaults.
+type Config struct {
+	Store  store.Store
+	Clock  clock.Clock    // default: the system clock
+	Rand   func() float64 // the sample u for jitter, in [0, 1]; default: math/rand/v2
+	Logger *slog.Logger   // default: discard
+
+	RescueInterval time.Duration // how often expired leases are looked for; default 250 ms
+	Retention      time.Duration // finished jobs older than this are pruned; default 7 days; negative keeps them forever
+	PruneInterval  time.Duration // default 1 minute
+	MaxWait        time.Duration // longest claim long-poll; default 30 s
+	MaxClaim       int           // most jobs one claim may take; default 1000
+
+	// Observer receives counts for metrics; nil for none.
+	Observer Observer
+}
+
+// Observer is told about events worth counting. The HTTP server turns them
+// into Prometheus metrics; the engine stays free of that dependency.
+type Observer interface {
+	Claimed(endpoint string, n int, lags []time.Duration)
+	Reported(classification, outcome string)
+	GateHeld(gate string)
+}
+
+// Engine runs the lifecycle. It is safe for concurrent use.
+type Engine struct {
+	st     store.Store
+	clk    clock.Clock
+	rnd    func() float64
+	log    *slog.Logger
+	cfg    Config
+	obs    Observer
+	wakeMu sync.Mutex
+	wakeCh chan struct{}
+
+	schemas sync.Map // tool id → *compiledSchema (tools are immutable)
+}
+
+// New checks the configuration and builds an engine.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("engine: Store is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = mrand.Float64
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RescueInterval <= 0 {
+		cfg.RescueInterval = 250 * time.Millisecond
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = 7 * 24 * time.Hour
+	}
+	if cfg.PruneInterval <= 0 {
+		cfg.PruneInterval = time.Minute
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 30 * time.Second
+	}
+	if cfg.MaxClaim <= 0 {
+		cfg.MaxClaim = 1000
+	}
+	return &Engine{st: cfg.Store, clk: cfg.Clock, rnd: cfg.Rand, log: cfg.Logger, cfg: cfg, obs: cfg.Observer, wakeCh: make(chan struct{})}, nil
+}
+
+// Store returns the engine's store.
+func (e *Engine) Store() store.Store { return e.st }
+
+// Clock returns the engine's clock.
+func (e *Engine) Clock() clock.Clock { return e.clk }
+
+func (e *Engine) nowMs() int64 { return e.clk.Now().UnixMilli() }
+
+// Run performs the background duties until ctx ends: lease rescue, pruning
+// of finished jobs, and forwarding of the store's wake-ups to waiting
+// claimers. Rescue and pruning are safe to run on every node.
+func (e *Engine) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-e.st.Wakeups():
+				e.wake()
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		lastPrune := time.Time{}
+		for {
+			t := e.clk.NewTimer(e.cfg.RescueInterval)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C():
+			}
+			if _, err := e.Rescue(ctx); err != nil && ctx.Err() == nil {
+				e.log.Warn("lease rescue failed", "err", err)
+			}
+			if e.cfg.Retention > 0 && e.clk.Now().Sub(lastPrune) >= e.cfg.PruneInterval {
+				lastPrune = e.clk.Now()
+				if n, err := e.Prune(ctx); err != nil && ctx.Err() == nil {
+					e.log.Warn("retention prune failed", "err", err)
+				} else if n > 0 {
+					e.log.Info("pruned finished jobs", "count", n)
+				}
+			}
+		}
+	}()
+	wg.Wait()
+}
+
+// wake releases every claimer waiting for work so it looks again.
+func (e *Engine) wake() {
+	e.wakeMu.Lock()
+	close(e.wakeCh)
+	e.wakeCh = make(chan struct{})
+	e.wakeMu.Unlock()
+}
+
+func (e *Engine) waitCh() <-chan struct{} {
+	e.wakeMu.Lock()
+	defer e.wakeMu.Unlock()
+	return e.wakeCh
+}
+
+// signal tells waiting claimers on this node and, through the store, on
+// every other node that something changed.
+func (e *Engine) signal(ctx context.Context) {
+	e.wake()
+	if err := e.st.Notify(ctx); err != nil {
+		e.log.Debug("notify failed", "err", err)
+	}
+}
+
+// Kind classifies an engine error for the API's status mapping.
+type Kind int
+
+// Error kinds.
+const (
+	KindInvalid         Kind = iota + 1 // 400
+	KindUnauthenticated                 // 401
+	KindForbidden                       // 403
+	KindNotFound                        // 404
+	KindConflict                        // 409
+	KindUnavailable                     // 503
+)
+
+// Error is an error a client can act on.
+type Error struct {
+	Kind    Kind
+	Message string
+	Fields  backoff.Errors // field-level problems, for KindInvalid
+	Current any            // the current state, e.g. an endpoint after a stale version
+}
+
+func (e *Error) Error() string {
+	if len(e.Fields) > 0 {
+		return e.Message + ": " + e.Fields.Error()
+	}
+	return e.Message
+}
+
+func invalid(fields backoff.Errors) error {
+	return &Error{Kind: KindInvalid, Message: "invalid request", Fields: fields}
+}
+
+func invalidField(field, value, allowed string) error {
+	return invalid(backoff.Errors{{Field: field, Value: value, Allowed: allowed}})
+}
+
+func notFound(format string, args ...any) error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+func conflict(format string, args ...any) error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf(format, args...)}
+}
+
+func forbidden(format string, args ...any) error {
+	return &Error{Kind: KindForbidden, Message: fmt.Sprintf(format, args...)}
+}
+
+// storeErr maps store sentinels that reach the client.
+func storeErr(err error, what string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		return notFound("%s not found", what)
+	case errors.Is(err, store.ErrUnavailable):
+		return &Error{Kind: KindUnavailable, Message: "the database is unavailable; try again"}
+	}
+	var ee *Error
+	if errors.As(err, &ee) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func token() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,440 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+// Snapshot is the resolved policy copied into a job at enqueue. Later edits
+// of the tool or endpoint never change it.
+type Snapshot struct {
+	Preset backoff.Preset `json:"preset"`
+	backoff.Params
+	TimeoutMs int64 `json:"timeoutMs"`
+	// Source says where the retry policy came from: "tool", "endpoint" or
+	// "default" (STANDARD). MaxAttemptsOverridden is true when the enqueue
+	// set maxAttempts explicitly.
+	Source                string `json:"source"`
+	MaxAttemptsOverridden bool   `json:"maxAttemptsOverridden"`
+}
+
+// ParseSnapshot reads a job's stored snapshot.
+func ParseSnapshot(raw json.RawMessage) (Snapshot, error) {
+	var s Snapshot
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return s, fmt.Errorf("policy snapshot: %w", err)
+	}
+	return s, nil
+}
+
+// EnqueueRequest is one job to enqueue.
+type EnqueueRequest struct {
+	Tool           string // "name@version"
+	Payload        json.RawMessage
+	IdempotencyKey string
+	MaxAttempts    *int64
+	RunID          int64
+	RunAt          *time.Time
+}
+
+// Limits of an enqueue.
+const (
+	MaxPayloadBytes      = 256 << 10
+	MaxIdempotencyKeyLen = 255
+	MaxBatch             = 1000
+)
+
+// resolve picks the policy: tool > endpoint > STANDARD; an explicit
+// maxAttempts overrides the count only.
+func resolve(t *store.Tool, ep *store.Endpoint, maxAttempts *int64) (Snapshot, error) {
+	s := Snapshot{Source: "default", Preset: backoff.Standard}
+	pol := backoff.PresetPolicy(backoff.Standard)
+	if tp, err := toolPolicy(t); err != nil {
+		return s, err
+	} else if tp != nil {
+		pol, s.Source = *tp, "tool"
+	} else if len(ep.Policy) > 0 {
+		p, err := backoff.ParsePolicy(ep.Policy)
+		if err != nil {
+			return s, err
+		}
+		pol, s.Source = p, "endpoint"
+	}
+	s.Preset = pol.Preset
+	s.Params = pol.Params()
+	if maxAttempts != nil {
+		s.MaxAttempts = int(*maxAttempts)
+		s.MaxAttemptsOverridden = true
+	}
+	s.TimeoutMs = ep.DefaultTimeoutMs
+	if t.TimeoutMs != nil {
+		s.TimeoutMs = *t.TimeoutMs
+	}
+	return s, nil
+}
+
+// validateEnqueue checks the parts of a request that need no database.
+func validateEnqueue(r *EnqueueRequest, prefix string) backoff.Errors {
+	var errs backoff.Errors
+	add := func(field, value, allowed string) {
+		errs = append(errs, &backoff.FieldError{Field: prefix + field, Value: value, Allowed: allowed})
+	}
+	if r.Tool == "" {
+		add("tool", backoff.Missing, `required: "name@version" of a published tool`)
+	} else if _, _, err := ParseToolRef(r.Tool); err != nil {
+		add("tool", strconv.Quote(r.Tool), `must be "name@version" of a published tool`)
+	}
+	if len(r.Payload) == 0 {
+		r.Payload = json.RawMessage("{}")
+	}
+	if len(r.Payload) > MaxPayloadBytes {
+		add("payload", strconv.Itoa(len(r.Payload))+" bytes", "must be at most 262144 bytes of JSON")
+	} else if !json.Valid(r.Payload) {
+		add("payload", "invalid JSON", "must be a JSON value")
+	}
+	if len(r.IdempotencyKey) > MaxIdempotencyKeyLen {
+		add("idempotencyKey", "a key of "+strconv.Itoa(len(r.IdempotencyKey))+" bytes", "must be at most 255 bytes")
+	}
+	if r.MaxAttempts != nil && (*r.MaxAttempts < backoff.MinAttempts || *r.MaxAttempts > backoff.MaxAttempts) {
+		add("maxAttempts", strconv.FormatInt(*r.MaxAttempts, 10), "must be an integer from 1 through 10")
+	}
+	return errs
+}
+
+// Enqueued is the result of one enqueue.
+type Enqueued struct {
+	Job     *store.Job
+	Created bool // false when the idempotency key returned an existing job
+}
+
+// Enqueue stores one job.
+func (e *Engine) Enqueue(ctx context.Context, p *Principal, r EnqueueRequest) (Enqueued, error) {
+	out, err := e.EnqueueBatch(ctx, p, []EnqueueRequest{r})
+	if err != nil {
+		var ee *Error
+		if errors.As(err, &ee) && ee.Kind == KindInvalid {
+			for _, f := range ee.Fields { // single enqueue: no "jobs[0]." prefix
+				if len(f.Field) > 8 && f.Field[:8] == "jobs[0]." {
+					f.Field = f.Field[8:]
+				}
+			}
+		}
+		return Enqueued{}, err
+	}
+	return out[0], nil
+}
+
+// EnqueueBatch stores many jobs in one transaction: all or none.
+func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueRequest) ([]Enqueued, error) {
+	if err := p.Require(store.ScopeProducer); err != nil {
+		return nil, err
+	}
+	if len(reqs) == 0 || len(reqs) > MaxBatch {
+		return nil, invalidField("jobs", strconv.Itoa(len(reqs))+" jobs", "must hold 1 through 1000 jobs")
+	}
+	var errs backoff.Errors
+	for i := range reqs {
+		errs = append(errs, validateEnqueue(&reqs[i], "jobs["+strconv.Itoa(i)+"].")...)
+	}
+	if len(errs) > 0 {
+		return nil, invalid(errs)
+	}
+	out := make([]Enqueued, len(reqs))
+	created := false
+	err := e.st.Tx(ctx, func(q store.Queries) error {
+		now := e.nowMs()
+		type resolved struct {
+			t  *store.Tool
+			ep *store.Endpoint
+		}
+		cache := map[string]resolved{}
+		runs := map[int64]bool{}
+		var errs backoff.Errors
+		for i, r := range reqs {
+			prefix := "jobs[" + strconv.Itoa(i) + "]."
+			res, ok := cache[r.Tool]
+			if !ok {
+				name, version, _ := ParseToolRef(r.Tool)
+				t, err := q.ToolGet(ctx, p.ProjectID, name, version)
+				if errors.Is(err, store.ErrNotFound) {
+					errs = append(errs, &backoff.FieldError{Field: prefix + "tool", Value: strconv.Quote(r.Tool), Allowed: "must name a published tool of this project"})
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				ep, err := q.EndpointByID(ctx, t.EndpointID, false)
+				if err != nil {
+					return err
+				}
+				res = resolved{t, ep}
+				cache[r.Tool] = res
+			}
+			if r.RunID != 0 && !runs[r.RunID] {
+				run, err := q.RunGet(ctx, p.ProjectID, r.RunID)
+				if errors.Is(err, store.ErrNotFound) {
+					errs = append(errs, &backoff.FieldError{Field: prefix + "runId", Value: strconv.FormatInt(r.RunID, 10), Allowed: "must name a run of this project"})
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if run.State != "open" {
+					errs = append(errs, &backoff.FieldError{Field: prefix + "runId", Value: strconv.FormatInt(r.RunID, 10), Allowed: "the run is finished; start a new run"})
+					continue
+				}
+				runs[r.RunID] = true
+			}
+			if sch, err := e.schemaFor(res.t); err != nil {
+				return fmt.Errorf("schema of %s: %w", r.Tool, err)
+			} else if sch != nil {
+				if verr := sch.validate(r.Payload); verr != "" {
+					errs = append(errs, &backoff.FieldError{Field: prefix + "payload", Value: compactJSON(r.Payload), Allowed: "must match the payload schema of " + r.Tool + ": " + verr})
+					continue
+				}
+			}
+			if r.IdempotencyKey != "" {
+				existing, err := q.JobByIdempotencyKey(ctx, p.ProjectID, r.IdempotencyKey)
+				if err == nil {
+					out[i] = Enqueued{Job: existing}
+					continue
+				}
+				if !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+			}
+			snap, err := resolve(res.t, res.ep, r.MaxAttempts)
+			if err != nil {
+				return err
+			}
+			policy, _ := json.Marshal(snap)
+			due := now
+			if r.RunAt != nil && r.RunAt.UnixMilli() > now {
+				due = r.RunAt.UnixMilli()
+			}
+			j := &store.Job{ProjectID: p.ProjectID, ToolID: res.t.ID, Tool: res.t.Name, Version: res.t.Version, EndpointID: res.ep.ID, Endpoint: res.ep.Name,
+				RunID: r.RunID, Payload: compactPayload(r.Payload), IdempotencyKey: r.IdempotencyKey, Policy: policy, MaxAttempts: int64(snap.MaxAttempts),
+				TimeoutMs: snap.TimeoutMs, State: store.StateScheduled, DueAt: due, CreatedAt: now, UpdatedAt: now}
+			if err := q.JobInsert(ctx, j); err != nil {
+				if errors.Is(err, store.ErrConflict) { // same key twice in one batch
+					existing, err2 := q.JobByIdempotencyKey(ctx, p.ProjectID, r.IdempotencyKey)
+					if err2 != nil {
+						return err
+					}
+					out[i] = Enqueued{Job: existing}
+					continue
+				}
+				return err
+			}
+			out[i] = Enqueued{Job: j, Created: true}
+			created = true
+		}
+		if len(errs) > 0 {
+			return invalid(errs)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, storeErr(err, "enqueue")
+	}
+	if created {
+		e.signal(ctx)
+	}
+	return out, nil
+}
+
+func compactPayload(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+func (c *compiledSchema) validate(payload json.RawMessage) string {
+	inst, err := jsonschemaUnmarshal(payload)
+	if err != nil {
+		return err.Error()
+	}
+	if err := c.s.Validate(inst); err != nil {
+		return firstLine(err.Error())
+	}
+	return ""
+}
+
+// Job reads a job of the project with its attempts.
+func (e *Engine) Job(ctx context.Context, p *Principal, id int64) (*store.Job, []store.Attempt, error) {
+	var j *store.Job
+	var as []store.Attempt
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		if j, err = q.JobGet(ctx, p.ProjectID, id); err != nil {
+			return err
+		}
+		as, err = q.AttemptList(ctx, id)
+		return err
+	})
+	return j, as, storeErr(err, "job "+strconv.FormatInt(id, 10))
+}
+
+// Jobs lists jobs, newest first. The next cursor is the last id returned.
+func (e *Engine) Jobs(ctx context.Context, p *Principal, f store.JobFilter) ([]store.Job, error) {
+	f.ProjectID = p.ProjectID
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 100
+	}
+	var out []store.Job
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		out, err = q.JobList(ctx, f)
+		return err
+	})
+	return out, storeErr(err, "jobs")
+}
+
+// CountJobs counts jobs matching a filter (for bulk actions: the count a
+// person confirms).
+func (e *Engine) CountJobs(ctx context.Context, p *Principal, f store.JobFilter) (int64, error) {
+	f.ProjectID = p.ProjectID
+	var n int64
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		n, err = q.JobCount(ctx, f)
+		return err
+	})
+	return n, storeErr(err, "jobs")
+}
+
+// Cancel stops a scheduled job at once; a running one is flagged and ends
+// when its worker next heartbeats or reports (or its lease expires).
+func (e *Engine) Cancel(ctx context.Context, p *Principal, id int64) (*store.Job, error) {
+	if err := p.Require(store.ScopeProducer); err != nil {
+		return nil, err
+	}
+	var j *store.Job
+	err := e.st.Tx(ctx, func(q store.Queries) (err error) {
+		if j, err = q.JobGet(ctx, p.ProjectID, id); err != nil {
+			return err
+		}
+		now := e.nowMs()
+		switch j.State {
+		case store.StateScheduled:
+			j.State, j.FinishedAt = store.StateCancelled, now
+		case store.StateRunning:
+			j.CancelRequested = true
+		default:
+			return conflict("job %d is %s; only scheduled or running jobs can be cancelled", id, j.State)
+		}
+		j.UpdatedAt = now
+		return q.JobUpdate(ctx, j)
+	})
+	return j, storeErr(err, "job "+strconv.FormatInt(id, 10))
+}
+
+// Replay enqueues a failed, exhausted or cancelled job again as a new job
+// linked to the old one. The new job resolves the policy afresh (the tool
+// and endpoint as they are now), keeps an explicit maxAttempts override and
+// gets no idempotency key of its own, so the destination sees a new key.
+func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job, error) {
+	if err := p.Require(store.ScopeProducer); err != nil {
+		return nil, err
+	}
+	var nj *store.Job
+	err := e.st.Tx(ctx, func(q store.Queries) error {
+		j, err := q.JobGet(ctx, p.ProjectID, id)
+		if err != nil {
+			return err
+		}
+		switch j.State {
+		case store.StateFailed, store.StateExhausted, store.StateCancelled:
+		default:
+			return conflict("job %d is %s; only failed, exhausted or cancelled jobs can be replayed", id, j.State)
+		}
+		t, err := q.ToolByID(ctx, j.ToolID)
+		if err != nil {
+			return err
+		}
+		ep, err := q.EndpointByID(ctx, j.EndpointID, false)
+		if err != nil {
+			return err
+		}
+		old, err := ParseSnapshot(j.Policy)
+		if err != nil {
+			return err
+		}
+		var override *int64
+		if old.MaxAttemptsOverridden {
+			v := int64(old.MaxAttempts)
+			override = &v
+		}
+		snap, err := resolve(t, ep, override)
+		if err != nil {
+			return err
+		}
+		policy, _ := json.Marshal(snap)
+		now := e.nowMs()
+		nj = &store.Job{ProjectID: p.ProjectID, ToolID: t.ID, Tool: t.Name, Version: t.Version, EndpointID: ep.ID, Endpoint: ep.Name, RunID: j.RunID,
+			Payload: j.Payload, Policy: policy, MaxAttempts: int64(snap.MaxAttempts), TimeoutMs: snap.TimeoutMs, State: store.StateScheduled,
+			DueAt: now, ReplayOf: j.ID, CreatedAt: now, UpdatedAt: now}
+		return q.JobInsert(ctx, nj)
+	})
+	if err != nil {
+		return nil, storeErr(err, "job "+strconv.FormatInt(id, 10))
+	}
+	e.signal(ctx)
+	return nj, nil
+}
+
+// Hold says which gate keeps a scheduled job from being claimed now.
+type Hold struct {
+	Gate   string    `json:"gate"`           // due_time, circuit, max_concurrent, rate_limit, none
+	Until  time.Time `json:"until,omitzero"` // when the gate opens, if known
+	Detail string    `json:"detail"`         // one sentence for people
+}
+
+// Explain reports what holds a job now. Jobs that are not scheduled are held
+// by nothing; a due job with open gates waits for a worker whose allowlist
+// includes its tool.
+func (e *Engine) Explain(ctx context.Context, p *Principal, id int64) (*Hold, error) {
+	var h *Hold
+	err := e.st.Read(ctx, func(q store.Queries) error {
+		j, err := q.JobGet(ctx, p.ProjectID, id)
+		if err != nil {
+			return err
+		}
+		h, err = e.explain(ctx, q, j)
+		return err
+	})
+	return h, storeErr(err, "job "+strconv.FormatInt(id, 10))
+}
+
+func (e *Engine) explain(ctx context.Context, q store.Queries, j *store.Job) (*Hold, error) {
+	if j.State != store.StateScheduled {
+		return nil, nil
+	}
+	now := e.nowMs()
+	if j.DueAt > now {
+		return &Hold{Gate: "due_time", Until: time.UnixMilli(j.DueAt).UTC(), Detail: "not due yet: the backoff delay has not passed"}, nil
+	}
+	ep, err := q.EndpointByID(ctx, j.EndpointID, false)
+	if err != nil {
+		return nil, err
+	}
+	g := e.gates(ctx, q, ep, now)
+	if g.err != nil {
+		return nil, g.err
+	}
+	if g.allowed == 0 {
+		h := &Hold{Gate: g.gate, Detail: g.detail}
+		if g.until > 0 {
+			h.Until = time.UnixMilli(g.until).UTC()
+		}
+		return h, nil
+	}
+	return &Hold{Gate: "none", Detail: fmt.Sprintf("due and claimable: waiting for a worker allowed to run %s@%s", j.Tool, j.Version)}, nil
+}

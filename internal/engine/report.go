@@ -1,0 +1,375 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/internal/classify"
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+// ReportRequest is a worker's outcome for one leased job.
+type ReportRequest struct {
+	JobID      int64
+	LeaseToken string
+	classify.Report
+}
+
+// ReportResult says what the report did.
+type ReportResult struct {
+	Job       *store.Job
+	Attempt   *store.Attempt
+	Decision  classify.Decision
+	Duplicate bool // the same lease was already reported; nothing changed
+}
+
+// Heartbeat extends a lease by the job's timeout. It tells the worker when
+// the job was cancelled so it can stop early.
+func (e *Engine) Heartbeat(ctx context.Context, p *Principal, jobID int64, lease string) (*store.Job, error) {
+	if err := p.Require(store.ScopeWorker); err != nil {
+		return nil, err
+	}
+	var j *store.Job
+	err := e.st.Tx(ctx, func(q store.Queries) (err error) {
+		if j, err = q.JobGet(ctx, p.ProjectID, jobID); err != nil {
+			return err
+		}
+		if err := checkAllowed(p, j); err != nil {
+			return err
+		}
+		if j.State != store.StateRunning || j.LeaseToken != lease || lease == "" {
+			return leaseLost(j)
+		}
+		now := e.nowMs()
+		j.LeaseExpiresAt, j.UpdatedAt = now+j.TimeoutMs, now
+		return q.JobUpdate(ctx, j)
+	})
+	return j, storeErr(err, "job "+strconv.FormatInt(jobID, 10))
+}
+
+func checkAllowed(p *Principal, j *store.Job) error {
+	if p.Scope == store.ScopeWorker {
+		ref := j.Tool + "@" + j.Version
+		for _, t := range p.Tools {
+			if t == ref {
+				return nil
+			}
+		}
+		return forbidden("this worker key may not run %s", ref)
+	}
+	return nil
+}
+
+func leaseLost(j *store.Job) error {
+	return &Error{Kind: KindConflict, Message: "the lease token is not the job's current lease (job " + strconv.FormatInt(j.ID, 10) + " is " + j.State +
+		"); the job was rescued, reclaimed or already reported, and nothing was changed"}
+}
+
+// Report records the outcome of one attempt.
+func (e *Engine) Report(ctx context.Context, p *Principal, r ReportRequest) (ReportResult, error) {
+	out, err := e.ReportBatch(ctx, p, []ReportRequest{r})
+	if err != nil {
+		return ReportResult{}, err
+	}
+	if out[0].Err != nil {
+		return ReportResult{}, out[0].Err
+	}
+	return out[0].ReportResult, nil
+}
+
+// BatchItem is the result of one report of a batch: each report stands
+// alone, so one stale lease does not undo the others.
+type BatchItem struct {
+	ReportResult
+	Err error
+}
+
+// ReportBatch records many outcomes in one transaction.
+func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportRequest) ([]BatchItem, error) {
+	if err := p.Require(store.ScopeWorker); err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 || len(rs) > MaxBatch {
+		return nil, invalidField("reports", strconv.Itoa(len(rs))+" reports", "must hold 1 through 1000 reports")
+	}
+	for i, r := range rs {
+		if err := classify.ValidateReport(r.Report); err != nil {
+			var ces classify.Errors
+			var fields backoff.Errors
+			prefix := ""
+			if len(rs) > 1 {
+				prefix = "reports[" + strconv.Itoa(i) + "]."
+			}
+			if errors.As(err, &ces) {
+				for _, ce := range ces {
+					fields = append(fields, &backoff.FieldError{Field: prefix + ce.Field, Value: ce.Value, Allowed: ce.Allowed})
+				}
+			} else {
+				fields = backoff.Errors{{Field: prefix + "report", Value: "invalid", Allowed: err.Error()}}
+			}
+			return nil, invalid(fields)
+		}
+	}
+	out := make([]BatchItem, len(rs))
+	changed := false
+	err := e.st.Tx(ctx, func(q store.Queries) error {
+		now := e.clk.Now()
+		for i, r := range rs {
+			res, err := e.reportOne(ctx, q, p, r, now)
+			if err != nil {
+				var ee *Error
+				if !errors.As(err, &ee) {
+					return err // a store failure aborts the whole batch
+				}
+				out[i] = BatchItem{Err: err}
+				continue
+			}
+			out[i] = BatchItem{ReportResult: res}
+			changed = changed || !res.Duplicate
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, storeErr(err, "report")
+	}
+	if changed {
+		e.signal(ctx)
+	}
+	if e.obs != nil {
+		for _, it := range out {
+			if it.Err == nil && !it.Duplicate {
+				e.obs.Reported(it.Decision.Classification, string(it.Decision.Outcome))
+			}
+		}
+	}
+	return out, nil
+}
+
+func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r ReportRequest, now time.Time) (ReportResult, error) {
+	j, err := q.JobGet(ctx, p.ProjectID, r.JobID)
+	if errors.Is(err, store.ErrNotFound) {
+		return ReportResult{}, notFound("job %d not found", r.JobID)
+	}
+	if err != nil {
+		return ReportResult{}, err
+	}
+	if err := checkAllowed(p, j); err != nil {
+		return ReportResult{}, err
+	}
+	if r.LeaseToken == "" || j.LeaseToken != r.LeaseToken {
+		return ReportResult{}, leaseLost(j)
+	}
+	if j.State != store.StateRunning {
+		// The same lease was reported already (or rescued): repeating a
+		// report is harmless and returns the job as it is.
+		a, err := q.AttemptGet(ctx, j.ID, j.Attempt)
+		if err != nil {
+			return ReportResult{}, err
+		}
+		if a.LeaseToken != r.LeaseToken || a.Outcome == "timed_out" || a.FinishedAt == 0 {
+			return ReportResult{}, leaseLost(j)
+		}
+		if r.Success != (a.Outcome == "succeeded") {
+			return ReportResult{}, conflict("job %d attempt %d was already reported as %s; a lease is reported once", j.ID, a.Number, a.Outcome)
+		}
+		return ReportResult{Job: j, Attempt: a, Duplicate: true, Decision: classify.Decision{Classification: a.Classification}}, nil
+	}
+	d := classify.Classify(r.Report, now)
+	return e.finishAttempt(ctx, q, j, d, r.Report, now)
+}
+
+// finishAttempt applies a decision to a running job: the attempt row, the
+// job's next state and due time, and the endpoint's circuit.
+func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Job, d classify.Decision, rep classify.Report, now time.Time) (ReportResult, error) {
+	nowMs := now.UnixMilli()
+	a, err := q.AttemptGet(ctx, j.ID, j.Attempt)
+	if err != nil {
+		return ReportResult{}, err
+	}
+	a.FinishedAt = nowMs
+	a.Classification = d.Classification
+	a.HTTPStatus = int64(rep.HTTPStatus)
+	a.RetryAfterMs = d.RetryAfterMs
+	a.Counted = d.CountsTowardCircuit
+	a.Message = truncate(rep.Message, 2000)
+	if a.Message == "" {
+		a.Message = d.Reason
+	}
+	j.UpdatedAt = nowMs
+	j.LeaseExpiresAt = 0
+	switch {
+	case d.Outcome == classify.Succeeded:
+		a.Outcome = "succeeded"
+		j.State, j.FinishedAt = store.StateSucceeded, nowMs
+	case j.CancelRequested:
+		a.Outcome = outcomeOf(d)
+		j.State, j.FinishedAt = store.StateCancelled, nowMs
+	case d.Outcome == classify.Fail:
+		a.Outcome = outcomeOf(d)
+		j.State, j.FinishedAt = store.StateFailed, nowMs
+	default:
+		a.Outcome = outcomeOf(d)
+		snap, err := ParseSnapshot(j.Policy)
+		if err != nil {
+			return ReportResult{}, err
+		}
+		params := snap.Params
+		params.MaxAttempts = int(j.MaxAttempts)
+		u := e.rnd()
+		dec, err := params.Delay(int(j.Attempt), u, d.RetryAfterMs)
+		if err != nil {
+			return ReportResult{}, err
+		}
+		if dec.Exhausted {
+			j.State, j.FinishedAt = store.StateExhausted, nowMs
+			break
+		}
+		a.BaseDelayMs, a.JitterSample, a.MinDelayMs, a.MaxDelayMs, a.SelectedMs = dec.BaseDelayMs, u, dec.MinDelayMs, dec.MaxDelayMs, dec.SelectedMs
+		a.NextDueAt = nowMs + dec.SelectedMs
+		j.State, j.DueAt = store.StateScheduled, a.NextDueAt
+	}
+	if err := q.AttemptFinish(ctx, a); err != nil {
+		return ReportResult{}, err
+	}
+	if err := q.JobUpdate(ctx, j); err != nil {
+		return ReportResult{}, err
+	}
+	if err := e.updateCircuit(ctx, q, j, d, nowMs); err != nil {
+		return ReportResult{}, err
+	}
+	return ReportResult{Job: j, Attempt: a, Decision: d}, nil
+}
+
+func outcomeOf(d classify.Decision) string {
+	if d.Classification == classify.CodeTimedOut {
+		return "timed_out"
+	}
+	return "failed"
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// updateCircuit moves the endpoint's breaker after an attempt:
+//
+//	closed:    a counted failure adds one; at the threshold the circuit opens;
+//	           a success resets the count.
+//	open:      claims are refused until circuitOpenMs has passed, then the next
+//	           claim is the half-open probe.
+//	half_open: the probe's result decides: a counted failure opens it again,
+//	           anything else (the provider answered) closes it.
+func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Job, d classify.Decision, now int64) error {
+	if !d.CountsTowardCircuit && d.Outcome != classify.Succeeded {
+		// Not a provider-health signal, unless this was the probe.
+		ep, err := q.EndpointByID(ctx, j.EndpointID, true)
+		if err != nil {
+			return err
+		}
+		if ep.CircuitProbeJob != j.ID {
+			return nil
+		}
+		ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob = store.CircuitClosed, 0, 0
+		return q.EndpointUpdateCircuit(ctx, ep)
+	}
+	ep, err := q.EndpointByID(ctx, j.EndpointID, true)
+	if err != nil {
+		return err
+	}
+	before := *ep
+	isProbe := ep.CircuitProbeJob == j.ID
+	if d.Outcome == classify.Succeeded {
+		if ep.CircuitState == store.CircuitClosed && ep.CircuitFailures == 0 {
+			return nil
+		}
+		if ep.CircuitState == store.CircuitClosed || isProbe {
+			ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob = store.CircuitClosed, 0, 0
+		}
+	} else {
+		switch {
+		case isProbe:
+			ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitProbeJob = store.CircuitOpen, now, 0
+			ep.CircuitFailures++
+		case ep.CircuitState == store.CircuitClosed:
+			ep.CircuitFailures++
+			if ep.CircuitFailures >= ep.CircuitThreshold {
+				ep.CircuitState, ep.CircuitOpenedAt = store.CircuitOpen, now
+			}
+		}
+	}
+	if ep.CircuitState == before.CircuitState && ep.CircuitFailures == before.CircuitFailures &&
+		ep.CircuitOpenedAt == before.CircuitOpenedAt && ep.CircuitProbeJob == before.CircuitProbeJob {
+		return nil
+	}
+	if ep.CircuitState != before.CircuitState {
+		e.log.Info("circuit changed", "endpoint", ep.Name, "from", before.CircuitState, "to", ep.CircuitState, "failures", ep.CircuitFailures)
+	}
+	return q.EndpointUpdateCircuit(ctx, ep)
+}
+
+// Rescue turns every expired lease into a timed_out failed attempt, which is
+// retried (or exhausted) by the job's policy. It returns how many it rescued.
+func (e *Engine) Rescue(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n := 0
+		err := e.st.Tx(ctx, func(q store.Queries) error {
+			now := e.clk.Now()
+			jobs, err := q.ExpiredLeases(ctx, now.UnixMilli(), 200)
+			if err != nil {
+				return err
+			}
+			for i := range jobs {
+				if _, err := e.finishAttempt(ctx, q, &jobs[i], classify.LeaseExpired(), classify.Report{}, now); err != nil {
+					return err
+				}
+			}
+			n = len(jobs)
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n > 0 {
+			e.signal(ctx)
+			if e.obs != nil {
+				for range n {
+					e.obs.Reported(classify.CodeTimedOut, string(classify.Retry))
+				}
+			}
+		}
+		if n < 200 {
+			return total, nil
+		}
+	}
+}
+
+// Prune deletes finished jobs older than the retention.
+func (e *Engine) Prune(ctx context.Context) (int64, error) {
+	if e.cfg.Retention < 0 {
+		return 0, nil
+	}
+	before := e.clk.Now().Add(-e.cfg.Retention).UnixMilli()
+	var total int64
+	for {
+		var n int64
+		err := e.st.Tx(ctx, func(q store.Queries) (err error) {
+			n, err = q.JobsPrune(ctx, before, 500)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < 500 {
+			return total, nil
+		}
+	}
+}

@@ -1,0 +1,478 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+// Principal is an authenticated API key.
+type Principal struct {
+	ProjectID int64
+	KeyID     int64
+	Scope     string
+	Tools     []string // worker allowlist
+}
+
+// Can reports whether the key's scope allows an action meant for scope.
+// Owner keys may do everything.
+func (p *Principal) Can(scope string) bool {
+	return p.Scope == store.ScopeOwner || p.Scope == scope
+}
+
+// Require returns a 403 error unless the key may act as one of scopes.
+func (p *Principal) Require(scopes ...string) error {
+	for _, s := range scopes {
+		if p.Can(s) {
+			return nil
+		}
+	}
+	return forbidden("a %s key cannot do this; it needs a %s key", p.Scope, strings.Join(scopes, " or "))
+}
+
+// HashKey is how secrets are stored: keys are 32 random bytes, so a plain
+// SHA-256 is enough (no password stretching needed for high-entropy secrets).
+func HashKey(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+// NewSecret makes an API key secret: "rk_" and 32 random bytes in hex.
+func NewSecret() string { return "rk_" + token() + token() }
+
+// Bootstrap creates the first project (plan PRO) and an owner key when the
+// database has no project yet. secret may be given (for automation) or empty
+// to generate one. It returns the secret when it created the key.
+func (e *Engine) Bootstrap(ctx context.Context, secret string) (created bool, key string, err error) {
+	if secret != "" && len(secret) < 16 {
+		return false, "", invalidField("bootstrapKey", "a key of "+strconv.Itoa(len(secret))+" characters", "must be at least 16 characters")
+	}
+	err = e.st.Tx(ctx, func(q store.Queries) error {
+		n, err := q.ProjectCount(ctx)
+		if err != nil || n > 0 {
+			return err
+		}
+		now := e.nowMs()
+		p := &store.Project{Name: "default", Plan: store.PlanPro, CreatedAt: now}
+		if err := q.ProjectCreate(ctx, p); err != nil {
+			return err
+		}
+		if secret == "" {
+			secret = NewSecret()
+		}
+		k := &store.APIKey{ProjectID: p.ID, Name: "bootstrap owner", Scope: store.ScopeOwner, Hash: HashKey(secret), Prefix: prefix(secret), CreatedAt: now}
+		if err := q.KeyCreate(ctx, k); err != nil {
+			return err
+		}
+		created, key = true, secret
+		return nil
+	})
+	return created, key, err
+}
+
+// CreateProject makes another tenant with an owner key (for hosts that serve
+// many projects, and for tests of isolation).
+func (e *Engine) CreateProject(ctx context.Context, name, plan string) (*store.Project, string, error) {
+	if !slices.Contains([]string{store.PlanFree, store.PlanBasic, store.PlanPro}, plan) {
+		return nil, "", invalidField("plan", strconv.Quote(plan), "must be one of FREE, BASIC, PRO")
+	}
+	secret := NewSecret()
+	var p *store.Project
+	err := e.st.Tx(ctx, func(q store.Queries) error {
+		now := e.nowMs()
+		p = &store.Project{Name: name, Plan: plan, CreatedAt: now}
+		if err := q.ProjectCreate(ctx, p); err != nil {
+			return err
+		}
+		return q.KeyCreate(ctx, &store.APIKey{ProjectID: p.ID, Name: "owner", Scope: store.ScopeOwner, Hash: HashKey(secret), Prefix: prefix(secret), CreatedAt: now})
+	})
+	return p, secret, err
+}
+
+// SetPlan changes a project's plan.
+func (e *Engine) SetPlan(ctx context.Context, projectID int64, plan string) error {
+	if !slices.Contains([]string{store.PlanFree, store.PlanBasic, store.PlanPro}, plan) {
+		return invalidField("plan", strconv.Quote(plan), "must be one of FREE, BASIC, PRO")
+	}
+	return e.st.Tx(ctx, func(q store.Queries) error { return q.ProjectSetPlan(ctx, projectID, plan) })
+}
+
+// Project reads the principal's project.
+func (e *Engine) Project(ctx context.Context, p *Principal) (*store.Project, error) {
+	var out *store.Project
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		out, err = q.ProjectGet(ctx, p.ProjectID)
+		return err
+	})
+	return out, storeErr(err, "project")
+}
+
+func prefix(secret string) string {
+	if len(secret) > 10 {
+		return secret[:10]
+	}
+	return secret
+}
+
+// ErrUnauthenticated is returned for a missing, unknown or revoked key.
+var ErrUnauthenticated = &Error{Kind: KindUnauthenticated, Message: "a valid API key is required: send Authorization: Bearer <key>"}
+
+// Authenticate resolves a secret to its principal.
+func (e *Engine) Authenticate(ctx context.Context, secret string) (*Principal, error) {
+	if secret == "" {
+		return nil, ErrUnauthenticated
+	}
+	var k *store.APIKey
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		k, err = q.KeyByHash(ctx, HashKey(secret))
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, storeErr(err, "key")
+	}
+	if k.RevokedAt != 0 {
+		return nil, ErrUnauthenticated
+	}
+	return &Principal{ProjectID: k.ProjectID, KeyID: k.ID, Scope: k.Scope, Tools: k.Tools}, nil
+}
+
+// KeySpec asks for a new key.
+type KeySpec struct {
+	Name  string
+	Scope string
+	Tools []string // worker allowlist of tool@version
+}
+
+// CreateKey makes a key in the principal's project and returns its secret,
+// which is shown once and never stored.
+func (e *Engine) CreateKey(ctx context.Context, p *Principal, spec KeySpec) (*store.APIKey, string, error) {
+	if err := p.Require(store.ScopeOwner); err != nil {
+		return nil, "", err
+	}
+	var errs backoff.Errors
+	if !slices.Contains([]string{store.ScopeOwner, store.ScopeProducer, store.ScopeWorker}, spec.Scope) {
+		errs = append(errs, &backoff.FieldError{Field: "scope", Value: strconv.Quote(spec.Scope), Allowed: "must be one of owner, producer, worker"})
+	}
+	if len(spec.Name) > 200 {
+		errs = append(errs, &backoff.FieldError{Field: "name", Value: "a name of " + strconv.Itoa(len(spec.Name)) + " characters", Allowed: "must be at most 200 characters"})
+	}
+	if spec.Scope == store.ScopeWorker && len(spec.Tools) == 0 {
+		errs = append(errs, &backoff.FieldError{Field: "tools", Value: "[]", Allowed: `a worker key needs an allowlist of "name@version" tools`})
+	}
+	if spec.Scope != store.ScopeWorker && len(spec.Tools) > 0 {
+		errs = append(errs, &backoff.FieldError{Field: "tools", Value: fmt.Sprint(spec.Tools), Allowed: "only worker keys carry a tool allowlist"})
+	}
+	for i, t := range spec.Tools {
+		if _, _, err := ParseToolRef(t); err != nil {
+			errs = append(errs, &backoff.FieldError{Field: "tools[" + strconv.Itoa(i) + "]", Value: strconv.Quote(t), Allowed: `must be "name@version"`})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, "", invalid(errs)
+	}
+	secret := NewSecret()
+	k := &store.APIKey{ProjectID: p.ProjectID, Name: spec.Name, Scope: spec.Scope, Hash: HashKey(secret), Prefix: prefix(secret), Tools: spec.Tools, CreatedAt: e.nowMs()}
+	err := e.st.Tx(ctx, func(q store.Queries) error { return q.KeyCreate(ctx, k) })
+	if err != nil {
+		return nil, "", storeErr(err, "key")
+	}
+	return k, secret, nil
+}
+
+// ListKeys lists the project's keys (never their secrets).
+func (e *Engine) ListKeys(ctx context.Context, p *Principal) ([]store.APIKey, error) {
+	if err := p.Require(store.ScopeOwner); err != nil {
+		return nil, err
+	}
+	var out []store.APIKey
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		out, err = q.KeyList(ctx, p.ProjectID)
+		return err
+	})
+	return out, storeErr(err, "keys")
+}
+
+// RevokeKey revokes a key of the project.
+func (e *Engine) RevokeKey(ctx context.Context, p *Principal, id int64) error {
+	if err := p.Require(store.ScopeOwner); err != nil {
+		return err
+	}
+	err := e.st.Tx(ctx, func(q store.Queries) error { return q.KeyRevoke(ctx, p.ProjectID, id, e.nowMs()) })
+	return storeErr(err, "key "+strconv.FormatInt(id, 10))
+}
+
+var (
+	nameRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	versionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
+)
+
+const (
+	nameAllowed    = "must be 1–64 characters of a–z, 0–9, '.', '_' or '-', starting with a letter or digit"
+	versionAllowed = "must be 1–32 characters of A–Z, a–z, 0–9, '.', '_' or '-', starting with a letter or digit"
+)
+
+// ParseToolRef splits "name@version".
+func ParseToolRef(ref string) (name, version string, err error) {
+	name, version, ok := strings.Cut(ref, "@")
+	if !ok || !nameRE.MatchString(name) || !versionRE.MatchString(version) {
+		return "", "", invalidField("tool", strconv.Quote(ref), `must be "name@version", e.g. "charge-card@1"`)
+	}
+	return name, version, nil
+}
+
+// EndpointPolicy is everything about an endpoint an owner can set.
+type EndpointPolicy struct {
+	Policy                  backoff.Policy
+	DefaultTimeoutMs        int64
+	MaxConcurrent           int64
+	RateLimitPerMinute      *int64
+	CircuitFailureThreshold int64
+	CircuitOpenMs           int64
+}
+
+// Endpoint defaults and limits.
+const (
+	DefaultTimeoutMs        = 30_000
+	DefaultMaxConcurrent    = 10
+	DefaultCircuitThreshold = 5
+	DefaultCircuitOpenMs    = 30_000
+)
+
+var policyFieldNames = []string{"preset", "maxAttempts", "initialDelayMs", "multiplier", "maxDelayMs", "jitterPercent"}
+
+// ParseEndpointPolicy reads the flat endpoint policy object of the API:
+// the retry policy fields with defaultTimeoutMs, maxConcurrent,
+// rateLimitPerMinute (nullable), circuitFailureThreshold and circuitOpenMs.
+// extra names further fields the caller allows (e.g. "name",
+// "expectedVersion"). With full, every policy field must be present (an
+// update replaces the whole policy); otherwise defaults fill the gaps.
+// current supplies circuit settings an update leaves out.
+func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *EndpointPolicy, extra ...string) (EndpointPolicy, error) {
+	var errs backoff.Errors
+	known := map[string]bool{"defaultTimeoutMs": true, "maxConcurrent": true, "rateLimitPerMinute": true, "circuitFailureThreshold": true, "circuitOpenMs": true}
+	for _, f := range append(policyFieldNames, extra...) {
+		known[f] = true
+	}
+	policyFields := map[string]json.RawMessage{}
+	for _, k := range sortedKeys(fields) {
+		if !known[k] {
+			errs = append(errs, &backoff.FieldError{Field: k, Value: backoff.Unknown, Allowed: "allowed fields are " + strings.Join(sortedKnown(known), ", ")})
+			continue
+		}
+		if slices.Contains(policyFieldNames, k) {
+			policyFields[k] = fields[k]
+		}
+	}
+	out := EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), DefaultTimeoutMs: DefaultTimeoutMs, MaxConcurrent: DefaultMaxConcurrent,
+		CircuitFailureThreshold: DefaultCircuitThreshold, CircuitOpenMs: DefaultCircuitOpenMs}
+	if current != nil {
+		out.CircuitFailureThreshold, out.CircuitOpenMs = current.CircuitFailureThreshold, current.CircuitOpenMs
+	}
+	if len(policyFields) > 0 || full {
+		p, err := backoff.PolicyFromFields(policyFields, "")
+		if err != nil {
+			errs = append(errs, err.(backoff.Errors)...)
+		} else {
+			out.Policy = p
+		}
+	}
+	readInt := func(name string, lo, hi int64, allowed string, dst *int64) {
+		raw, ok := fields[name]
+		if !ok {
+			if full {
+				errs = append(errs, &backoff.FieldError{Field: name, Value: backoff.Missing, Allowed: "an update carries the full policy; " + allowed})
+			}
+			return
+		}
+		v, ok := jsonInt(raw)
+		if !ok || v < lo || v > hi {
+			errs = append(errs, &backoff.FieldError{Field: name, Value: compactJSON(raw), Allowed: allowed})
+			return
+		}
+		*dst = v
+	}
+	readInt("defaultTimeoutMs", 1000, 43_200_000, "must be an integer from 1000 through 43200000 milliseconds", &out.DefaultTimeoutMs)
+	readInt("maxConcurrent", 1, 100_000, "must be an integer from 1 through 100000", &out.MaxConcurrent)
+	if raw, ok := fields["rateLimitPerMinute"]; ok {
+		if strings.TrimSpace(string(raw)) != "null" {
+			v, ok := jsonInt(raw)
+			if !ok || v < 1 || v > 1_000_000 {
+				errs = append(errs, &backoff.FieldError{Field: "rateLimitPerMinute", Value: compactJSON(raw), Allowed: "must be null (no limit) or an integer from 1 through 1000000"})
+			} else {
+				out.RateLimitPerMinute = &v
+			}
+		}
+	} else if full {
+		errs = append(errs, &backoff.FieldError{Field: "rateLimitPerMinute", Value: backoff.Missing, Allowed: "an update carries the full policy; give null for no limit or an integer from 1 through 1000000"})
+	}
+	fullSave := full
+	full = false // circuit settings are optional even in an update
+	readInt("circuitFailureThreshold", 1, 1000, "must be an integer from 1 through 1000", &out.CircuitFailureThreshold)
+	readInt("circuitOpenMs", 1000, 86_400_000, "must be an integer from 1000 through 86400000 milliseconds", &out.CircuitOpenMs)
+	_ = fullSave
+	if len(errs) > 0 {
+		return EndpointPolicy{}, invalid(errs)
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func sortedKnown(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func jsonInt(raw json.RawMessage) (int64, bool) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != float64(int64(f)) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+func compactJSON(raw json.RawMessage) string {
+	s := strings.Join(strings.Fields(string(raw)), " ")
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+// checkPlan refuses CUSTOM policies on the FREE plan.
+func checkPlan(ctx context.Context, q store.Queries, projectID int64, p backoff.Policy, field string) error {
+	if p.Preset != backoff.Custom {
+		return nil
+	}
+	proj, err := q.ProjectGet(ctx, projectID)
+	if err != nil {
+		return err
+	}
+	if proj.Plan == store.PlanFree {
+		return &Error{Kind: KindForbidden, Message: "plan FREE cannot save a CUSTOM retry policy",
+			Fields: backoff.Errors{{Field: field, Value: `"CUSTOM"`, Allowed: "CUSTOM policies need the BASIC or PRO plan; use STANDARD, AGGRESSIVE or RELAXED"}}}
+	}
+	return nil
+}
+
+// CreateEndpoint creates an endpoint.
+func (e *Engine) CreateEndpoint(ctx context.Context, p *Principal, name string, pol EndpointPolicy) (*store.Endpoint, error) {
+	if err := p.Require(store.ScopeOwner); err != nil {
+		return nil, err
+	}
+	if !nameRE.MatchString(name) {
+		return nil, invalidField("name", strconv.Quote(name), nameAllowed)
+	}
+	policy, _ := json.Marshal(pol.Policy)
+	now := e.nowMs()
+	ep := &store.Endpoint{ProjectID: p.ProjectID, Name: name, Policy: policy, DefaultTimeoutMs: pol.DefaultTimeoutMs, MaxConcurrent: pol.MaxConcurrent,
+		RateLimitPerMinute: pol.RateLimitPerMinute, CircuitThreshold: pol.CircuitFailureThreshold, CircuitOpenMs: pol.CircuitOpenMs,
+		Version: 1, CreatedAt: now, UpdatedAt: now, CircuitState: store.CircuitClosed}
+	err := e.st.Tx(ctx, func(q store.Queries) error {
+		if err := checkPlan(ctx, q, p.ProjectID, pol.Policy, "preset"); err != nil {
+			return err
+		}
+		return q.EndpointCreate(ctx, ep)
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return nil, conflict("endpoint %q already exists", name)
+	}
+	return ep, storeErr(err, "endpoint")
+}
+
+// Endpoint reads an endpoint by name.
+func (e *Engine) Endpoint(ctx context.Context, p *Principal, name string) (*store.Endpoint, error) {
+	var ep *store.Endpoint
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		ep, err = q.EndpointGet(ctx, p.ProjectID, name)
+		return err
+	})
+	return ep, storeErr(err, "endpoint "+strconv.Quote(name))
+}
+
+// Endpoints lists the project's endpoints.
+func (e *Engine) Endpoints(ctx context.Context, p *Principal) ([]store.Endpoint, error) {
+	var out []store.Endpoint
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		out, err = q.EndpointList(ctx, p.ProjectID)
+		return err
+	})
+	return out, storeErr(err, "endpoints")
+}
+
+// UpdateEndpointPolicy replaces the endpoint policy if expectedVersion is
+// current. On a stale version it returns a conflict carrying the current
+// endpoint and changes nothing. Queued jobs keep their snapshots.
+func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name string, expectedVersion int64, pol EndpointPolicy) (*store.Endpoint, error) {
+	if err := p.Require(store.ScopeOwner); err != nil {
+		return nil, err
+	}
+	var ep *store.Endpoint
+	err := e.st.Tx(ctx, func(q store.Queries) error {
+		cur, err := q.EndpointGet(ctx, p.ProjectID, name)
+		if err != nil {
+			return err
+		}
+		if cur.Version != expectedVersion {
+			return &Error{Kind: KindConflict, Message: fmt.Sprintf("endpoint %q is at version %d, not %d: someone else saved first; read it and reapply your change", name, cur.Version, expectedVersion), Current: cur}
+		}
+		if err := checkPlan(ctx, q, p.ProjectID, pol.Policy, "preset"); err != nil {
+			return err
+		}
+		cur.Policy, _ = json.Marshal(pol.Policy)
+		cur.DefaultTimeoutMs, cur.MaxConcurrent, cur.RateLimitPerMinute = pol.DefaultTimeoutMs, pol.MaxConcurrent, pol.RateLimitPerMinute
+		cur.CircuitThreshold, cur.CircuitOpenMs = pol.CircuitFailureThreshold, pol.CircuitOpenMs
+		cur.UpdatedAt = e.nowMs()
+		if err := q.EndpointUpdatePolicy(ctx, cur, expectedVersion); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				latest, _ := q.EndpointGet(ctx, p.ProjectID, name)
+				return &Error{Kind: KindConflict, Message: fmt.Sprintf("endpoint %q changed while saving; read it and reapply your change", name), Current: latest}
+			}
+			return err
+		}
+		ep = cur
+		return nil
+	})
+	if err == nil {
+		e.signal(ctx) // capacity or rate limit may have grown
+	}
+	return ep, storeErr(err, "endpoint "+strconv.Quote(name))
+}
+
+// CurrentPolicy extracts the EndpointPolicy of a stored endpoint.
+func CurrentPolicy(ep *store.Endpoint) (EndpointPolicy, error) {
+	pol, err := backoff.ParsePolicy(ep.Policy)
+	if err != nil {
+		return EndpointPolicy{}, fmt.Errorf("stored policy of endpoint %q: %w", ep.Name, err)
+	}
+	return EndpointPolicy{Policy: pol, DefaultTimeoutMs: ep.DefaultTimeoutMs, MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute,
+		CircuitFailureThreshold: ep.CircuitThreshold, CircuitOpenMs: ep.CircuitOpenMs}, nil
+}

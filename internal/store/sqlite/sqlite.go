@@ -1,0 +1,238 @@
+// Package sqlite is the embedded store driver: one SQLite file in WAL mode,
+// through modernc.org/sqlite (pure Go, so `ratchet` stays a static binary
+// with no cgo toolchain needed).
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/internal/store/sqlstore"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Migrations returns the driver's validated migration files.
+func Migrations() ([]store.MigrationFile, error) {
+	sub, err := fs.Sub(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return store.LoadMigrations(sub)
+}
+
+// Options tune the driver.
+type Options struct {
+	// Synchronous is SQLite's synchronous pragma: "FULL" (default: a commit
+	// survives power loss) or "NORMAL" (survives a process crash, not power
+	// loss; faster).
+	Synchronous string
+}
+
+// DB is the SQLite store.
+type DB struct {
+	path   string
+	writer *sql.DB // one connection: SQLite has one writer
+	reader *sql.DB
+	wake   chan struct{}
+	mu     sync.Mutex
+}
+
+// Open opens (creating if needed) the database file at path.
+func Open(ctx context.Context, path string, opt Options) (*DB, error) {
+	sync := strings.ToUpper(opt.Synchronous)
+	if sync == "" {
+		sync = "FULL"
+	}
+	if sync != "FULL" && sync != "NORMAL" {
+		return nil, fmt.Errorf("sqlite synchronous: %q is not allowed; must be FULL or NORMAL", opt.Synchronous)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+sync+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_txlock", "immediate")
+	dsn := "file:" + path + "?" + q.Encode()
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	r, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	db := &DB{path: path, writer: w, reader: r, wake: make(chan struct{}, 1)}
+	if err := w.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Driver returns "sqlite".
+func (db *DB) Driver() string { return "sqlite" }
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.reader.Close(), db.writer.Close())
+}
+
+// Ping checks the file answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.writer.PingContext(ctx); err != nil {
+		return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Notify wakes this process's waiting claimers; a SQLite file has one
+// server process.
+func (db *DB) Notify(context.Context) error {
+	select {
+	case db.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Wakeups delivers Notify calls.
+func (db *DB) Wakeups() <-chan struct{} { return db.wake }
+
+// Tx runs fn in a write transaction (BEGIN IMMEDIATE on the single writer).
+func (db *DB) Tx(ctx context.Context, fn func(store.Queries) error) error {
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	if err := fn(&sqlstore.Queries{Tx: tx, D: dialect}); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return translate(tx.Commit())
+}
+
+// Read runs fn in a read transaction on the reader pool.
+func (db *DB) Read(ctx context.Context, fn func(store.Queries) error) error {
+	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return translate(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	return fn(&sqlstore.Queries{Tx: tx, D: dialect})
+}
+
+// Migrate applies pending migrations, each in its own transaction.
+func (db *DB) Migrate(ctx context.Context) ([]string, error) {
+	files, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)`); err != nil {
+		return nil, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	done, err := db.appliedVersions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var applied []string
+	for _, m := range files {
+		if done[m.Version] {
+			continue
+		}
+		tx, err := db.writer.BeginTx(ctx, nil)
+		if err != nil {
+			return applied, err
+		}
+		if _, err := tx.ExecContext(ctx, m.Up); err != nil {
+			_ = tx.Rollback()
+			return applied, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES (?, ?)`, m.Version, m.Name); err != nil {
+			_ = tx.Rollback()
+			return applied, err
+		}
+		if err := tx.Commit(); err != nil {
+			return applied, err
+		}
+		applied = append(applied, fmt.Sprintf("%04d_%s", m.Version, m.Name))
+	}
+	return applied, nil
+}
+
+func (db *DB) appliedVersions(ctx context.Context) (map[int]bool, error) {
+	rows, err := db.writer.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	done := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		done[v] = true
+	}
+	return done, rows.Err()
+}
+
+// Migrations lists the driver's migrations with their status.
+func (db *DB) Migrations(ctx context.Context) ([]store.Migration, error) {
+	files, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	done := map[int]bool{}
+	var exists int
+	_ = db.writer.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&exists)
+	if exists > 0 {
+		if done, err = db.appliedVersions(ctx); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]store.Migration, len(files))
+	for i, f := range files {
+		out[i] = store.Migration{Version: f.Version, Name: f.Name, Applied: done[f.Version]}
+	}
+	return out, nil
+}
+
+var dialect = &sqlstore.Dialect{Translate: translate}
+
+// translate maps SQLite errors to the store's sentinels.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w: %v", store.ErrConflict, err)
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR:
+			return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+		}
+	}
+	return err
+}

@@ -1,0 +1,694 @@
+// Package sqlstore implements store.Queries over database/sql for both
+// drivers. The SQL is written once with ? placeholders; a Dialect rewrites
+// placeholders and adds row locks where PostgreSQL needs them.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+// Dialect is what differs between the drivers.
+type Dialect struct {
+	// Numbered rewrites ? placeholders as $1, $2, ... (PostgreSQL).
+	Numbered bool
+	// Locking adds FOR UPDATE (and SKIP LOCKED for claims). SQLite has one
+	// writer and needs neither.
+	Locking bool
+	// Translate maps driver errors to store sentinels.
+	Translate func(error) error
+}
+
+// Queries runs store operations inside one transaction.
+type Queries struct {
+	Tx *sql.Tx
+	D  *Dialect
+}
+
+var rebindCache sync.Map // string → string
+
+func (q *Queries) sql(s string) string {
+	if !q.D.Numbered {
+		return s
+	}
+	if v, ok := rebindCache.Load(s); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	out := b.String()
+	rebindCache.Store(s, out)
+	return out
+}
+
+func (q *Queries) exec(ctx context.Context, s string, args ...any) (sql.Result, error) {
+	r, err := q.Tx.ExecContext(ctx, q.sql(s), args...)
+	return r, q.D.Translate(err)
+}
+
+func (q *Queries) row(ctx context.Context, s string, args ...any) *sql.Row {
+	return q.Tx.QueryRowContext(ctx, q.sql(s), args...)
+}
+
+func (q *Queries) query(ctx context.Context, s string, args ...any) (*sql.Rows, error) {
+	r, err := q.Tx.QueryContext(ctx, q.sql(s), args...)
+	return r, q.D.Translate(err)
+}
+
+func (q *Queries) insertID(ctx context.Context, s string, args ...any) (int64, error) {
+	var id int64
+	err := q.row(ctx, s+" RETURNING id", args...).Scan(&id)
+	return id, q.D.Translate(err)
+}
+
+func (q *Queries) forUpdate() string {
+	if q.D.Locking {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+func nullJSON(raw json.RawMessage) any {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return string(raw)
+}
+
+func nullInt(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// --- projects ---
+
+func (q *Queries) ProjectCreate(ctx context.Context, p *store.Project) error {
+	id, err := q.insertID(ctx, `INSERT INTO projects (name, plan, created_at) VALUES (?, ?, ?)`, p.Name, p.Plan, p.CreatedAt)
+	p.ID = id
+	return err
+}
+
+func (q *Queries) ProjectGet(ctx context.Context, id int64) (*store.Project, error) {
+	var p store.Project
+	err := q.row(ctx, `SELECT id, name, plan, created_at FROM projects WHERE id = ?`, id).Scan(&p.ID, &p.Name, &p.Plan, &p.CreatedAt)
+	return &p, q.D.Translate(err)
+}
+
+func (q *Queries) ProjectCount(ctx context.Context) (int64, error) {
+	var n int64
+	err := q.row(ctx, `SELECT count(*) FROM projects`).Scan(&n)
+	return n, q.D.Translate(err)
+}
+
+func (q *Queries) ProjectSetPlan(ctx context.Context, id int64, plan string) error {
+	return q.expectOne(q.exec(ctx, `UPDATE projects SET plan = ? WHERE id = ?`, plan, id))
+}
+
+func (q *Queries) expectOne(r sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// --- keys ---
+
+func (q *Queries) KeyCreate(ctx context.Context, k *store.APIKey) error {
+	tools, _ := json.Marshal(orEmpty(k.Tools))
+	id, err := q.insertID(ctx, `INSERT INTO api_keys (project_id, name, scope, hash, prefix, tools, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		k.ProjectID, k.Name, k.Scope, k.Hash, k.Prefix, string(tools), k.CreatedAt)
+	k.ID = id
+	return err
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+const keyCols = `id, project_id, name, scope, hash, prefix, tools, created_at, revoked_at`
+
+func scanKey(sc interface{ Scan(...any) error }) (*store.APIKey, error) {
+	var k store.APIKey
+	var tools string
+	if err := sc.Scan(&k.ID, &k.ProjectID, &k.Name, &k.Scope, &k.Hash, &k.Prefix, &tools, &k.CreatedAt, &k.RevokedAt); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(tools), &k.Tools); err != nil {
+		return nil, fmt.Errorf("key %d tools: %w", k.ID, err)
+	}
+	return &k, nil
+}
+
+func (q *Queries) KeyByHash(ctx context.Context, hash string) (*store.APIKey, error) {
+	k, err := scanKey(q.row(ctx, `SELECT `+keyCols+` FROM api_keys WHERE hash = ?`, hash))
+	return k, q.D.Translate(err)
+}
+
+func (q *Queries) KeyList(ctx context.Context, projectID int64) ([]store.APIKey, error) {
+	rows, err := q.query(ctx, `SELECT `+keyCols+` FROM api_keys WHERE project_id = ? ORDER BY id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.APIKey
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *k)
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+func (q *Queries) KeyRevoke(ctx context.Context, projectID, id, now int64) error {
+	return q.expectOne(q.exec(ctx, `UPDATE api_keys SET revoked_at = ? WHERE project_id = ? AND id = ? AND revoked_at = 0`, now, projectID, id))
+}
+
+// --- endpoints ---
+
+const endpointCols = `id, project_id, name, policy, default_timeout_ms, max_concurrent, rate_limit_per_minute, circuit_threshold, circuit_open_ms,
+	version, created_at, updated_at, circuit_state, circuit_failures, circuit_opened_at, circuit_probe_job`
+
+func scanEndpoint(sc interface{ Scan(...any) error }) (*store.Endpoint, error) {
+	var e store.Endpoint
+	var policy string
+	var rate sql.NullInt64
+	if err := sc.Scan(&e.ID, &e.ProjectID, &e.Name, &policy, &e.DefaultTimeoutMs, &e.MaxConcurrent, &rate, &e.CircuitThreshold, &e.CircuitOpenMs,
+		&e.Version, &e.CreatedAt, &e.UpdatedAt, &e.CircuitState, &e.CircuitFailures, &e.CircuitOpenedAt, &e.CircuitProbeJob); err != nil {
+		return nil, err
+	}
+	e.Policy = json.RawMessage(policy)
+	if rate.Valid {
+		v := rate.Int64
+		e.RateLimitPerMinute = &v
+	}
+	return &e, nil
+}
+
+func (q *Queries) EndpointCreate(ctx context.Context, e *store.Endpoint) error {
+	if e.CircuitState == "" {
+		e.CircuitState = store.CircuitClosed
+	}
+	id, err := q.insertID(ctx, `INSERT INTO endpoints (project_id, name, policy, default_timeout_ms, max_concurrent, rate_limit_per_minute,
+		circuit_threshold, circuit_open_ms, version, created_at, updated_at, circuit_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ProjectID, e.Name, string(e.Policy), e.DefaultTimeoutMs, e.MaxConcurrent, nullInt(e.RateLimitPerMinute),
+		e.CircuitThreshold, e.CircuitOpenMs, e.Version, e.CreatedAt, e.UpdatedAt, e.CircuitState)
+	e.ID = id
+	return err
+}
+
+func (q *Queries) EndpointGet(ctx context.Context, projectID int64, name string) (*store.Endpoint, error) {
+	e, err := scanEndpoint(q.row(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE project_id = ? AND name = ?`, projectID, name))
+	return e, q.D.Translate(err)
+}
+
+func (q *Queries) EndpointByID(ctx context.Context, id int64, forUpdate bool) (*store.Endpoint, error) {
+	s := `SELECT ` + endpointCols + ` FROM endpoints WHERE id = ?`
+	if forUpdate {
+		s += q.forUpdate()
+	}
+	e, err := scanEndpoint(q.row(ctx, s, id))
+	return e, q.D.Translate(err)
+}
+
+func (q *Queries) EndpointList(ctx context.Context, projectID int64) ([]store.Endpoint, error) {
+	rows, err := q.query(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE project_id = ? ORDER BY name`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Endpoint
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *e)
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+func (q *Queries) EndpointUpdatePolicy(ctx context.Context, e *store.Endpoint, expectedVersion int64) error {
+	r, err := q.exec(ctx, `UPDATE endpoints SET policy = ?, default_timeout_ms = ?, max_concurrent = ?, rate_limit_per_minute = ?,
+		circuit_threshold = ?, circuit_open_ms = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ?`,
+		string(e.Policy), e.DefaultTimeoutMs, e.MaxConcurrent, nullInt(e.RateLimitPerMinute), e.CircuitThreshold, e.CircuitOpenMs,
+		e.UpdatedAt, e.ID, expectedVersion)
+	if err := q.expectOne(r, err); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return store.ErrConflict
+		}
+		return err
+	}
+	e.Version = expectedVersion + 1
+	return nil
+}
+
+func (q *Queries) EndpointUpdateCircuit(ctx context.Context, e *store.Endpoint) error {
+	return q.expectOne(q.exec(ctx, `UPDATE endpoints SET circuit_state = ?, circuit_failures = ?, circuit_opened_at = ?, circuit_probe_job = ? WHERE id = ?`,
+		e.CircuitState, e.CircuitFailures, e.CircuitOpenedAt, e.CircuitProbeJob, e.ID))
+}
+
+// --- tools ---
+
+const toolCols = `id, project_id, name, version, endpoint_id, description, schema, timeout_ms, retry_policy, created_at`
+
+func scanTool(sc interface{ Scan(...any) error }) (*store.Tool, error) {
+	var t store.Tool
+	var schema, policy sql.NullString
+	var timeout sql.NullInt64
+	if err := sc.Scan(&t.ID, &t.ProjectID, &t.Name, &t.Version, &t.EndpointID, &t.Description, &schema, &timeout, &policy, &t.CreatedAt); err != nil {
+		return nil, err
+	}
+	if schema.Valid {
+		t.Schema = json.RawMessage(schema.String)
+	}
+	if policy.Valid {
+		t.RetryPolicy = json.RawMessage(policy.String)
+	}
+	if timeout.Valid {
+		v := timeout.Int64
+		t.TimeoutMs = &v
+	}
+	return &t, nil
+}
+
+func (q *Queries) ToolCreate(ctx context.Context, t *store.Tool) error {
+	id, err := q.insertID(ctx, `INSERT INTO tools (project_id, name, version, endpoint_id, description, schema, timeout_ms, retry_policy, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ProjectID, t.Name, t.Version, t.EndpointID, t.Description, nullJSON(t.Schema), nullInt(t.TimeoutMs),
+		nullJSON(t.RetryPolicy), t.CreatedAt)
+	t.ID = id
+	return err
+}
+
+func (q *Queries) ToolGet(ctx context.Context, projectID int64, name, version string) (*store.Tool, error) {
+	t, err := scanTool(q.row(ctx, `SELECT `+toolCols+` FROM tools WHERE project_id = ? AND name = ? AND version = ?`, projectID, name, version))
+	return t, q.D.Translate(err)
+}
+
+func (q *Queries) ToolByID(ctx context.Context, id int64) (*store.Tool, error) {
+	t, err := scanTool(q.row(ctx, `SELECT `+toolCols+` FROM tools WHERE id = ?`, id))
+	return t, q.D.Translate(err)
+}
+
+func (q *Queries) ToolList(ctx context.Context, projectID int64) ([]store.Tool, error) {
+	rows, err := q.query(ctx, `SELECT `+toolCols+` FROM tools WHERE project_id = ? ORDER BY name, version`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Tool
+	for rows.Next() {
+		t, err := scanTool(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *t)
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+// --- runs ---
+
+func (q *Queries) RunCreate(ctx context.Context, r *store.Run) error {
+	if r.State == "" {
+		r.State = "open"
+	}
+	id, err := q.insertID(ctx, `INSERT INTO runs (project_id, name, state, created_at) VALUES (?, ?, ?, ?)`, r.ProjectID, r.Name, r.State, r.CreatedAt)
+	r.ID = id
+	return err
+}
+
+func (q *Queries) RunGet(ctx context.Context, projectID, id int64) (*store.Run, error) {
+	var r store.Run
+	err := q.row(ctx, `SELECT id, project_id, name, state, created_at, finished_at FROM runs WHERE project_id = ? AND id = ?`, projectID, id).
+		Scan(&r.ID, &r.ProjectID, &r.Name, &r.State, &r.CreatedAt, &r.FinishedAt)
+	return &r, q.D.Translate(err)
+}
+
+func (q *Queries) RunFinish(ctx context.Context, projectID, id, now int64) error {
+	return q.expectOne(q.exec(ctx, `UPDATE runs SET state = 'finished', finished_at = ? WHERE project_id = ? AND id = ? AND state = 'open'`, now, projectID, id))
+}
+
+// --- jobs ---
+
+const jobCols = `id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy, max_attempts, timeout_ms,
+	attempt, state, due_at, lease_token, lease_expires_at, worker_id, cancel_requested, replay_of, created_at, updated_at, finished_at`
+
+func scanJob(sc interface{ Scan(...any) error }) (*store.Job, error) {
+	var j store.Job
+	var payload, policy string
+	var key sql.NullString
+	var cancel int64
+	if err := sc.Scan(&j.ID, &j.ProjectID, &j.ToolID, &j.Tool, &j.Version, &j.EndpointID, &j.Endpoint, &j.RunID, &payload, &key, &policy,
+		&j.MaxAttempts, &j.TimeoutMs, &j.Attempt, &j.State, &j.DueAt, &j.LeaseToken, &j.LeaseExpiresAt, &j.WorkerID, &cancel, &j.ReplayOf,
+		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt); err != nil {
+		return nil, err
+	}
+	j.Payload = json.RawMessage(payload)
+	j.Policy = json.RawMessage(policy)
+	j.IdempotencyKey = key.String
+	j.CancelRequested = cancel != 0
+	return &j, nil
+}
+
+func (q *Queries) scanJobs(rows *sql.Rows, err error) ([]store.Job, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *j)
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+func (q *Queries) JobInsert(ctx context.Context, j *store.Job) error {
+	id, err := q.insertID(ctx, `INSERT INTO jobs (project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy,
+		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), nullStr(j.IdempotencyKey), string(j.Policy),
+		j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt)
+	j.ID = id
+	return err
+}
+
+func (q *Queries) JobByIdempotencyKey(ctx context.Context, projectID int64, key string) (*store.Job, error) {
+	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND idempotency_key = ?`, projectID, key))
+	return j, q.D.Translate(err)
+}
+
+func (q *Queries) JobGet(ctx context.Context, projectID, id int64) (*store.Job, error) {
+	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND id = ?`+q.forUpdate(), projectID, id))
+	return j, q.D.Translate(err)
+}
+
+func (q *Queries) JobByID(ctx context.Context, id int64) (*store.Job, error) {
+	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`+q.forUpdate(), id))
+	return j, q.D.Translate(err)
+}
+
+func (q *Queries) JobUpdate(ctx context.Context, j *store.Job) error {
+	return q.expectOne(q.exec(ctx, `UPDATE jobs SET attempt = ?, state = ?, due_at = ?, lease_token = ?, lease_expires_at = ?, worker_id = ?,
+		cancel_requested = ?, updated_at = ?, finished_at = ? WHERE id = ?`,
+		j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt, j.ID))
+}
+
+func (q *Queries) jobWhere(f store.JobFilter) (string, []any) {
+	where := []string{"project_id = ?"}
+	args := []any{f.ProjectID}
+	if len(f.States) > 0 {
+		where = append(where, "state IN ("+placeholders(len(f.States))+")")
+		for _, s := range f.States {
+			args = append(args, s)
+		}
+	}
+	if f.Tool != "" {
+		where = append(where, "tool = ?")
+		args = append(args, f.Tool)
+		if f.Version != "" {
+			where = append(where, "version = ?")
+			args = append(args, f.Version)
+		}
+	}
+	if f.EndpointID != 0 {
+		where = append(where, "endpoint_id = ?")
+		args = append(args, f.EndpointID)
+	}
+	if f.RunID != 0 {
+		where = append(where, "run_id = ?")
+		args = append(args, f.RunID)
+	}
+	if f.CreatedAfter != 0 {
+		where = append(where, "created_at >= ?")
+		args = append(args, f.CreatedAfter)
+	}
+	if f.CreatedBefore != 0 {
+		where = append(where, "created_at < ?")
+		args = append(args, f.CreatedBefore)
+	}
+	if f.AfterID != 0 {
+		where = append(where, "id < ?")
+		args = append(args, f.AfterID)
+	}
+	return strings.Join(where, " AND "), args
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func (q *Queries) JobList(ctx context.Context, f store.JobFilter) ([]store.Job, error) {
+	where, args := q.jobWhere(f)
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE `+where+` ORDER BY id DESC LIMIT `+strconv.Itoa(limit), args...))
+}
+
+func (q *Queries) JobCount(ctx context.Context, f store.JobFilter) (int64, error) {
+	where, args := q.jobWhere(f)
+	var n int64
+	err := q.row(ctx, `SELECT count(*) FROM jobs WHERE `+where, args...).Scan(&n)
+	return n, q.D.Translate(err)
+}
+
+func (q *Queries) JobCountsByState(ctx context.Context, projectID int64) (map[string]int64, error) {
+	s := `SELECT state, count(*) FROM jobs GROUP BY state`
+	var args []any
+	if projectID != 0 {
+		s = `SELECT state, count(*) FROM jobs WHERE project_id = ? GROUP BY state`
+		args = []any{projectID}
+	}
+	rows, err := q.query(ctx, s, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[st] = n
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+func int64Args(ids []int64) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}
+
+func (q *Queries) DueEndpoints(ctx context.Context, toolIDs []int64, now int64) ([]int64, error) {
+	if len(toolIDs) == 0 {
+		return nil, nil
+	}
+	args := append(int64Args(toolIDs), now)
+	rows, err := q.query(ctx, `SELECT DISTINCT endpoint_id FROM jobs WHERE state = 'scheduled' AND tool_id IN (`+placeholders(len(toolIDs))+`) AND due_at <= ? ORDER BY endpoint_id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+func (q *Queries) JobsClaimable(ctx context.Context, endpointID int64, toolIDs []int64, now int64, limit int) ([]store.Job, error) {
+	if len(toolIDs) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	args := append([]any{endpointID}, int64Args(toolIDs)...)
+	args = append(args, now)
+	lock := ""
+	if q.D.Locking {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND tool_id IN (`+
+		placeholders(len(toolIDs))+`) AND due_at <= ? ORDER BY due_at, id LIMIT `+strconv.Itoa(limit)+lock, args...))
+}
+
+func (q *Queries) JobsClaim(ctx context.Context, p store.ClaimParams) error {
+	if len(p.IDs) == 0 {
+		return nil
+	}
+	ids := int64Args(p.IDs)
+	args := append([]any{p.LeaseToken, p.Now, p.WorkerID, p.Now}, ids...)
+	r, err := q.exec(ctx, `UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_token = ?, lease_expires_at = ? + timeout_ms,
+		worker_id = ?, updated_at = ? WHERE state = 'scheduled' AND id IN (`+placeholders(len(ids))+`)`, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n != int64(len(ids)) {
+		return fmt.Errorf("claim: %d of %d jobs were still scheduled: %w", n, len(ids), store.ErrConflict)
+	}
+	args = append([]any{p.WorkerID, p.LeaseToken, p.Now}, ids...)
+	_, err = q.exec(ctx, `INSERT INTO attempts (job_id, number, endpoint_id, worker_id, lease_token, claimed_at)
+		SELECT id, attempt, endpoint_id, ?, ?, ? FROM jobs WHERE id IN (`+placeholders(len(ids))+`)`, args...)
+	return err
+}
+
+func (q *Queries) CountRunning(ctx context.Context, endpointID, limit int64) (int64, error) {
+	var n int64
+	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE endpoint_id = ? AND state = 'running' LIMIT ?) AS r`, endpointID, limit).Scan(&n)
+	return n, q.D.Translate(err)
+}
+
+func (q *Queries) ClaimsSince(ctx context.Context, endpointID, since, limit int64) (int64, int64, error) {
+	var n int64
+	var earliest sql.NullInt64
+	err := q.row(ctx, `SELECT count(*), min(claimed_at) FROM (SELECT claimed_at FROM attempts WHERE endpoint_id = ? AND claimed_at >= ? ORDER BY claimed_at LIMIT ?) AS c`,
+		endpointID, since, limit).Scan(&n, &earliest)
+	return n, earliest.Int64, q.D.Translate(err)
+}
+
+func (q *Queries) NextDueAt(ctx context.Context, toolIDs []int64) (int64, error) {
+	if len(toolIDs) == 0 {
+		return 0, nil
+	}
+	var due sql.NullInt64
+	err := q.row(ctx, `SELECT min(due_at) FROM jobs WHERE state = 'scheduled' AND tool_id IN (`+placeholders(len(toolIDs))+`)`, int64Args(toolIDs)...).Scan(&due)
+	return due.Int64, q.D.Translate(err)
+}
+
+func (q *Queries) ExpiredLeases(ctx context.Context, now int64, limit int) ([]store.Job, error) {
+	lock := ""
+	if q.D.Locking {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE state = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT `+
+		strconv.Itoa(limit)+lock, now))
+}
+
+func (q *Queries) JobsPrune(ctx context.Context, finishedBefore int64, limit int) (int64, error) {
+	rows, err := q.query(ctx, `SELECT id FROM jobs WHERE finished_at > 0 AND finished_at < ? AND state IN ('succeeded', 'failed', 'exhausted', 'cancelled') LIMIT `+strconv.Itoa(limit), finishedBefore)
+	if err != nil {
+		return 0, err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if len(ids) == 0 {
+		return 0, q.D.Translate(rows.Err())
+	}
+	in := placeholders(len(ids))
+	if _, err := q.exec(ctx, `DELETE FROM attempts WHERE job_id IN (`+in+`)`, int64Args(ids)...); err != nil {
+		return 0, err
+	}
+	r, err := q.exec(ctx, `DELETE FROM jobs WHERE id IN (`+in+`)`, int64Args(ids)...)
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
+}
+
+// --- attempts ---
+
+const attemptCols = `job_id, number, endpoint_id, worker_id, lease_token, claimed_at, finished_at, outcome, classification, http_status,
+	retry_after_ms, message, base_delay_ms, jitter_sample, min_delay_ms, max_delay_ms, selected_ms, next_due_at, counted`
+
+func scanAttempt(sc interface{ Scan(...any) error }) (*store.Attempt, error) {
+	var a store.Attempt
+	var counted int64
+	err := sc.Scan(&a.JobID, &a.Number, &a.EndpointID, &a.WorkerID, &a.LeaseToken, &a.ClaimedAt, &a.FinishedAt, &a.Outcome, &a.Classification,
+		&a.HTTPStatus, &a.RetryAfterMs, &a.Message, &a.BaseDelayMs, &a.JitterSample, &a.MinDelayMs, &a.MaxDelayMs, &a.SelectedMs, &a.NextDueAt, &counted)
+	a.Counted = counted != 0
+	return &a, err
+}
+
+func (q *Queries) AttemptGet(ctx context.Context, jobID, number int64) (*store.Attempt, error) {
+	a, err := scanAttempt(q.row(ctx, `SELECT `+attemptCols+` FROM attempts WHERE job_id = ? AND number = ?`, jobID, number))
+	return a, q.D.Translate(err)
+}
+
+func (q *Queries) AttemptFinish(ctx context.Context, a *store.Attempt) error {
+	return q.expectOne(q.exec(ctx, `UPDATE attempts SET finished_at = ?, outcome = ?, classification = ?, http_status = ?, retry_after_ms = ?, message = ?,
+		base_delay_ms = ?, jitter_sample = ?, min_delay_ms = ?, max_delay_ms = ?, selected_ms = ?, next_due_at = ?, counted = ? WHERE job_id = ? AND number = ?`,
+		a.FinishedAt, a.Outcome, a.Classification, a.HTTPStatus, a.RetryAfterMs, a.Message, a.BaseDelayMs, a.JitterSample, a.MinDelayMs, a.MaxDelayMs,
+		a.SelectedMs, a.NextDueAt, b2i(a.Counted), a.JobID, a.Number))
+}
+
+func (q *Queries) AttemptList(ctx context.Context, jobID int64) ([]store.Attempt, error) {
+	rows, err := q.query(ctx, `SELECT `+attemptCols+` FROM attempts WHERE job_id = ? ORDER BY number`, jobID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Attempt
+	for rows.Next() {
+		a, err := scanAttempt(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *a)
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+var _ store.Queries = (*Queries)(nil)
