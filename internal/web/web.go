@@ -1,13 +1,210 @@
-// Package web serves Ratchet's embedded pages: the backoff calculator, the
-// simulator and the dashboard. Every asset is embedded in the binary; the
-// pages need no network beyond the Ratchet server.
+// Package web serves Ratchet's embedded pages: the backoff calculator now,
+// and the simulator and the dashboard as they land. Every asset is embedded
+// in the binary; the pages need no network beyond the Ratchet server and load
+// nothing from a CDN.
+//
+// Pages share one shell (assets/layout.html: header, navigation, footer) and
+// one stylesheet (assets/ratchet.css). A new page adds its template
+// assets/<name>.html defining "content", a page entry and, if people should
+// find it from the header, a nav entry.
+//
+// Static assets are served under /assets/<version>/<file>, where version is a
+// hash of every embedded asset. The pages link to the current version, so
+// those URLs can be cached forever ("immutable"); a request for another
+// version (a page loaded before an upgrade) still gets the current file, but
+// with "no-cache". ES modules import each other by relative paths, which keep
+// the version prefix, so no build step rewrites anything.
 package web
 
-import "net/http"
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"sort"
+	"sync"
+	"time"
+)
 
-// Handler serves the pages. The server mounts it for every path outside /v1
-// and the operational endpoints.
+//go:embed assets
+var assetFS embed.FS
+
+// contentTypes lists the asset kinds served as files. Anything else under
+// assets/ (the page templates) is never served as a file.
+var contentTypes = map[string]string{
+	".css":  "text/css; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".svg":  "image/svg+xml",
+	".json": "application/json",
+}
+
+// NavItem is one link of the page header.
+type NavItem struct {
+	Path  string
+	Label string
+}
+
+// nav is the header navigation, in order. Only pages that exist are listed.
+var nav = []NavItem{
+	{Path: "/calculator", Label: "Calculator"},
+}
+
+// page is one HTML page of the shell.
+type page struct {
+	Path     string
+	Template string // file under assets/ defining "content"
+	Title    string
+	Script   string // ES module under assets/ to load, or ""
+}
+
+var pages = []page{
+	{Path: "/calculator", Template: "calculator.html", Title: "Backoff calculator", Script: "calculator.js"},
+}
+
+// contentSecurityPolicy allows nothing but this server: no inline script, no
+// third-party origin. The pages draw their charts with DOM calls, not inline
+// style attributes, so style-src needs no 'unsafe-inline' either.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+type asset struct {
+	body        []byte
+	contentType string
+	etag        string
+}
+
+type site struct {
+	version string
+	assets  map[string]asset // by file name, e.g. "ratchet.css"
+	pages   map[string]*template.Template
+}
+
+// pageData is what the templates see.
+type pageData struct {
+	Title  string
+	Assets string // URL prefix of the versioned assets, e.g. /assets/3f2a.../
+	Script string
+	Nav    []navLink
+}
+
+type navLink struct {
+	NavItem
+	Current bool
+}
+
+// Handler serves the pages and their assets. The server mounts it for every
+// path outside /v1 and the operational endpoints. Paths it does not know get
+// 404.
 func Handler() http.Handler {
+	s, err := load()
+	if err != nil {
+		// The assets are compiled in; a failure here is a broken build that
+		// every test of this package reports.
+		panic("web: " + err.Error())
+	}
 	mux := http.NewServeMux()
+	for _, p := range pages {
+		mux.Handle("GET "+p.Path, s.pageHandler(p))
+	}
+	// Until the dashboard takes "/", send people to the page that exists.
+	mux.Handle("GET /{$}", http.RedirectHandler("/calculator", http.StatusFound))
+	mux.HandleFunc("GET /assets/{version}/{file}", s.serveAsset)
 	return mux
+}
+
+// AssetVersion is the version segment of the asset URLs of this build.
+func AssetVersion() string {
+	s, err := load()
+	if err != nil {
+		return ""
+	}
+	return s.version
+}
+
+// load reads and hashes the embedded assets once per process.
+var load = sync.OnceValues(func() (*site, error) {
+	s := &site{assets: map[string]asset{}, pages: map[string]*template.Template{}}
+	entries, err := fs.ReadDir(assetFS, "assets")
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	all := sha256.New()
+	for _, name := range names {
+		body, err := assetFS.ReadFile("assets/" + name)
+		if err != nil {
+			return nil, err
+		}
+		all.Write([]byte(name))
+		all.Write(body)
+		ct, ok := contentTypes[path.Ext(name)]
+		if !ok {
+			continue
+		}
+		sum := sha256.Sum256(body)
+		s.assets[name] = asset{body: body, contentType: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+	}
+	s.version = hex.EncodeToString(all.Sum(nil)[:6])
+	for _, p := range pages {
+		t, err := template.ParseFS(assetFS, "assets/layout.html", "assets/"+p.Template)
+		if err != nil {
+			return nil, err
+		}
+		s.pages[p.Path] = t
+	}
+	return s, nil
+})
+
+func (s *site) pageHandler(p page) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		links := make([]navLink, len(nav))
+		for i, n := range nav {
+			links[i] = navLink{NavItem: n, Current: n.Path == p.Path}
+		}
+		var buf bytes.Buffer
+		err := s.pages[p.Path].ExecuteTemplate(&buf, "layout", pageData{
+			Title: p.Title, Assets: "/assets/" + s.version + "/", Script: p.Script, Nav: links,
+		})
+		if err != nil {
+			http.Error(w, "internal error", http.StatusInternalServerError)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		// The page names the current asset version, so it must be revalidated.
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		_, _ = w.Write(buf.Bytes())
+	})
+}
+
+func (s *site) serveAsset(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.assets[r.PathValue("file")]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", a.contentType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("ETag", a.etag)
+	if r.PathValue("version") == s.version {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+	// ServeContent answers If-None-Match with 304 and serves ranges.
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
 }

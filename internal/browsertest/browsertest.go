@@ -1,0 +1,269 @@
+// Package browsertest runs real headless Chromium for the tests of Ratchet's
+// web pages, through chromedp. It finds the browser, starts it with a fresh
+// profile, fails a test on any uncaught page exception or console error, and
+// writes screenshots where a person can look at them.
+//
+// The browser is Debian's chromium: $RATCHET_CHROMIUM, else
+// /usr/bin/chromium, else chromium on $PATH. When none is installed the test
+// is skipped with a message saying how to install it, unless
+// RATCHET_REQUIRE_BROWSER=1 (set by scripts/test), which turns the skip into
+// a failure so CI can never pass without running the browser tests.
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Path returns the Chromium binary to use, or "" when there is none.
+func Path() string {
+	if p := os.Getenv("RATCHET_CHROMIUM"); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		return ""
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	return ""
+}
+
+// Browser is one headless Chromium process with its own profile.
+type Browser struct {
+	ctx context.Context // the browser's first tab; new tabs derive from it
+	t   testing.TB
+}
+
+// New starts Chromium for the test and stops it when the test ends. It skips
+// the test when Chromium is missing, or fails it when RATCHET_REQUIRE_BROWSER=1.
+func New(t testing.TB) *Browser {
+	t.Helper()
+	bin := Path()
+	if bin == "" {
+		msg := "browser test: Chromium not found (set RATCHET_CHROMIUM, or apt-get install chromium; scripts/test installs it)"
+		if os.Getenv("RATCHET_REQUIRE_BROWSER") == "1" {
+			t.Fatal(msg + "; RATCHET_REQUIRE_BROWSER=1 forbids skipping")
+		}
+		t.Skip(msg)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.WindowSize(1280, 900),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	// Start the browser now, so a broken installation fails here with a
+	// clear message rather than in the middle of the first step.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium %s: %v", bin, err)
+	}
+	return &Browser{ctx: ctx, t: t}
+}
+
+// Tab is one page of the browser. Its context carries a per-step timeout
+// through the helpers below; Ctx is there for chromedp calls the helpers do
+// not cover.
+type Tab struct {
+	Ctx context.Context
+	t   testing.TB
+
+	mu       sync.Mutex
+	problems []string // uncaught exceptions and console errors
+}
+
+// NewTab opens a tab that closes when the test ends. Uncaught exceptions and
+// console.error calls in the page fail the test at its end.
+func (b *Browser) NewTab(t testing.TB) *Tab {
+	t.Helper()
+	tab := &Tab{t: t}
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithListener(func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				msg = d.Exception.Description
+			}
+			tab.report(fmt.Sprintf("uncaught exception at %s:%d: %s", d.URL, d.LineNumber+1, msg))
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+				var parts []string
+				for _, a := range ev.Args {
+					if a.Description != "" {
+						parts = append(parts, a.Description)
+					} else {
+						parts = append(parts, strings.Trim(string(a.Value), `"`))
+					}
+				}
+				tab.report("console." + string(ev.Type) + ": " + strings.Join(parts, " "))
+			}
+		}
+	}))
+	tab.Ctx = ctx
+	t.Cleanup(func() {
+		cancel()
+		tab.mu.Lock()
+		defer tab.mu.Unlock()
+		for _, p := range tab.problems {
+			t.Errorf("page: %s", p)
+		}
+	})
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open tab: %v", err)
+	}
+	return tab
+}
+
+func (tab *Tab) report(p string) {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	tab.problems = append(tab.problems, p)
+}
+
+// StepTimeout bounds every helper call, so a page that never reaches a
+// condition fails the test with a message instead of hanging it.
+const StepTimeout = 30 * time.Second
+
+// Do runs chromedp actions with the step timeout and fails the test on error.
+func (tab *Tab) Do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	tab.t.Helper()
+	ctx, cancel := context.WithTimeout(tab.Ctx, StepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		tab.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Run runs one chromedp action that returns a value, with the step timeout.
+func Run[T any](tab *Tab, what string, action chromedp.Action[T]) T {
+	tab.t.Helper()
+	ctx, cancel := context.WithTimeout(tab.Ctx, StepTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, action)
+	if err != nil {
+		tab.t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// Eval evaluates a JavaScript expression and decodes its JSON value into T.
+// A promise is awaited.
+func Eval[T any](tab *Tab, expr string) T {
+	tab.t.Helper()
+	return Run(tab, "evaluate "+abbrev(expr), chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+}
+
+// WaitFor polls a JavaScript condition until it is truthy (checking on every
+// animation frame), failing the test after the step timeout with what it was
+// waiting for. It is the way to wait in these tests: never a sleep.
+func (tab *Tab) WaitFor(cond string) {
+	tab.t.Helper()
+	ctx, cancel := context.WithTimeout(tab.Ctx, StepTimeout)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond)); err != nil {
+		tab.t.Fatalf("wait for %s: %v", cond, err)
+	}
+}
+
+// Text returns the textContent of the first element matching a CSS selector.
+func (tab *Tab) Text(css string) string {
+	tab.t.Helper()
+	return Eval[string](tab, fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) throw new Error("no element " + %q); return e.textContent; })()`, css, css))
+}
+
+var nonWord = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// ScreenshotDir is where the screenshots of t go: $RATCHET_SCREENSHOTS/<test
+// name> when that is set, else a new directory under the system temporary
+// directory that outlives the test so people can look at it. The directory
+// is logged.
+func ScreenshotDir(t testing.TB) string {
+	t.Helper()
+	name := nonWord.ReplaceAllString(t.Name(), "_")
+	var dir string
+	if root := os.Getenv("RATCHET_SCREENSHOTS"); root != "" {
+		dir = filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		d, err := os.MkdirTemp("", "ratchet-screenshots-"+name+"-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = d
+	}
+	t.Logf("screenshots: %s", dir)
+	return dir
+}
+
+// Screenshot writes a full-page PNG of the tab to dir/name.png.
+func (tab *Tab) Screenshot(dir, name string) string {
+	tab.t.Helper()
+	buf := Run(tab, "screenshot "+name, chromedp.FullScreenshot(100))
+	p := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(p, buf, 0o644); err != nil {
+		tab.t.Fatal(err)
+	}
+	return p
+}
+
+// AllowClipboard lets the pages of origin (e.g. "http://127.0.0.1:8080")
+// read and write the clipboard without a prompt, so a test can read back what
+// a "Copy" button wrote.
+func (tab *Tab) AllowClipboard(origin string) {
+	tab.t.Helper()
+	ctx, cancel := context.WithTimeout(tab.Ctx, StepTimeout)
+	defer cancel()
+	for _, name := range []string{"clipboard-read", "clipboard-write"} {
+		_, err := chromedp.CallBrowser(ctx, browser.SetPermission, browser.SetPermissionParams{
+			Permission: &browser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true},
+			Setting:    browser.PermissionSettingGranted,
+			Origin:     origin,
+		})
+		if err != nil {
+			tab.t.Fatalf("grant %s: %v", name, err)
+		}
+	}
+}
+
+func abbrev(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
+}

@@ -1,0 +1,146 @@
+// Hand-written inline SVG charts: the waits per retry with their jitter band,
+// and the spread of one retry's waits. No library; the page's CSS colours
+// them through class names, so the charts follow the light and dark themes.
+
+const NS = "http://www.w3.org/2000/svg";
+const W = 720, H = 300, M = { l: 68, r: 18, t: 18, b: 44 };
+
+function el(name, attrs = {}, text) {
+  const e = document.createElementNS(NS, name);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// duration prints a chart tick or label: "250 ms", "1.5 s", "2 min", "1.5 h".
+export function duration(ms) {
+  const r = (x) => String(Math.round(x * 100) / 100);
+  if (ms === 0) return "0";
+  if (ms < 1000) return r(ms) + " ms";
+  if (ms < 60_000) return r(ms / 1000) + " s";
+  if (ms < 3_600_000) return r(ms / 60_000) + " min";
+  if (ms < 86_400_000 * 2) return r(ms / 3_600_000) + " h";
+  return r(ms / 86_400_000) + " d";
+}
+
+// niceStep picks a round tick step for a range split in about n parts.
+function niceStep(max, n) {
+  const raw = max / n;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * mag >= raw) return m * mag;
+  return 10 * mag;
+}
+
+function frame(svg, yMax, xCount, xLabel, xTick) {
+  const step = niceStep(yMax, 5);
+  const top = Math.max(step, Math.ceil(yMax / step) * step);
+  const y = (v) => M.t + (H - M.t - M.b) * (1 - v / top);
+  const slot = (W - M.l - M.r) / xCount;
+  const x = (i) => M.l + slot * (i + 0.5);
+  const g = el("g", { class: "axis" });
+  for (let v = 0; v <= top + step / 1e6; v += step) {
+    g.append(el("line", { x1: M.l, x2: W - M.r, y1: y(v), y2: y(v), class: "grid" }));
+    g.append(el("text", { x: M.l - 8, y: y(v) + 4, "text-anchor": "end" }, duration(v)));
+  }
+  const every = Math.ceil(xCount / 15);
+  for (let i = 0; i < xCount; i++) {
+    if (i % every === 0) g.append(el("text", { x: x(i), y: H - M.b + 18, "text-anchor": "middle" }, xTick(i)));
+  }
+  g.append(el("text", { x: M.l + (W - M.l - M.r) / 2, y: H - 6, "text-anchor": "middle", class: "axis-title" }, xLabel));
+  svg.append(g);
+  return { x, y, slot, top };
+}
+
+function path(points) {
+  return points.map(([px, py], i) => (i ? "L" : "M") + px.toFixed(2) + " " + py.toFixed(2)).join(" ");
+}
+
+// bandChart draws, per x position, stacked bands (each {lo[], hi[], cls,
+// label}), lines ({values[], cls, label, dots}) and horizontal rules ({y, cls,
+// label}). desc is the accessible description of the picture.
+export function bandChart(svg, spec) {
+  svg.replaceChildren();
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  const n = spec.count;
+  let yMax = 0;
+  for (const b of spec.bands) for (const v of b.hi) yMax = Math.max(yMax, v);
+  for (const l of spec.lines) for (const v of l.values) yMax = Math.max(yMax, v);
+  for (const r of spec.rules) if (r.scale !== false) yMax = Math.max(yMax, r.y);
+  if (!(yMax > 0)) yMax = 1;
+  svg.append(el("title", {}, spec.title));
+  svg.append(el("desc", {}, spec.desc));
+  const { x, y, slot, top } = frame(svg, yMax * 1.04, n, spec.xLabel, spec.xTick);
+  const half = slot * 0.36;
+  for (const b of spec.bands) {
+    const g = el("g", { class: "band " + b.cls });
+    for (let i = 0; i < n; i++) {
+      const y1 = y(b.hi[i]), y0 = y(b.lo[i]);
+      const r = el("rect", { x: x(i) - half, width: half * 2, y: y1, height: Math.max(1.5, y0 - y1), rx: 3 });
+      r.append(el("title", {}, `${spec.xTick(i)}: ${b.label} ${duration(b.lo[i])} – ${duration(b.hi[i])}`));
+      g.append(r);
+    }
+    svg.append(g);
+  }
+  for (const r of spec.rules) {
+    if (r.y > top) continue;
+    const g = el("g", { class: "rule " + r.cls });
+    g.append(el("line", { x1: M.l, x2: W - M.r, y1: y(r.y), y2: y(r.y) }));
+    g.append(el("text", { x: W - M.r - 4, y: y(r.y) - 6, "text-anchor": "end" }, r.label));
+    svg.append(g);
+  }
+  for (const l of spec.lines) {
+    const g = el("g", { class: "series " + l.cls });
+    const pts = l.values.map((v, i) => [x(i), y(v)]);
+    if (l.path !== false) g.append(el("path", { d: path(pts) }));
+    if (l.dots) {
+      pts.forEach(([px, py], i) => {
+        const c = el("circle", { cx: px, cy: py, r: 4.5 });
+        c.append(el("title", {}, `${spec.xTick(i)}: ${l.label} ${duration(l.values[i])}`));
+        g.append(c);
+      });
+    }
+    svg.append(g);
+  }
+}
+
+// histogram draws the spread of one retry's waits over many seeds, with the
+// waits that landed exactly on the cap drawn as their own highlighted bar.
+export function histogram(svg, spec) {
+  svg.replaceChildren();
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.append(el("title", {}, spec.title));
+  svg.append(el("desc", {}, spec.desc));
+  const { values, atCap, cap, bins: nb } = spec;
+  const below = values.filter((v) => !(atCap && v === cap));
+  const lo = 0, hi = cap > 0 ? cap : Math.max(1, ...values);
+  const width = (hi - lo) / nb;
+  const counts = new Array(nb).fill(0);
+  for (const v of below) counts[Math.min(nb - 1, Math.max(0, Math.floor((v - lo) / width)))]++;
+  const spike = values.length - below.length;
+  const total = values.length || 1;
+  const share = (c) => (c / total) * 100;
+  const yMax = Math.max(1, ...counts.map(share), share(spike));
+  const n = nb + 2; // the bins, a gap, and the spike bar
+  const { x, y, slot } = frame(svg, yMax * 1.08, n, spec.xLabel, (i) => (i === 0 ? duration(lo) : i === nb - 1 ? duration(hi) : i === nb + 1 ? "= cap" : ""));
+  // The y axis counts a share of the seeds, not a duration: relabel the ticks.
+  for (const t of svg.querySelectorAll(".axis > text[text-anchor=end]")) {
+    const ms = t.textContent;
+    t.textContent = ms === "0" ? "0%" : ms.replace(/ ms$/, "%");
+  }
+  const g = el("g", { class: "bars" });
+  counts.forEach((c, i) => {
+    if (!c) return;
+    const r = el("rect", { x: x(i) - slot * 0.46, width: slot * 0.92, y: y(share(c)), height: y(0) - y(share(c)) });
+    r.append(el("title", {}, `${duration(lo + i * width)} – ${duration(lo + (i + 1) * width)}: ${share(c).toFixed(1)}% of seeds`));
+    g.append(r);
+  });
+  svg.append(g);
+  if (spike) {
+    const s = el("g", { class: "spike" });
+    const r = el("rect", { x: x(nb + 1) - slot * 0.46, width: slot * 0.92, y: y(share(spike)), height: y(0) - y(share(spike)) });
+    r.append(el("title", {}, `exactly the cap: ${share(spike).toFixed(1)}% of seeds`));
+    s.append(r);
+    s.append(el("text", { x: x(nb + 1), y: y(share(spike)) - 6, "text-anchor": "end" }, share(spike).toFixed(1) + "%"));
+    svg.append(s);
+  }
+}
