@@ -246,6 +246,8 @@ type Queries interface {
 	// EndpointByID reads an endpoint; forUpdate locks its row until commit so
 	// gate decisions about it are serialised across nodes.
 	EndpointByID(ctx context.Context, id int64, forUpdate bool) (*Endpoint, error)
+	// EndpointList lists a project's endpoints by name; projectID 0 lists
+	// every project's (for metrics).
 	EndpointList(ctx context.Context, projectID int64) ([]Endpoint, error)
 	// EndpointUpdatePolicy writes the policy fields when Version equals
 	// expectedVersion and bumps it; otherwise ErrConflict.
@@ -272,6 +274,8 @@ type Queries interface {
 	JobUpdate(ctx context.Context, j *Job) error
 	JobList(ctx context.Context, f JobFilter) ([]Job, error)
 	JobCount(ctx context.Context, f JobFilter) (int64, error)
+	// JobCountsByState counts a project's jobs per state; projectID 0 counts
+	// every project's.
 	JobCountsByState(ctx context.Context, projectID int64) (map[string]int64, error)
 
 	// DueEndpoints lists endpoints with scheduled jobs of these tools due at

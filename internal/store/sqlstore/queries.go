@@ -255,7 +255,11 @@ func (q *Queries) EndpointByID(ctx context.Context, id int64, forUpdate bool) (*
 }
 
 func (q *Queries) EndpointList(ctx context.Context, projectID int64) ([]store.Endpoint, error) {
-	rows, err := q.query(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE project_id = ? ORDER BY name`, projectID)
+	s, args := `SELECT `+endpointCols+` FROM endpoints WHERE project_id = ? ORDER BY name`, []any{projectID}
+	if projectID == 0 { // every project: metrics
+		s, args = `SELECT `+endpointCols+` FROM endpoints ORDER BY project_id, name`, nil
+	}
+	rows, err := q.query(ctx, s, args...)
 	if err != nil {
 		return nil, err
 	}
