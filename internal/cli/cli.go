@@ -50,6 +50,7 @@ func commands() []command {
 		{"serve", "run the Ratchet server (embedded SQLite, no configuration needed)", runServe},
 		{"calc", "print a backoff calculator schedule (none, full, equal, decorrelated jitter)", runCalc},
 		{"policy", "validate a retry policy and print its schedule or one delay", runPolicy},
+		{"simulate", "simulate clients contending with backoff and jitter (the 2015 study, and your policies)", runSimulate},
 		{"version", "print the version", runVersion},
 	}
 }
