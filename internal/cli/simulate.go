@@ -215,7 +215,6 @@ func simulateConfig(f *flagSet, env *Env, in simulateFlags, src policySource) (s
 	return cfg, nil
 }
 
-
 // loadSim reads the policy of --policy-preset or --policy-file.
 func (s policySource) loadSim(f *flagSet, env *Env) (backoff.Policy, error) {
 	hasPreset, hasFile := f.isSet("policy-preset"), f.isSet("policy-file")
