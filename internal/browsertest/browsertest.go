@@ -233,6 +233,8 @@ func ScreenshotDir(t testing.TB) string {
 // Screenshot writes a full-page PNG of the tab to dir/name.png.
 func (tab *Tab) Screenshot(dir, name string) string {
 	tab.t.Helper()
+	// From the top, so sticky headers sit where a person first sees them.
+	Eval[chromedp.Void](tab, `window.scrollTo(0, 0)`)
 	buf := Run(tab, "screenshot "+name, chromedp.FullScreenshot(100))
 	p := filepath.Join(dir, name+".png")
 	if err := os.WriteFile(p, buf, 0o644); err != nil {

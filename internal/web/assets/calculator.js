@@ -378,12 +378,12 @@ function renderPolicy() {
   if (showHint && s.waits > 0) {
     const groups = { wins: [], loses: [], sometimes: [] };
     for (const row of s.rows) if (!row.exhausted) groups[B.hintOutcome(row, hint).outcome].push(String(row.failedAttempt));
-    const name = `A ${B.secondsNumber(hint)}-second hint`;
+    const after = (xs) => `after attempt${xs.length === 1 ? "" : "s"} ${listWords(xs)}`;
     const parts = [];
-    if (groups.wins.length) parts.push(`wins after attempt ${listWords(groups.wins)}, where it is longer than every jittered delay`);
-    if (groups.sometimes.length) parts.push(`falls inside the jitter range after attempt ${listWords(groups.sometimes)}, so it wins only over shorter draws`);
-    if (groups.loses.length) parts.push(`loses after attempt ${listWords(groups.loses)} to the normal delay`);
-    summary.textContent = `${name} ${listWords(parts)}. The hint is a floor: it is never jittered down.`;
+    if (groups.wins.length) parts.push(`wins ${after(groups.wins)}, where it is longer than every jittered delay.`);
+    if (groups.sometimes.length) parts.push(`falls inside the jitter range ${after(groups.sometimes)}, so it wins only over shorter draws.`);
+    if (groups.loses.length) parts.push(`loses ${after(groups.loses)} to the normal delay.`);
+    summary.textContent = `A ${B.secondsNumber(hint)}-second hint ` + parts.join(" It ") + " The hint is a floor: it is never jittered down.";
   }
   const ceil = s.ceilingMs;
   $("policy-ceiling").textContent = params.jitterPercent > 0
@@ -496,14 +496,17 @@ function renderLog() {
     const exp = expected(w.retry, prevMs);
     prevMs = w.micro / 1000;
     let verdict, cls;
-    if (!exp) {
+    if (w.micro < 0) {
+      verdict = "Out of order";
+      cls = "bad";
+      outside.push(`retry ${w.retry} is out of order`);
+    } else if (!exp) {
       verdict = "No retry expected";
       cls = "bad";
       outside.push(`retry ${w.retry} is beyond the schedule`);
     } else {
       const c = compareWait(w.micro, exp.lo, exp.hi);
       if (c.verdict === "inside") { verdict = "Inside"; cls = "good"; }
-      else if (c.verdict === "order") { verdict = "Out of order"; cls = "bad"; outside.push(`retry ${w.retry} is out of order`); }
       else { verdict = `${c.verdict === "early" ? "Early" : "Late"} by ${ms(c.by)}`; cls = "bad"; outside.push(`retry ${w.retry} was ${c.verdict} by ${ms(c.by)}`); }
     }
     const range = !exp ? "—" : exp.lo === exp.hi ? ms(exp.lo) : `${B.formatMicro(exp.lo)}–${ms(exp.hi)}`;
@@ -528,7 +531,8 @@ function renderLog() {
 
 function exampleLog() {
   // Timestamps of failures that follow the schedule on screen, with the third
-  // wait two and a half seconds late, to show what the comparison reports.
+  // wait two and a half seconds past the top of its range, to show what the
+  // comparison reports.
   let t = Date.UTC(2026, 2, 4, 10, 0, 0) * 1000; // thousandths of a ms
   const waits = [];
   if (state.mode === "calc" && state.calc) for (const r of state.calc.rows) waits.push(r.waitMicro);
@@ -541,7 +545,8 @@ function exampleLog() {
   };
   const lines = [`${stamp(t)} ERROR job=step_42 attempt=1 provider=stripe status=503`];
   waits.slice(0, 8).forEach((w, i) => {
-    t += w + (i === 2 ? 2_500_000 : 0);
+    const exp = expected(i + 1, i === 0 ? 0 : waits[i - 1] / 1000);
+    t += i === 2 && exp ? exp.hi + 2_500_000 : w;
     lines.push(`${stamp(t)} ERROR job=step_42 attempt=${i + 2} provider=stripe status=503`);
   });
   return lines.join("\n");
@@ -668,12 +673,14 @@ function stepInput(ev) {
 function init() {
   readURL();
   setMode(state.mode);
-  $("calc-form").addEventListener("input", (ev) => {
+  const onCalc = (ev) => {
+    // A choice made in the form replaces a bad value that came with a link.
     if (ev.target.id === "jitter") state.raw.jitter = null;
     if (ev.target.name === "first") state.raw.first = null;
     update();
-  });
-  $("calc-form").addEventListener("change", update);
+  };
+  $("calc-form").addEventListener("input", onCalc);
+  $("calc-form").addEventListener("change", onCalc);
   $("policy-form").addEventListener("input", (ev) => {
     if (ev.target.id === "preset") { state.raw.preset = null; syncPresetFields(); }
     update();
@@ -726,6 +733,12 @@ function init() {
       setMode(j === 0 ? "calc" : "policy", true);
       update();
     });
+  });
+  // Charts are drawn at their shown size: redraw when the width changes.
+  let lastWidth = window.innerWidth, pending = 0;
+  window.addEventListener("resize", () => {
+    if (window.innerWidth === lastWidth || pending) return;
+    pending = requestAnimationFrame(() => { pending = 0; lastWidth = window.innerWidth; renderCalc(); renderPolicy(); });
   });
   update();
   document.documentElement.dataset.ready = "true";

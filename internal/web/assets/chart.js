@@ -3,7 +3,21 @@
 // them through class names, so the charts follow the light and dark themes.
 
 const NS = "http://www.w3.org/2000/svg";
-const W = 720, H = 300, M = { l: 68, r: 18, t: 18, b: 44 };
+const M = { l: 68, r: 18, t: 18, b: 44 };
+// The charts are drawn at the size they are shown, so their text stays at
+// its CSS size on a phone as on a desktop.
+let W = 720, H = 300;
+function size(svg) {
+  const w = svg.clientWidth || svg.parentElement?.clientWidth || 720;
+  W = Math.round(Math.min(960, Math.max(300, w)));
+  H = W < 520 ? 240 : 300;
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+}
+
+// Tick steps that read well as durations: 1-2-5 below a second, then whole
+// seconds, minutes and hours.
+const DURATION_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 5e3, 10e3, 15e3, 30e3,
+  60e3, 120e3, 300e3, 600e3, 900e3, 1800e3, 3600e3, 7200e3, 10800e3, 21600e3, 43200e3, 86400e3];
 
 function el(name, attrs = {}, text) {
   const e = document.createElementNS(NS, name);
@@ -24,15 +38,16 @@ export function duration(ms) {
 }
 
 // niceStep picks a round tick step for a range split in about n parts.
-function niceStep(max, n) {
+function niceStep(max, n, durations) {
   const raw = max / n;
+  if (durations && raw <= DURATION_STEPS[DURATION_STEPS.length - 1]) return DURATION_STEPS.find((st) => st >= raw);
   const mag = 10 ** Math.floor(Math.log10(raw));
   for (const m of [1, 2, 2.5, 5, 10]) if (m * mag >= raw) return m * mag;
   return 10 * mag;
 }
 
-function frame(svg, yMax, xCount, xLabel, xTick) {
-  const step = niceStep(yMax, 5);
+function frame(svg, yMax, xCount, xLabel, xTick, durations = true) {
+  const step = niceStep(yMax, H < 280 ? 4 : 5, durations);
   const top = Math.max(step, Math.ceil(yMax / step) * step);
   const y = (v) => M.t + (H - M.t - M.b) * (1 - v / top);
   const slot = (W - M.l - M.r) / xCount;
@@ -42,7 +57,7 @@ function frame(svg, yMax, xCount, xLabel, xTick) {
     g.append(el("line", { x1: M.l, x2: W - M.r, y1: y(v), y2: y(v), class: "grid" }));
     g.append(el("text", { x: M.l - 8, y: y(v) + 4, "text-anchor": "end" }, duration(v)));
   }
-  const every = Math.ceil(xCount / 15);
+  const every = Math.ceil(xCount / (W < 520 ? 8 : 15));
   for (let i = 0; i < xCount; i++) {
     if (i % every === 0) g.append(el("text", { x: x(i), y: H - M.b + 18, "text-anchor": "middle" }, xTick(i)));
   }
@@ -60,7 +75,7 @@ function path(points) {
 // label}). desc is the accessible description of the picture.
 export function bandChart(svg, spec) {
   svg.replaceChildren();
-  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  size(svg);
   const n = spec.count;
   let yMax = 0;
   for (const b of spec.bands) for (const v of b.hi) yMax = Math.max(yMax, v);
@@ -107,7 +122,7 @@ export function bandChart(svg, spec) {
 // waits that landed exactly on the cap drawn as their own highlighted bar.
 export function histogram(svg, spec) {
   svg.replaceChildren();
-  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  size(svg);
   svg.append(el("title", {}, spec.title));
   svg.append(el("desc", {}, spec.desc));
   const { values, atCap, cap, bins: nb } = spec;
@@ -121,7 +136,7 @@ export function histogram(svg, spec) {
   const share = (c) => (c / total) * 100;
   const yMax = Math.max(1, ...counts.map(share), share(spike));
   const n = nb + 2; // the bins, a gap, and the spike bar
-  const { x, y, slot } = frame(svg, yMax * 1.08, n, spec.xLabel, (i) => (i === 0 ? duration(lo) : i === nb - 1 ? duration(hi) : i === nb + 1 ? "= cap" : ""));
+  const { x, y, slot } = frame(svg, yMax * 1.08, n, spec.xLabel, (i) => (i === 0 ? duration(lo) : i === nb - 1 ? duration(hi) : i === nb + 1 ? "= cap" : ""), false);
   // The y axis counts a share of the seeds, not a duration: relabel the ticks.
   for (const t of svg.querySelectorAll(".axis > text[text-anchor=end]")) {
     const ms = t.textContent;
