@@ -2,21 +2,49 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
+	"time"
 
 	"github.com/getratchet/ratchet/internal/server"
 )
 
-const serveUsage = "serve [--addr HOST:PORT]"
+const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--max-wait DURATION] [--log-level LEVEL]"
 
 func runServe(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("serve", serveUsage, env.Stderr)
 	addr := f.String("addr", envOr(env, "RATCHET_ADDR", "127.0.0.1:8080"), "listen address (RATCHET_ADDR)")
+	db := f.String("database", envOr(env, "RATCHET_DATABASE_URL", "ratchet.db"), "SQLite file path, sqlite://PATH or postgres://URL (RATCHET_DATABASE_URL)")
+	boot := f.String("bootstrap-key", envOr(env, "RATCHET_BOOTSTRAP_KEY", ""), "owner key to create on first start instead of printing a new one (RATCHET_BOOTSTRAP_KEY)")
+	retention := f.String("retention", envOr(env, "RATCHET_RETENTION", "168h"), "prune finished jobs older than this; 0 or negative keeps them (RATCHET_RETENTION)")
+	maxWait := f.String("max-wait", envOr(env, "RATCHET_MAX_WAIT", "30s"), "longest claim long poll, 1s–5m (RATCHET_MAX_WAIT)")
+	syncMode := f.String("sqlite-synchronous", envOr(env, "RATCHET_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous: FULL (survives power loss) or NORMAL (RATCHET_SQLITE_SYNCHRONOUS)")
+	level := f.String("log-level", envOr(env, "RATCHET_LOG_LEVEL", "info"), "debug, info, warn or error (RATCHET_LOG_LEVEL)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	return server.Run(ctx, server.Config{Addr: *addr}, env.Stdout, log)
+	cfg := server.Config{Addr: *addr, DatabaseURL: *db, BootstrapKey: *boot, SQLiteSynchronous: strings.ToUpper(*syncMode), Version: Version}
+	cfg.Retention = f.duration("retention", *retention, -1<<62, 1<<62, "must be a Go duration such as 168h, 30m; 0 or negative keeps finished jobs")
+	if cfg.Retention <= 0 {
+		cfg.Retention = -1
+	}
+	cfg.MaxWait = f.duration("max-wait", *maxWait, time.Second, 5*time.Minute, "must be a duration from 1s through 5m")
+	if cfg.SQLiteSynchronous != "FULL" && cfg.SQLiteSynchronous != "NORMAL" {
+		f.fail("sqlite-synchronous", *syncMode, "must be FULL or NORMAL")
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		f.fail("log-level", *level, "must be debug, info, warn or error")
+	}
+	if len(*boot) > 0 && len(*boot) < 16 {
+		f.fail("bootstrap-key", "a key of "+fmt.Sprint(len(*boot))+" characters", "must be at least 16 characters")
+	}
+	if err := f.done(); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lv}))
+	return server.Run(ctx, cfg, env.Stdout, log)
 }
 
 func envOr(env *Env, name, def string) string {
@@ -24,4 +52,14 @@ func envOr(env *Env, name, def string) string {
 		return v
 	}
 	return def
+}
+
+// duration parses a Go duration in [lo, hi].
+func (f *flagSet) duration(name, text string, lo, hi time.Duration, allowed string) time.Duration {
+	d, err := time.ParseDuration(strings.TrimSpace(text))
+	if err != nil || d < lo || d > hi {
+		f.fail(name, text, allowed)
+		return 0
+	}
+	return d
 }

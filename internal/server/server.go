@@ -1,32 +1,128 @@
-// Package server runs `ratchet serve`: the HTTP listener, the API, the
-// embedded pages and graceful shutdown.
+// Package server runs `ratchet serve`: the store, the engine and its
+// background duties, the HTTP API, the embedded pages, and graceful shutdown.
 package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/getratchet/ratchet/internal/api"
+	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/internal/store/sqlite"
 	"github.com/getratchet/ratchet/internal/web"
 )
 
-// Config is everything `ratchet serve` can be told.
+// Config is everything `ratchet serve` can be told. Defaults are in the
+// comments and applied by Run.
 type Config struct {
-	Addr string // listen address; default 127.0.0.1:8080
+	Addr              string        // listen address; default 127.0.0.1:8080
+	DatabaseURL       string        // file path, sqlite://path or postgres://...; default ratchet.db in the working directory
+	BootstrapKey      string        // owner key to create on first start instead of a generated one
+	Retention         time.Duration // prune finished jobs older than this; default 168h; negative keeps them
+	MaxWait           time.Duration // longest claim long poll; default 30s
+	RescueInterval    time.Duration // lease rescue period; default 250ms
+	SQLiteSynchronous string        // FULL (default) or NORMAL
+	ShutdownTimeout   time.Duration // how long in-flight requests may take to finish; default 15s
+	Version           string
 }
 
-// Run serves until ctx is cancelled, then shuts down gracefully: it stops
-// accepting connections and lets in-flight requests finish.
+// OpenStore opens the store a database URL names and applies migrations
+// when migrate is true.
+func OpenStore(ctx context.Context, url, sqliteSync string, migrate bool) (store.Store, error) {
+	var st store.Store
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		if openPostgres == nil {
+			return nil, errors.New("database: postgres:// URLs need the PostgreSQL driver, which this build does not include")
+		}
+		s, err := openPostgres(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		st = s
+	default:
+		path := strings.TrimPrefix(url, "sqlite://")
+		if path == "" {
+			path = "ratchet.db"
+		}
+		s, err := sqlite.Open(ctx, path, sqlite.Options{Synchronous: sqliteSync})
+		if err != nil {
+			return nil, err
+		}
+		st = s
+	}
+	if migrate {
+		if _, err := st.Migrate(ctx); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+	}
+	return st, nil
+}
+
+// openPostgres is set by the PostgreSQL driver's registration file.
+var openPostgres func(ctx context.Context, url string) (store.Store, error)
+
+// Run serves until ctx is cancelled, then shuts down gracefully: claims stop
+// being handed out, in-flight requests finish, the store is closed.
 func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) error {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:8080"
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 15 * time.Second
+	}
+	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.SQLiteSynchronous, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	metrics := api.NewMetrics(st)
+	eng, err := engine.New(engine.Config{Store: st, Logger: log, Retention: cfg.Retention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics})
+	if err != nil {
+		return err
+	}
+	created, key, err := eng.Bootstrap(ctx, cfg.BootstrapKey)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if created && cfg.BootstrapKey == "" {
+		fmt.Fprintf(stdout, "Created the first project and its owner key. It is shown once; keep it:\n\n    %s\n\n", key)
+	}
+
+	draining := make(chan struct{})
+	a := api.New(eng, log, metrics, draining)
 	mux := http.NewServeMux()
+	a.Register(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`)
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		pctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := st.Ping(pctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"status":"unavailable","store":"`+st.Driver()+`"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":"ready","store":"`+st.Driver()+`"}`)
+	})
+	mux.Handle("GET /metrics", metrics.Handler())
+	doc, _ := json.MarshalIndent(a.OpenAPI(cfg.Version), "", "  ")
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(doc)
 	})
 	mux.Handle("/", web.Handler())
 
@@ -34,25 +130,36 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stdout, "Ratchet listening on http://%s\n", ln.Addr())
-	log.Info("listening", "addr", ln.Addr().String())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	fmt.Fprintf(stdout, "Ratchet listening on http://%s (store: %s)\n", ln.Addr(), st.Driver())
+	log.Info("listening", "addr", ln.Addr().String(), "store", st.Driver())
+
+	engCtx, stopEngine := context.WithCancel(context.Background())
+	engDone := make(chan struct{})
+	go func() { eng.Run(engCtx); close(engDone) }()
 
 	errCh := make(chan error, 1)
 	go func() { errCh <- srv.Serve(ln) }()
 	select {
 	case err := <-errCh:
+		stopEngine()
+		<-engDone
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	log.Info("shutting down: no new claims, finishing in-flight requests")
+	close(draining)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
+	shutdownErr := srv.Shutdown(sctx)
+	stopEngine()
+	<-engDone
 	if err := <-errCh; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	if shutdownErr != nil {
+		return fmt.Errorf("shutdown: %w", shutdownErr)
+	}
+	log.Info("stopped")
 	return nil
 }

@@ -217,6 +217,7 @@ type JobFilter struct {
 	RunID         int64
 	CreatedAfter  int64 // inclusive, 0 for none
 	CreatedBefore int64 // exclusive, 0 for none
+	DueBefore     int64 // due at or before, 0 for none
 	AfterID       int64 // cursor: ids below this (newest first)
 	Limit         int
 }
@@ -305,4 +306,7 @@ type Queries interface {
 	AttemptGet(ctx context.Context, jobID, number int64) (*Attempt, error)
 	AttemptFinish(ctx context.Context, a *Attempt) error
 	AttemptList(ctx context.Context, jobID int64) ([]Attempt, error)
+	// AttemptOutcomes counts the endpoint's attempts finished at or after
+	// since, by outcome.
+	AttemptOutcomes(ctx context.Context, endpointID, since int64) (map[string]int64, error)
 }

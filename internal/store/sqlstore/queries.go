@@ -477,6 +477,10 @@ func (q *Queries) jobWhere(f store.JobFilter) (string, []any) {
 		where = append(where, "created_at < ?")
 		args = append(args, f.CreatedBefore)
 	}
+	if f.DueBefore != 0 {
+		where = append(where, "due_at <= ?")
+		args = append(args, f.DueBefore)
+	}
 	if f.AfterID != 0 {
 		where = append(where, "id < ?")
 		args = append(args, f.AfterID)
@@ -691,6 +695,24 @@ func (q *Queries) AttemptList(ctx context.Context, jobID int64) ([]store.Attempt
 			return nil, err
 		}
 		out = append(out, *a)
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+func (q *Queries) AttemptOutcomes(ctx context.Context, endpointID, since int64) (map[string]int64, error) {
+	rows, err := q.query(ctx, `SELECT outcome, count(*) FROM attempts WHERE endpoint_id = ? AND finished_at >= ? AND finished_at > 0 GROUP BY outcome`, endpointID, since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var o string
+		var n int64
+		if err := rows.Scan(&o, &n); err != nil {
+			return nil, err
+		}
+		out[o] = n
 	}
 	return out, q.D.Translate(rows.Err())
 }

@@ -1,0 +1,310 @@
+// Package api is Ratchet's HTTP API: JSON over HTTP under /v1, bearer API
+// keys, one error shape and one place that maps errors to status codes. It
+// only wraps the engine.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+// MaxBodyBytes bounds every request body (a batch of 1000 jobs with small
+// payloads fits comfortably; a single payload is limited to 256 KiB).
+const MaxBodyBytes = 8 << 20
+
+// API serves /v1.
+type API struct {
+	e       *engine.Engine
+	log     *slog.Logger
+	metrics *Metrics
+	routes  []Route
+	// draining is closed when the server stops taking claims.
+	draining <-chan struct{}
+}
+
+// Route is one documented operation: the handler and its OpenAPI entry come
+// from the same table, so the document cannot drift from the mux.
+type Route struct {
+	Method, Path string
+	Summary      string
+	Scopes       []string // empty: no key needed
+	Request      string   // component schema of the body, "" for none
+	Response     string   // component schema of the success body
+	Status       int      // success status
+	Query        []Param
+	handler      http.HandlerFunc
+}
+
+// Param documents a query parameter.
+type Param struct{ Name, Type, Description string }
+
+// New builds the API. draining, when closed, makes claims return no jobs at
+// once (graceful shutdown).
+func New(e *engine.Engine, log *slog.Logger, m *Metrics, draining <-chan struct{}) *API {
+	a := &API{e: e, log: log, metrics: m, draining: draining}
+	a.routes = a.table()
+	return a
+}
+
+// Routes returns the route table (for the OpenAPI document and its test).
+func (a *API) Routes() []Route { return a.routes }
+
+// Register mounts every route on mux.
+func (a *API) Register(mux *http.ServeMux) {
+	for _, r := range a.routes {
+		h := r.handler
+		route := r
+		mux.HandleFunc(r.Method+" "+r.Path, func(w http.ResponseWriter, req *http.Request) {
+			start := time.Now()
+			sw := &statusWriter{ResponseWriter: w, status: 200}
+			defer func() {
+				if p := recover(); p != nil {
+					a.log.Error("handler panic", "route", route.Path, "panic", p)
+					if !sw.wrote {
+						writeError(sw, fmt.Errorf("internal error"))
+					}
+				}
+				if a.metrics != nil {
+					a.metrics.request(route.Method+" "+route.Path, sw.status, time.Since(start))
+				}
+			}()
+			h(sw, req)
+		})
+	}
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, errorBody{Error: errorDetail{Code: "not_found", Message: "no such route: " + r.Method + " " + r.URL.Path + "; see /openapi.json"}})
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// --- errors ---
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string       `json:"code"`
+	Message string       `json:"message"`
+	Fields  []fieldError `json:"fields,omitempty"`
+	Current any          `json:"current,omitempty"`
+}
+
+type fieldError struct {
+	Field   string `json:"field"`
+	Value   string `json:"value"`
+	Allowed string `json:"allowed"`
+	Message string `json:"message"`
+}
+
+// writeError is the one place errors become status codes. Internal detail is
+// logged by the caller, never echoed.
+func writeError(w http.ResponseWriter, err error) {
+	var ee *engine.Error
+	var be backoff.Errors
+	status, d := http.StatusInternalServerError, errorDetail{Code: "internal", Message: "internal error"}
+	switch {
+	case errors.As(err, &ee):
+		d.Message = ee.Message
+		for _, f := range ee.Fields {
+			d.Fields = append(d.Fields, fieldError{Field: f.Field, Value: f.Value, Allowed: f.Allowed, Message: f.Error()})
+		}
+		if ep, ok := ee.Current.(*store.Endpoint); ok {
+			d.Current = endpointView(ep)
+		}
+		switch ee.Kind {
+		case engine.KindInvalid:
+			status, d.Code = http.StatusBadRequest, "invalid_request"
+			if len(ee.Fields) > 0 {
+				d.Message = "invalid request: " + strings.ReplaceAll(ee.Fields.Error(), "\n", "; ")
+			}
+		case engine.KindUnauthenticated:
+			status, d.Code = http.StatusUnauthorized, "unauthenticated"
+		case engine.KindForbidden:
+			status, d.Code = http.StatusForbidden, "forbidden"
+		case engine.KindNotFound:
+			status, d.Code = http.StatusNotFound, "not_found"
+		case engine.KindConflict:
+			status, d.Code = http.StatusConflict, "conflict"
+		case engine.KindUnavailable:
+			status, d.Code = http.StatusServiceUnavailable, "unavailable"
+		}
+	case errors.As(err, &be):
+		status, d.Code = http.StatusBadRequest, "invalid_request"
+		d.Message = "invalid request: " + strings.ReplaceAll(be.Error(), "\n", "; ")
+		for _, f := range be {
+			d.Fields = append(d.Fields, fieldError{Field: f.Field, Value: f.Value, Allowed: f.Allowed, Message: f.Error()})
+		}
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		status, d.Code, d.Message = http.StatusServiceUnavailable, "unavailable", "the database is unavailable; try again"
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, status, errorBody{Error: d})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// --- requests ---
+
+type principalKey struct{}
+
+func principal(r *http.Request) *engine.Principal {
+	p, _ := r.Context().Value(principalKey{}).(*engine.Principal)
+	return p
+}
+
+// auth wraps a handler: it resolves the bearer key and checks its scope.
+func (a *API) auth(scopes []string, h func(http.ResponseWriter, *http.Request, *engine.Principal)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			writeError(w, engine.ErrUnauthenticated)
+			return
+		}
+		p, err := a.e.Authenticate(r.Context(), strings.TrimSpace(secret))
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if err := p.Require(scopes...); err != nil {
+			writeError(w, err)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), p)
+	}
+}
+
+// fail logs unexpected errors and writes the mapped response.
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var ee *engine.Error
+	var be backoff.Errors
+	if !errors.As(err, &ee) && !errors.As(err, &be) {
+		a.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeError(w, err)
+}
+
+// readBody reads a bounded body.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, backoff.Errors{{Field: "body", Value: "more than " + strconv.Itoa(MaxBodyBytes) + " bytes", Allowed: "must be at most 8 MiB"}}
+		}
+		return nil, backoff.Errors{{Field: "body", Value: "unreadable", Allowed: "must be a complete JSON document"}}
+	}
+	return body, nil
+}
+
+// decode reads a JSON object strictly into v: unknown fields, wrong types,
+// trailing data and malformed JSON are errors that name the field.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	return decodeBytes(body, v)
+}
+
+func decodeBytes(body []byte, v any) error {
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return backoff.Errors{{Field: "body", Value: "empty", Allowed: "must be a JSON object"}}
+	}
+	if _, err := backoff.ReadObject(body, "body"); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonFieldError(err)
+	}
+	return nil
+}
+
+func jsonFieldError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return backoff.Errors{{Field: field, Value: "a JSON " + te.Value, Allowed: "must be " + typeName(te.Type.String())}}
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return backoff.Errors{{Field: strings.Trim(f, `"`), Value: backoff.Unknown, Allowed: "see the request schema in /openapi.json"}}
+	}
+	return backoff.Errors{{Field: "body", Value: "malformed JSON (" + strings.TrimPrefix(msg, "json: ") + ")", Allowed: "must be a JSON object"}}
+}
+
+func typeName(t string) string {
+	switch {
+	case strings.Contains(t, "int"):
+		return "an integer"
+	case strings.Contains(t, "float"):
+		return "a number"
+	case t == "string" || t == "*string":
+		return "a string"
+	case strings.Contains(t, "bool"):
+		return "true or false"
+	case strings.HasPrefix(t, "[]") || strings.HasPrefix(t, "*[]"):
+		return "an array"
+	case strings.Contains(t, "map"):
+		return "an object"
+	case strings.Contains(t, "RawMessage"):
+		return "JSON"
+	}
+	return "of type " + t
+}
+
+func pathInt(r *http.Request, name string) (int64, error) {
+	v, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	if err != nil || v <= 0 {
+		return 0, &engine.Error{Kind: engine.KindNotFound, Message: fmt.Sprintf("%s %q not found", name, r.PathValue(name))}
+	}
+	return v, nil
+}

@@ -1,0 +1,106 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+// Metrics are Ratchet's Prometheus metrics. It implements engine.Observer.
+type Metrics struct {
+	reg      *prometheus.Registry
+	claims   *prometheus.CounterVec
+	reports  *prometheus.CounterVec
+	holds    *prometheus.CounterVec
+	lag      prometheus.Histogram
+	requests *prometheus.HistogramVec
+}
+
+// NewMetrics registers the metrics; st is read at scrape time for jobs by
+// state and circuit state per endpoint.
+func NewMetrics(st store.Store) *Metrics {
+	m := &Metrics{
+		reg:     prometheus.NewRegistry(),
+		claims:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ratchet_claims_total", Help: "Jobs handed to workers, by endpoint."}, []string{"endpoint"}),
+		reports: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ratchet_reports_total", Help: "Attempt outcomes by classification and decision (lease expiries included)."}, []string{"classification", "outcome"}),
+		holds:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ratchet_gate_holds_total", Help: "Claims that found an endpoint's due jobs held, by gate."}, []string{"gate"}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ratchet_claim_lag_seconds", Help: "Time from a job's due time to its claim.",
+			Buckets: []float64{0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}}),
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ratchet_http_request_duration_seconds", Help: "HTTP API request latency by route and status.",
+			Buckets: prometheus.DefBuckets}, []string{"route", "code"}),
+	}
+	m.reg.MustRegister(m.claims, m.reports, m.holds, m.lag, m.requests, &stateCollector{st: st},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
+
+// Claimed counts claims and their lag.
+func (m *Metrics) Claimed(endpoint string, n int, lags []time.Duration) {
+	m.claims.WithLabelValues(endpoint).Add(float64(n))
+	for _, l := range lags {
+		m.lag.Observe(max(0, l.Seconds()))
+	}
+}
+
+// Reported counts an attempt outcome.
+func (m *Metrics) Reported(classification, outcome string) {
+	m.reports.WithLabelValues(classification, outcome).Inc()
+}
+
+// GateHeld counts a hold.
+func (m *Metrics) GateHeld(gate string) { m.holds.WithLabelValues(gate).Inc() }
+
+func (m *Metrics) request(route string, code int, d time.Duration) {
+	m.requests.WithLabelValues(route, strconv.Itoa(code)).Observe(d.Seconds())
+}
+
+// stateCollector reads the store at scrape time.
+type stateCollector struct{ st store.Store }
+
+var (
+	jobsDesc    = prometheus.NewDesc("ratchet_jobs", "Jobs by state.", []string{"state"}, nil)
+	circuitDesc = prometheus.NewDesc("ratchet_circuit_state", "Circuit state per endpoint: 1 for the current state.", []string{"project", "endpoint", "state"}, nil)
+)
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- jobsDesc
+	ch <- circuitDesc
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = c.st.Read(ctx, func(q store.Queries) error {
+		counts, err := q.JobCountsByState(ctx, 0)
+		if err != nil {
+			return err
+		}
+		for _, s := range store.JobStates {
+			ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(counts[s]), s)
+		}
+		eps, err := q.EndpointList(ctx, 0)
+		if err != nil {
+			return err
+		}
+		for _, ep := range eps {
+			for _, s := range []string{store.CircuitClosed, store.CircuitOpen, store.CircuitHalfOpen} {
+				v := 0.0
+				if ep.CircuitState == s {
+					v = 1
+				}
+				ch <- prometheus.MustNewConstMetric(circuitDesc, prometheus.GaugeValue, v, strconv.FormatInt(ep.ProjectID, 10), ep.Name, s)
+			}
+		}
+		return nil
+	})
+}

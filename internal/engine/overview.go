@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+// EndpointOverview is the live state of one endpoint for the dashboard.
+type EndpointOverview struct {
+	Endpoint       *store.Endpoint
+	Running        int64
+	ClaimsInWindow int64 // claims in the last 60 s (the rate window)
+	Scheduled      int64
+	Due            int64  // scheduled and due now
+	HeldBy         string // the gate holding its due jobs, "" when none
+	HeldUntil      int64  // when that gate opens, 0 if unknown
+	HeldDetail     string
+	Outcomes5m     map[string]int64 // attempt outcomes finished in the last 5 minutes
+	Outcomes1h     map[string]int64 // and in the last hour
+}
+
+// Overview reads every endpoint of the project with its gates and recent
+// outcomes.
+func (e *Engine) Overview(ctx context.Context, p *Principal) ([]EndpointOverview, error) {
+	var out []EndpointOverview
+	err := e.st.Read(ctx, func(q store.Queries) error {
+		eps, err := q.EndpointList(ctx, p.ProjectID)
+		if err != nil {
+			return err
+		}
+		now := e.nowMs()
+		for i := range eps {
+			ep := &eps[i]
+			o := EndpointOverview{Endpoint: ep}
+			if o.Running, err = q.CountRunning(ctx, ep.ID, 1<<40); err != nil {
+				return err
+			}
+			if o.ClaimsInWindow, _, err = q.ClaimsSince(ctx, ep.ID, now-RateWindowMs+1, 1<<40); err != nil {
+				return err
+			}
+			base := store.JobFilter{ProjectID: p.ProjectID, EndpointID: ep.ID, States: []string{store.StateScheduled}}
+			if o.Scheduled, err = q.JobCount(ctx, base); err != nil {
+				return err
+			}
+			base.DueBefore = now
+			if o.Due, err = q.JobCount(ctx, base); err != nil {
+				return err
+			}
+			if o.Due > 0 {
+				if g := e.gates(ctx, q, ep, now); g.err != nil {
+					return g.err
+				} else if g.allowed <= 0 {
+					o.HeldBy, o.HeldUntil, o.HeldDetail = g.gate, g.until, g.detail
+				}
+			}
+			if o.Outcomes5m, err = q.AttemptOutcomes(ctx, ep.ID, now-int64(5*time.Minute/time.Millisecond)); err != nil {
+				return err
+			}
+			if o.Outcomes1h, err = q.AttemptOutcomes(ctx, ep.ID, now-int64(time.Hour/time.Millisecond)); err != nil {
+				return err
+			}
+			out = append(out, o)
+		}
+		return nil
+	})
+	return out, storeErr(err, "overview")
+}

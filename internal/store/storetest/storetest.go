@@ -1,0 +1,1564 @@
+// Package storetest is the conformance suite every store driver must pass.
+// It is written against store.Store and store.Queries only, never against a
+// driver, so SQLite and PostgreSQL are held to the very same semantics. A
+// semantic change to the store lands here first.
+//
+// Every time the suite passes is a plain unix-millisecond number chosen by the
+// test; drivers must never read a clock of their own.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+// Opener returns a new, empty, not yet migrated store that nothing else
+// uses, and arranges for it to be closed when the test ends.
+type Opener func(t *testing.T) store.Store
+
+// Run runs the conformance suite. Every subtest opens its own store with
+// open, so subtests run in parallel.
+func Run(t *testing.T, open Opener) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"Projects", testProjects},
+		{"Keys", testKeys},
+		{"Endpoints", testEndpoints},
+		{"EndpointUpdatePolicy", testEndpointUpdatePolicy},
+		{"EndpointCircuit", testEndpointCircuit},
+		{"Tools", testTools},
+		{"Runs", testRuns},
+		{"JobInsert", testJobInsert},
+		{"JobIdempotency", testJobIdempotency},
+		{"JobUpdate", testJobUpdate},
+		{"JobList", testJobList},
+		{"JobCountsByState", testJobCountsByState},
+		{"DueEndpoints", testDueEndpoints},
+		{"JobsClaimable", testJobsClaimable},
+		{"JobsClaim", testJobsClaim},
+		{"CountRunning", testCountRunning},
+		{"ClaimsSince", testClaimsSince},
+		{"NextDueAt", testNextDueAt},
+		{"ExpiredLeases", testExpiredLeases},
+		{"JobsPrune", testJobsPrune},
+		{"Attempts", testAttempts},
+		{"TxRollback", testTxRollback},
+		{"Read", testRead},
+		{"ConcurrentClaims", testConcurrentClaims},
+		{"Notify", testNotify},
+		{"Ping", testPing},
+	}
+	t.Run("Migrate", func(t *testing.T) {
+		t.Parallel()
+		testMigrate(t, open(t))
+	})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := open(t)
+			if _, err := s.Migrate(t.Context()); err != nil {
+				t.Fatalf("migrate: %v", err)
+			}
+			tc.fn(t, s)
+		})
+	}
+}
+
+// --- helpers ---
+
+// tx runs fn in a write transaction and fails the test on error.
+func tx(t *testing.T, s store.Store, fn func(q store.Queries) error) {
+	t.Helper()
+	if err := s.Tx(t.Context(), fn); err != nil {
+		t.Fatalf("tx: %v", err)
+	}
+}
+
+// read runs fn in a read transaction and fails the test on error.
+func read(t *testing.T, s store.Store, fn func(q store.Queries) error) {
+	t.Helper()
+	if err := s.Read(t.Context(), fn); err != nil {
+		t.Fatalf("read: %v", err)
+	}
+}
+
+// wantErr fails unless err matches target.
+func wantErr(t *testing.T, what string, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("%s: got error %v, want %v", what, err, target)
+	}
+}
+
+// txErr runs fn in its own transaction and expects it to fail with target.
+func txErr(t *testing.T, s store.Store, what string, target error, fn func(q store.Queries) error) {
+	t.Helper()
+	wantErr(t, what, s.Tx(t.Context(), fn), target)
+}
+
+func ptr(v int64) *int64 { return &v }
+
+// fixture is a project with one endpoint and one tool bound to it.
+type fixture struct {
+	p    *store.Project
+	ep   *store.Endpoint
+	tool *store.Tool
+}
+
+func newProject(t *testing.T, s store.Store, name string) *store.Project {
+	t.Helper()
+	p := &store.Project{Name: name, Plan: store.PlanPro, CreatedAt: 1000}
+	tx(t, s, func(q store.Queries) error { return q.ProjectCreate(t.Context(), p) })
+	return p
+}
+
+func newEndpoint(t *testing.T, s store.Store, projectID int64, name string) *store.Endpoint {
+	t.Helper()
+	ep := &store.Endpoint{ProjectID: projectID, Name: name, Policy: json.RawMessage(`{"preset":"STANDARD"}`), DefaultTimeoutMs: 30_000,
+		MaxConcurrent: 10, CircuitThreshold: 5, CircuitOpenMs: 60_000, Version: 1, CreatedAt: 1000, UpdatedAt: 1000, CircuitState: store.CircuitClosed}
+	tx(t, s, func(q store.Queries) error { return q.EndpointCreate(t.Context(), ep) })
+	return ep
+}
+
+func newTool(t *testing.T, s store.Store, projectID, endpointID int64, name, version string) *store.Tool {
+	t.Helper()
+	tl := &store.Tool{ProjectID: projectID, Name: name, Version: version, EndpointID: endpointID, Description: "d", CreatedAt: 1000}
+	tx(t, s, func(q store.Queries) error { return q.ToolCreate(t.Context(), tl) })
+	return tl
+}
+
+func newFixture(t *testing.T, s store.Store) *fixture {
+	t.Helper()
+	f := &fixture{p: newProject(t, s, "acme")}
+	f.ep = newEndpoint(t, s, f.p.ID, "stripe")
+	f.tool = newTool(t, s, f.p.ID, f.ep.ID, "charge", "v1")
+	return f
+}
+
+// job returns a scheduled job of the tool, not yet inserted.
+func job(p *store.Project, ep *store.Endpoint, tl *store.Tool, dueAt int64) *store.Job {
+	return &store.Job{ProjectID: p.ID, ToolID: tl.ID, Tool: tl.Name, Version: tl.Version, EndpointID: ep.ID, Endpoint: ep.Name,
+		Payload: json.RawMessage(`{"amount":100}`), Policy: json.RawMessage(`{"preset":"STANDARD","maxAttempts":5}`), MaxAttempts: 5,
+		TimeoutMs: 30_000, State: store.StateScheduled, DueAt: dueAt, CreatedAt: 1000, UpdatedAt: 1000}
+}
+
+func (f *fixture) insert(t *testing.T, s store.Store, jobs ...*store.Job) {
+	t.Helper()
+	tx(t, s, func(q store.Queries) error {
+		for _, j := range jobs {
+			if err := q.JobInsert(t.Context(), j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// setState writes a job's state (and finish time for finished states).
+func setState(t *testing.T, s store.Store, j *store.Job, state string, finishedAt int64) {
+	t.Helper()
+	j.State, j.FinishedAt = state, finishedAt
+	tx(t, s, func(q store.Queries) error { return q.JobUpdate(t.Context(), j) })
+}
+
+func claim(t *testing.T, s store.Store, workerID, lease string, now int64, ids ...int64) {
+	t.Helper()
+	tx(t, s, func(q store.Queries) error {
+		return q.JobsClaim(t.Context(), store.ClaimParams{IDs: ids, WorkerID: workerID, LeaseToken: lease, Now: now})
+	})
+}
+
+func ids(jobs []store.Job) []int64 {
+	out := make([]int64, len(jobs))
+	for i := range jobs {
+		out[i] = jobs[i].ID
+	}
+	return out
+}
+
+func getJob(t *testing.T, s store.Store, id int64) *store.Job {
+	t.Helper()
+	var j *store.Job
+	read(t, s, func(q store.Queries) (err error) {
+		j, err = q.JobByID(t.Context(), id)
+		return err
+	})
+	return j
+}
+
+// --- migrations and health ---
+
+func testMigrate(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	before, err := s.Migrations(ctx)
+	if err != nil {
+		t.Fatalf("migrations before migrate: %v", err)
+	}
+	if len(before) == 0 {
+		t.Fatal("driver has no migrations")
+	}
+	for i, m := range before {
+		if m.Version != i+1 || m.Name == "" || m.Applied {
+			t.Fatalf("migration %d before migrate = %+v, want version %d, a name, not applied", i, m, i+1)
+		}
+	}
+	if before[0].Name != "initial" {
+		t.Errorf("first migration is %q, want \"initial\"", before[0].Name)
+	}
+	applied, err := s.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	if len(applied) != len(before) || applied[0] != "0001_initial" {
+		t.Fatalf("migrate applied %v, want all %d migrations starting with 0001_initial", applied, len(before))
+	}
+	again, err := s.Migrate(ctx)
+	if err != nil || len(again) != 0 {
+		t.Fatalf("second migrate applied %v (err %v), want nothing", again, err)
+	}
+	after, err := s.Migrations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range after {
+		if !m.Applied {
+			t.Errorf("migration %04d_%s not marked applied", m.Version, m.Name)
+		}
+	}
+	if d := s.Driver(); d != "sqlite" && d != "postgres" {
+		t.Errorf("Driver() = %q", d)
+	}
+	// The schema works: a project round trips.
+	newProject(t, s, "after-migrate")
+}
+
+func testPing(t *testing.T, s store.Store) {
+	if err := s.Ping(t.Context()); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+}
+
+func testNotify(t *testing.T, s store.Store) {
+	// Drain anything pending, then one Notify must produce a wake-up.
+	for len(s.Wakeups()) > 0 {
+		<-s.Wakeups()
+	}
+	if err := s.Notify(t.Context()); err != nil {
+		t.Fatalf("notify: %v", err)
+	}
+	select {
+	case <-s.Wakeups():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake-up within 10s of Notify")
+	}
+	// Many notices may coalesce but never block the notifier.
+	for range 100 {
+		if err := s.Notify(t.Context()); err != nil {
+			t.Fatalf("notify: %v", err)
+		}
+	}
+}
+
+// --- projects and keys ---
+
+func testProjects(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := newProject(t, s, "a")
+	b := newProject(t, s, "b")
+	if a.ID == 0 || b.ID == 0 || a.ID == b.ID {
+		t.Fatalf("project ids %d, %d: want distinct non-zero", a.ID, b.ID)
+	}
+	tx(t, s, func(q store.Queries) error { return q.ProjectSetPlan(ctx, b.ID, store.PlanBasic) })
+	read(t, s, func(q store.Queries) error {
+		got, err := q.ProjectGet(ctx, b.ID)
+		if err != nil {
+			return err
+		}
+		if want := (store.Project{ID: b.ID, Name: "b", Plan: store.PlanBasic, CreatedAt: 1000}); *got != want {
+			t.Errorf("ProjectGet = %+v, want %+v", *got, want)
+		}
+		n, err := q.ProjectCount(ctx)
+		if err != nil {
+			return err
+		}
+		if n != 2 {
+			t.Errorf("ProjectCount = %d, want 2", n)
+		}
+		_, err = q.ProjectGet(ctx, b.ID+100)
+		wantErr(t, "ProjectGet of a missing id", err, store.ErrNotFound)
+		return nil
+	})
+	txErr(t, s, "ProjectSetPlan of a missing id", store.ErrNotFound, func(q store.Queries) error {
+		return q.ProjectSetPlan(ctx, b.ID+100, store.PlanFree)
+	})
+}
+
+func testKeys(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject(t, s, "a")
+	other := newProject(t, s, "b")
+	owner := &store.APIKey{ProjectID: p.ID, Name: "ci", Scope: store.ScopeOwner, Hash: "h-owner", Prefix: "rk_own", CreatedAt: 2000}
+	worker := &store.APIKey{ProjectID: p.ID, Scope: store.ScopeWorker, Hash: "h-worker", Prefix: "rk_wrk", Tools: []string{"charge@v1", "refund@v2"}, CreatedAt: 2001}
+	tx(t, s, func(q store.Queries) error {
+		if err := q.KeyCreate(ctx, owner); err != nil {
+			return err
+		}
+		return q.KeyCreate(ctx, worker)
+	})
+	if owner.ID == 0 || worker.ID == 0 || owner.ID == worker.ID {
+		t.Fatalf("key ids %d, %d", owner.ID, worker.ID)
+	}
+	txErr(t, s, "KeyCreate with a used hash", store.ErrConflict, func(q store.Queries) error {
+		return q.KeyCreate(ctx, &store.APIKey{ProjectID: other.ID, Scope: store.ScopeProducer, Hash: "h-owner", Prefix: "x", CreatedAt: 3000})
+	})
+	read(t, s, func(q store.Queries) error {
+		got, err := q.KeyByHash(ctx, "h-worker")
+		if err != nil {
+			return err
+		}
+		if got.ID != worker.ID || got.ProjectID != p.ID || got.Scope != store.ScopeWorker || got.Prefix != "rk_wrk" || got.CreatedAt != 2001 ||
+			got.RevokedAt != 0 || !slices.Equal(got.Tools, worker.Tools) {
+			t.Errorf("KeyByHash = %+v, want %+v", got, worker)
+		}
+		got, err = q.KeyByHash(ctx, "h-owner")
+		if err != nil {
+			return err
+		}
+		if got.Name != "ci" || len(got.Tools) != 0 {
+			t.Errorf("owner key = %+v, want name ci and no tools", got)
+		}
+		_, err = q.KeyByHash(ctx, "nope")
+		wantErr(t, "KeyByHash unknown", err, store.ErrNotFound)
+		list, err := q.KeyList(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		if len(list) != 2 || list[0].ID != owner.ID || list[1].ID != worker.ID {
+			t.Errorf("KeyList = %+v, want owner then worker", list)
+		}
+		list, err = q.KeyList(ctx, other.ID)
+		if err != nil {
+			return err
+		}
+		if len(list) != 0 {
+			t.Errorf("KeyList of the other project = %+v, want none (the conflicting key was not stored)", list)
+		}
+		return nil
+	})
+	txErr(t, s, "KeyRevoke from another project", store.ErrNotFound, func(q store.Queries) error { return q.KeyRevoke(ctx, other.ID, owner.ID, 5000) })
+	tx(t, s, func(q store.Queries) error { return q.KeyRevoke(ctx, p.ID, owner.ID, 5000) })
+	txErr(t, s, "KeyRevoke twice", store.ErrNotFound, func(q store.Queries) error { return q.KeyRevoke(ctx, p.ID, owner.ID, 6000) })
+	read(t, s, func(q store.Queries) error {
+		got, err := q.KeyByHash(ctx, "h-owner")
+		if err != nil {
+			return err
+		}
+		if got.RevokedAt != 5000 {
+			t.Errorf("revoked key RevokedAt = %d, want 5000 (the first revocation)", got.RevokedAt)
+		}
+		return nil
+	})
+}
+
+// --- endpoints ---
+
+func testEndpoints(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject(t, s, "a")
+	other := newProject(t, s, "b")
+	stripe := &store.Endpoint{ProjectID: p.ID, Name: "stripe", Policy: json.RawMessage(`{"preset":"AGGRESSIVE"}`), DefaultTimeoutMs: 15_000,
+		MaxConcurrent: 4, RateLimitPerMinute: ptr(120), CircuitThreshold: 3, CircuitOpenMs: 30_000, Version: 1, CreatedAt: 1000, UpdatedAt: 1001}
+	tx(t, s, func(q store.Queries) error { return q.EndpointCreate(ctx, stripe) })
+	if stripe.ID == 0 || stripe.CircuitState != store.CircuitClosed {
+		t.Fatalf("created endpoint id %d circuit %q: want an id and closed", stripe.ID, stripe.CircuitState)
+	}
+	openai := newEndpoint(t, s, p.ID, "openai") // nil rate limit
+	otherStripe := newEndpoint(t, s, other.ID, "stripe")
+	txErr(t, s, "EndpointCreate with a used name", store.ErrConflict, func(q store.Queries) error {
+		return q.EndpointCreate(ctx, &store.Endpoint{ProjectID: p.ID, Name: "stripe", Policy: json.RawMessage(`{}`), Version: 1})
+	})
+	check := func(what string, got *store.Endpoint, want *store.Endpoint) {
+		t.Helper()
+		if got.ID != want.ID || got.ProjectID != want.ProjectID || got.Name != want.Name || string(got.Policy) != string(want.Policy) ||
+			got.DefaultTimeoutMs != want.DefaultTimeoutMs || got.MaxConcurrent != want.MaxConcurrent || !eqPtr(got.RateLimitPerMinute, want.RateLimitPerMinute) ||
+			got.CircuitThreshold != want.CircuitThreshold || got.CircuitOpenMs != want.CircuitOpenMs || got.Version != want.Version ||
+			got.CreatedAt != want.CreatedAt || got.UpdatedAt != want.UpdatedAt || got.CircuitState != want.CircuitState ||
+			got.CircuitFailures != want.CircuitFailures || got.CircuitOpenedAt != want.CircuitOpenedAt || got.CircuitProbeJob != want.CircuitProbeJob {
+			t.Errorf("%s = %s, want %s", what, fmtEndpoint(got), fmtEndpoint(want))
+		}
+	}
+	read(t, s, func(q store.Queries) error {
+		got, err := q.EndpointGet(ctx, p.ID, "stripe")
+		if err != nil {
+			return err
+		}
+		check("EndpointGet", got, stripe)
+		got, err = q.EndpointByID(ctx, openai.ID, false)
+		if err != nil {
+			return err
+		}
+		check("EndpointByID (nil rate limit)", got, openai)
+		_, err = q.EndpointGet(ctx, p.ID, "missing")
+		wantErr(t, "EndpointGet missing", err, store.ErrNotFound)
+		_, err = q.EndpointByID(ctx, otherStripe.ID+100, false)
+		wantErr(t, "EndpointByID missing", err, store.ErrNotFound)
+		list, err := q.EndpointList(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		if len(list) != 2 || list[0].Name != "openai" || list[1].Name != "stripe" {
+			t.Errorf("EndpointList = %v, want openai, stripe", names(list))
+		}
+		all, err := q.EndpointList(ctx, 0)
+		if err != nil {
+			return err
+		}
+		if len(all) != 3 {
+			t.Errorf("EndpointList(0) = %d endpoints, want every project's 3", len(all))
+		}
+		return nil
+	})
+	// forUpdate inside a write transaction reads the same row.
+	tx(t, s, func(q store.Queries) error {
+		got, err := q.EndpointByID(ctx, stripe.ID, true)
+		if err != nil {
+			return err
+		}
+		check("EndpointByID forUpdate", got, stripe)
+		return nil
+	})
+}
+
+func eqPtr(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+func fmtEndpoint(e *store.Endpoint) string {
+	rate := "nil"
+	if e.RateLimitPerMinute != nil {
+		rate = fmt.Sprint(*e.RateLimitPerMinute)
+	}
+	return fmt.Sprintf("{id %d project %d %q policy %s timeout %d max %d rate %s circuit %d/%d v%d at %d/%d state %s failures %d opened %d probe %d}",
+		e.ID, e.ProjectID, e.Name, e.Policy, e.DefaultTimeoutMs, e.MaxConcurrent, rate, e.CircuitThreshold, e.CircuitOpenMs, e.Version,
+		e.CreatedAt, e.UpdatedAt, e.CircuitState, e.CircuitFailures, e.CircuitOpenedAt, e.CircuitProbeJob)
+}
+
+func names(eps []store.Endpoint) []string {
+	var out []string
+	for _, e := range eps {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+func testEndpointUpdatePolicy(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject(t, s, "a")
+	ep := newEndpoint(t, s, p.ID, "stripe")
+	upd := *ep
+	upd.Policy = json.RawMessage(`{"preset":"CUSTOM","maxAttempts":3}`)
+	upd.DefaultTimeoutMs, upd.MaxConcurrent, upd.RateLimitPerMinute = 5000, 2, ptr(60)
+	upd.CircuitThreshold, upd.CircuitOpenMs, upd.UpdatedAt = 9, 1234, 7000
+	tx(t, s, func(q store.Queries) error { return q.EndpointUpdatePolicy(ctx, &upd, 1) })
+	if upd.Version != 2 {
+		t.Fatalf("version after update = %d, want 2", upd.Version)
+	}
+	// A stale version is a conflict and changes nothing; the transaction
+	// stays usable so the caller can read the current row.
+	stale := upd
+	stale.Policy, stale.MaxConcurrent, stale.RateLimitPerMinute, stale.UpdatedAt = json.RawMessage(`{"preset":"NONE"}`), 99, nil, 9000
+	tx(t, s, func(q store.Queries) error {
+		wantErr(t, "EndpointUpdatePolicy with a stale version", q.EndpointUpdatePolicy(ctx, &stale, 1), store.ErrConflict)
+		cur, err := q.EndpointByID(ctx, ep.ID, true)
+		if err != nil {
+			return fmt.Errorf("read after conflict: %w", err)
+		}
+		if cur.Version != 2 {
+			t.Errorf("version after stale update = %d, want 2", cur.Version)
+		}
+		return nil
+	})
+	read(t, s, func(q store.Queries) error {
+		got, err := q.EndpointByID(ctx, ep.ID, false)
+		if err != nil {
+			return err
+		}
+		if got.Version != 2 || string(got.Policy) != string(upd.Policy) || got.DefaultTimeoutMs != 5000 || got.MaxConcurrent != 2 ||
+			!eqPtr(got.RateLimitPerMinute, ptr(60)) || got.CircuitThreshold != 9 || got.CircuitOpenMs != 1234 || got.UpdatedAt != 7000 || got.CreatedAt != 1000 {
+			t.Errorf("after update and stale update: %s", fmtEndpoint(got))
+		}
+		return nil
+	})
+	// Back to unlimited: a nil rate limit is written as NULL.
+	upd.RateLimitPerMinute = nil
+	tx(t, s, func(q store.Queries) error { return q.EndpointUpdatePolicy(ctx, &upd, 2) })
+	read(t, s, func(q store.Queries) error {
+		got, err := q.EndpointGet(ctx, p.ID, "stripe")
+		if err != nil {
+			return err
+		}
+		if got.RateLimitPerMinute != nil || got.Version != 3 {
+			t.Errorf("after clearing the rate limit: %s", fmtEndpoint(got))
+		}
+		return nil
+	})
+	txErr(t, s, "EndpointUpdatePolicy of a missing endpoint", store.ErrConflict, func(q store.Queries) error {
+		missing := upd
+		missing.ID += 100
+		return q.EndpointUpdatePolicy(ctx, &missing, 3)
+	})
+}
+
+func testEndpointCircuit(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject(t, s, "a")
+	ep := newEndpoint(t, s, p.ID, "stripe")
+	ep.CircuitState, ep.CircuitFailures, ep.CircuitOpenedAt, ep.CircuitProbeJob = store.CircuitHalfOpen, 4, 8000, 77
+	ep.MaxConcurrent = 999 // not a circuit field: must not be written
+	tx(t, s, func(q store.Queries) error { return q.EndpointUpdateCircuit(ctx, ep) })
+	read(t, s, func(q store.Queries) error {
+		got, err := q.EndpointByID(ctx, ep.ID, false)
+		if err != nil {
+			return err
+		}
+		if got.CircuitState != store.CircuitHalfOpen || got.CircuitFailures != 4 || got.CircuitOpenedAt != 8000 || got.CircuitProbeJob != 77 ||
+			got.MaxConcurrent != 10 || got.Version != 1 {
+			t.Errorf("after EndpointUpdateCircuit: %s", fmtEndpoint(got))
+		}
+		return nil
+	})
+	txErr(t, s, "EndpointUpdateCircuit of a missing endpoint", store.ErrNotFound, func(q store.Queries) error {
+		missing := *ep
+		missing.ID += 100
+		return q.EndpointUpdateCircuit(ctx, &missing)
+	})
+}
+
+// --- tools and runs ---
+
+func testTools(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject(t, s, "a")
+	other := newProject(t, s, "b")
+	ep := newEndpoint(t, s, p.ID, "stripe")
+	oep := newEndpoint(t, s, other.ID, "stripe")
+	full := &store.Tool{ProjectID: p.ID, Name: "charge", Version: "v2", EndpointID: ep.ID, Description: "Charge a card",
+		Schema: json.RawMessage(`{"type":"object","required":["amount"]}`), TimeoutMs: ptr(12_000),
+		RetryPolicy: json.RawMessage(`{"preset":"CUSTOM","maxAttempts":4}`), CreatedAt: 3000}
+	bare := &store.Tool{ProjectID: p.ID, Name: "charge", Version: "v1", EndpointID: ep.ID, CreatedAt: 3001}
+	refund := &store.Tool{ProjectID: p.ID, Name: "refund", Version: "v1", EndpointID: ep.ID, Schema: json.RawMessage("null"), CreatedAt: 3002}
+	tx(t, s, func(q store.Queries) error {
+		for _, tl := range []*store.Tool{full, bare, refund} {
+			if err := q.ToolCreate(ctx, tl); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	newTool(t, s, other.ID, oep.ID, "charge", "v1") // same name@version, other project
+	txErr(t, s, "ToolCreate of a published name@version", store.ErrConflict, func(q store.Queries) error {
+		return q.ToolCreate(ctx, &store.Tool{ProjectID: p.ID, Name: "charge", Version: "v2", EndpointID: ep.ID, CreatedAt: 4000})
+	})
+	read(t, s, func(q store.Queries) error {
+		got, err := q.ToolGet(ctx, p.ID, "charge", "v2")
+		if err != nil {
+			return err
+		}
+		if got.ID != full.ID || got.EndpointID != ep.ID || got.Description != "Charge a card" || string(got.Schema) != string(full.Schema) ||
+			!eqPtr(got.TimeoutMs, ptr(12_000)) || string(got.RetryPolicy) != string(full.RetryPolicy) || got.CreatedAt != 3000 {
+			t.Errorf("ToolGet full = %+v", got)
+		}
+		got, err = q.ToolByID(ctx, bare.ID)
+		if err != nil {
+			return err
+		}
+		if got.Name != "charge" || got.Version != "v1" || got.Schema != nil || got.TimeoutMs != nil || got.RetryPolicy != nil {
+			t.Errorf("ToolByID bare = %+v, want nil schema, timeout and policy", got)
+		}
+		got, err = q.ToolByID(ctx, refund.ID)
+		if err != nil {
+			return err
+		}
+		if got.Schema != nil {
+			t.Errorf("a JSON null schema reads back as %q, want nil", got.Schema)
+		}
+		_, err = q.ToolGet(ctx, p.ID, "charge", "v3")
+		wantErr(t, "ToolGet missing", err, store.ErrNotFound)
+		_, err = q.ToolByID(ctx, refund.ID+100)
+		wantErr(t, "ToolByID missing", err, store.ErrNotFound)
+		list, err := q.ToolList(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		var refs []string
+		for _, tl := range list {
+			refs = append(refs, tl.Name+"@"+tl.Version)
+		}
+		if want := []string{"charge@v1", "charge@v2", "refund@v1"}; !slices.Equal(refs, want) {
+			t.Errorf("ToolList = %v, want %v", refs, want)
+		}
+		return nil
+	})
+}
+
+func testRuns(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject(t, s, "a")
+	other := newProject(t, s, "b")
+	r := &store.Run{ProjectID: p.ID, Name: "nightly", CreatedAt: 2000}
+	tx(t, s, func(q store.Queries) error { return q.RunCreate(ctx, r) })
+	if r.ID == 0 || r.State != "open" {
+		t.Fatalf("created run %+v, want an id and state open", r)
+	}
+	txErr(t, s, "RunFinish from another project", store.ErrNotFound, func(q store.Queries) error { return q.RunFinish(ctx, other.ID, r.ID, 3000) })
+	tx(t, s, func(q store.Queries) error { return q.RunFinish(ctx, p.ID, r.ID, 3000) })
+	txErr(t, s, "RunFinish twice", store.ErrNotFound, func(q store.Queries) error { return q.RunFinish(ctx, p.ID, r.ID, 4000) })
+	read(t, s, func(q store.Queries) error {
+		got, err := q.RunGet(ctx, p.ID, r.ID)
+		if err != nil {
+			return err
+		}
+		if want := (store.Run{ID: r.ID, ProjectID: p.ID, Name: "nightly", State: "finished", CreatedAt: 2000, FinishedAt: 3000}); *got != want {
+			t.Errorf("RunGet = %+v, want %+v", *got, want)
+		}
+		_, err = q.RunGet(ctx, other.ID, r.ID)
+		wantErr(t, "RunGet from another project", err, store.ErrNotFound)
+		return nil
+	})
+}
+
+// --- jobs ---
+
+func sameJob(t *testing.T, what string, got, want *store.Job) {
+	t.Helper()
+	g, w := *got, *want
+	if string(g.Payload) != string(w.Payload) || string(g.Policy) != string(w.Policy) {
+		t.Errorf("%s: payload %s policy %s, want %s and %s", what, g.Payload, g.Policy, w.Payload, w.Policy)
+	}
+	g.Payload, g.Policy, w.Payload, w.Policy = nil, nil, nil, nil
+	if fmt.Sprintf("%+v", g) != fmt.Sprintf("%+v", w) {
+		t.Errorf("%s:\n got %+v\nwant %+v", what, g, w)
+	}
+}
+
+func testJobInsert(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	other := newProject(t, s, "other")
+	r := &store.Run{ProjectID: f.p.ID, CreatedAt: 1000}
+	tx(t, s, func(q store.Queries) error { return q.RunCreate(ctx, r) })
+	j := job(f.p, f.ep, f.tool, 5000)
+	j.RunID, j.IdempotencyKey, j.ReplayOf, j.Attempt = r.ID, "order-1", 42, 0
+	f.insert(t, s, j)
+	if j.ID == 0 {
+		t.Fatal("JobInsert set no id")
+	}
+	// Reads inside Read and inside Tx agree with what was written.
+	read(t, s, func(q store.Queries) error {
+		got, err := q.JobGet(ctx, f.p.ID, j.ID)
+		if err != nil {
+			return err
+		}
+		sameJob(t, "JobGet", got, j)
+		got, err = q.JobByID(ctx, j.ID)
+		if err != nil {
+			return err
+		}
+		sameJob(t, "JobByID", got, j)
+		got, err = q.JobByIdempotencyKey(ctx, f.p.ID, "order-1")
+		if err != nil {
+			return err
+		}
+		sameJob(t, "JobByIdempotencyKey", got, j)
+		_, err = q.JobGet(ctx, other.ID, j.ID)
+		wantErr(t, "JobGet from another project", err, store.ErrNotFound)
+		_, err = q.JobByID(ctx, j.ID+100)
+		wantErr(t, "JobByID missing", err, store.ErrNotFound)
+		_, err = q.JobByIdempotencyKey(ctx, other.ID, "order-1")
+		wantErr(t, "JobByIdempotencyKey from another project", err, store.ErrNotFound)
+		return nil
+	})
+	tx(t, s, func(q store.Queries) error {
+		got, err := q.JobGet(ctx, f.p.ID, j.ID)
+		if err != nil {
+			return err
+		}
+		sameJob(t, "JobGet in Tx", got, j)
+		return nil
+	})
+}
+
+func testJobIdempotency(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	other := newProject(t, s, "other")
+	oep := newEndpoint(t, s, other.ID, "stripe")
+	otool := newTool(t, s, other.ID, oep.ID, "charge", "v1")
+	first := job(f.p, f.ep, f.tool, 5000)
+	first.IdempotencyKey = "k"
+	f.insert(t, s, first)
+	// A repeated key is a conflict, stores nothing and leaves the
+	// transaction usable: the engine reads the existing job next.
+	tx(t, s, func(q store.Queries) error {
+		dup := job(f.p, f.ep, f.tool, 9000)
+		dup.IdempotencyKey = "k"
+		wantErr(t, "JobInsert with a used idempotency key", q.JobInsert(ctx, dup), store.ErrConflict)
+		got, err := q.JobByIdempotencyKey(ctx, f.p.ID, "k")
+		if err != nil {
+			return fmt.Errorf("read after conflict: %w", err)
+		}
+		if got.ID != first.ID || got.DueAt != 5000 {
+			t.Errorf("after conflict the key names job %d due %d, want %d due 5000", got.ID, got.DueAt, first.ID)
+		}
+		// The transaction still writes.
+		return q.JobInsert(ctx, job(f.p, f.ep, f.tool, 6000))
+	})
+	// Two jobs with the same new key in one transaction: the second conflicts.
+	tx(t, s, func(q store.Queries) error {
+		a, b := job(f.p, f.ep, f.tool, 7000), job(f.p, f.ep, f.tool, 7000)
+		a.IdempotencyKey, b.IdempotencyKey = "batch", "batch"
+		if err := q.JobInsert(ctx, a); err != nil {
+			return err
+		}
+		wantErr(t, "second JobInsert of a key in one transaction", q.JobInsert(ctx, b), store.ErrConflict)
+		return nil
+	})
+	// Jobs without a key never conflict; the same key in another project is
+	// another job.
+	f.insert(t, s, job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1))
+	oj := job(other, oep, otool, 1)
+	oj.IdempotencyKey = "k"
+	f.insert(t, s, oj)
+	read(t, s, func(q store.Queries) error {
+		n, err := q.JobCount(ctx, store.JobFilter{ProjectID: f.p.ID})
+		if err != nil {
+			return err
+		}
+		if n != 5 {
+			t.Errorf("project holds %d jobs, want 5 (k, one unkeyed in the conflict tx, batch, two unkeyed)", n)
+		}
+		n, err = q.JobCount(ctx, store.JobFilter{ProjectID: other.ID})
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			t.Errorf("other project holds %d jobs, want 1", n)
+		}
+		return nil
+	})
+}
+
+func testJobUpdate(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	j := job(f.p, f.ep, f.tool, 5000)
+	f.insert(t, s, j)
+	j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID = 3, store.StateRunning, 6000, "lease-x", 9000, "w-1"
+	j.CancelRequested, j.UpdatedAt, j.FinishedAt = true, 6500, 0
+	tx(t, s, func(q store.Queries) error { return q.JobUpdate(ctx, j) })
+	sameJob(t, "after JobUpdate", getJob(t, s, j.ID), j)
+	j.State, j.CancelRequested, j.FinishedAt, j.LeaseToken = store.StateCancelled, false, 7000, ""
+	tx(t, s, func(q store.Queries) error { return q.JobUpdate(ctx, j) })
+	sameJob(t, "after second JobUpdate", getJob(t, s, j.ID), j)
+	txErr(t, s, "JobUpdate of a missing job", store.ErrNotFound, func(q store.Queries) error {
+		missing := *j
+		missing.ID += 100
+		return q.JobUpdate(ctx, &missing)
+	})
+}
+
+func testJobList(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	chargeV2 := newTool(t, s, f.p.ID, f.ep.ID, "charge", "v2")
+	other := newProject(t, s, "other")
+	oep := newEndpoint(t, s, other.ID, "stripe")
+	otool := newTool(t, s, other.ID, oep.ID, "charge", "v1")
+	r := &store.Run{ProjectID: f.p.ID, CreatedAt: 1000}
+	tx(t, s, func(q store.Queries) error { return q.RunCreate(ctx, r) })
+
+	// Ten jobs created at 100, 200, ... with a mix of tools and states.
+	var all []*store.Job
+	for i := range 10 {
+		var j *store.Job
+		switch i % 3 {
+		case 0:
+			j = job(f.p, f.ep, f.tool, 1)
+		case 1:
+			j = job(f.p, ep2, chat, 1)
+		case 2:
+			j = job(f.p, f.ep, chargeV2, 1)
+		}
+		j.CreatedAt = int64(100 * (i + 1))
+		if i%2 == 0 {
+			j.RunID = r.ID
+		}
+		all = append(all, j)
+	}
+	f.insert(t, s, all...)
+	f.insert(t, s, job(other, oep, otool, 1))
+	setState(t, s, all[1], store.StateSucceeded, 5000)
+	setState(t, s, all[4], store.StateFailed, 5000)
+
+	// want lists the indexes of all matching, newest first.
+	want := func(match func(i int, j *store.Job) bool) []int64 {
+		var out []int64
+		for i := len(all) - 1; i >= 0; i-- {
+			if match(i, all[i]) {
+				out = append(out, all[i].ID)
+			}
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		f    store.JobFilter
+		want []int64
+	}{
+		{"project", store.JobFilter{}, want(func(int, *store.Job) bool { return true })},
+		{"states", store.JobFilter{States: []string{store.StateSucceeded, store.StateFailed}}, []int64{all[4].ID, all[1].ID}},
+		{"tool", store.JobFilter{Tool: "charge"}, want(func(_ int, j *store.Job) bool { return j.Tool == "charge" })},
+		{"tool and version", store.JobFilter{Tool: "charge", Version: "v2"}, want(func(_ int, j *store.Job) bool { return j.ToolID == chargeV2.ID })},
+		{"endpoint", store.JobFilter{EndpointID: ep2.ID}, want(func(_ int, j *store.Job) bool { return j.EndpointID == ep2.ID })},
+		{"run", store.JobFilter{RunID: r.ID}, want(func(i int, _ *store.Job) bool { return i%2 == 0 })},
+		{"created window", store.JobFilter{CreatedAfter: 300, CreatedBefore: 600}, want(func(_ int, j *store.Job) bool { return j.CreatedAt >= 300 && j.CreatedAt < 600 })},
+		{"limit", store.JobFilter{Limit: 3}, []int64{all[9].ID, all[8].ID, all[7].ID}},
+		{"cursor", store.JobFilter{AfterID: all[7].ID, Limit: 3}, []int64{all[6].ID, all[5].ID, all[4].ID}},
+		{"cursor with filter", store.JobFilter{AfterID: all[6].ID, Tool: "charge", Version: "v1"}, []int64{all[3].ID, all[0].ID}},
+		{"nothing", store.JobFilter{States: []string{store.StateExhausted}}, nil},
+	}
+	read(t, s, func(q store.Queries) error {
+		for _, c := range cases {
+			c.f.ProjectID = f.p.ID
+			got, err := q.JobList(ctx, c.f)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			if !slices.Equal(ids(got), c.want) {
+				t.Errorf("JobList %s = %v, want %v", c.name, ids(got), c.want)
+			}
+			c.f.Limit = 0
+			n, err := q.JobCount(ctx, c.f)
+			if err != nil {
+				return fmt.Errorf("count %s: %w", c.name, err)
+			}
+			if c.name != "limit" && n != int64(len(c.want)) {
+				t.Errorf("JobCount %s = %d, want %d", c.name, n, len(c.want))
+			}
+		}
+		return nil
+	})
+	// Walking the cursor page by page visits every job once.
+	var seen []int64
+	cursor := int64(0)
+	for {
+		var page []store.Job
+		read(t, s, func(q store.Queries) (err error) {
+			page, err = q.JobList(ctx, store.JobFilter{ProjectID: f.p.ID, AfterID: cursor, Limit: 4})
+			return err
+		})
+		if len(page) == 0 {
+			break
+		}
+		seen = append(seen, ids(page)...)
+		cursor = page[len(page)-1].ID
+	}
+	if w := want(func(int, *store.Job) bool { return true }); !slices.Equal(seen, w) {
+		t.Errorf("paging = %v, want %v", seen, w)
+	}
+}
+
+func testJobCountsByState(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	other := newProject(t, s, "other")
+	oep := newEndpoint(t, s, other.ID, "stripe")
+	otool := newTool(t, s, other.ID, oep.ID, "charge", "v1")
+	js := []*store.Job{job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1)}
+	f.insert(t, s, js...)
+	f.insert(t, s, job(other, oep, otool, 1))
+	setState(t, s, js[0], store.StateRunning, 0)
+	setState(t, s, js[1], store.StateExhausted, 10)
+	read(t, s, func(q store.Queries) error {
+		got, err := q.JobCountsByState(ctx, f.p.ID)
+		if err != nil {
+			return err
+		}
+		if want := map[string]int64{store.StateScheduled: 2, store.StateRunning: 1, store.StateExhausted: 1}; !mapsEqual(got, want) {
+			t.Errorf("JobCountsByState(project) = %v, want %v", got, want)
+		}
+		got, err = q.JobCountsByState(ctx, 0)
+		if err != nil {
+			return err
+		}
+		if want := map[string]int64{store.StateScheduled: 3, store.StateRunning: 1, store.StateExhausted: 1}; !mapsEqual(got, want) {
+			t.Errorf("JobCountsByState(0) = %v, want %v", got, want)
+		}
+		got, err = q.JobCountsByState(ctx, other.ID+100)
+		if err != nil {
+			return err
+		}
+		if len(got) != 0 {
+			t.Errorf("JobCountsByState(no jobs) = %v, want empty", got)
+		}
+		return nil
+	})
+}
+
+func mapsEqual(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// --- claiming ---
+
+func testDueEndpoints(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	ep3 := newEndpoint(t, s, f.p.ID, "slack")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	post := newTool(t, s, f.p.ID, ep3.ID, "post", "v1")
+	running := job(f.p, f.ep, f.tool, 100)
+	f.insert(t, s, job(f.p, ep2, chat, 1000), job(f.p, ep3, post, 5000), running)
+	setState(t, s, running, store.StateRunning, 0)
+	cases := []struct {
+		name  string
+		tools []int64
+		now   int64
+		want  []int64
+	}{
+		{"due at now is due", []int64{f.tool.ID, chat.ID, post.ID}, 1000, []int64{ep2.ID}},
+		{"all due", []int64{f.tool.ID, chat.ID, post.ID}, 5000, []int64{ep2.ID, ep3.ID}},
+		{"tool filter", []int64{f.tool.ID, post.ID}, 9000, []int64{ep3.ID}},
+		{"none due", []int64{chat.ID, post.ID}, 999, nil},
+		{"no tools", nil, 9000, nil},
+	}
+	read(t, s, func(q store.Queries) error {
+		for _, c := range cases {
+			got, err := q.DueEndpoints(ctx, c.tools, c.now)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("DueEndpoints %s = %v, want %v", c.name, got, c.want)
+			}
+		}
+		return nil
+	})
+}
+
+func testJobsClaimable(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	v2 := newTool(t, s, f.p.ID, f.ep.ID, "charge", "v2")
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	// Inserted out of due order; b and c tie on due time (id breaks it).
+	a, b, c, d := job(f.p, f.ep, f.tool, 3000), job(f.p, f.ep, v2, 1000), job(f.p, f.ep, f.tool, 1000), job(f.p, f.ep, f.tool, 2000)
+	future, elsewhere, running := job(f.p, f.ep, f.tool, 9000), job(f.p, ep2, chat, 1), job(f.p, f.ep, f.tool, 1)
+	f.insert(t, s, a, b, c, d, future, elsewhere, running)
+	setState(t, s, running, store.StateRunning, 0)
+	all := []int64{f.tool.ID, v2.ID, chat.ID}
+	cases := []struct {
+		name  string
+		tools []int64
+		now   int64
+		limit int
+		want  []int64
+	}{
+		{"due order then id", all, 5000, 10, []int64{b.ID, c.ID, d.ID, a.ID}},
+		{"limit", all, 5000, 2, []int64{b.ID, c.ID}},
+		{"due at now", all, 2000, 10, []int64{b.ID, c.ID, d.ID}},
+		{"tool filter", []int64{f.tool.ID}, 5000, 10, []int64{c.ID, d.ID, a.ID}},
+		{"limit zero", all, 5000, 0, nil},
+		{"no tools", nil, 5000, 10, nil},
+	}
+	tx(t, s, func(q store.Queries) error {
+		for _, cs := range cases {
+			got, err := q.JobsClaimable(ctx, f.ep.ID, cs.tools, cs.now, cs.limit)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(ids(got), cs.want) {
+				t.Errorf("JobsClaimable %s = %v, want %v", cs.name, ids(got), cs.want)
+			}
+		}
+		got, err := q.JobsClaimable(ctx, f.ep.ID, all, 5000, 1)
+		if err != nil {
+			return err
+		}
+		if len(got) == 1 {
+			sameJob(t, "claimable job", &got[0], b)
+		}
+		return nil
+	})
+}
+
+func testJobsClaim(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	a, b, c := job(f.p, f.ep, f.tool, 1000), job(f.p, f.ep, f.tool, 1000), job(f.p, f.ep, f.tool, 1000)
+	b.TimeoutMs = 5000
+	f.insert(t, s, a, b, c)
+	claim(t, s, "w-1", "lease-1", 2000, a.ID, b.ID)
+	for _, want := range []struct {
+		j      *store.Job
+		expiry int64
+	}{{a, 32_000}, {b, 7000}} {
+		got := getJob(t, s, want.j.ID)
+		if got.State != store.StateRunning || got.Attempt != 1 || got.LeaseToken != "lease-1" || got.LeaseExpiresAt != want.expiry ||
+			got.WorkerID != "w-1" || got.UpdatedAt != 2000 || got.DueAt != 1000 {
+			t.Errorf("claimed job %d = state %s attempt %d lease %q until %d worker %q updated %d due %d; want running, 1, lease-1, %d, w-1, 2000, 1000",
+				got.ID, got.State, got.Attempt, got.LeaseToken, got.LeaseExpiresAt, got.WorkerID, got.UpdatedAt, got.DueAt, want.expiry)
+		}
+	}
+	if got := getJob(t, s, c.ID); got.State != store.StateScheduled || got.Attempt != 0 {
+		t.Errorf("unclaimed job changed: %+v", got)
+	}
+	read(t, s, func(q store.Queries) error {
+		as, err := q.AttemptList(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		if len(as) != 1 {
+			t.Fatalf("attempts of a claimed job = %d, want 1", len(as))
+		}
+		if want := (store.Attempt{JobID: a.ID, Number: 1, EndpointID: f.ep.ID, WorkerID: "w-1", LeaseToken: "lease-1", ClaimedAt: 2000}); as[0] != want {
+			t.Errorf("attempt row = %+v, want %+v", as[0], want)
+		}
+		as, err = q.AttemptList(ctx, c.ID)
+		if err != nil {
+			return err
+		}
+		if len(as) != 0 {
+			t.Errorf("unclaimed job has attempts %+v", as)
+		}
+		return nil
+	})
+	// Claiming a job that is no longer scheduled is a conflict, and the
+	// whole claim is refused.
+	txErr(t, s, "JobsClaim of a running job", store.ErrConflict, func(q store.Queries) error {
+		return q.JobsClaim(ctx, store.ClaimParams{IDs: []int64{c.ID, a.ID}, WorkerID: "w-2", LeaseToken: "lease-2", Now: 3000})
+	})
+	if got := getJob(t, s, c.ID); got.State != store.StateScheduled {
+		t.Errorf("job %d was claimed by a refused claim: %+v", c.ID, got)
+	}
+	// Rescheduled and claimed again: attempt 2 gets its own row.
+	ja := getJob(t, s, a.ID)
+	ja.State, ja.DueAt, ja.LeaseToken = store.StateScheduled, 4000, ""
+	tx(t, s, func(q store.Queries) error { return q.JobUpdate(ctx, ja) })
+	claim(t, s, "w-3", "lease-3", 4000, a.ID)
+	read(t, s, func(q store.Queries) error {
+		as, err := q.AttemptList(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		if len(as) != 2 || as[0].Number != 1 || as[1].Number != 2 || as[1].WorkerID != "w-3" || as[1].ClaimedAt != 4000 {
+			t.Errorf("attempts after a second claim = %+v", as)
+		}
+		return nil
+	})
+	// An empty claim is a no-op.
+	tx(t, s, func(q store.Queries) error {
+		return q.JobsClaim(ctx, store.ClaimParams{WorkerID: "w", LeaseToken: "l", Now: 1})
+	})
+}
+
+func testCountRunning(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	var js []*store.Job
+	for range 4 {
+		js = append(js, job(f.p, f.ep, f.tool, 1))
+	}
+	other := job(f.p, ep2, chat, 1)
+	f.insert(t, s, append(js, other)...)
+	claim(t, s, "w", "l", 10, js[0].ID, js[1].ID, js[2].ID)
+	claim(t, s, "w", "l", 10, other.ID)
+	read(t, s, func(q store.Queries) error {
+		for _, c := range []struct{ limit, want int64 }{{10, 3}, {3, 3}, {2, 2}, {1, 1}} {
+			n, err := q.CountRunning(ctx, f.ep.ID, c.limit)
+			if err != nil {
+				return err
+			}
+			if n != c.want {
+				t.Errorf("CountRunning(limit %d) = %d, want %d", c.limit, n, c.want)
+			}
+		}
+		n, err := q.CountRunning(ctx, ep2.ID+100, 10)
+		if err != nil {
+			return err
+		}
+		if n != 0 {
+			t.Errorf("CountRunning of an idle endpoint = %d", n)
+		}
+		return nil
+	})
+}
+
+func testClaimsSince(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	js := []*store.Job{job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1)}
+	other := job(f.p, ep2, chat, 1)
+	f.insert(t, s, append(js, other)...)
+	// Claims at 3000, 1000, 2000 (not in time order) and one elsewhere at 1500.
+	claim(t, s, "w", "l", 3000, js[0].ID)
+	claim(t, s, "w", "l", 1000, js[1].ID)
+	claim(t, s, "w", "l", 2000, js[2].ID)
+	claim(t, s, "w", "l", 1500, other.ID)
+	cases := []struct {
+		since, limit, n, earliest int64
+	}{
+		{0, 10, 3, 1000},
+		{1000, 10, 3, 1000}, // since is inclusive
+		{1001, 10, 2, 2000},
+		{2000, 10, 2, 2000},
+		{3000, 10, 1, 3000},
+		{3001, 10, 0, 0},
+		{0, 2, 2, 1000}, // stops at limit, still reports the earliest
+		{1001, 1, 1, 2000},
+	}
+	read(t, s, func(q store.Queries) error {
+		for _, c := range cases {
+			n, earliest, err := q.ClaimsSince(ctx, f.ep.ID, c.since, c.limit)
+			if err != nil {
+				return err
+			}
+			if n != c.n || earliest != c.earliest {
+				t.Errorf("ClaimsSince(since %d, limit %d) = %d, %d; want %d, %d", c.since, c.limit, n, earliest, c.n, c.earliest)
+			}
+		}
+		return nil
+	})
+}
+
+func testNextDueAt(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	v2 := newTool(t, s, f.p.ID, f.ep.ID, "charge", "v2")
+	early := job(f.p, f.ep, f.tool, 100)
+	f.insert(t, s, early, job(f.p, f.ep, f.tool, 3000), job(f.p, f.ep, v2, 2000))
+	check := func(what string, tools []int64, want int64) {
+		t.Helper()
+		read(t, s, func(q store.Queries) error {
+			got, err := q.NextDueAt(ctx, tools)
+			if err != nil {
+				return err
+			}
+			if got != want {
+				t.Errorf("NextDueAt %s = %d, want %d", what, got, want)
+			}
+			return nil
+		})
+	}
+	check("all", []int64{f.tool.ID, v2.ID}, 100)
+	check("v2", []int64{v2.ID}, 2000)
+	check("no tools", nil, 0)
+	check("unknown tool", []int64{v2.ID + 100}, 0)
+	setState(t, s, early, store.StateRunning, 0) // only scheduled jobs count
+	check("after the earliest runs", []int64{f.tool.ID, v2.ID}, 2000)
+}
+
+func testExpiredLeases(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	a, b, c, d := job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1)
+	a.TimeoutMs, b.TimeoutMs, c.TimeoutMs = 3000, 1000, 2000
+	f.insert(t, s, a, b, c, d)
+	claim(t, s, "w", "l", 10_000, a.ID, b.ID, c.ID) // leases end at 13000, 11000, 12000
+	check := func(now int64, limit int, want []int64) {
+		t.Helper()
+		tx(t, s, func(q store.Queries) error {
+			got, err := q.ExpiredLeases(ctx, now, limit)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(ids(got), want) {
+				t.Errorf("ExpiredLeases(now %d, limit %d) = %v, want %v", now, limit, ids(got), want)
+			}
+			return nil
+		})
+	}
+	check(10_999, 10, nil)
+	check(11_000, 10, []int64{b.ID}) // a lease ending at now has expired
+	check(20_000, 10, []int64{b.ID, c.ID, a.ID})
+	check(20_000, 2, []int64{b.ID, c.ID})
+}
+
+func testJobsPrune(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	var js []*store.Job
+	for range 7 {
+		js = append(js, job(f.p, f.ep, f.tool, 1))
+	}
+	f.insert(t, s, js...)
+	claim(t, s, "w", "l", 50, js[0].ID, js[1].ID, js[2].ID, js[3].ID, js[4].ID)
+	reload := func(j *store.Job) *store.Job { return getJob(t, s, j.ID) }
+	setState(t, s, reload(js[0]), store.StateSucceeded, 100) // pruned
+	setState(t, s, reload(js[1]), store.StateFailed, 200)    // pruned
+	setState(t, s, reload(js[2]), store.StateExhausted, 300) // pruned
+	setState(t, s, reload(js[3]), store.StateCancelled, 1000)
+	// js[4] running, js[5] scheduled, js[6] cancelled before it ran.
+	setState(t, s, js[6], store.StateCancelled, 400) // pruned
+	var n int64
+	tx(t, s, func(q store.Queries) (err error) { n, err = q.JobsPrune(ctx, 1000, 2); return err })
+	if n != 2 {
+		t.Fatalf("JobsPrune(limit 2) = %d, want 2", n)
+	}
+	tx(t, s, func(q store.Queries) (err error) { n, err = q.JobsPrune(ctx, 1000, 100); return err })
+	if n != 2 {
+		t.Fatalf("second JobsPrune = %d, want the remaining 2", n)
+	}
+	tx(t, s, func(q store.Queries) (err error) { n, err = q.JobsPrune(ctx, 1000, 100); return err })
+	if n != 0 {
+		t.Fatalf("third JobsPrune = %d, want 0", n)
+	}
+	read(t, s, func(q store.Queries) error {
+		left, err := q.JobList(ctx, store.JobFilter{ProjectID: f.p.ID})
+		if err != nil {
+			return err
+		}
+		if want := []int64{js[5].ID, js[4].ID, js[3].ID}; !slices.Equal(ids(left), want) {
+			t.Errorf("jobs left after pruning = %v, want %v (scheduled, running, finished at the cutoff)", ids(left), want)
+		}
+		for _, j := range js[:3] {
+			as, err := q.AttemptList(ctx, j.ID)
+			if err != nil {
+				return err
+			}
+			if len(as) != 0 {
+				t.Errorf("pruned job %d still has attempts %+v", j.ID, as)
+			}
+		}
+		for _, j := range js[3:5] {
+			as, err := q.AttemptList(ctx, j.ID)
+			if err != nil {
+				return err
+			}
+			if len(as) != 1 {
+				t.Errorf("kept job %d has %d attempts, want 1", j.ID, len(as))
+			}
+		}
+		return nil
+	})
+}
+
+func testAttempts(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	j := job(f.p, f.ep, f.tool, 1)
+	f.insert(t, s, j)
+	claim(t, s, "w-1", "lease-1", 1000, j.ID)
+	done := &store.Attempt{JobID: j.ID, Number: 1, EndpointID: f.ep.ID, WorkerID: "w-1", LeaseToken: "lease-1", ClaimedAt: 1000,
+		FinishedAt: 1500, Outcome: "failed", Classification: "http_status", HTTPStatus: 503, RetryAfterMs: 60_000, Message: "upstream \"down\"",
+		BaseDelayMs: 10_000.5, JitterSample: 0.123456789, MinDelayMs: 8000, MaxDelayMs: 12_000, SelectedMs: 60_000, NextDueAt: 61_500, Counted: true}
+	tx(t, s, func(q store.Queries) error {
+		if err := q.AttemptFinish(ctx, done); err != nil {
+			return err
+		}
+		jj, err := q.JobByID(ctx, j.ID)
+		if err != nil {
+			return err
+		}
+		jj.State, jj.DueAt = store.StateScheduled, 61_500
+		return q.JobUpdate(ctx, jj)
+	})
+	claim(t, s, "w-2", "lease-2", 62_000, j.ID)
+	read(t, s, func(q store.Queries) error {
+		got, err := q.AttemptGet(ctx, j.ID, 1)
+		if err != nil {
+			return err
+		}
+		if *got != *done {
+			t.Errorf("AttemptGet after finish:\n got %+v\nwant %+v", *got, *done)
+		}
+		_, err = q.AttemptGet(ctx, j.ID, 3)
+		wantErr(t, "AttemptGet missing", err, store.ErrNotFound)
+		list, err := q.AttemptList(ctx, j.ID)
+		if err != nil {
+			return err
+		}
+		if len(list) != 2 || list[0] != *done || list[1].Number != 2 || list[1].FinishedAt != 0 || list[1].Counted {
+			t.Errorf("AttemptList = %+v", list)
+		}
+		return nil
+	})
+	txErr(t, s, "AttemptFinish of a missing attempt", store.ErrNotFound, func(q store.Queries) error {
+		missing := *done
+		missing.Number = 9
+		return q.AttemptFinish(ctx, &missing)
+	})
+}
+
+// --- transactions ---
+
+func testTxRollback(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	boom := errors.New("boom")
+	err := s.Tx(ctx, func(q store.Queries) error {
+		if err := q.ProjectCreate(ctx, &store.Project{Name: "ghost", Plan: store.PlanFree, CreatedAt: 1}); err != nil {
+			return err
+		}
+		if err := q.JobInsert(ctx, job(f.p, f.ep, f.tool, 1)); err != nil {
+			return err
+		}
+		f.ep.CircuitState = store.CircuitOpen
+		if err := q.EndpointUpdateCircuit(ctx, f.ep); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Tx returned %v, want the function's error", err)
+	}
+	read(t, s, func(q store.Queries) error {
+		n, err := q.ProjectCount(ctx)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			t.Errorf("projects after rollback = %d, want 1", n)
+		}
+		jn, err := q.JobCount(ctx, store.JobFilter{ProjectID: f.p.ID})
+		if err != nil {
+			return err
+		}
+		if jn != 0 {
+			t.Errorf("jobs after rollback = %d, want 0", jn)
+		}
+		ep, err := q.EndpointByID(ctx, f.ep.ID, false)
+		if err != nil {
+			return err
+		}
+		if ep.CircuitState != store.CircuitClosed {
+			t.Errorf("circuit after rollback = %s, want closed", ep.CircuitState)
+		}
+		return nil
+	})
+	// A failed statement rolls back too, and the store stays usable.
+	txErr(t, s, "Tx with a conflict", store.ErrConflict, func(q store.Queries) error {
+		if err := q.JobInsert(ctx, job(f.p, f.ep, f.tool, 1)); err != nil {
+			return err
+		}
+		return q.EndpointCreate(ctx, &store.Endpoint{ProjectID: f.p.ID, Name: f.ep.Name, Policy: json.RawMessage(`{}`), Version: 1})
+	})
+	read(t, s, func(q store.Queries) error {
+		jn, err := q.JobCount(ctx, store.JobFilter{ProjectID: f.p.ID})
+		if err != nil {
+			return err
+		}
+		if jn != 0 {
+			t.Errorf("jobs after a failed Tx = %d, want 0", jn)
+		}
+		return nil
+	})
+	// A cancelled context fails the transaction and persists nothing.
+	cctx, cancel := context.WithCancel(ctx)
+	err = s.Tx(cctx, func(q store.Queries) error {
+		if err := q.JobInsert(cctx, job(f.p, f.ep, f.tool, 1)); err != nil {
+			return err
+		}
+		cancel()
+		return nil
+	})
+	if err == nil {
+		// The commit may win the race with the cancellation; then the job
+		// must really be there.
+		if n := countJobs(t, s, f.p.ID); n != 1 {
+			t.Errorf("Tx committed but %d jobs are stored", n)
+		}
+	} else if n := countJobs(t, s, f.p.ID); n != 0 {
+		t.Errorf("Tx failed (%v) but %d jobs are stored", err, n)
+	}
+}
+
+func countJobs(t *testing.T, s store.Store, projectID int64) int64 {
+	t.Helper()
+	var n int64
+	read(t, s, func(q store.Queries) (err error) {
+		n, err = q.JobCount(t.Context(), store.JobFilter{ProjectID: projectID})
+		return err
+	})
+	return n
+}
+
+func testRead(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	j := job(f.p, f.ep, f.tool, 1)
+	f.insert(t, s, j)
+	// Read sees committed writes and returns fn's error.
+	boom := errors.New("boom")
+	err := s.Read(ctx, func(q store.Queries) error {
+		if _, err := q.JobGet(ctx, f.p.ID, j.ID); err != nil {
+			return err
+		}
+		if _, err := q.EndpointGet(ctx, f.p.ID, f.ep.Name); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Read returned %v, want the function's error", err)
+	}
+	// Reads run while a write transaction is open elsewhere.
+	started, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = s.Tx(ctx, func(q store.Queries) error {
+			if _, err := q.EndpointByID(ctx, f.ep.ID, true); err != nil {
+				return err
+			}
+			close(started)
+			<-release
+			return nil
+		})
+	}()
+	<-started
+	read(t, s, func(q store.Queries) error {
+		_, err := q.EndpointByID(ctx, f.ep.ID, false)
+		return err
+	})
+	close(release)
+	wg.Wait()
+}
+
+// testConcurrentClaims claims from many goroutines the way the engine does:
+// lock the endpoint row, count running jobs against maxConcurrent, take
+// claimable jobs, claim them. No job may go to two workers and the endpoint
+// may never run more than maxConcurrent jobs.
+func testConcurrentClaims(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	const jobs, workers, maxConcurrent = 40, 8, 5
+	var js []*store.Job
+	for range jobs {
+		js = append(js, job(f.p, f.ep, f.tool, 1))
+	}
+	f.insert(t, s, js...)
+	var (
+		mu      sync.Mutex
+		claimed = map[int64]string{}
+		peak    int64
+		wg      sync.WaitGroup
+		errs    = make(chan error, workers)
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker := fmt.Sprintf("w-%d", w)
+			for n := 0; ; n++ {
+				var got []int64
+				err := s.Tx(ctx, func(q store.Queries) error {
+					got = nil
+					ep, err := q.EndpointByID(ctx, f.ep.ID, true)
+					if err != nil {
+						return err
+					}
+					running, err := q.CountRunning(ctx, ep.ID, maxConcurrent)
+					if err != nil {
+						return err
+					}
+					if running >= maxConcurrent {
+						return nil
+					}
+					ready, err := q.JobsClaimable(ctx, ep.ID, []int64{f.tool.ID}, 100, int(min(2, maxConcurrent-running)))
+					if err != nil {
+						return err
+					}
+					got = ids(ready)
+					if len(got) == 0 {
+						return nil
+					}
+					if err := q.JobsClaim(ctx, store.ClaimParams{IDs: got, WorkerID: worker, LeaseToken: fmt.Sprintf("%s-%d", worker, n), Now: 100}); err != nil {
+						return err
+					}
+					after, err := q.CountRunning(ctx, ep.ID, 1000)
+					if err != nil {
+						return err
+					}
+					mu.Lock()
+					peak = max(peak, after)
+					mu.Unlock()
+					return nil
+				})
+				if err != nil {
+					errs <- fmt.Errorf("%s: %w", worker, err)
+					return
+				}
+				mu.Lock()
+				for _, id := range got {
+					if prev, dup := claimed[id]; dup {
+						mu.Unlock()
+						errs <- fmt.Errorf("job %d claimed by %s and %s", id, prev, worker)
+						return
+					}
+					claimed[id] = worker
+				}
+				done := len(claimed) == jobs
+				mu.Unlock()
+				if done {
+					return
+				}
+				// Finish what we hold so capacity frees up.
+				for _, id := range got {
+					if err := s.Tx(ctx, func(q store.Queries) error {
+						j, err := q.JobByID(ctx, id)
+						if err != nil {
+							return err
+						}
+						j.State, j.FinishedAt = store.StateSucceeded, 200
+						return q.JobUpdate(ctx, j)
+					}); err != nil {
+						errs <- fmt.Errorf("%s finish %d: %w", worker, id, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if len(claimed) != jobs {
+		t.Errorf("%d of %d jobs claimed", len(claimed), jobs)
+	}
+	if peak > maxConcurrent {
+		t.Errorf("peak running = %d, want at most %d", peak, maxConcurrent)
+	}
+}
