@@ -852,12 +852,14 @@ func testJobList(t *testing.T, s store.Store) {
 			if !slices.Equal(ids(got), c.want) {
 				t.Errorf("JobList %s = %v, want %v", c.name, ids(got), c.want)
 			}
-			c.f.Limit = 0
+			if c.f.Limit != 0 { // JobCount ignores the limit
+				continue
+			}
 			n, err := q.JobCount(ctx, c.f)
 			if err != nil {
 				return fmt.Errorf("count %s: %w", c.name, err)
 			}
-			if c.name != "limit" && n != int64(len(c.want)) {
+			if n != int64(len(c.want)) {
 				t.Errorf("JobCount %s = %d, want %d", c.name, n, len(c.want))
 			}
 		}
