@@ -258,6 +258,9 @@ function renderCalcChart(input, r) {
     desc: `Share of ${SEEDS} seeds per wait for retry ${k + 1}, from 0 to the cap, with the waits exactly at the cap drawn apart.`,
     values, atCap: true, cap: input.capMs, bins: 24, xLabel: `wait before retry ${k + 1}`,
   });
+  // Without jitter every seed waits the same: one bar says nothing the note
+  // does not.
+  $("calc-hist").hidden = !jittered;
   const share = ((atCap / SEEDS) * 100).toFixed(1);
   const note = $("spike-note");
   note.classList.toggle("callout-warn", input.jitter === "decorrelated" && atCap > 0);

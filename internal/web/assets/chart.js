@@ -136,7 +136,7 @@ export function histogram(svg, spec) {
   const share = (c) => (c / total) * 100;
   const yMax = Math.max(1, ...counts.map(share), share(spike));
   const n = nb + 2; // the bins, a gap, and the spike bar
-  const { x, y, slot } = frame(svg, yMax * 1.08, n, spec.xLabel, (i) => (i === 0 ? duration(lo) : i === nb - 1 ? duration(hi) : i === nb + 1 ? "= cap" : ""), false);
+  const { x, y, slot } = frame(svg, Math.min(100, yMax * 1.08), n, spec.xLabel, (i) => (i === 0 ? duration(lo) : i === nb - 1 ? duration(hi) : i === nb + 1 ? "= cap" : ""), false);
   // The y axis counts a share of the seeds, not a duration: relabel the ticks.
   for (const t of svg.querySelectorAll(".axis > text[text-anchor=end]")) {
     const ms = t.textContent;
