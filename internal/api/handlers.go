@@ -60,6 +60,7 @@ func (a *API) table() []Route {
 		{Method: "POST", Path: "/v1/jobs/{id}/heartbeat", Summary: "Extend a lease", Scopes: worker, Request: "Heartbeat", Response: "HeartbeatResult", Status: 200, handler: a.auth(worker, a.heartbeat)},
 		{Method: "POST", Path: "/v1/jobs/{id}/report", Summary: "Report the outcome of a leased job", Scopes: worker, Request: "Report", Response: "ReportResult", Status: 200, handler: a.auth(worker, a.report)},
 		{Method: "POST", Path: "/v1/reports", Summary: "Report up to 1000 outcomes; each report succeeds or fails on its own", Scopes: worker, Request: "ReportBatch", Response: "ReportBatchResult", Status: 200, handler: a.auth(worker, a.reportBatch)},
+		{Method: "POST", Path: "/v1/dev/clock", Summary: "Advance the clock of a server started with --dev-clock (for tests of long backoffs)", Scopes: owner, Request: "ClockAdvance", Response: "ClockAdvance", Status: 200, handler: a.auth(owner, a.advanceClock)},
 		{Method: "GET", Path: "/v1/overview", Summary: "Per-endpoint live state for the dashboard", Scopes: anyKey, Response: "Overview", Status: 200, handler: a.auth(anyKey, a.overview)},
 	}
 }
@@ -848,4 +849,22 @@ func (a *API) reportBatch(w http.ResponseWriter, r *http.Request, p *engine.Prin
 		}
 	}
 	writeJSON(w, 200, map[string]any{"results": out})
+}
+
+type clockAdvance struct {
+	AdvanceMs int64  `json:"advanceMs"`
+	Now       string `json:"now,omitempty"`
+}
+
+func (a *API) advanceClock(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+	var req clockAdvance
+	if err := decode(w, r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if err := a.e.AdvanceClock(r.Context(), time.Duration(req.AdvanceMs)*time.Millisecond); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, 200, clockAdvance{AdvanceMs: req.AdvanceMs, Now: ft(a.e.Clock().Now().UnixMilli())})
 }

@@ -136,7 +136,7 @@ func schemas() map[string]any {
 		"Key": KeyView{}, "KeyCreate": keyCreate{}, "Endpoint": EndpointView{}, "Tool": ToolView{}, "Run": RunView{}, "RunCreate": runCreate{},
 		"Job": JobView{}, "JobEnqueue": enqueueReq{}, "JobBatch": batchReq{}, "Hold": engine.Hold{}, "ClaimRequest": claimReq{},
 		"ClaimedJob": engine.ClaimedJSON{}, "Heartbeat": heartbeatReq{}, "Report": ReportBody{}, "ReportBatch": reportBatchReq{},
-		"Error": errorBody{}, "JobBulk": bulkReq{},
+		"Error": errorBody{}, "JobBulk": bulkReq{}, "ClockAdvance": clockAdvance{},
 	} {
 		out[name] = schemaOf(reflect.TypeOf(v))
 	}

@@ -48,6 +48,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the Ratchet server (embedded SQLite, no configuration needed)", runServe},
+		{"migrate", "apply or list database migrations (up, status)", runMigrate},
+		{"project", "create another project with its owner key (multi-tenant hosts)", runProject},
 		{"calc", "print a backoff calculator schedule (none, full, equal, decorrelated jitter)", runCalc},
 		{"policy", "validate a retry policy and print its schedule or one delay", runPolicy},
 		{"simulate", "simulate clients contending with backoff and jitter (the 2015 study, and your policies)", runSimulate},

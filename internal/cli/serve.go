@@ -20,11 +20,12 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	retention := f.String("retention", envOr(env, "RATCHET_RETENTION", "168h"), "prune finished jobs older than this; 0 or negative keeps them (RATCHET_RETENTION)")
 	maxWait := f.String("max-wait", envOr(env, "RATCHET_MAX_WAIT", "30s"), "longest claim long poll, 1s–5m (RATCHET_MAX_WAIT)")
 	syncMode := f.String("sqlite-synchronous", envOr(env, "RATCHET_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous: FULL (survives power loss) or NORMAL (RATCHET_SQLITE_SYNCHRONOUS)")
+	devClock := f.Bool("dev-clock", "let owner keys advance the server clock (POST /v1/dev/clock); for tests, never for production")
 	level := f.String("log-level", envOr(env, "RATCHET_LOG_LEVEL", "info"), "debug, info, warn or error (RATCHET_LOG_LEVEL)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	cfg := server.Config{Addr: *addr, DatabaseURL: *db, BootstrapKey: *boot, SQLiteSynchronous: strings.ToUpper(*syncMode), Version: Version}
+	cfg := server.Config{Addr: *addr, DatabaseURL: *db, BootstrapKey: *boot, SQLiteSynchronous: strings.ToUpper(*syncMode), Version: Version, DevClock: *devClock}
 	cfg.Retention = f.duration("retention", *retention, -1<<62, 1<<62, "must be a Go duration such as 168h, 30m; 0 or negative keeps finished jobs")
 	if cfg.Retention <= 0 {
 		cfg.Retention = -1

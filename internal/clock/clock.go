@@ -124,3 +124,29 @@ func (t *fakeTimer) Stop() bool {
 	t.fired = true
 	return true
 }
+
+// Offset is the system clock plus an adjustable offset, for development
+// servers whose tests must see a long backoff elapse without waiting for it
+// (`ratchet serve --dev-clock`). Timers run on real time; whoever advances
+// the offset must wake waiters that should re-check the time.
+type Offset struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+// Now returns the system time plus the offset.
+func (o *Offset) Now() time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return time.Now().Add(o.off)
+}
+
+// NewTimer is a real timer.
+func (o *Offset) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+// Advance moves the clock forward by d.
+func (o *Offset) Advance(d time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.off += d
+}

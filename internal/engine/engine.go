@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
+	"strconv"
 	"sync"
 	"time"
 
@@ -90,6 +91,21 @@ func New(cfg Config) (*Engine, error) {
 		cfg.MaxClaim = 1000
 	}
 	return &Engine{st: cfg.Store, clk: cfg.Clock, rnd: cfg.Rand, log: cfg.Logger, cfg: cfg, obs: cfg.Observer, wakeCh: make(chan struct{})}, nil
+}
+
+// AdvanceClock moves a development clock (clock.Offset) forward and wakes
+// waiting claimers so they look at the new time. Other clocks refuse.
+func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
+	o, ok := e.clk.(*clock.Offset)
+	if !ok {
+		return forbidden("the clock can only be advanced on a server started with --dev-clock")
+	}
+	if d <= 0 || d > 30*24*time.Hour {
+		return invalidField("advanceMs", strconv.FormatInt(d.Milliseconds(), 10), "must be from 1 through 2592000000 milliseconds")
+	}
+	o.Advance(d)
+	e.signal(ctx)
+	return nil
 }
 
 // Store returns the engine's store.

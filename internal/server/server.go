@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/internal/api"
+	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/internal/store/sqlite"
@@ -33,6 +34,7 @@ type Config struct {
 	SQLiteSynchronous string        // FULL (default) or NORMAL
 	ShutdownTimeout   time.Duration // how long in-flight requests may take to finish; default 15s
 	Version           string
+	DevClock          bool // a clock tests may advance through POST /v1/dev/clock
 }
 
 // OpenStore opens the store a database URL names and applies migrations
@@ -87,7 +89,12 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	defer st.Close()
 	metrics := api.NewMetrics(st)
-	eng, err := engine.New(engine.Config{Store: st, Logger: log, Retention: cfg.Retention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics})
+	var clk clock.Clock = clock.Real{}
+	if cfg.DevClock {
+		clk = &clock.Offset{}
+		log.Warn("development clock enabled: owners may advance time with POST /v1/dev/clock")
+	}
+	eng, err := engine.New(engine.Config{Store: st, Clock: clk, Logger: log, Retention: cfg.Retention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics})
 	if err != nil {
 		return err
 	}
