@@ -84,7 +84,7 @@ func (p *page) text(css string) string {
 
 func (p *page) visible(css string) bool {
 	p.t.Helper()
-	return browsertest.Eval[bool](p.tab, fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.offsetParent !== null; })()`, css))
+	return browsertest.Eval[bool](p.tab, fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.getClientRects().length > 0; })()`, css))
 }
 
 func (p *page) shot(name string) {
@@ -392,6 +392,9 @@ func TestCalculatorInBrowser(t *testing.T) {
 		}
 		if after := browsertest.Eval[int](p.tab, `performance.getEntriesByType("resource").length`); after != before {
 			t.Errorf("pasting made %d requests", after-before)
+		}
+		if p.visible("#calc-hist") {
+			t.Error("the histogram is shown for a schedule without jitter")
 		}
 		p.shot("07-pasted-log")
 

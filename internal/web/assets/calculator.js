@@ -260,7 +260,7 @@ function renderCalcChart(input, r) {
   });
   // Without jitter every seed waits the same: one bar says nothing the note
   // does not.
-  $("calc-hist").hidden = !jittered;
+  $("calc-hist").toggleAttribute("hidden", !jittered); // SVG elements have no .hidden property
   const share = ((atCap / SEEDS) * 100).toFixed(1);
   const note = $("spike-note");
   note.classList.toggle("callout-warn", input.jitter === "decorrelated" && atCap > 0);
@@ -401,7 +401,7 @@ function renderPolicy() {
 function renderPolicyChart(p, s, hint) {
   const rows = s.rows.filter((r) => !r.exhausted);
   const svg = $("policy-chart");
-  svg.hidden = rows.length === 0;
+  svg.toggleAttribute("hidden", rows.length === 0);
   $("policy-chart-caption").textContent = rows.length === 0
     ? "A single attempt: there is no wait to draw."
     : `Each column is the delay after one failed attempt. The band is the jitter range (u from 0 through 1); the middle band is the 10th–90th percentile of a uniform draw.`;
