@@ -414,13 +414,24 @@ func (q *Queries) scanJobs(rows *sql.Rows, err error) ([]store.Job, error) {
 	return out, q.D.Translate(rows.Err())
 }
 
+// JobInsert skips a repeated idempotency key with ON CONFLICT DO NOTHING
+// rather than letting the unique index fail the statement: on PostgreSQL a
+// failed statement aborts the whole transaction, and the engine goes on to
+// read the existing job in the same one.
 func (q *Queries) JobInsert(ctx context.Context, j *store.Job) error {
 	id, err := q.insertID(ctx, `INSERT INTO jobs (project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy,
-		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`,
 		j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), nullStr(j.IdempotencyKey), string(j.Policy),
 		j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt)
+	if errors.Is(err, store.ErrNotFound) { // no row returned: the key is taken
+		return fmt.Errorf("idempotency key %q is already used in project %d: %w", j.IdempotencyKey, j.ProjectID, store.ErrConflict)
+	}
+	if err != nil {
+		return err
+	}
 	j.ID = id
-	return err
+	return nil
 }
 
 func (q *Queries) JobByIdempotencyKey(ctx context.Context, projectID int64, key string) (*store.Job, error) {

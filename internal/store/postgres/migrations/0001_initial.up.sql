@@ -1,0 +1,122 @@
+-- The PostgreSQL translation of the SQLite driver's 0001_initial: the same
+-- tables, columns and indexes. Times are unix milliseconds (BIGINT) passed in
+-- by the engine; booleans stay 0/1 integers so both drivers scan alike.
+CREATE TABLE projects (
+    id         BIGSERIAL PRIMARY KEY,
+    name       TEXT   NOT NULL,
+    plan       TEXT   NOT NULL CHECK (plan IN ('FREE', 'BASIC', 'PRO')),
+    created_at BIGINT NOT NULL
+);
+
+CREATE TABLE api_keys (
+    id         BIGSERIAL PRIMARY KEY,
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    name       TEXT   NOT NULL DEFAULT '',
+    scope      TEXT   NOT NULL CHECK (scope IN ('owner', 'producer', 'worker')),
+    hash       TEXT   NOT NULL UNIQUE,
+    prefix     TEXT   NOT NULL,
+    tools      TEXT   NOT NULL DEFAULT '[]',
+    created_at BIGINT NOT NULL,
+    revoked_at BIGINT NOT NULL DEFAULT 0
+);
+
+CREATE TABLE endpoints (
+    id                    BIGSERIAL PRIMARY KEY,
+    project_id            BIGINT NOT NULL REFERENCES projects (id),
+    name                  TEXT   NOT NULL,
+    policy                TEXT   NOT NULL,
+    default_timeout_ms    BIGINT NOT NULL,
+    max_concurrent        BIGINT NOT NULL,
+    rate_limit_per_minute BIGINT,
+    circuit_threshold     BIGINT NOT NULL,
+    circuit_open_ms       BIGINT NOT NULL,
+    version               BIGINT NOT NULL,
+    created_at            BIGINT NOT NULL,
+    updated_at            BIGINT NOT NULL,
+    circuit_state         TEXT   NOT NULL DEFAULT 'closed',
+    circuit_failures      BIGINT NOT NULL DEFAULT 0,
+    circuit_opened_at     BIGINT NOT NULL DEFAULT 0,
+    circuit_probe_job     BIGINT NOT NULL DEFAULT 0,
+    UNIQUE (project_id, name)
+);
+
+CREATE TABLE tools (
+    id           BIGSERIAL PRIMARY KEY,
+    project_id   BIGINT NOT NULL REFERENCES projects (id),
+    name         TEXT   NOT NULL,
+    version      TEXT   NOT NULL,
+    endpoint_id  BIGINT NOT NULL REFERENCES endpoints (id),
+    description  TEXT   NOT NULL DEFAULT '',
+    schema       TEXT,
+    timeout_ms   BIGINT,
+    retry_policy TEXT,
+    created_at   BIGINT NOT NULL,
+    UNIQUE (project_id, name, version)
+);
+
+CREATE TABLE runs (
+    id          BIGSERIAL PRIMARY KEY,
+    project_id  BIGINT NOT NULL REFERENCES projects (id),
+    name        TEXT   NOT NULL DEFAULT '',
+    state       TEXT   NOT NULL,
+    created_at  BIGINT NOT NULL,
+    finished_at BIGINT NOT NULL DEFAULT 0
+);
+
+CREATE TABLE jobs (
+    id               BIGSERIAL PRIMARY KEY,
+    project_id       BIGINT NOT NULL,
+    tool_id          BIGINT NOT NULL,
+    tool             TEXT   NOT NULL,
+    version          TEXT   NOT NULL,
+    endpoint_id      BIGINT NOT NULL,
+    endpoint         TEXT   NOT NULL,
+    run_id           BIGINT NOT NULL DEFAULT 0,
+    payload          TEXT   NOT NULL,
+    idempotency_key  TEXT,
+    policy           TEXT   NOT NULL,
+    max_attempts     BIGINT NOT NULL,
+    timeout_ms       BIGINT NOT NULL,
+    attempt          BIGINT NOT NULL DEFAULT 0,
+    state            TEXT   NOT NULL,
+    due_at           BIGINT NOT NULL,
+    lease_token      TEXT   NOT NULL DEFAULT '',
+    lease_expires_at BIGINT NOT NULL DEFAULT 0,
+    worker_id        TEXT   NOT NULL DEFAULT '',
+    cancel_requested BIGINT NOT NULL DEFAULT 0,
+    replay_of        BIGINT NOT NULL DEFAULT 0,
+    created_at       BIGINT NOT NULL,
+    updated_at       BIGINT NOT NULL,
+    finished_at      BIGINT NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX jobs_idempotency ON jobs (project_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE INDEX jobs_due ON jobs (endpoint_id, tool_id, due_at) WHERE state = 'scheduled';
+CREATE INDEX jobs_running ON jobs (endpoint_id) WHERE state = 'running';
+CREATE INDEX jobs_lease ON jobs (lease_expires_at) WHERE state = 'running';
+CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at > 0;
+CREATE INDEX jobs_project ON jobs (project_id, id);
+CREATE INDEX jobs_project_state ON jobs (project_id, state, id);
+
+CREATE TABLE attempts (
+    job_id          BIGINT           NOT NULL,
+    number          BIGINT           NOT NULL,
+    endpoint_id     BIGINT           NOT NULL,
+    worker_id       TEXT             NOT NULL,
+    lease_token     TEXT             NOT NULL,
+    claimed_at      BIGINT           NOT NULL,
+    finished_at     BIGINT           NOT NULL DEFAULT 0,
+    outcome         TEXT             NOT NULL DEFAULT '',
+    classification  TEXT             NOT NULL DEFAULT '',
+    http_status     BIGINT           NOT NULL DEFAULT 0,
+    retry_after_ms  BIGINT           NOT NULL DEFAULT 0,
+    message         TEXT             NOT NULL DEFAULT '',
+    base_delay_ms   DOUBLE PRECISION NOT NULL DEFAULT 0,
+    jitter_sample   DOUBLE PRECISION NOT NULL DEFAULT 0,
+    min_delay_ms    BIGINT           NOT NULL DEFAULT 0,
+    max_delay_ms    BIGINT           NOT NULL DEFAULT 0,
+    selected_ms     BIGINT           NOT NULL DEFAULT 0,
+    next_due_at     BIGINT           NOT NULL DEFAULT 0,
+    counted         BIGINT           NOT NULL DEFAULT 0,
+    PRIMARY KEY (job_id, number)
+);
+CREATE INDEX attempts_claims ON attempts (endpoint_id, claimed_at);
