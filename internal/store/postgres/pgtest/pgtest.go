@@ -12,8 +12,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"net"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -28,9 +32,11 @@ const (
 	EnvURL = "RATCHET_TEST_POSTGRES_URL"
 	// EnvRequire set to 1 turns a missing server into a failure.
 	EnvRequire = "RATCHET_REQUIRE_POSTGRES"
-	// EnvDataDir and EnvPgCtl let fault tests restart the test server.
+	// EnvDataDir is the shared test server's data directory.
 	EnvDataDir = "RATCHET_TEST_POSTGRES_DATADIR"
-	EnvPgCtl   = "RATCHET_TEST_PG_CTL"
+	// EnvPgCtl is a pg_ctl that fault tests use to run private clusters
+	// (NewServer); they never restart the shared server under other tests.
+	EnvPgCtl = "RATCHET_TEST_PG_CTL"
 )
 
 // ServerURL returns the test server's URL, or skips the test (fails it under
@@ -64,9 +70,9 @@ func URL(t testing.TB) string {
 		name = name[len(name)-40:]
 	}
 	schema := "t_" + strings.Trim(name, "_") + "_" + hex.EncodeToString(rnd[:])
-	exec(t, base, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize())
+	execSQL(t, base, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize())
 	t.Cleanup(func() {
-		exec(t, base, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+		execSQL(t, base, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
 	})
 	u, err := url.Parse(base)
 	if err != nil {
@@ -78,7 +84,7 @@ func URL(t testing.TB) string {
 	return u.String()
 }
 
-func exec(t testing.TB, dsn, sql string) {
+func execSQL(t testing.TB, dsn, sql string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -92,20 +98,95 @@ func exec(t testing.TB, dsn, sql string) {
 	}
 }
 
-// Server describes a test server that a test may stop and start.
+// Server is a private PostgreSQL cluster that one test owns and may stop
+// and start (fault tests), leaving the shared test server alone.
 type Server struct {
-	DataDir string
-	PgCtl   string
+	Dir   string // temp dir holding data/, the socket and the log
+	Port  int
+	pgCtl string
 }
 
-// Restartable returns the test server's data directory and pg_ctl, or skips
-// the test when scripts/test did not provide them.
-func Restartable(t testing.TB) Server {
+// NewServer initialises and starts a private cluster with the pg_ctl that
+// scripts/test exports (RATCHET_TEST_PG_CTL, which runs as the postgres user
+// when needed), and removes it when the test ends. Without that variable the
+// test is skipped: a server someone else provides cannot be restarted.
+func NewServer(t testing.TB) *Server {
 	t.Helper()
 	ServerURL(t)
-	s := Server{DataDir: os.Getenv(EnvDataDir), PgCtl: os.Getenv(EnvPgCtl)}
-	if s.DataDir == "" || s.PgCtl == "" {
-		t.Skip("restarting PostgreSQL needs " + EnvDataDir + " and " + EnvPgCtl + " (./scripts/test sets them for its own server)")
+	pgCtl := os.Getenv(EnvPgCtl)
+	if pgCtl == "" {
+		t.Skip("restarting PostgreSQL needs " + EnvPgCtl + " (./scripts/test sets it for its own server)")
 	}
+	dir, err := os.MkdirTemp("", "ratchet-pgtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pg_ctl may run as another user (postgres) that must create data/ here.
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Dir: dir, Port: freePort(t), pgCtl: pgCtl}
+	t.Cleanup(func() {
+		_ = s.ctl("-m", "immediate", "-w", "stop")
+		_ = os.RemoveAll(dir)
+	})
+	if err := s.ctl("init", "-o", "-A trust -U postgres -E UTF8 --no-sync"); err != nil {
+		t.Fatalf("initdb: %v", err)
+	}
+	conf := fmt.Sprintf("\nlisten_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\nfsync = off\n", s.Port, dir)
+	f, err := os.OpenFile(filepath.Join(dir, "data", "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(conf)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start(t)
 	return s
+}
+
+// URL is the cluster's postgres database.
+func (s *Server) URL() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.Port)
+}
+
+// Stop shuts the server down (fast mode: sessions are cut, committed data is
+// flushed).
+func (s *Server) Stop(t testing.TB) {
+	t.Helper()
+	if err := s.ctl("-m", "fast", "-w", "-t", "60", "stop"); err != nil {
+		t.Fatalf("stop postgres: %v", err)
+	}
+}
+
+// Start starts the server and waits until it accepts connections.
+func (s *Server) Start(t testing.TB) {
+	t.Helper()
+	if err := s.ctl("-l", filepath.Join(s.Dir, "server.log"), "-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(s.Dir, "server.log"))
+		t.Fatalf("start postgres: %v\n%s", err, log)
+	}
+}
+
+func (s *Server) ctl(args ...string) error {
+	cmd := exec.Command(s.pgCtl, append([]string{"-D", filepath.Join(s.Dir, "data")}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pg_ctl %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
