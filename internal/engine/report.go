@@ -117,8 +117,9 @@ func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportReque
 	changed := false
 	err := e.st.Tx(ctx, func(q store.Queries) error {
 		now := e.clk.Now()
+		eps := endpointCache{}
 		for i, r := range rs {
-			res, err := e.reportOne(ctx, q, p, r, now)
+			res, err := e.reportOne(ctx, q, p, r, now, eps)
 			if err != nil {
 				var ee *Error
 				if !errors.As(err, &ee) {
@@ -148,7 +149,7 @@ func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportReque
 	return out, nil
 }
 
-func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r ReportRequest, now time.Time) (ReportResult, error) {
+func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r ReportRequest, now time.Time, eps endpointCache) (ReportResult, error) {
 	j, err := q.JobGet(ctx, p.ProjectID, r.JobID)
 	if errors.Is(err, store.ErrNotFound) {
 		return ReportResult{}, notFound("job %d not found", r.JobID)
@@ -178,12 +179,12 @@ func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r
 		return ReportResult{Job: j, Attempt: a, Duplicate: true, Decision: classify.Decision{Classification: a.Classification}}, nil
 	}
 	d := classify.Classify(r.Report, now)
-	return e.finishAttempt(ctx, q, j, d, r.Report, now)
+	return e.finishAttempt(ctx, q, j, d, r.Report, now, eps)
 }
 
 // finishAttempt applies a decision to a running job: the attempt row, the
 // job's next state and due time, and the endpoint's circuit.
-func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Job, d classify.Decision, rep classify.Report, now time.Time) (ReportResult, error) {
+func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Job, d classify.Decision, rep classify.Report, now time.Time, eps endpointCache) (ReportResult, error) {
 	nowMs := now.UnixMilli()
 	a, err := q.AttemptGet(ctx, j.ID, j.Attempt)
 	if err != nil {
@@ -237,7 +238,7 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 	if err := q.JobUpdate(ctx, j); err != nil {
 		return ReportResult{}, err
 	}
-	if err := e.updateCircuit(ctx, q, j, d, nowMs); err != nil {
+	if err := e.updateCircuit(ctx, q, j, d, nowMs, eps); err != nil {
 		return ReportResult{}, err
 	}
 	return ReportResult{Job: j, Attempt: a, Decision: d}, nil
@@ -265,10 +266,10 @@ func truncate(s string, n int) string {
 //	           claim is the half-open probe.
 //	half_open: the probe's result decides: a counted failure opens it again,
 //	           anything else (the provider answered) closes it.
-func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Job, d classify.Decision, now int64) error {
+func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Job, d classify.Decision, now int64, eps endpointCache) error {
 	if !d.CountsTowardCircuit && d.Outcome != classify.Succeeded {
 		// Not a provider-health signal, unless this was the probe.
-		ep, err := q.EndpointByID(ctx, j.EndpointID, true)
+		ep, err := eps.get(ctx, q, j.EndpointID)
 		if err != nil {
 			return err
 		}
@@ -278,7 +279,7 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 		ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob = store.CircuitClosed, 0, 0
 		return q.EndpointUpdateCircuit(ctx, ep)
 	}
-	ep, err := q.EndpointByID(ctx, j.EndpointID, true)
+	ep, err := eps.get(ctx, q, j.EndpointID)
 	if err != nil {
 		return err
 	}
@@ -313,6 +314,25 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 	return q.EndpointUpdateCircuit(ctx, ep)
 }
 
+// endpointCache holds the endpoint rows one transaction has read (locked,
+// on PostgreSQL) by id. Within the transaction only updateCircuit changes
+// them, and it changes the cached row in place before writing it, so the
+// cache always equals the database: a batch of reports reads each endpoint
+// once instead of once per report.
+type endpointCache map[int64]*store.Endpoint
+
+func (c endpointCache) get(ctx context.Context, q store.Queries, id int64) (*store.Endpoint, error) {
+	if ep, ok := c[id]; ok {
+		return ep, nil
+	}
+	ep, err := q.EndpointByID(ctx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	c[id] = ep
+	return ep, nil
+}
+
 // Rescue turns every expired lease into a timed_out failed attempt, which is
 // retried (or exhausted) by the job's policy. It returns how many it rescued.
 func (e *Engine) Rescue(ctx context.Context) (int, error) {
@@ -325,8 +345,9 @@ func (e *Engine) Rescue(ctx context.Context) (int, error) {
 			if err != nil {
 				return err
 			}
+			eps := endpointCache{}
 			for i := range jobs {
-				if _, err := e.finishAttempt(ctx, q, &jobs[i], classify.LeaseExpired(), classify.Report{}, now); err != nil {
+				if _, err := e.finishAttempt(ctx, q, &jobs[i], classify.LeaseExpired(), classify.Report{}, now, eps); err != nil {
 					return err
 				}
 			}

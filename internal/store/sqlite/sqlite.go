@@ -66,18 +66,11 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
-	w, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
+	w := sql.OpenDB(&cachingConnector{dsn: dsn, drv: &sqlite.Driver{}})
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	r, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
+	r := sql.OpenDB(&cachingConnector{dsn: dsn, drv: &sqlite.Driver{}})
 	r.SetMaxOpenConns(4)
 	db := &DB{path: path, writer: w, reader: r, wake: make(chan struct{}, 1)}
 	if err := w.PingContext(ctx); err != nil {

@@ -1,0 +1,320 @@
+// Package bench measures Ratchet's two figures of merit: burn-down
+// throughput (enqueue N no-op jobs, then claim them in batches and report
+// every one succeeded, until none is left) and the lag from a job's due time
+// to its claim by a waiting (long-polling) claimer.
+//
+// It drives either the engine in-process (mode "engine") or a server over
+// HTTP on loopback with the Go SDK (mode "http"), against a fresh SQLite
+// file in a temporary directory unless told otherwise. `ratchet bench`
+// prints the figures with the settings and the method, so a number never
+// travels without how it was made.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config says what to measure. Zero values take the defaults in the comments.
+type Config struct {
+	Mode         string        // "engine" (default) or "http"
+	Jobs         int           // N, jobs to burn down; default 20000
+	Batch        int           // B, most jobs per claim (and per report); default 100
+	Claimers     int           // C, concurrent claimers; default 4
+	EnqueueBatch int           // jobs per EnqueueBatch call; default 1000 (the API's limit)
+	LagJobs      int           // jobs of the lag measurement; default 2000
+	LagEvery     time.Duration // spacing of the lag enqueues; default 2 ms
+	LagAhead     time.Duration // how far in the future each lag job is due; default 5 ms
+	SkipLag      bool          // measure throughput only
+	Synchronous  string        // SQLite synchronous pragma, FULL (default) or NORMAL
+	DatabaseURL  string        // engine mode, or http mode's own server: a SQLite path or postgres:// URL; default a fresh SQLite file in a temp dir
+	Server       string        // http mode: an external server's URL; empty starts one in-process
+	Key          string        // http mode with Server: an owner key
+}
+
+// Validate checks the ranges and fills the defaults.
+func (c *Config) Validate() error {
+	if c.Mode == "" {
+		c.Mode = "engine"
+	}
+	if c.Jobs == 0 {
+		c.Jobs = 20000
+	}
+	if c.Batch == 0 {
+		c.Batch = 100
+	}
+	if c.Claimers == 0 {
+		c.Claimers = 4
+	}
+	if c.EnqueueBatch == 0 {
+		c.EnqueueBatch = 1000
+	}
+	if c.LagJobs == 0 {
+		c.LagJobs = 2000
+	}
+	if c.LagEvery == 0 {
+		c.LagEvery = 2 * time.Millisecond
+	}
+	if c.LagAhead == 0 {
+		c.LagAhead = 5 * time.Millisecond
+	}
+	if c.Synchronous == "" {
+		c.Synchronous = "FULL"
+	}
+	var errs []error
+	check := func(ok bool, field, value, allowed string) {
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: %s is not allowed; %s", field, value, allowed))
+		}
+	}
+	check(c.Mode == "engine" || c.Mode == "http", "mode", strconv.Quote(c.Mode), "must be engine or http")
+	check(c.Jobs >= 1 && c.Jobs <= 10_000_000, "jobs", strconv.Itoa(c.Jobs), "must be from 1 through 10000000")
+	check(c.Batch >= 1 && c.Batch <= 1000, "batch", strconv.Itoa(c.Batch), "must be from 1 through 1000")
+	check(c.Claimers >= 1 && c.Claimers <= 256, "claimers", strconv.Itoa(c.Claimers), "must be from 1 through 256")
+	check(c.EnqueueBatch >= 1 && c.EnqueueBatch <= 1000, "enqueue-batch", strconv.Itoa(c.EnqueueBatch), "must be from 1 through 1000")
+	check(c.LagJobs >= 1 && c.LagJobs <= 1_000_000, "lag-jobs", strconv.Itoa(c.LagJobs), "must be from 1 through 1000000")
+	check(c.LagEvery > 0 && c.LagEvery <= time.Second, "lag-every", c.LagEvery.String(), "must be more than 0 and at most 1s")
+	check(c.LagAhead >= 0 && c.LagAhead <= time.Second, "lag-ahead", c.LagAhead.String(), "must be from 0 through 1s")
+	check(c.Synchronous == "FULL" || c.Synchronous == "NORMAL", "synchronous", strconv.Quote(c.Synchronous), "must be FULL or NORMAL")
+	check(c.Server == "" || c.Mode == "http", "server", strconv.Quote(c.Server), "is only for --mode http")
+	check(c.Server == "" || c.Key != "", "key", `""`, "an owner key is required with --server")
+	return errors.Join(errs...)
+}
+
+// Result holds the figures of one run.
+type Result struct {
+	Mode, Driver, Synchronous string
+	Jobs, Batch, Claimers     int
+	EnqueueDuration           time.Duration
+	BurnDownDuration          time.Duration
+	EnqueueRate, BurnDownRate float64 // jobs per second
+	Lag                       []time.Duration
+	LagP50, LagP99, LagMax    time.Duration
+}
+
+// claimed is one leased job, as either target hands it out.
+type claimed struct {
+	id    int64
+	lease string
+}
+
+// target is what the measurements drive: the engine in-process or a server
+// over HTTP.
+type target interface {
+	driver() string
+	// enqueueBatch stores n no-op jobs due now.
+	enqueueBatch(ctx context.Context, n int) error
+	// enqueueAt stores one job due at runAt and returns its id and stored due
+	// time.
+	enqueueAt(ctx context.Context, runAt time.Time) (id int64, due time.Time, err error)
+	claim(ctx context.Context, worker string, max int, wait time.Duration) ([]claimed, error)
+	// reportSuccess reports every job succeeded in one batch.
+	reportSuccess(ctx context.Context, jobs []claimed) error
+	close() error
+}
+
+// Run measures and prints the figures to w.
+func Run(ctx context.Context, cfg Config, w io.Writer) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "ratchet-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var t target
+	if cfg.Mode == "engine" {
+		t, err = newEngineTarget(ctx, cfg, dir)
+	} else {
+		t, err = newHTTPTarget(ctx, cfg, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	res := &Result{Mode: cfg.Mode, Driver: t.driver(), Synchronous: cfg.Synchronous, Jobs: cfg.Jobs, Batch: cfg.Batch, Claimers: cfg.Claimers}
+	if res.Driver != "sqlite" {
+		res.Synchronous = "n/a"
+	}
+	printHeader(w, cfg, res)
+	if err := burnDown(ctx, cfg, t, res); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "enqueue:    %d jobs in %s = %.0f jobs/s\n", res.Jobs, round(res.EnqueueDuration), res.EnqueueRate)
+	fmt.Fprintf(w, "burn-down:  %d jobs in %s = %.0f jobs/s\n", res.Jobs, round(res.BurnDownDuration), res.BurnDownRate)
+	if !cfg.SkipLag {
+		if err := lag(ctx, cfg, t, res); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "lag:        %d jobs  p50 %s  p99 %s  max %s\n", len(res.Lag), ms(res.LagP50), ms(res.LagP99), ms(res.LagMax))
+	}
+	return res, nil
+}
+
+func printHeader(w io.Writer, cfg Config, res *Result) {
+	where := "in-process engine"
+	if cfg.Mode == "http" {
+		where = "HTTP on loopback with the Go SDK against an in-process server (server.Run, as `ratchet serve`)"
+		if cfg.Server != "" {
+			where = "HTTP with the Go SDK against " + cfg.Server
+		}
+	}
+	fmt.Fprintf(w, "ratchet bench: mode %s (%s)\n", cfg.Mode, where)
+	fmt.Fprintf(w, "settings:   driver %s, synchronous %s, GOMAXPROCS %d, NumCPU %d, %s\n", res.Driver, res.Synchronous, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version())
+	fmt.Fprintf(w, "sizes:      N %d jobs, B %d jobs per claim and per report, C %d claimers, %d jobs per enqueue batch\n", cfg.Jobs, cfg.Batch, cfg.Claimers, cfg.EnqueueBatch)
+	fmt.Fprintf(w, "method:     enqueue N no-op jobs due now in batches (timed apart); then C claimers each loop: claim up to B due jobs without waiting, report them all succeeded in one batch report; the burn-down is timed from the first claim until every claimer found nothing left, and every job is checked succeeded.\n")
+	if !cfg.SkipLag {
+		fmt.Fprintf(w, "lag method: one claimer long-polls (wait 1s, up to %d jobs) while %d jobs are enqueued one at a time every %s, each due %s later; lag = time the claim returned - the job's stored due time (milliseconds).\n",
+			cfg.Batch, cfg.LagJobs, cfg.LagEvery, cfg.LagAhead)
+	}
+}
+
+func burnDown(ctx context.Context, cfg Config, t target, res *Result) error {
+	start := time.Now()
+	for left := cfg.Jobs; left > 0; {
+		n := min(left, cfg.EnqueueBatch)
+		if err := t.enqueueBatch(ctx, n); err != nil {
+			return fmt.Errorf("enqueue: %w", err)
+		}
+		left -= n
+	}
+	res.EnqueueDuration = time.Since(start)
+	res.EnqueueRate = float64(cfg.Jobs) / res.EnqueueDuration.Seconds()
+
+	var done atomic.Int64
+	errc := make(chan error, cfg.Claimers)
+	var wg sync.WaitGroup
+	start = time.Now()
+	for i := range cfg.Claimers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker := "bench-" + strconv.Itoa(i)
+			for {
+				jobs, err := t.claim(ctx, worker, cfg.Batch, 0)
+				if err != nil {
+					errc <- fmt.Errorf("claim: %w", err)
+					return
+				}
+				if len(jobs) == 0 {
+					return // everything is claimed (the rest is with other claimers)
+				}
+				if err := t.reportSuccess(ctx, jobs); err != nil {
+					errc <- fmt.Errorf("report: %w", err)
+					return
+				}
+				done.Add(int64(len(jobs)))
+			}
+		}()
+	}
+	wg.Wait()
+	res.BurnDownDuration = time.Since(start)
+	close(errc)
+	if err := <-errc; err != nil {
+		return err
+	}
+	if n := done.Load(); n != int64(cfg.Jobs) {
+		return fmt.Errorf("burn-down reported %d jobs succeeded, want %d", n, cfg.Jobs)
+	}
+	res.BurnDownRate = float64(cfg.Jobs) / res.BurnDownDuration.Seconds()
+	return nil
+}
+
+func lag(ctx context.Context, cfg Config, t target, res *Result) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	claimedAt := map[int64]time.Time{}
+	claimErr := make(chan error, 1)
+	go func() {
+		defer close(claimErr)
+		for {
+			mu.Lock()
+			n := len(claimedAt)
+			mu.Unlock()
+			if n >= cfg.LagJobs {
+				return
+			}
+			jobs, err := t.claim(ctx, "bench-lag", cfg.Batch, time.Second)
+			now := time.Now()
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				claimErr <- fmt.Errorf("lag claim: %w", err)
+				return
+			}
+			mu.Lock()
+			for _, j := range jobs {
+				claimedAt[j.id] = now
+			}
+			mu.Unlock()
+			if len(jobs) > 0 {
+				if err := t.reportSuccess(ctx, jobs); err != nil {
+					claimErr <- fmt.Errorf("lag report: %w", err)
+					return
+				}
+			}
+		}
+	}()
+	due := make(map[int64]time.Time, cfg.LagJobs)
+	tick := time.NewTicker(cfg.LagEvery)
+	defer tick.Stop()
+	for range cfg.LagJobs {
+		select {
+		case <-tick.C:
+		case err := <-claimErr:
+			return err
+		}
+		id, d, err := t.enqueueAt(ctx, time.Now().Add(cfg.LagAhead))
+		if err != nil {
+			return fmt.Errorf("lag enqueue: %w", err)
+		}
+		due[id] = d
+	}
+	select {
+	case err := <-claimErr:
+		if err != nil {
+			return err
+		}
+	case <-time.After(time.Minute):
+		return errors.New("lag: the claimer did not claim every job within a minute")
+	}
+	for id, d := range due {
+		at, ok := claimedAt[id]
+		if !ok {
+			return fmt.Errorf("lag: job %d was never claimed", id)
+		}
+		res.Lag = append(res.Lag, max(0, at.Sub(d)))
+	}
+	slices.Sort(res.Lag)
+	res.LagP50 = quantile(res.Lag, 0.50)
+	res.LagP99 = quantile(res.Lag, 0.99)
+	res.LagMax = res.Lag[len(res.Lag)-1]
+	return nil
+}
+
+// quantile is the nearest-rank quantile of sorted durations.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func round(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"
+}

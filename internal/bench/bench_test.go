@@ -1,0 +1,108 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunPrintsFigures runs both modes at a tiny size and checks that every
+// figure is printed and positive. It never asserts on speed.
+func TestRunPrintsFigures(t *testing.T) {
+	for _, mode := range []string{"engine", "http"} {
+		t.Run(mode, func(t *testing.T) {
+			var out bytes.Buffer
+			res, err := Run(context.Background(), Config{Mode: mode, Jobs: 250, Batch: 20, Claimers: 3, EnqueueBatch: 100, LagJobs: 20, Synchronous: "NORMAL"}, &out)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			text := out.String()
+			for _, want := range []string{"mode " + mode, "driver sqlite", "synchronous NORMAL", "GOMAXPROCS", "N 250 jobs", "B 20 jobs", "C 3 claimers", "method:", "lag method:"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("output lacks %q:\n%s", want, text)
+				}
+			}
+			for _, re := range []string{`enqueue: +250 jobs in \S+ = (\d+) jobs/s`, `burn-down: +250 jobs in \S+ = (\d+) jobs/s`, `lag: +20 jobs  p50 ([\d.]+) ms  p99 ([\d.]+) ms  max ([\d.]+) ms`} {
+				m := regexp.MustCompile(re).FindStringSubmatch(text)
+				if m == nil {
+					t.Errorf("output lacks %s:\n%s", re, text)
+					continue
+				}
+				for _, v := range m[1:] {
+					if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || (f == 0 && !strings.HasPrefix(re, "lag")) {
+						t.Errorf("%s: figure %q is not positive", re, v)
+					}
+				}
+			}
+			if res.BurnDownRate <= 0 || res.EnqueueRate <= 0 || len(res.Lag) != 20 || res.LagMax < res.LagP99 || res.LagP99 < res.LagP50 {
+				t.Errorf("result %+v", res)
+			}
+		})
+	}
+}
+
+func TestValidateNamesTheField(t *testing.T) {
+	c := Config{Mode: "grpc", Batch: 5000, Synchronous: "OFF", Server: "http://x"}
+	err := c.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{`mode: "grpc"`, "batch: 5000", `synchronous: "OFF"`, "server:", "key:"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i))
+	}
+	if quantile(d, 0.5) != 50 || quantile(d, 0.99) != 99 || quantile(d[:1], 0.99) != 1 {
+		t.Errorf("quantiles %v %v", quantile(d, 0.5), quantile(d, 0.99))
+	}
+}
+
+// BenchmarkEngineBurnDown burns down b.N jobs on the in-process engine
+// (SQLite, synchronous NORMAL, 4 claimers, batches of 100); jobs/s is
+// reported as a metric. Enqueueing is outside the timer.
+func BenchmarkEngineBurnDown(b *testing.B) {
+	benchBurnDown(b, "engine")
+}
+
+// BenchmarkHTTPBurnDown is the same through HTTP with the Go SDK.
+func BenchmarkHTTPBurnDown(b *testing.B) {
+	benchBurnDown(b, "http")
+}
+
+func benchBurnDown(b *testing.B, mode string) {
+	ctx := context.Background()
+	cfg := Config{Mode: mode, Jobs: max(b.N, 1), Synchronous: "NORMAL", SkipLag: true}
+	if err := cfg.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	var t target
+	var err error
+	if mode == "engine" {
+		t, err = newEngineTarget(ctx, cfg, b.TempDir())
+	} else {
+		t, err = newHTTPTarget(ctx, cfg, b.TempDir())
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer t.close()
+	res := &Result{}
+	b.ResetTimer()
+	if err := burnDown(ctx, cfg, t, res); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(res.BurnDownRate, "jobs/s")
+	b.ReportMetric(0, "ns/op")
+}

@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/getratchet/ratchet/client"
+	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/server"
+)
+
+// httpTarget drives a server over HTTP with the Go SDK: its own in-process
+// server on a loopback port, or an external one.
+type httpTarget struct {
+	c    *client.Client
+	tool string
+	drv  string
+	stop context.CancelFunc
+	done chan error
+}
+
+func newHTTPTarget(ctx context.Context, cfg Config, dir string) (*httpTarget, error) {
+	t := &httpTarget{drv: "external server"}
+	base, key := cfg.Server, cfg.Key
+	if base == "" {
+		key = engine.NewSecret()
+		db := cfg.DatabaseURL
+		if db == "" {
+			db = filepath.Join(dir, "bench.db")
+		}
+		srvCtx, stop := context.WithCancel(context.Background())
+		addr := &addrWriter{found: make(chan string, 1)}
+		t.stop, t.done = stop, make(chan error, 1)
+		go func() {
+			t.done <- server.Run(srvCtx, server.Config{Addr: "127.0.0.1:0", DatabaseURL: db, BootstrapKey: key, SQLiteSynchronous: cfg.Synchronous, Retention: -1},
+				addr, slog.New(slog.DiscardHandler))
+		}()
+		select {
+		case base = <-addr.found:
+		case err := <-t.done:
+			return nil, fmt.Errorf("start the bench server: %w", err)
+		case <-time.After(30 * time.Second):
+			stop()
+			return nil, errors.New("the bench server did not start within 30 s")
+		}
+		t.drv = "sqlite"
+		if cfg.DatabaseURL != "" {
+			t.drv = "as --database says"
+		}
+	}
+	t.c = client.New(base, key)
+	name := fmt.Sprintf("bench-%d", time.Now().UnixNano()%1_000_000_000)
+	rate := (*int64)(nil)
+	if _, err := t.c.CreateEndpoint(ctx, name, client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 300_000, MaxConcurrent: 100_000, RateLimitPerMinute: rate}); err != nil {
+		t.close()
+		return nil, fmt.Errorf("create the bench endpoint: %w", err)
+	}
+	if _, err := t.c.PublishTool(ctx, client.ToolSpec{Name: name, Version: "1", Endpoint: name, Description: "does nothing (ratchet bench)"}); err != nil {
+		t.close()
+		return nil, fmt.Errorf("publish the bench tool: %w", err)
+	}
+	t.tool = name + "@1"
+	return t, nil
+}
+
+var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
+
+// addrWriter finds the address server.Run prints.
+type addrWriter struct {
+	mu    sync.Mutex
+	buf   []byte
+	found chan string
+}
+
+func (a *addrWriter) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.found == nil { // the address was found; the rest is discarded
+		return len(p), nil
+	}
+	a.buf = append(a.buf, p...)
+	if m := listenRE.FindSubmatch(a.buf); m != nil {
+		a.found <- string(m[1])
+		a.found, a.buf = nil, nil
+	}
+	return len(p), nil
+}
+
+func (t *httpTarget) driver() string { return t.drv }
+
+func (t *httpTarget) enqueueBatch(ctx context.Context, n int) error {
+	rs := make([]client.EnqueueRequest, n)
+	for i := range rs {
+		rs[i] = client.EnqueueRequest{Tool: t.tool, Payload: json.RawMessage("{}")}
+	}
+	_, err := t.c.EnqueueBatch(ctx, rs)
+	return err
+}
+
+func (t *httpTarget) enqueueAt(ctx context.Context, runAt time.Time) (int64, time.Time, error) {
+	j, _, err := t.c.Enqueue(ctx, client.EnqueueRequest{Tool: t.tool, Payload: json.RawMessage("{}"), RunAt: &runAt})
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	due, err := time.Parse(time.RFC3339Nano, j.DueAt)
+	return j.ID, due, err
+}
+
+func (t *httpTarget) claim(ctx context.Context, worker string, max int, wait time.Duration) ([]claimed, error) {
+	js, err := t.c.Claim(ctx, client.ClaimRequest{WorkerID: worker, Tools: []string{t.tool}, Max: max, WaitMs: wait.Milliseconds()})
+	out := make([]claimed, len(js))
+	for i, j := range js {
+		out[i] = claimed{id: j.ID, lease: j.LeaseToken}
+	}
+	return out, err
+}
+
+func (t *httpTarget) reportSuccess(ctx context.Context, jobs []claimed) error {
+	rs := make([]client.Report, len(jobs))
+	for i, j := range jobs {
+		rs[i] = client.Report{JobID: j.id, LeaseToken: j.lease, Success: true}
+	}
+	res, err := t.c.ReportBatch(ctx, rs)
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if !r.OK {
+			if r.Error != nil {
+				return r.Error
+			}
+			return fmt.Errorf("report of job %d was refused", r.JobID)
+		}
+	}
+	return nil
+}
+
+func (t *httpTarget) close() error {
+	if t.stop == nil {
+		return nil
+	}
+	t.stop()
+	return <-t.done
+}
