@@ -53,6 +53,12 @@ func commands() []command {
 		{"calc", "print a backoff calculator schedule (none, full, equal, decorrelated jitter)", runCalc},
 		{"policy", "validate a retry policy and print its schedule or one delay", runPolicy},
 		{"simulate", "simulate clients contending with backoff and jitter (the 2015 study, and your policies)", runSimulate},
+		{"endpoints", "list, read, create endpoints and set their policy (on a server: --server, --key)", runEndpoints},
+		{"tools", "list, read and publish tool contracts (on a server)", runTools},
+		{"jobs", "list, read, enqueue, cancel, replay and explain jobs (on a server)", runJobs},
+		{"runs", "start, read and finish runs (on a server)", runRuns},
+		{"keys", "list, create and revoke API keys (on a server)", runKeys},
+		{"bench", "measure burn-down throughput and due-to-claim lag (engine or HTTP, SQLite by default)", runBench},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/getratchet/ratchet/internal/bench"
+)
+
+const benchUsage = "bench [--mode engine|http] [--jobs N] [--batch B] [--claimers C] [--synchronous FULL|NORMAL] [--database URL] [--server URL --key KEY] [--lag-jobs N] [--no-lag]"
+
+// runBench measures burn-down throughput and due-to-claim lag and prints
+// them with the settings and the method.
+func runBench(ctx context.Context, env *Env, args []string) error {
+	f := newFlagSet("bench", benchUsage, env.Stderr)
+	mode := f.String("mode", "engine", "engine (in-process engine) or http (the Go SDK over loopback HTTP)")
+	jobs := f.String("jobs", "20000", "N: jobs to enqueue and burn down, 1–10000000")
+	batch := f.String("batch", "100", "B: most jobs per claim and per report, 1–1000")
+	claimers := f.String("claimers", "4", "C: concurrent claimers, 1–256")
+	enqBatch := f.String("enqueue-batch", "1000", "jobs per batch enqueue, 1–1000")
+	lagJobs := f.String("lag-jobs", "2000", "jobs of the due-to-claim lag measurement, 1–1000000")
+	lagEvery := f.String("lag-every", "2ms", "spacing of the lag enqueues, more than 0 up to 1s")
+	lagAhead := f.String("lag-ahead", "5ms", "how far in the future each lag job is due, 0–1s")
+	noLag := f.Bool("no-lag", "measure throughput only")
+	syncMode := f.String("synchronous", envOr(env, "RATCHET_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous: FULL (the server default) or NORMAL (RATCHET_SQLITE_SYNCHRONOUS)")
+	db := f.String("database", "", "SQLite path or postgres:// URL; default a fresh SQLite file in a temporary directory")
+	srv := f.String("server", "", "http mode: an external server's URL instead of an in-process one")
+	key := f.String("key", "", "http mode with --server: an owner key (RATCHET_KEY)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	cfg := bench.Config{Mode: *mode, Synchronous: strings.ToUpper(*syncMode), DatabaseURL: *db, Server: *srv, Key: *key, SkipLag: *noLag}
+	if cfg.Key == "" {
+		cfg.Key = env.Getenv("RATCHET_KEY")
+	}
+	if cfg.Mode != "engine" && cfg.Mode != "http" {
+		f.fail("mode", *mode, "must be engine or http")
+	}
+	cfg.Jobs = int(f.integer("jobs", *jobs, 1, 10_000_000, "must be an integer from 1 through 10000000"))
+	cfg.Batch = int(f.integer("batch", *batch, 1, 1000, "must be an integer from 1 through 1000"))
+	cfg.Claimers = int(f.integer("claimers", *claimers, 1, 256, "must be an integer from 1 through 256"))
+	cfg.EnqueueBatch = int(f.integer("enqueue-batch", *enqBatch, 1, 1000, "must be an integer from 1 through 1000"))
+	cfg.LagJobs = int(f.integer("lag-jobs", *lagJobs, 1, 1_000_000, "must be an integer from 1 through 1000000"))
+	cfg.LagEvery = f.duration("lag-every", *lagEvery, time.Microsecond, time.Second, "must be a duration more than 0 and at most 1s, e.g. 2ms")
+	cfg.LagAhead = f.duration("lag-ahead", *lagAhead, 0, time.Second, "must be a duration from 0 through 1s, e.g. 5ms")
+	if cfg.Synchronous != "FULL" && cfg.Synchronous != "NORMAL" {
+		f.fail("synchronous", *syncMode, "must be FULL or NORMAL")
+	}
+	if cfg.Server != "" && cfg.Mode != "http" {
+		f.fail("server", *srv, "only with --mode http")
+	}
+	if cfg.Server != "" && cfg.Key == "" {
+		f.fail("key", "", "required with --server: an owner key (or RATCHET_KEY)")
+	}
+	if err := f.done(); err != nil {
+		return err
+	}
+	_, err := bench.Run(ctx, cfg, env.Stdout)
+	return err
+}

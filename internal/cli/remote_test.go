@@ -1,0 +1,158 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/getratchet/ratchet/internal/testproc"
+)
+
+const ownerKey = "rk_cli_test_owner_key_0123456789"
+
+// TestClientCommands drives the client commands in-process against the real
+// ratchet binary on a loopback port, and checks what a person reads.
+func TestClientCommands(t *testing.T) {
+	srv := testproc.Start(t, "", nil, "--bootstrap-key", ownerKey)
+	remote := func(t *testing.T, args ...string) (string, string, int) {
+		t.Helper()
+		return run(t, "", append(args, "--server", srv.URL, "--key", ownerKey)...)
+	}
+	must := func(t *testing.T, args ...string) string {
+		t.Helper()
+		out, errOut, code := remote(t, args...)
+		if code != 0 {
+			t.Fatalf("ratchet %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+		return out
+	}
+	contains := func(t *testing.T, text string, wants ...string) {
+		t.Helper()
+		for _, w := range wants {
+			if !strings.Contains(text, w) {
+				t.Errorf("output lacks %q:\n%s", w, text)
+			}
+		}
+	}
+
+	out := must(t, "endpoints", "create", "stripe", "--max-concurrent", "5", "--rate-limit", "600")
+	contains(t, out, "name:            stripe", "version:         1", "max concurrent:  5", "rate limit:      600 per minute")
+	out = must(t, "endpoints", "list")
+	contains(t, out, "NAME    VERSION  POLICY    TIMEOUT  MAX CONCURRENT  RATE/MIN  CIRCUIT", "stripe  1        STANDARD  30000ms  5               600       closed")
+
+	doc := filepath.Join(t.TempDir(), "tool.json")
+	if err := os.WriteFile(doc, []byte(`{"name": "charge", "version": "1", "endpoint": "stripe", "description": "charge a card", "retryPreset": "AGGRESSIVE"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = must(t, "tools", "publish", "--file", doc)
+	contains(t, out, "tool:            charge@1", "retry:           AGGRESSIVE")
+	contains(t, must(t, "tools", "list"), "charge@1  stripe    AGGRESSIVE")
+	contains(t, must(t, "tools", "get", "charge@1"), "description:     charge a card")
+
+	out = must(t, "jobs", "enqueue", "--tool", "charge@1", "--payload", `{"order": 42}`, "--idempotency-key", "order-42")
+	m := regexp.MustCompile(`^enqueued job (\d+) \(charge@1, scheduled, due \S+, up to \d+ attempts\)\n$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("enqueue printed %q", out)
+	}
+	first := m[1]
+	out = must(t, "jobs", "enqueue", "--tool", "charge@1", "--idempotency-key", "order-42")
+	contains(t, out, "job "+first+` already has idempotency key "order-42"`)
+	out = must(t, "jobs", "enqueue", "--tool", "charge@1", "--run-at", "2030-01-02T03:04:05Z", "--max-attempts", "2")
+	later := regexp.MustCompile(`enqueued job (\d+) .*up to 2 attempts`).FindStringSubmatch(out)
+	if later == nil {
+		t.Fatalf("enqueue printed %q", out)
+	}
+
+	out = must(t, "jobs", "list")
+	contains(t, out, "ID  STATE      TOOL      ATTEMPT/MAX  DUE                       HELD BY", later[1]+"   scheduled  charge@1  0/2          2030-01-02T03:04:05.000Z")
+	out = must(t, "jobs", "list", "--state", "scheduled", "--limit", "1")
+	contains(t, out, "more: --cursor ")
+	out = must(t, "jobs", "get", first)
+	contains(t, out, "job:              "+first, "state:            scheduled", "idempotency key:  order-42", "attempts:         none yet")
+	out = must(t, "jobs", "explain", later[1])
+	contains(t, out, "held by:  due_time", "until:    2030-01-02T03:04:05")
+	contains(t, must(t, "jobs", "cancel", later[1]), "job "+later[1]+" is cancelled")
+	out = must(t, "jobs", "replay", later[1])
+	if !regexp.MustCompile(`^replayed job ` + later[1] + ` as job \d+ \(scheduled, due \S+\)\n$`).MatchString(out) {
+		t.Errorf("replay printed %q", out)
+	}
+	out = must(t, "jobs", "get", first, "--json")
+	contains(t, out, `"id": `+first, `"idempotencyKey": "order-42"`, `"payload": {`)
+
+	// Policy updates carry the version read; a stale one is the server's 409.
+	out = must(t, "endpoints", "set-policy", "stripe", "--expected-version", "1", "--preset", "RELAXED")
+	contains(t, out, "version:         2", "policy:          RELAXED", "max concurrent:  5", "rate limit:      600 per minute")
+	out, errOut, code := remote(t, "endpoints", "set-policy", "stripe", "--expected-version", "1", "--max-concurrent", "3")
+	if code != 1 || out != "" || !strings.Contains(errOut, `endpoint "stripe" is at version 2, not 1: someone else saved first`) || !strings.Contains(errOut, "HTTP 409") {
+		t.Errorf("stale version: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	contains(t, must(t, "endpoints", "get", "stripe"), "max concurrent:  5")
+	_, errOut, code = remote(t, "endpoints", "set-policy", "stripe", "--expected-version", "2", "--preset", "CUSTOM", "--max-attempts", "3")
+	if code != 1 || !strings.Contains(errOut, "ratchet: invalid request (HTTP 400, invalid_request)\nratchet:   initialDelayMs") {
+		t.Errorf("field error: exit %d, stderr %q", code, errOut)
+	}
+
+	out = must(t, "runs", "start", "--name", "nightly")
+	contains(t, out, "name:     nightly", "state:    open")
+
+	out = must(t, "keys", "create", "--scope", "worker", "--name", "billing", "--tool", "charge@1")
+	km := regexp.MustCompile(`created worker key (\d+) for charge@1\. It is shown once; keep it:\n\n    (rk_\S+)\n`).FindStringSubmatch(out)
+	if km == nil {
+		t.Fatalf("keys create printed %q", out)
+	}
+	contains(t, must(t, "keys", "list"), "billing", "worker", "charge@1")
+	// The worker key may not enqueue: the server's 403 reaches the person.
+	_, errOut, code = run(t, "", "jobs", "enqueue", "--tool", "charge@1", "--server", srv.URL, "--key", km[2])
+	if code != 1 || !strings.Contains(errOut, "HTTP 403") {
+		t.Errorf("worker key enqueue: exit %d, stderr %q", code, errOut)
+	}
+	contains(t, must(t, "keys", "revoke", km[1]), "revoked key "+km[1])
+	_, errOut, code = run(t, "", "jobs", "list", "--server", srv.URL, "--key", km[2])
+	if code != 1 || !strings.Contains(errOut, "HTTP 401") {
+		t.Errorf("revoked key: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestClientUsageErrors needs no server: bad input exits 2 and names the flag.
+func TestClientUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"jobs"}, "jobs needs a subcommand"},
+		{[]string{"jobs", "frobnicate"}, `jobs subcommand "frobnicate" is not known`},
+		{[]string{"jobs", "get", "abc", "--key", "k"}, `ID "abc" is not allowed`},
+		{[]string{"jobs", "enqueue", "--key", "k"}, "--tool"},
+		{[]string{"jobs", "enqueue", "--key", "k", "--tool", "a@1", "--payload", "{nope"}, "--payload"},
+		{[]string{"jobs", "enqueue", "--key", "k", "--tool", "a@1", "--run-at", "tomorrow"}, `--run-at: "tomorrow" is not allowed`},
+		{[]string{"endpoints", "set-policy", "stripe", "--key", "k"}, "--expected-version"},
+		{[]string{"keys", "create", "--key", "k", "--scope", "admin"}, `--scope: "admin" is not allowed`},
+		{[]string{"tools", "list", "--server", "ftp://x", "--key", "k"}, "--server"},
+		{[]string{"tools", "list"}, "--key"},
+		{[]string{"endpoints", "create", "x", "--key", "k", "--max-concurrent", "0"}, `--max-concurrent: "0" is not allowed; must be an integer from 1 through 100000`},
+		{[]string{"bench", "--batch", "0"}, `--batch: "0" is not allowed`},
+	}
+	for _, c := range cases {
+		_, errOut, code := run(t, "", c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("ratchet %s: exit %d, stderr %q, want exit 2 and %q", strings.Join(c.args, " "), code, errOut, c.want)
+		}
+	}
+}
+
+// TestBenchCommand runs the bench at a tiny size: the figures are printed
+// and positive. Speed is never asserted.
+func TestBenchCommand(t *testing.T) {
+	out, errOut, code := run(t, "", "bench", "--jobs", "120", "--batch", "25", "--claimers", "2", "--lag-jobs", "10", "--synchronous", "normal")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, re := range []string{`settings: +driver sqlite, synchronous NORMAL, GOMAXPROCS \d+`, `sizes: +N 120 jobs, B 25 jobs per claim and per report, C 2 claimers`,
+		`enqueue: +120 jobs in \S+ = [1-9]\d* jobs/s`, `burn-down: +120 jobs in \S+ = [1-9]\d* jobs/s`, `lag: +10 jobs  p50 [\d.]+ ms  p99 [\d.]+ ms  max [\d.]+ ms`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("output lacks %s:\n%s", re, out)
+		}
+	}
+}
