@@ -80,7 +80,9 @@ func TestExampleWorker(t *testing.T) {
 		t.Fatalf("job never %s; worker output:\n%s", what, logs.String())
 		return nil
 	}
-	j := wait("failed its first attempt", func(j *client.Job) bool { return j.State == "scheduled" && len(j.Attempts) == 1 && j.Attempts[0].FinishedAt != "" })
+	j := wait("failed its first attempt", func(j *client.Job) bool {
+		return j.State == "scheduled" && len(j.Attempts) == 1 && j.Attempts[0].FinishedAt != ""
+	})
 	a := j.Attempts[0]
 	if a.HTTPStatus == nil || *a.HTTPStatus != 503 || a.RetryAfterMs == nil || *a.RetryAfterMs != 120_000 || a.SelectedDelayMs == nil || *a.SelectedDelayMs < 120_000 {
 		t.Fatalf("first attempt %+v", a)

@@ -36,14 +36,15 @@ func newHTTPTarget(ctx context.Context, cfg Config, dir string) (*httpTarget, er
 			db = filepath.Join(dir, "bench.db")
 		}
 		srvCtx, stop := context.WithCancel(context.Background())
-		addr := &addrWriter{found: make(chan string, 1)}
+		found := make(chan string, 1)
+		addr := &addrWriter{found: found}
 		t.stop, t.done = stop, make(chan error, 1)
 		go func() {
 			t.done <- server.Run(srvCtx, server.Config{Addr: "127.0.0.1:0", DatabaseURL: db, BootstrapKey: key, SQLiteSynchronous: cfg.Synchronous, Retention: -1},
 				addr, slog.New(slog.DiscardHandler))
 		}()
 		select {
-		case base = <-addr.found:
+		case base = <-found:
 		case err := <-t.done:
 			return nil, fmt.Errorf("start the bench server: %w", err)
 		case <-time.After(30 * time.Second):
@@ -76,19 +77,20 @@ var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
 type addrWriter struct {
 	mu    sync.Mutex
 	buf   []byte
-	found chan string
+	found chan<- string
+	done  bool
 }
 
 func (a *addrWriter) Write(p []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.found == nil { // the address was found; the rest is discarded
+	if a.done { // the address was found; the rest is discarded
 		return len(p), nil
 	}
 	a.buf = append(a.buf, p...)
 	if m := listenRE.FindSubmatch(a.buf); m != nil {
 		a.found <- string(m[1])
-		a.found, a.buf = nil, nil
+		a.done, a.buf = true, nil
 	}
 	return len(p), nil
 }
