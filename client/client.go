@@ -194,6 +194,26 @@ type Policy struct {
 	JitterPercent  float64 `json:"jitterPercent,omitempty"`
 }
 
+// MarshalJSON writes every field for CUSTOM (zero jitter included) and only
+// the preset otherwise, as the API requires.
+func (p Policy) MarshalJSON() ([]byte, error) {
+	if p.Preset != "CUSTOM" {
+		if p.Preset == "" {
+			return []byte("{}"), nil
+		}
+		return json.Marshal(map[string]string{"preset": p.Preset})
+	}
+	type all struct {
+		Preset         string  `json:"preset"`
+		MaxAttempts    int     `json:"maxAttempts"`
+		InitialDelayMs int64   `json:"initialDelayMs"`
+		Multiplier     float64 `json:"multiplier"`
+		MaxDelayMs     int64   `json:"maxDelayMs"`
+		JitterPercent  float64 `json:"jitterPercent"`
+	}
+	return json.Marshal(all(p))
+}
+
 // EndpointPolicy is the endpoint policy of the API: the retry policy with
 // the lease, concurrency, rate limit and circuit settings.
 type EndpointPolicy struct {
@@ -206,17 +226,18 @@ type EndpointPolicy struct {
 }
 
 func (p EndpointPolicy) fields() map[string]any {
-	b, _ := json.Marshal(p)
+	type rest struct {
+		DefaultTimeoutMs        int64  `json:"defaultTimeoutMs,omitempty"`
+		MaxConcurrent           int64  `json:"maxConcurrent,omitempty"`
+		RateLimitPerMinute      *int64 `json:"rateLimitPerMinute"`
+		CircuitFailureThreshold int64  `json:"circuitFailureThreshold,omitempty"`
+		CircuitOpenMs           int64  `json:"circuitOpenMs,omitempty"`
+	}
 	m := map[string]any{}
+	b, _ := json.Marshal(p.Policy)
 	_ = json.Unmarshal(b, &m)
-	if p.Preset != "CUSTOM" { // built-in presets forbid the custom fields
-		for _, k := range []string{"maxAttempts", "initialDelayMs", "multiplier", "maxDelayMs", "jitterPercent"} {
-			delete(m, k)
-		}
-	}
-	if p.Preset == "" {
-		delete(m, "preset")
-	}
+	b, _ = json.Marshal(rest{p.DefaultTimeoutMs, p.MaxConcurrent, p.RateLimitPerMinute, p.CircuitFailureThreshold, p.CircuitOpenMs})
+	_ = json.Unmarshal(b, &m)
 	return m
 }
 

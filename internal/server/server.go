@@ -18,6 +18,7 @@ import (
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/internal/store/postgres"
 	"github.com/getratchet/ratchet/internal/store/sqlite"
 	"github.com/getratchet/ratchet/internal/web"
 )
@@ -43,10 +44,7 @@ func OpenStore(ctx context.Context, url, sqliteSync string, migrate bool) (store
 	var st store.Store
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		if openPostgres == nil {
-			return nil, errors.New("database: postgres:// URLs need the PostgreSQL driver, which this build does not include")
-		}
-		s, err := openPostgres(ctx, url)
+		s, err := postgres.Open(ctx, url, postgres.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -70,9 +68,6 @@ func OpenStore(ctx context.Context, url, sqliteSync string, migrate bool) (store
 	}
 	return st, nil
 }
-
-// openPostgres is set by the PostgreSQL driver's registration file.
-var openPostgres func(ctx context.Context, url string) (store.Store, error)
 
 // Run serves until ctx is cancelled, then shuts down gracefully: claims stop
 // being handed out, in-flight requests finish, the store is closed.
