@@ -1,0 +1,202 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/getratchet/ratchet/internal/api"
+	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/store/sqlite"
+)
+
+const key = "rk_api_test_owner_key_000000000"
+
+type fixture struct {
+	srv *httptest.Server
+	api *api.API
+}
+
+// newFixture serves the API in-process on loopback over a real SQLite file,
+// with an endpoint, a tool and a job to aim at.
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "api.db"), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.Bootstrap(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	a := api.New(e, slog.New(slog.DiscardHandler), nil, make(chan struct{}))
+	mux := http.NewServeMux()
+	a.Register(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	f := &fixture{srv: srv, api: a}
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", "/v1/endpoints", `{"name":"stripe","preset":"CUSTOM","maxAttempts":6,"initialDelayMs":10000,"multiplier":2,"maxDelayMs":600000,"jitterPercent":20}`},
+		{"POST", "/v1/tools", `{"name":"charge","version":"1","endpoint":"stripe","payloadSchema":{"type":"object"}}`},
+		{"POST", "/v1/jobs", `{"tool":"charge@1","payload":{"a":1}}`},
+		{"POST", "/v1/runs", `{"name":"r"}`},
+	} {
+		if status, body := f.call(t, r.method, r.path, r.body); status >= 300 {
+			t.Fatalf("seed %s %s: %d %s", r.method, r.path, status, body)
+		}
+	}
+	return f
+}
+
+func (f *fixture) call(t testing.TB, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		return 0, err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := f.srv.Client().Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func concrete(path string) string {
+	r := strings.NewReplacer("{id}", "1", "{name}", "stripe", "{version}", "1")
+	return r.Replace(path)
+}
+
+// TestOpenAPIMatchesRoutes checks the document against the mux both ways:
+// every documented operation is served (never the router's 404 or 405) and
+// every route is documented with its method.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	f := newFixture(t)
+	doc := f.api.OpenAPI("test")
+	paths := doc["paths"].(map[string]any)
+	routes := f.api.Routes()
+	seen := map[string]bool{}
+	for _, r := range routes {
+		item, ok := paths[r.Path].(map[string]any)
+		if !ok || item[strings.ToLower(r.Method)] == nil {
+			t.Errorf("route %s %s is not in the OpenAPI document", r.Method, r.Path)
+		}
+		seen[strings.ToLower(r.Method)+" "+r.Path] = true
+		status, body := f.call(t, r.Method, concrete(r.Path), "{}")
+		if status == http.StatusMethodNotAllowed || strings.Contains(body, "no such route") {
+			t.Errorf("%s %s: the documented operation is not served: %d %s", r.Method, r.Path, status, body)
+		}
+		if status >= 500 {
+			t.Errorf("%s %s with {}: %d %s", r.Method, r.Path, status, body)
+		}
+	}
+	for p, item := range paths {
+		for m := range item.(map[string]any) {
+			if strings.HasPrefix(p, "/v1/") && !seen[m+" "+p] {
+				t.Errorf("the document lists %s %s, which no route serves", m, p)
+			}
+		}
+	}
+	// The document is valid JSON with resolvable component references.
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for _, ref := range refRE(string(raw)) {
+		if _, ok := schemas[ref]; !ok {
+			t.Errorf("dangling $ref to %s", ref)
+		}
+	}
+	if doc["openapi"] != "3.1.0" {
+		t.Errorf("openapi version %v", doc["openapi"])
+	}
+}
+
+func refRE(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, `"$ref":"#/components/schemas/`)[1:] {
+		out = append(out, part[:strings.Index(part, `"`)])
+	}
+	return out
+}
+
+func TestErrorsNameTheField(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct{ method, path, body, want string }{
+		{"POST", "/v1/jobs", `{"tool":"charge@1","maxAttempts":"3"}`, `"field":"maxAttempts"`},
+		{"POST", "/v1/jobs", `{"tool":"charge@1","bogus":1}`, `"field":"bogus"`},
+		{"POST", "/v1/jobs", `{"tool":`, `malformed JSON`},
+		{"POST", "/v1/jobs", `[]`, `must be a JSON object`},
+		{"POST", "/v1/endpoints", `{"name":"x","maxAttempts":3}`, `"field":"preset"`},
+		{"POST", "/v1/endpoints", `{"name":"y","preset":"RELAXED","maxAttempts":3}`, `preset RELAXED forbids custom fields`},
+		{"PUT", "/v1/endpoints/stripe/policy", `{"preset":"STANDARD"}`, `"field":"expectedVersion"`},
+		{"POST", "/v1/claims", `{"workerId":"w","tools":["charge@1"],"max":5000}`, `"field":"max"`},
+		{"GET", "/v1/jobs?state=lost", ``, `"field":"state"`},
+	}
+	for _, c := range cases {
+		status, body := f.call(t, c.method, c.path, c.body)
+		if status != 400 || !strings.Contains(body, c.want) {
+			t.Errorf("%s %s %s: %d %s (want 400 with %s)", c.method, c.path, c.body, status, body, c.want)
+		}
+	}
+	big := `{"tool":"charge@1","payload":"` + strings.Repeat("x", api.MaxBodyBytes) + `"}`
+	if status, body := f.call(t, "POST", "/v1/jobs", big); status != 400 || !strings.Contains(body, "at most 8 MiB") {
+		t.Errorf("oversized body: %d %.200s", status, body)
+	}
+}
+
+// FuzzRoutes posts arbitrary bodies to every route: never a 5xx, never a
+// panic (a panic would surface as a 500 from the recovery handler).
+func FuzzRoutes(f *testing.F) {
+	fx := newFixture(f)
+	routes := fx.api.Routes()
+	f.Add(uint8(0), []byte(`{}`), "1")
+	f.Add(uint8(14), []byte(`{"tool":"charge@1","payload":{"a":1},"maxAttempts":3,"runAt":"2026-12-02T09:00:00Z"}`), "1")
+	f.Add(uint8(15), []byte(`{"jobs":[{"tool":"charge@1"},{"tool":"nope@1"}]}`), "1")
+	f.Add(uint8(23), []byte(`{"workerId":"w","tools":["charge@1"],"max":10}`), "1")
+	f.Add(uint8(26), []byte(`{"reports":[{"jobId":1,"leaseToken":"x","httpStatus":503,"headers":{"Retry-After":"120"}}]}`), "1")
+	f.Add(uint8(7), []byte(`{"expectedVersion":1,"preset":"CUSTOM","maxAttempts":6,"initialDelayMs":10000,"multiplier":2,"maxDelayMs":600000,"jitterPercent":20,"defaultTimeoutMs":30000,"maxConcurrent":10,"rateLimitPerMinute":null}`), "stripe")
+	f.Add(uint8(8), []byte(`{"name":"t","version":"2","endpoint":"stripe","retryPreset":"CUSTOM","retryPolicy":{"maxAttempts":2}}`), "x")
+	f.Fuzz(func(t *testing.T, which uint8, body []byte, param string) {
+		r := routes[int(which)%len(routes)]
+		if r.Path == "/v1/dev/clock" {
+			return
+		}
+		path := strings.NewReplacer("{id}", param, "{name}", param, "{version}", param).Replace(r.Path)
+		req, err := http.NewRequest(r.Method, fx.srv.URL+path, bytes.NewReader(body))
+		if err != nil {
+			return // not a valid URL at all: nothing reaches the server
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := fx.srv.Client().Do(req)
+		if err != nil {
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			t.Fatalf("%s %s %q: %d %s", r.Method, path, body, resp.StatusCode, b)
+		}
+		if resp.StatusCode >= 400 && !json.Valid(b) {
+			t.Fatalf("%s %s: error body is not JSON: %s", r.Method, path, b)
+		}
+	})
+}
