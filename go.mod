@@ -10,12 +10,24 @@ require github.com/chromedp/chromedp v0.23.0
 // nodes sharing one database.
 require github.com/jackc/pgx/v5 v5.12.0
 
-require (
-	github.com/chromedp/cdproto v0.159.0
-	github.com/prometheus/client_golang v1.25.0
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	modernc.org/sqlite v1.62.0
-)
+// goldmark: renders the Markdown pages of docs/ to HTML for /docs in
+// `ratchet serve` (internal/docs); CommonMark-compliant, no cgo, no network.
+require github.com/yuin/goldmark v1.8.7
+
+// cdproto: the Chrome DevTools protocol types chromedp's tests use
+// (clipboard permissions, screenshots); test-only.
+require github.com/chromedp/cdproto v0.159.0
+
+// client_golang: the official Prometheus client for /metrics.
+require github.com/prometheus/client_golang v1.25.0
+
+// jsonschema/v6: validates job payloads against a tool's JSON Schema at
+// enqueue (drafts 4 through 2020-12, no network loading).
+require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+
+// modernc.org/sqlite: the embedded store; pure Go, so the ratchet binary
+// stays static and needs no cgo toolchain (mattn's driver would need cgo).
+require modernc.org/sqlite v1.62.0
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
