@@ -269,7 +269,7 @@ func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *
 	policyFields := map[string]json.RawMessage{}
 	for _, k := range sortedKeys(fields) {
 		if !known[k] {
-			errs = append(errs, &backoff.FieldError{Field: k, Value: backoff.Unknown, Allowed: "allowed fields are " + strings.Join(sortedKnown(known), ", ")})
+			errs = append(errs, &backoff.FieldError{Field: fieldName(k), Value: backoff.Unknown, Allowed: "allowed fields are " + strings.Join(sortedKnown(known), ", ")})
 			continue
 		}
 		if slices.Contains(policyFieldNames, k) {
@@ -475,4 +475,13 @@ func CurrentPolicy(ep *store.Endpoint) (EndpointPolicy, error) {
 	}
 	return EndpointPolicy{Policy: pol, DefaultTimeoutMs: ep.DefaultTimeoutMs, MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute,
 		CircuitFailureThreshold: ep.CircuitThreshold, CircuitOpenMs: ep.CircuitOpenMs}, nil
+}
+
+// fieldName shows an object member's name in an error; an empty name is
+// quoted so the message never has a blank where the field should be.
+func fieldName(k string) string {
+	if k == "" {
+		return `""`
+	}
+	return k
 }

@@ -45,7 +45,7 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 	}
 	for _, k := range sortedKeys(fields) {
 		if !known[k] {
-			errs = append(errs, &backoff.FieldError{Field: k, Value: backoff.Unknown, Allowed: "allowed fields are " + strings.Join(toolFields, ", ")})
+			errs = append(errs, &backoff.FieldError{Field: fieldName(k), Value: backoff.Unknown, Allowed: "allowed fields are " + strings.Join(toolFields, ", ")})
 		}
 	}
 	var s ToolSpec
