@@ -207,6 +207,11 @@ type Attempt struct {
 	Counted        bool // counted toward the circuit
 }
 
+// AttemptKey names one attempt: the job and the attempt's number.
+type AttemptKey struct {
+	JobID, Number int64
+}
+
 // JobFilter selects jobs for listing and bulk actions.
 type JobFilter struct {
 	ProjectID     int64
@@ -234,6 +239,9 @@ type ClaimParams struct {
 type Queries interface {
 	ProjectCreate(ctx context.Context, p *Project) error
 	ProjectGet(ctx context.Context, id int64) (*Project, error)
+	// ProjectCount counts projects. In a Tx it also keeps other
+	// transactions from creating projects until commit, so a decision on the
+	// count (the first start's bootstrap) holds across nodes.
 	ProjectCount(ctx context.Context) (int64, error)
 	ProjectSetPlan(ctx context.Context, id int64, plan string) error
 
@@ -273,6 +281,13 @@ type Queries interface {
 	// JobUpdate writes the mutable fields of a job (state, due time, lease,
 	// attempt, cancel flag, timestamps).
 	JobUpdate(ctx context.Context, j *Job) error
+	// JobsByIDs reads the project's jobs with these ids in id order, locking
+	// them (PostgreSQL: FOR UPDATE) as JobGet does; ids that are missing or
+	// belong to another project are left out.
+	JobsByIDs(ctx context.Context, projectID int64, ids []int64) ([]Job, error)
+	// JobsUpdate is JobUpdate for many jobs with distinct ids, in one round
+	// trip; ErrNotFound when any of them is missing.
+	JobsUpdate(ctx context.Context, jobs []*Job) error
 	JobList(ctx context.Context, f JobFilter) ([]Job, error)
 	JobCount(ctx context.Context, f JobFilter) (int64, error)
 	// JobCountsByState counts a project's jobs per state; projectID 0 counts
@@ -304,7 +319,13 @@ type Queries interface {
 	JobsPrune(ctx context.Context, finishedBefore int64, limit int) (int64, error)
 
 	AttemptGet(ctx context.Context, jobID, number int64) (*Attempt, error)
+	// AttemptsByKeys reads the attempts with these keys, in no particular
+	// order; keys without an attempt are left out.
+	AttemptsByKeys(ctx context.Context, keys []AttemptKey) ([]Attempt, error)
 	AttemptFinish(ctx context.Context, a *Attempt) error
+	// AttemptsFinish is AttemptFinish for many attempts with distinct keys,
+	// in one round trip; ErrNotFound when any of them is missing.
+	AttemptsFinish(ctx context.Context, as []*Attempt) error
 	AttemptList(ctx context.Context, jobID int64) ([]Attempt, error)
 	// AttemptOutcomes counts the endpoint's attempts finished at or after
 	// since, by outcome.

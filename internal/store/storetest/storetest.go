@@ -41,6 +41,7 @@ func Run(t *testing.T, open Opener) {
 		{"JobInsert", testJobInsert},
 		{"JobIdempotency", testJobIdempotency},
 		{"JobUpdate", testJobUpdate},
+		{"JobsBatch", testJobsBatch},
 		{"JobList", testJobList},
 		{"JobCountsByState", testJobCountsByState},
 		{"DueEndpoints", testDueEndpoints},
@@ -52,6 +53,7 @@ func Run(t *testing.T, open Opener) {
 		{"ExpiredLeases", testExpiredLeases},
 		{"JobsPrune", testJobsPrune},
 		{"Attempts", testAttempts},
+		{"AttemptsBatch", testAttemptsBatch},
 		{"TxRollback", testTxRollback},
 		{"Read", testRead},
 		{"ConcurrentClaims", testConcurrentClaims},
@@ -780,6 +782,95 @@ func testJobUpdate(t *testing.T, s store.Store) {
 	})
 }
 
+// testJobsBatch holds JobsByIDs and JobsUpdate to JobGet and JobUpdate, row
+// for row, including batches longer than one statement takes.
+func testJobsBatch(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	other := newProject(t, s, "other")
+	oep := newEndpoint(t, s, other.ID, "stripe")
+	oj := job(other, oep, newTool(t, s, other.ID, oep.ID, "charge", "v1"), 1)
+	var js []*store.Job
+	for i := range 1100 {
+		j := job(f.p, f.ep, f.tool, int64(1000+i))
+		if i%7 == 0 {
+			j.IdempotencyKey = fmt.Sprintf("k-%d", i)
+		}
+		js = append(js, j)
+	}
+	f.insert(t, s, js...)
+	f.insert(t, s, oj)
+	// Asked out of order, with a missing id, another project's job and more
+	// ids than one statement takes: the project's jobs come back in id order.
+	var want, asked []int64
+	for i := len(js) - 1; i >= 0; i -= 2 {
+		asked = append(asked, js[i].ID)
+	}
+	for i := 1 - len(js)%2; i < len(js); i += 2 {
+		want = append(want, js[i].ID)
+	}
+	asked = append(asked, oj.ID, oj.ID+1000)
+	tx(t, s, func(q store.Queries) error {
+		got, err := q.JobsByIDs(ctx, f.p.ID, asked)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(ids(got), want) {
+			t.Errorf("JobsByIDs = %d jobs %v..., want %d %v...", len(got), ids(got)[:min(3, len(got))], len(want), want[:3])
+		}
+		for i := range got {
+			if w := js[got[i].ID-js[0].ID]; w.ID == got[i].ID {
+				sameJob(t, "JobsByIDs", &got[i], w)
+			}
+		}
+		none, err := q.JobsByIDs(ctx, f.p.ID, nil)
+		if err != nil || len(none) != 0 {
+			t.Errorf("JobsByIDs(no ids) = %v, %v", none, err)
+		}
+		none, err = q.JobsByIDs(ctx, other.ID+100, asked)
+		if err != nil || len(none) != 0 {
+			t.Errorf("JobsByIDs(another project) = %d jobs, %v", len(none), err)
+		}
+		return nil
+	})
+	// JobsUpdate writes what JobUpdate writes, for every job of the batch,
+	// and nothing of the jobs outside it.
+	var upd []*store.Job
+	for i, j := range js[:1050] {
+		c := *j
+		c.Attempt, c.State, c.DueAt, c.LeaseToken, c.LeaseExpiresAt, c.WorkerID = int64(i%5), store.StateRunning, int64(7000+i), fmt.Sprintf("lease-%d", i), int64(9000+i), "w-1"
+		c.CancelRequested, c.UpdatedAt, c.FinishedAt = i%3 == 0, int64(6500+i), int64(i%2)
+		if i%4 == 0 {
+			c.State, c.LeaseToken, c.WorkerID = store.StateSucceeded, "", ""
+		}
+		upd = append(upd, &c)
+	}
+	tx(t, s, func(q store.Queries) error { return q.JobsUpdate(ctx, upd) })
+	tx(t, s, func(q store.Queries) error { return q.JobsUpdate(ctx, nil) })
+	read(t, s, func(q store.Queries) error {
+		for i, j := range js {
+			w := j
+			if i < len(upd) {
+				w = upd[i]
+			}
+			got, err := q.JobGet(ctx, f.p.ID, j.ID)
+			if err != nil {
+				return err
+			}
+			sameJob(t, fmt.Sprintf("job %d after JobsUpdate", i), got, w)
+		}
+		return nil
+	})
+	// A missing job fails the batch, and the failed transaction changes
+	// nothing.
+	txErr(t, s, "JobsUpdate with a missing job", store.ErrNotFound, func(q store.Queries) error {
+		a, missing := *upd[0], *upd[1]
+		a.State, missing.ID = store.StateFailed, oj.ID+1000
+		return q.JobsUpdate(ctx, []*store.Job{&a, &missing})
+	})
+	sameJob(t, "job after a refused JobsUpdate", getJob(t, s, upd[0].ID), upd[0])
+}
+
 func testJobList(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := newFixture(t, s)
@@ -1319,6 +1410,119 @@ func testAttempts(t *testing.T, s store.Store) {
 		missing.Number = 9
 		return q.AttemptFinish(ctx, &missing)
 	})
+}
+
+// testAttemptsBatch holds AttemptsByKeys and AttemptsFinish to AttemptGet
+// and AttemptFinish.
+func testAttemptsBatch(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	var js []*store.Job
+	for range 600 {
+		js = append(js, job(f.p, f.ep, f.tool, 1))
+	}
+	f.insert(t, s, js...)
+	claim(t, s, "w-1", "lease-1", 1000, ids(derefJobs(js))...)
+	// A second attempt for the first ten jobs.
+	tx(t, s, func(q store.Queries) error {
+		for _, j := range js[:10] {
+			jj, err := q.JobByID(ctx, j.ID)
+			if err != nil {
+				return err
+			}
+			jj.State = store.StateScheduled
+			if err := q.JobUpdate(ctx, jj); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	claim(t, s, "w-2", "lease-2", 2000, ids(derefJobs(js[:10]))...)
+	var keys []store.AttemptKey
+	var fin []*store.Attempt
+	for i, j := range js {
+		n := int64(1)
+		if i < 10 && i%2 == 0 {
+			n = 2
+		}
+		keys = append(keys, store.AttemptKey{JobID: j.ID, Number: n})
+		a := &store.Attempt{JobID: j.ID, Number: n, EndpointID: f.ep.ID, WorkerID: "w-1", LeaseToken: "lease-1", ClaimedAt: 1000,
+			FinishedAt: int64(1500 + i), Outcome: "failed", Classification: "http_status", HTTPStatus: 503, RetryAfterMs: int64(i), Message: fmt.Sprintf("m %d \"q\"", i),
+			BaseDelayMs: 10_000.5 + float64(i), JitterSample: 0.123456789, MinDelayMs: 8000, MaxDelayMs: 12_000, SelectedMs: 60_000, NextDueAt: 61_500, Counted: i%2 == 0}
+		if n == 2 {
+			a.WorkerID, a.LeaseToken, a.ClaimedAt = "w-2", "lease-2", 2000
+		}
+		if i%3 == 0 {
+			a.Outcome, a.Classification, a.HTTPStatus, a.Message, a.Counted = "succeeded", "success", 200, "", false
+		}
+		fin = append(fin, a)
+	}
+	missingKeys := append(slices.Clone(keys), store.AttemptKey{JobID: js[20].ID, Number: 2}, store.AttemptKey{JobID: js[0].ID + 10_000, Number: 1})
+	tx(t, s, func(q store.Queries) error {
+		got, err := q.AttemptsByKeys(ctx, missingKeys)
+		if err != nil {
+			return err
+		}
+		if len(got) != len(keys) {
+			t.Errorf("AttemptsByKeys = %d attempts, want %d", len(got), len(keys))
+		}
+		for i := range got {
+			want, err := q.AttemptGet(ctx, got[i].JobID, got[i].Number)
+			if err != nil {
+				return err
+			}
+			if got[i] != *want {
+				t.Errorf("AttemptsByKeys row %+v, AttemptGet %+v", got[i], *want)
+			}
+		}
+		if none, err := q.AttemptsByKeys(ctx, nil); err != nil || len(none) != 0 {
+			t.Errorf("AttemptsByKeys(no keys) = %v, %v", none, err)
+		}
+		if err := q.AttemptsFinish(ctx, fin); err != nil {
+			return err
+		}
+		return q.AttemptsFinish(ctx, nil)
+	})
+	read(t, s, func(q store.Queries) error {
+		for _, a := range fin {
+			got, err := q.AttemptGet(ctx, a.JobID, a.Number)
+			if err != nil {
+				return err
+			}
+			if *got != *a {
+				t.Errorf("after AttemptsFinish:\n got %+v\nwant %+v", *got, *a)
+			}
+		}
+		// The other attempt of the first ten jobs is untouched.
+		got, err := q.AttemptGet(ctx, js[0].ID, 1)
+		if err != nil {
+			return err
+		}
+		if got.FinishedAt != 0 || got.Outcome != "" {
+			t.Errorf("attempt 1 of job %d changed: %+v", js[0].ID, got)
+		}
+		return nil
+	})
+	txErr(t, s, "AttemptsFinish with a missing attempt", store.ErrNotFound, func(q store.Queries) error {
+		a, missing := *fin[0], *fin[1]
+		a.Outcome, missing.Number = "timed_out", 9
+		return q.AttemptsFinish(ctx, []*store.Attempt{&a, &missing})
+	})
+	read(t, s, func(q store.Queries) error {
+		got, err := q.AttemptGet(ctx, fin[0].JobID, fin[0].Number)
+		if err == nil && *got != *fin[0] {
+			t.Errorf("attempt changed by a refused AttemptsFinish: %+v", got)
+		}
+		return err
+	})
+}
+
+func derefJobs(js []*store.Job) []store.Job {
+	out := make([]store.Job, len(js))
+	for i, j := range js {
+		out[i] = *j
+	}
+	return out
 }
 
 // --- transactions ---
