@@ -117,9 +117,16 @@ func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportReque
 	changed := false
 	err := e.st.Tx(ctx, func(q store.Queries) error {
 		now := e.clk.Now()
-		eps := endpointCache{}
+		ids := make([]int64, len(rs))
 		for i, r := range rs {
-			res, err := e.reportOne(ctx, q, p, r, now, eps)
+			ids[i] = r.JobID
+		}
+		b, err := e.loadBatch(ctx, q, p.ProjectID, ids)
+		if err != nil {
+			return err
+		}
+		for i, r := range rs {
+			res, err := e.reportOne(ctx, q, p, r, now, b)
 			if err != nil {
 				var ee *Error
 				if !errors.As(err, &ee) {
@@ -131,7 +138,7 @@ func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportReque
 			out[i] = BatchItem{ReportResult: res}
 			changed = changed || !res.Duplicate
 		}
-		return nil
+		return b.flush(ctx, q)
 	})
 	if err != nil {
 		return nil, storeErr(err, "report")
@@ -149,13 +156,90 @@ func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportReque
 	return out, nil
 }
 
-func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r ReportRequest, now time.Time, eps endpointCache) (ReportResult, error) {
-	j, err := q.JobGet(ctx, p.ProjectID, r.JobID)
-	if errors.Is(err, store.ErrNotFound) {
-		return ReportResult{}, notFound("job %d not found", r.JobID)
+// batch is what one transaction of reports (or rescues) has read and is
+// going to write. The jobs and their current attempts are read with one
+// query each up front, changed in memory as each report is decided, and
+// written with one statement each at the end (flush): four statements per
+// report made the report path the bulk of the burn-down's cost. A job
+// reported twice in a batch is the same *store.Job both times, so the second
+// report sees what the first did, exactly as when each was read and written
+// in turn.
+type batch struct {
+	eps      endpointCache
+	jobs     map[int64]*store.Job
+	attempts map[store.AttemptKey]*store.Attempt
+	// What flush writes, each row once, in the order it was changed.
+	dirtyJobs     []*store.Job
+	dirtyAttempts []*store.Attempt
+}
+
+// loadBatch reads the project's jobs with these ids and their current
+// attempts.
+func (e *Engine) loadBatch(ctx context.Context, q store.Queries, projectID int64, ids []int64) (*batch, error) {
+	b := &batch{eps: endpointCache{}, jobs: make(map[int64]*store.Job, len(ids)), attempts: make(map[store.AttemptKey]*store.Attempt, len(ids))}
+	uniq := make([]int64, 0, len(ids))
+	seen := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			uniq = append(uniq, id)
+		}
 	}
+	jobs, err := q.JobsByIDs(ctx, projectID, uniq)
 	if err != nil {
-		return ReportResult{}, err
+		return nil, err
+	}
+	for i := range jobs {
+		b.jobs[jobs[i].ID] = &jobs[i]
+	}
+	return b, b.loadAttempts(ctx, q, jobs)
+}
+
+// loadAttempts reads the current attempt of each job that has one.
+func (b *batch) loadAttempts(ctx context.Context, q store.Queries, jobs []store.Job) error {
+	keys := make([]store.AttemptKey, 0, len(jobs))
+	for i := range jobs {
+		if jobs[i].Attempt > 0 {
+			keys = append(keys, store.AttemptKey{JobID: jobs[i].ID, Number: jobs[i].Attempt})
+		}
+	}
+	as, err := q.AttemptsByKeys(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for i := range as {
+		b.attempts[store.AttemptKey{JobID: as[i].JobID, Number: as[i].Number}] = &as[i]
+	}
+	return nil
+}
+
+// attempt returns the job's attempt number n as read (and changed) in this
+// batch; one that was not read up front is read now.
+func (b *batch) attempt(ctx context.Context, q store.Queries, jobID, n int64) (*store.Attempt, error) {
+	k := store.AttemptKey{JobID: jobID, Number: n}
+	if a, ok := b.attempts[k]; ok {
+		return a, nil
+	}
+	a, err := q.AttemptGet(ctx, jobID, n)
+	if err != nil {
+		return nil, err
+	}
+	b.attempts[k] = a
+	return a, nil
+}
+
+// flush writes the changed jobs and attempts.
+func (b *batch) flush(ctx context.Context, q store.Queries) error {
+	if err := q.AttemptsFinish(ctx, b.dirtyAttempts); err != nil {
+		return err
+	}
+	return q.JobsUpdate(ctx, b.dirtyJobs)
+}
+
+func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r ReportRequest, now time.Time, b *batch) (ReportResult, error) {
+	j, ok := b.jobs[r.JobID]
+	if !ok {
+		return ReportResult{}, notFound("job %d not found", r.JobID)
 	}
 	if err := checkAllowed(p, j); err != nil {
 		return ReportResult{}, err
@@ -166,7 +250,7 @@ func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r
 	if j.State != store.StateRunning {
 		// The same lease was reported already (or rescued): repeating a
 		// report is harmless and returns the job as it is.
-		a, err := q.AttemptGet(ctx, j.ID, j.Attempt)
+		a, err := b.attempt(ctx, q, j.ID, j.Attempt)
 		if err != nil {
 			return ReportResult{}, err
 		}
@@ -179,14 +263,15 @@ func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r
 		return ReportResult{Job: j, Attempt: a, Duplicate: true, Decision: classify.Decision{Classification: a.Classification}}, nil
 	}
 	d := classify.Classify(r.Report, now)
-	return e.finishAttempt(ctx, q, j, d, r.Report, now, eps)
+	return e.finishAttempt(ctx, q, j, d, r.Report, now, b)
 }
 
 // finishAttempt applies a decision to a running job: the attempt row, the
-// job's next state and due time, and the endpoint's circuit.
-func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Job, d classify.Decision, rep classify.Report, now time.Time, eps endpointCache) (ReportResult, error) {
+// job's next state and due time, and the endpoint's circuit. The job and the
+// attempt are written when the batch is flushed; the circuit at once.
+func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Job, d classify.Decision, rep classify.Report, now time.Time, b *batch) (ReportResult, error) {
 	nowMs := now.UnixMilli()
-	a, err := q.AttemptGet(ctx, j.ID, j.Attempt)
+	a, err := b.attempt(ctx, q, j.ID, j.Attempt)
 	if err != nil {
 		return ReportResult{}, err
 	}
@@ -232,13 +317,11 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 		a.NextDueAt = nowMs + dec.SelectedMs
 		j.State, j.DueAt = store.StateScheduled, a.NextDueAt
 	}
-	if err := q.AttemptFinish(ctx, a); err != nil {
-		return ReportResult{}, err
-	}
-	if err := q.JobUpdate(ctx, j); err != nil {
-		return ReportResult{}, err
-	}
-	if err := e.updateCircuit(ctx, q, j, d, nowMs, eps); err != nil {
+	// A running job is finished at most once per batch: afterwards it is no
+	// longer running, so neither row is queued twice.
+	b.dirtyAttempts = append(b.dirtyAttempts, a)
+	b.dirtyJobs = append(b.dirtyJobs, j)
+	if err := e.updateCircuit(ctx, q, j, d, nowMs, b.eps); err != nil {
 		return ReportResult{}, err
 	}
 	return ReportResult{Job: j, Attempt: a, Decision: d}, nil
@@ -345,14 +428,17 @@ func (e *Engine) Rescue(ctx context.Context) (int, error) {
 			if err != nil {
 				return err
 			}
-			eps := endpointCache{}
+			b := &batch{eps: endpointCache{}, attempts: make(map[store.AttemptKey]*store.Attempt, len(jobs))}
+			if err := b.loadAttempts(ctx, q, jobs); err != nil {
+				return err
+			}
 			for i := range jobs {
-				if _, err := e.finishAttempt(ctx, q, &jobs[i], classify.LeaseExpired(), classify.Report{}, now, eps); err != nil {
+				if _, err := e.finishAttempt(ctx, q, &jobs[i], classify.LeaseExpired(), classify.Report{}, now, b); err != nil {
 					return err
 				}
 			}
 			n = len(jobs)
-			return nil
+			return b.flush(ctx, q)
 		})
 		if err != nil {
 			return total, err
