@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -192,7 +193,32 @@ func (e *Engine) loadBatch(ctx context.Context, q store.Queries, projectID int64
 	for i := range jobs {
 		b.jobs[jobs[i].ID] = &jobs[i]
 	}
+	if err := b.lockEndpoints(ctx, q, jobs); err != nil {
+		return nil, err
+	}
 	return b, b.loadAttempts(ctx, q, jobs)
+}
+
+// lockEndpoints reads (locking, on PostgreSQL) the endpoints of the jobs in
+// ascending id order, the order claims lock them in (DueEndpoints). Taken in
+// report order instead, a batch with jobs of two endpoints and a claim or
+// another batch holding them the other way round wait on each other, and
+// PostgreSQL aborts one as a deadlock: a 500 seen with SDK workers serving
+// two endpoints on three nodes.
+func (b *batch) lockEndpoints(ctx context.Context, q store.Queries, jobs []store.Job) error {
+	ids := make([]int64, 0, 2)
+	for i := range jobs {
+		if !slices.Contains(ids, jobs[i].EndpointID) {
+			ids = append(ids, jobs[i].EndpointID)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if _, err := b.eps.get(ctx, q, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loadAttempts reads the current attempt of each job that has one.
@@ -429,6 +455,9 @@ func (e *Engine) Rescue(ctx context.Context) (int, error) {
 				return err
 			}
 			b := &batch{eps: endpointCache{}, attempts: make(map[store.AttemptKey]*store.Attempt, len(jobs))}
+			if err := b.lockEndpoints(ctx, q, jobs); err != nil {
+				return err
+			}
 			if err := b.loadAttempts(ctx, q, jobs); err != nil {
 				return err
 			}
