@@ -235,6 +235,16 @@ type ClaimParams struct {
 	Now        int64
 }
 
+// ClaimDueParams hands up to Limit due jobs of one endpoint to a worker.
+type ClaimDueParams struct {
+	EndpointID int64
+	ToolIDs    []int64
+	Limit      int
+	WorkerID   string
+	LeaseToken string
+	Now        int64
+}
+
 // Queries are the operations available inside a transaction.
 type Queries interface {
 	ProjectCreate(ctx context.Context, p *Project) error
@@ -304,6 +314,13 @@ type Queries interface {
 	// JobsClaim moves the jobs to running with the lease (expiry = now + the
 	// job's timeout), increments their attempt and inserts their attempt rows.
 	JobsClaim(ctx context.Context, p ClaimParams) error
+	// JobsClaimDue is JobsClaimable followed by JobsClaim in one step: it
+	// moves up to Limit scheduled jobs of the endpoint for these tools, due at
+	// or before Now, oldest due first (then lowest id), to running with the
+	// lease, inserts their attempt rows, and returns the jobs as they are
+	// after the claim, in that order. PostgreSQL skips rows another
+	// transaction has locked.
+	JobsClaimDue(ctx context.Context, p ClaimDueParams) ([]Job, error)
 	// CountRunning counts running jobs of the endpoint, stopping at limit.
 	CountRunning(ctx context.Context, endpointID, limit int64) (int64, error)
 	// ClaimsSince counts attempts of the endpoint claimed at or after since,

@@ -714,6 +714,48 @@ func (q *Queries) JobsClaim(ctx context.Context, p store.ClaimParams) error {
 	return err
 }
 
+// JobsClaimDue claims with one UPDATE ... RETURNING instead of a SELECT of
+// the rows and an UPDATE by id, and inserts the attempt rows from what it
+// returned rather than reading the jobs again.
+func (q *Queries) JobsClaimDue(ctx context.Context, p store.ClaimDueParams) ([]store.Job, error) {
+	if len(p.ToolIDs) == 0 || p.Limit <= 0 {
+		return nil, nil
+	}
+	lock := ""
+	if q.D.Locking {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	args := append([]any{p.LeaseToken, p.Now, p.WorkerID, p.Now, p.EndpointID}, int64Args(p.ToolIDs)...)
+	args = append(args, p.Now)
+	jobs, err := q.scanJobs(q.query(ctx, `UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_token = ?, lease_expires_at = ? + timeout_ms,
+		worker_id = ?, updated_at = ? WHERE id IN (SELECT id FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND tool_id IN (`+
+		placeholders(len(p.ToolIDs))+`) AND due_at <= ? ORDER BY due_at, id LIMIT `+strconv.Itoa(p.Limit)+lock+`) RETURNING `+jobCols, args...))
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING has no order.
+	slices.SortFunc(jobs, func(a, b store.Job) int {
+		if c := cmp.Compare(a.DueAt, b.DueAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	err = inChunks(len(jobs), func(lo, hi int) error {
+		part := jobs[lo:hi]
+		args := make([]any, 0, 6*len(part))
+		for _, j := range part {
+			args = append(args, j.ID, j.Attempt, j.EndpointID, p.WorkerID, p.LeaseToken, p.Now)
+		}
+		_, err := q.exec(ctx, `INSERT INTO attempts (job_id, number, endpoint_id, worker_id, lease_token, claimed_at) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", len(part)), ", "), args...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return jobs, nil
+}
+
 func (q *Queries) CountRunning(ctx context.Context, endpointID, limit int64) (int64, error) {
 	var n int64
 	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE endpoint_id = ? AND state = 'running' LIMIT ?) AS r`, endpointID, limit).Scan(&n)

@@ -47,6 +47,7 @@ func Run(t *testing.T, open Opener) {
 		{"DueEndpoints", testDueEndpoints},
 		{"JobsClaimable", testJobsClaimable},
 		{"JobsClaim", testJobsClaim},
+		{"JobsClaimDue", testJobsClaimDue},
 		{"CountRunning", testCountRunning},
 		{"ClaimsSince", testClaimsSince},
 		{"NextDueAt", testNextDueAt},
@@ -57,6 +58,7 @@ func Run(t *testing.T, open Opener) {
 		{"TxRollback", testTxRollback},
 		{"Read", testRead},
 		{"ConcurrentClaims", testConcurrentClaims},
+		{"ConcurrentClaimsDue", testConcurrentClaimsDue},
 		{"Notify", testNotify},
 		{"Ping", testPing},
 	}
@@ -1180,6 +1182,113 @@ func testJobsClaim(t *testing.T, s store.Store) {
 	})
 }
 
+// testJobsClaimDue holds JobsClaimDue to what JobsClaimable followed by
+// JobsClaim do.
+func testJobsClaimDue(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	v2 := newTool(t, s, f.p.ID, f.ep.ID, "charge", "v2")
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	all := []int64{f.tool.ID, v2.ID, chat.ID}
+	// Inserted out of due order; b and c tie on due time (id breaks it).
+	a, b, c, d := job(f.p, f.ep, f.tool, 3000), job(f.p, f.ep, v2, 1000), job(f.p, f.ep, f.tool, 1000), job(f.p, f.ep, f.tool, 2000)
+	future, elsewhere, running := job(f.p, f.ep, f.tool, 9000), job(f.p, ep2, chat, 1), job(f.p, f.ep, f.tool, 1)
+	b.TimeoutMs = 5000
+	f.insert(t, s, a, b, c, d, future, elsewhere, running)
+	setState(t, s, running, store.StateRunning, 0)
+	claimDue := func(p store.ClaimDueParams) []store.Job {
+		t.Helper()
+		p.EndpointID = f.ep.ID
+		var got []store.Job
+		tx(t, s, func(q store.Queries) (err error) {
+			got, err = q.JobsClaimDue(ctx, p)
+			return err
+		})
+		return got
+	}
+	// Nothing to do: no tools, no room, nothing due yet, another tool.
+	for _, p := range []store.ClaimDueParams{{ToolIDs: nil, Limit: 10, Now: 5000}, {ToolIDs: all, Limit: 0, Now: 5000},
+		{ToolIDs: all, Limit: 10, Now: 999}, {ToolIDs: []int64{chat.ID}, Limit: 10, Now: 5000}} {
+		if got := claimDue(p); len(got) != 0 {
+			t.Errorf("JobsClaimDue(%+v) = %v, want none", p, ids(got))
+		}
+	}
+	// Due order then id, up to the limit, of the requested tools only.
+	got := claimDue(store.ClaimDueParams{ToolIDs: []int64{f.tool.ID}, Limit: 1, WorkerID: "w-1", LeaseToken: "lease-1", Now: 2000})
+	if want := []int64{c.ID}; !slices.Equal(ids(got), want) {
+		t.Errorf("JobsClaimDue(tool filter, limit 1) = %v, want %v", ids(got), want)
+	}
+	got = append(got, claimDue(store.ClaimDueParams{ToolIDs: all, Limit: 3, WorkerID: "w-2", LeaseToken: "lease-2", Now: 4000})...)
+	if want := []int64{c.ID, b.ID, d.ID, a.ID}; !slices.Equal(ids(got), want) {
+		t.Errorf("JobsClaimDue = %v, want %v", ids(got), want)
+	}
+	// What it returns is what is stored: running, attempt 1, the lease
+	// until now + the job's timeout; and each has its attempt row.
+	for i, w := range []struct {
+		j              *store.Job
+		worker, lease  string
+		now, expiresAt int64
+	}{{c, "w-1", "lease-1", 2000, 32_000}, {b, "w-2", "lease-2", 4000, 9000}, {d, "w-2", "lease-2", 4000, 34_000}, {a, "w-2", "lease-2", 4000, 34_000}} {
+		want := *w.j
+		want.State, want.Attempt, want.LeaseToken, want.LeaseExpiresAt, want.WorkerID, want.UpdatedAt = store.StateRunning, 1, w.lease, w.expiresAt, w.worker, w.now
+		sameJob(t, fmt.Sprintf("returned job %d", i), &got[i], &want)
+		sameJob(t, fmt.Sprintf("stored job %d", i), getJob(t, s, w.j.ID), &want)
+		read(t, s, func(q store.Queries) error {
+			as, err := q.AttemptList(ctx, w.j.ID)
+			if err != nil {
+				return err
+			}
+			if wa := (store.Attempt{JobID: w.j.ID, Number: 1, EndpointID: f.ep.ID, WorkerID: w.worker, LeaseToken: w.lease, ClaimedAt: w.now}); len(as) != 1 || as[0] != wa {
+				t.Errorf("attempts of claimed job %d = %+v, want [%+v]", i, as, wa)
+			}
+			return nil
+		})
+	}
+	for _, j := range []*store.Job{future, elsewhere} {
+		if got := getJob(t, s, j.ID); got.State != store.StateScheduled || got.Attempt != 0 {
+			t.Errorf("job %d not due or of another endpoint was claimed: %+v", j.ID, got)
+		}
+	}
+	// Rescheduled and claimed again: attempt 2 gets its own row.
+	ja := getJob(t, s, a.ID)
+	ja.State, ja.DueAt = store.StateScheduled, 6000
+	tx(t, s, func(q store.Queries) error { return q.JobUpdate(ctx, ja) })
+	got = claimDue(store.ClaimDueParams{ToolIDs: all, Limit: 10, WorkerID: "w-3", LeaseToken: "lease-3", Now: 6000})
+	if len(got) != 1 || got[0].ID != a.ID || got[0].Attempt != 2 {
+		t.Fatalf("second claim = %+v", got)
+	}
+	read(t, s, func(q store.Queries) error {
+		as, err := q.AttemptList(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		if len(as) != 2 || as[1].Number != 2 || as[1].WorkerID != "w-3" || as[1].ClaimedAt != 6000 {
+			t.Errorf("attempts after a second claim = %+v", as)
+		}
+		return nil
+	})
+	// More than one statement's worth of attempt rows.
+	var many []*store.Job
+	for range 700 {
+		many = append(many, job(f.p, ep2, chat, 1))
+	}
+	f.insert(t, s, many...)
+	var n int
+	tx(t, s, func(q store.Queries) error {
+		got, err := q.JobsClaimDue(ctx, store.ClaimDueParams{EndpointID: ep2.ID, ToolIDs: all, Limit: 1000, WorkerID: "w", LeaseToken: "l", Now: 10})
+		n = len(got)
+		return err
+	})
+	read(t, s, func(q store.Queries) error {
+		running, err := q.CountRunning(ctx, ep2.ID, 10_000)
+		if err == nil && (n != 701 || running != 701) {
+			t.Errorf("claimed %d of 701 jobs, %d running", n, running)
+		}
+		return err
+	})
+}
+
 func testCountRunning(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := newFixture(t, s)
@@ -1666,6 +1775,26 @@ func testRead(t *testing.T, s store.Store) {
 // claimable jobs, claim them. No job may go to two workers and the endpoint
 // may never run more than maxConcurrent jobs.
 func testConcurrentClaims(t *testing.T, s store.Store) {
+	concurrentClaims(t, s, func(ctx context.Context, q store.Queries, endpointID, toolID int64, limit int, worker, lease string) ([]int64, error) {
+		ready, err := q.JobsClaimable(ctx, endpointID, []int64{toolID}, 100, limit)
+		if err != nil || len(ready) == 0 {
+			return nil, err
+		}
+		return ids(ready), q.JobsClaim(ctx, store.ClaimParams{IDs: ids(ready), WorkerID: worker, LeaseToken: lease, Now: 100})
+	})
+}
+
+func testConcurrentClaimsDue(t *testing.T, s store.Store) {
+	concurrentClaims(t, s, func(ctx context.Context, q store.Queries, endpointID, toolID int64, limit int, worker, lease string) ([]int64, error) {
+		got, err := q.JobsClaimDue(ctx, store.ClaimDueParams{EndpointID: endpointID, ToolIDs: []int64{toolID}, Limit: limit, WorkerID: worker, LeaseToken: lease, Now: 100})
+		return ids(got), err
+	})
+}
+
+// concurrentClaims has many workers claim at once through claim, as the
+// engine does (endpoint row locked, running jobs counted), and checks no job
+// goes to two of them and maxConcurrent holds.
+func concurrentClaims(t *testing.T, s store.Store, claim func(ctx context.Context, q store.Queries, endpointID, toolID int64, limit int, worker, lease string) ([]int64, error)) {
 	ctx := t.Context()
 	f := newFixture(t, s)
 	const jobs, workers, maxConcurrent = 40, 8, 5
@@ -1701,15 +1830,8 @@ func testConcurrentClaims(t *testing.T, s store.Store) {
 					if running >= maxConcurrent {
 						return nil
 					}
-					ready, err := q.JobsClaimable(ctx, ep.ID, []int64{f.tool.ID}, 100, int(min(2, maxConcurrent-running)))
-					if err != nil {
-						return err
-					}
-					got = ids(ready)
-					if len(got) == 0 {
-						return nil
-					}
-					if err := q.JobsClaim(ctx, store.ClaimParams{IDs: got, WorkerID: worker, LeaseToken: fmt.Sprintf("%s-%d", worker, n), Now: 100}); err != nil {
+					got, err = claim(ctx, q, ep.ID, f.tool.ID, int(min(2, maxConcurrent-running)), worker, fmt.Sprintf("%s-%d", worker, n))
+					if err != nil || len(got) == 0 {
 						return err
 					}
 					after, err := q.CountRunning(ctx, ep.ID, 1000)
