@@ -214,29 +214,24 @@ func (e *Engine) tryClaim(ctx context.Context, p *Principal, r ClaimRequest, too
 				soonest(g.until)
 				continue
 			}
-			jobs, err := q.JobsClaimable(ctx, id, toolIDs, now, int(min(remaining, g.allowed)))
+			// One statement claims and returns the jobs as claimed (oldest due
+			// first), where a SELECT and an UPDATE by id read them twice.
+			jobs, err := q.JobsClaimDue(ctx, store.ClaimDueParams{EndpointID: id, ToolIDs: toolIDs, Limit: int(min(remaining, g.allowed)),
+				WorkerID: r.WorkerID, LeaseToken: lease, Now: now})
 			if err != nil {
 				return err
 			}
 			if len(jobs) == 0 {
 				continue
 			}
-			ids := make([]int64, len(jobs))
-			for i := range jobs {
-				ids[i] = jobs[i].ID
-			}
-			if err := q.JobsClaim(ctx, store.ClaimParams{IDs: ids, WorkerID: r.WorkerID, LeaseToken: lease, Now: now}); err != nil {
-				return err
-			}
 			if g.halfOpen {
-				ep.CircuitState, ep.CircuitProbeJob = store.CircuitHalfOpen, ids[0]
+				ep.CircuitState, ep.CircuitProbeJob = store.CircuitHalfOpen, jobs[0].ID
 				if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
 					return err
 				}
 			}
 			for i := range jobs {
 				j := &jobs[i]
-				j.State, j.Attempt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID = store.StateRunning, j.Attempt+1, lease, now+j.TimeoutMs, r.WorkerID
 				key := j.IdempotencyKey
 				if key == "" {
 					key = "ratchet-job-" + strconv.FormatInt(j.ID, 10)
