@@ -16,6 +16,7 @@ import (
 
 	"github.com/getratchet/ratchet/internal/api"
 	"github.com/getratchet/ratchet/internal/clock"
+	"github.com/getratchet/ratchet/internal/docs"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/internal/store/postgres"
@@ -126,6 +127,9 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(doc)
 	})
+	docsHandler := docs.Handler(doc) // /docs: the guides and the API reference
+	mux.Handle("GET /docs", docsHandler)
+	mux.Handle("GET /docs/", docsHandler)
 	mux.Handle("/", web.Handler())
 
 	ln, err := net.Listen("tcp", cfg.Addr)

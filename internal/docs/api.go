@@ -1,0 +1,205 @@
+package docs
+
+import (
+	"bytes"
+	"encoding/json"
+	"html/template"
+	"sort"
+	"strings"
+)
+
+// renderAPI renders the OpenAPI document as one HTML page: the routes in
+// path order with their keys, parameters, bodies and responses, then every
+// schema as a table of its properties.
+func renderAPI(doc map[string]any) (template.HTML, error) {
+	type param struct{ Name, In, Type, Description string }
+	type response struct{ Status, Description, Schema string }
+	type op struct {
+		Method, Path, ID, Summary, Description, Request string
+		Params                                          []param
+		Responses                                       []response
+	}
+	type prop struct{ Name, Type, Notes string }
+	type schema struct {
+		Name  string
+		Props []prop
+	}
+	var data struct {
+		Title, Version, Description string
+		Ops                         []op
+		Schemas                     []schema
+	}
+	info, _ := doc["info"].(map[string]any)
+	data.Title, _ = info["title"].(string)
+	data.Version, _ = info["version"].(string)
+	data.Description, _ = info["description"].(string)
+	paths, _ := doc["paths"].(map[string]any)
+	for _, path := range sortedKeys(paths) {
+		item, _ := paths[path].(map[string]any)
+		for _, method := range []string{"get", "post", "put", "patch", "delete"} {
+			o, ok := item[method].(map[string]any)
+			if !ok {
+				continue
+			}
+			x := op{Method: strings.ToUpper(method), Path: path}
+			x.ID, _ = o["operationId"].(string)
+			x.Summary, _ = o["summary"].(string)
+			x.Description, _ = o["description"].(string)
+			ps, _ := o["parameters"].([]any)
+			for _, p := range ps {
+				pm, _ := p.(map[string]any)
+				var y param
+				y.Name, _ = pm["name"].(string)
+				y.In, _ = pm["in"].(string)
+				y.Description, _ = pm["description"].(string)
+				y.Type = typeOf(pm["schema"])
+				x.Params = append(x.Params, y)
+			}
+			if rb, ok := o["requestBody"].(map[string]any); ok {
+				x.Request = schemaRef(rb)
+			}
+			rs, _ := o["responses"].(map[string]any)
+			for _, code := range sortedKeys(rs) {
+				rm, _ := rs[code].(map[string]any)
+				d, _ := rm["description"].(string)
+				x.Responses = append(x.Responses, response{Status: code, Description: d, Schema: schemaRef(rm)})
+			}
+			data.Ops = append(data.Ops, x)
+		}
+	}
+	comps, _ := doc["components"].(map[string]any)
+	schemas, _ := comps["schemas"].(map[string]any)
+	for _, name := range sortedKeys(schemas) {
+		sm, _ := schemas[name].(map[string]any)
+		s := schema{Name: name}
+		props, _ := sm["properties"].(map[string]any)
+		required := map[string]bool{}
+		if req, ok := sm["required"].([]any); ok {
+			for _, r := range req {
+				if n, ok := r.(string); ok {
+					required[n] = true
+				}
+			}
+		}
+		for _, pn := range sortedKeys(props) {
+			pm, _ := props[pn].(map[string]any)
+			var notes []string
+			if required[pn] {
+				notes = append(notes, "required")
+			}
+			if lo, ok := pm["minimum"]; ok {
+				notes = append(notes, "minimum "+jsonText(lo))
+			}
+			if hi, ok := pm["maximum"]; ok {
+				notes = append(notes, "maximum "+jsonText(hi))
+			}
+			if e, ok := pm["enum"]; ok {
+				notes = append(notes, "one of "+jsonText(e))
+			}
+			if p, ok := pm["pattern"].(string); ok {
+				notes = append(notes, "pattern "+p)
+			}
+			if d, ok := pm["description"].(string); ok {
+				notes = append(notes, d)
+			}
+			s.Props = append(s.Props, prop{Name: pn, Type: typeOf(pm), Notes: strings.Join(notes, "; ")})
+		}
+		data.Schemas = append(data.Schemas, s)
+	}
+	var b bytes.Buffer
+	if err := apiTmpl.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// schemaRef names the schema of a request body or response, "" for none.
+func schemaRef(m map[string]any) string {
+	content, _ := m["content"].(map[string]any)
+	js, _ := content["application/json"].(map[string]any)
+	return typeOf(js["schema"])
+}
+
+// typeOf describes a JSON Schema briefly: a $ref's name, a type, or an
+// array of either.
+func typeOf(v any) string {
+	s, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	if ref, ok := s["$ref"].(string); ok {
+		return ref[strings.LastIndex(ref, "/")+1:]
+	}
+	var t string
+	switch x := s["type"].(type) {
+	case string:
+		t = x
+	case []any:
+		var parts []string
+		for _, p := range x {
+			if ps, ok := p.(string); ok {
+				parts = append(parts, ps)
+			}
+		}
+		t = strings.Join(parts, " or ")
+	}
+	if strings.HasPrefix(t, "array") {
+		if it := typeOf(s["items"]); it != "" {
+			return "array of " + it
+		}
+	}
+	if t == "" {
+		return "any JSON"
+	}
+	return t
+}
+
+var apiTmpl = template.Must(template.New("api").Parse(`<h1>API reference</h1>
+<p>{{.Title}} {{.Version}}. {{.Description}} This page is rendered from the server's own OpenAPI document, <a href="/openapi.json">/openapi.json</a>. Requests and responses are JSON; send an API key as <code>Authorization: Bearer rk_…</code>. Errors have one shape, <a href="#schema-Error">Error</a>, naming every rejected field with its value and what is allowed. The <a href="/docs/workers">worker reference</a> walks through the calls in order.</p>
+<h2 id="routes">Routes</h2>
+<table>
+<thead><tr><th>Method</th><th>Path</th><th>What</th></tr></thead>
+<tbody>
+{{range .Ops}}<tr><td>{{.Method}}</td><td><a href="#{{.ID}}"><code>{{.Path}}</code></a></td><td>{{.Summary}}</td></tr>
+{{end}}</tbody>
+</table>
+{{range .Ops}}
+<section class="api-op">
+<h3 id="{{.ID}}"><code>{{.Method}} {{.Path}}</code></h3>
+<p>{{.Summary}}.{{if .Description}} {{.Description}}{{else}} No key needed.{{end}}</p>
+{{if .Params}}<table>
+<thead><tr><th>Parameter</th><th>In</th><th>Type</th><th>Description</th></tr></thead>
+<tbody>{{range .Params}}<tr><td><code>{{.Name}}</code></td><td>{{.In}}</td><td>{{.Type}}</td><td>{{.Description}}</td></tr>
+{{end}}</tbody>
+</table>{{end}}
+{{if .Request}}<p>Request body: <a href="#schema-{{.Request}}">{{.Request}}</a></p>{{end}}
+<table>
+<thead><tr><th>Status</th><th>Meaning</th><th>Body</th></tr></thead>
+<tbody>{{range .Responses}}<tr><td>{{.Status}}</td><td>{{.Description}}</td><td>{{if .Schema}}<a href="#schema-{{.Schema}}">{{.Schema}}</a>{{end}}</td></tr>
+{{end}}</tbody>
+</table>
+</section>
+{{end}}
+<h2 id="schemas">Schemas</h2>
+{{range .Schemas}}
+<h3 id="schema-{{.Name}}">{{.Name}}</h3>
+{{if .Props}}<table>
+<thead><tr><th>Field</th><th>Type</th><th>Notes</th></tr></thead>
+<tbody>{{range .Props}}<tr><td><code>{{.Name}}</code></td><td>{{.Type}}</td><td>{{.Notes}}</td></tr>
+{{end}}</tbody>
+</table>{{else}}<p>A JSON object; see the route's summary.</p>{{end}}
+{{end}}`))
