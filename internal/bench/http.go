@@ -14,6 +14,7 @@ import (
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
+	"github.com/getratchet/ratchet/internal/store"
 )
 
 // httpTarget drives a server over HTTP with the Go SDK: its own in-process
@@ -34,6 +35,16 @@ func newHTTPTarget(ctx context.Context, cfg Config, dir string) (*httpTarget, er
 		db := cfg.DatabaseURL
 		if db == "" {
 			db = filepath.Join(dir, "bench.db")
+		}
+		if cfg.DatabaseURL != "" {
+			// A database that already has a project (PostgreSQL shared with
+			// earlier runs) ignores the bootstrap key: bench in a project of
+			// its own, as the engine mode does.
+			k, err := benchProject(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			key = k
 		}
 		srvCtx, stop := context.WithCancel(context.Background())
 		found := make(chan string, 1)
@@ -69,6 +80,25 @@ func newHTTPTarget(ctx context.Context, cfg Config, dir string) (*httpTarget, er
 	}
 	t.tool = name + "@1"
 	return t, nil
+}
+
+// benchProject creates a project with an owner key in the database
+// cfg.DatabaseURL names (migrating it first) and returns the key.
+func benchProject(ctx context.Context, cfg Config) (string, error) {
+	st, err := server.OpenStore(ctx, cfg.DatabaseURL, cfg.Synchronous, true)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	e, err := engine.New(engine.Config{Store: st})
+	if err != nil {
+		return "", err
+	}
+	_, key, err := e.CreateProject(ctx, fmt.Sprintf("bench-%d", time.Now().UnixNano()), store.PlanPro)
+	if err != nil {
+		return "", fmt.Errorf("create the bench project: %w", err)
+	}
+	return key, nil
 }
 
 var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
