@@ -64,6 +64,10 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+sync+")")
 	q.Add("_pragma", "foreign_keys(1)")
+	// Statement journals in memory: a multi-row UPDATE (JobsUpdate,
+	// JobsClaimDue) keeps one, and past 64 KiB SQLite spills it to a temp
+	// file, a pwrite per page (4% of the burn-down's CPU).
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 	w := sql.OpenDB(&cachingConnector{dsn: dsn, drv: &sqlite.Driver{}})
