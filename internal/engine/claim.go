@@ -99,15 +99,37 @@ func (e *Engine) Claim(ctx context.Context, p *Principal, r ClaimRequest) ([]Cla
 	}
 }
 
+// toolRef names a tool of a project as a claim asks for it.
+type toolRef struct {
+	projectID int64
+	ref       string
+}
+
+// toolIDs resolves "name@version" refs to tool ids, skipping tools not
+// published (yet). Every claim asks, so published ones are remembered: a
+// tool is never changed or deleted once published, and a read transaction
+// per claim added to the due-to-claim lag.
 func (e *Engine) toolIDs(ctx context.Context, projectID int64, refs []string) ([]int64, error) {
-	var ids []int64
+	ids := make([]int64, 0, len(refs))
+	var missing []string
+	for _, ref := range refs {
+		if id, ok := e.toolIDCache.Load(toolRef{projectID, ref}); ok {
+			ids = append(ids, id.(int64))
+		} else {
+			missing = append(missing, ref)
+		}
+	}
+	if len(missing) == 0 {
+		return ids, nil
+	}
 	err := e.st.Read(ctx, func(q store.Queries) error {
-		for _, ref := range refs {
+		for _, ref := range missing {
 			name, version, _ := ParseToolRef(ref)
 			t, err := q.ToolGet(ctx, projectID, name, version)
 			if err != nil {
 				continue // not published (yet): nothing to claim for it
 			}
+			e.toolIDCache.Store(toolRef{projectID, ref}, t.ID)
 			ids = append(ids, t.ID)
 		}
 		return nil

@@ -58,7 +58,8 @@ type Engine struct {
 	wakeMu sync.Mutex
 	wakeCh chan struct{}
 
-	schemas sync.Map // tool id → *compiledSchema (tools are immutable)
+	schemas     sync.Map // tool id → *compiledSchema (tools are immutable)
+	toolIDCache sync.Map // toolRef → tool id, of published tools (never deleted or changed)
 }
 
 // New checks the configuration and builds an engine.
