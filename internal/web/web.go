@@ -1,5 +1,5 @@
-// Package web serves Ratchet's embedded pages: the backoff calculator now,
-// and the simulator and the dashboard as they land. Every asset is embedded
+// Package web serves Ratchet's embedded pages: the dashboard at / and the
+// backoff calculator, with the simulator as it lands. Every asset is embedded
 // in the binary; the pages need no network beyond the Ratchet server and load
 // nothing from a CDN.
 //
@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"path"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -50,6 +51,10 @@ type NavItem struct {
 
 // nav is the header navigation, in order. Only pages that exist are listed.
 var nav = []NavItem{
+	{Path: "/", Label: "Overview"},
+	{Path: "/jobs", Label: "Jobs"},
+	{Path: "/tools", Label: "Tools"},
+	{Path: "/runs", Label: "Runs"},
 	{Path: "/calculator", Label: "Calculator"},
 }
 
@@ -59,9 +64,16 @@ type page struct {
 	Template string // file under assets/ defining "content"
 	Title    string
 	Script   string // ES module under assets/ to load, or ""
+	Style    string // extra stylesheet under assets/, or ""
+	// Routes are further path patterns answered with the same page: the
+	// dashboard routes on the client (history API), so a reload or a shared
+	// link of any of its views must get the shell too.
+	Routes []string
 }
 
 var pages = []page{
+	{Path: "/", Template: "dashboard.html", Title: "Dashboard", Script: "dashboard.js", Style: "dashboard.css",
+		Routes: []string{"/endpoints/{name}", "/jobs", "/jobs/{id}", "/tools", "/runs", "/runs/{id}"}},
 	{Path: "/calculator", Template: "calculator.html", Title: "Backoff calculator", Script: "calculator.js"},
 }
 
@@ -88,6 +100,7 @@ type pageData struct {
 	Title  string
 	Assets string // URL prefix of the versioned assets, e.g. /assets/3f2a.../
 	Script string
+	Style  string
 	Nav    []navLink
 }
 
@@ -108,10 +121,15 @@ func Handler() http.Handler {
 	}
 	mux := http.NewServeMux()
 	for _, p := range pages {
-		mux.Handle("GET "+p.Path, s.pageHandler(p))
+		pattern := p.Path
+		if pattern == "/" {
+			pattern = "/{$}" // exactly the root, not every path
+		}
+		mux.Handle("GET "+pattern, s.pageHandler(p))
+		for _, r := range p.Routes {
+			mux.Handle("GET "+r, s.pageHandler(p))
+		}
 	}
-	// Until the dashboard takes "/", send people to the page that exists.
-	mux.Handle("GET /{$}", http.RedirectHandler("/calculator", http.StatusFound))
 	mux.HandleFunc("GET /assets/{version}/{file}", s.serveAsset)
 	return mux
 }
@@ -167,13 +185,14 @@ var load = sync.OnceValues(func() (*site, error) {
 
 func (s *site) pageHandler(p page) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		section := NavSection(r.URL.Path)
 		links := make([]navLink, len(nav))
 		for i, n := range nav {
-			links[i] = navLink{NavItem: n, Current: n.Path == p.Path}
+			links[i] = navLink{NavItem: n, Current: n.Path == section}
 		}
 		var buf bytes.Buffer
 		err := s.pages[p.Path].ExecuteTemplate(&buf, "layout", pageData{
-			Title: p.Title, Assets: "/assets/" + s.version + "/", Script: p.Script, Nav: links,
+			Title: p.Title, Assets: "/assets/" + s.version + "/", Script: p.Script, Style: p.Style, Nav: links,
 		})
 		if err != nil {
 			http.Error(w, "internal error", http.StatusInternalServerError)
@@ -188,6 +207,17 @@ func (s *site) pageHandler(p page) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		_, _ = w.Write(buf.Bytes())
 	})
+}
+
+// NavSection is the header entry a path belongs to: its first segment, with
+// an endpoint's policy editor under the overview that lists the endpoints.
+// dashboard.js applies the same rule when it routes on the client.
+func NavSection(p string) string {
+	first, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	if first == "endpoints" {
+		return "/"
+	}
+	return "/" + first
 }
 
 func (s *site) serveAsset(w http.ResponseWriter, r *http.Request) {

@@ -75,12 +75,16 @@ func TestAssets(t *testing.T) {
 		t.Fatalf("version %q", v)
 	}
 	for file, ct := range map[string]string{
-		"ratchet.css":   "text/css; charset=utf-8",
-		"calculator.js": "text/javascript; charset=utf-8",
-		"backoff.js":    "text/javascript; charset=utf-8",
-		"logparse.js":   "text/javascript; charset=utf-8",
-		"chart.js":      "text/javascript; charset=utf-8",
-		"favicon.svg":   "image/svg+xml",
+		"ratchet.css":           "text/css; charset=utf-8",
+		"calculator.js":         "text/javascript; charset=utf-8",
+		"backoff.js":            "text/javascript; charset=utf-8",
+		"logparse.js":           "text/javascript; charset=utf-8",
+		"chart.js":              "text/javascript; charset=utf-8",
+		"dashboard.js":          "text/javascript; charset=utf-8",
+		"dashboard.css":         "text/css; charset=utf-8",
+		"dashboard-api.js":      "text/javascript; charset=utf-8",
+		"dashboard-timeline.js": "text/javascript; charset=utf-8",
+		"favicon.svg":           "image/svg+xml",
 	} {
 		r := get(t, h, "/assets/"+v+"/"+file)
 		b := body(t, r)
@@ -122,13 +126,57 @@ func TestNotFound(t *testing.T) {
 			t.Errorf("%s: status %d, want 404", p, r.StatusCode)
 		}
 	}
-	if r := get(t, h, "/"); r.StatusCode != http.StatusFound || r.Header.Get("Location") != "/calculator" {
-		t.Errorf("/: %d %q", r.StatusCode, r.Header.Get("Location"))
+	for _, p := range []string{"/jobs/1/extra", "/endpoints", "/runs/1/x", "/tools/x"} {
+		if r := get(t, h, p); r.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: status %d, want 404", p, r.StatusCode)
+		}
 	}
 	req := httptest.NewRequest(http.MethodPost, "/calculator", nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /calculator: %d", rec.Code)
+	}
+}
+
+// Every path the dashboard routes on the client gets the same shell, with
+// the header entry of its section marked current.
+func TestDashboardShell(t *testing.T) {
+	t.Parallel()
+	h := web.Handler()
+	prefix := "/assets/" + web.AssetVersion() + "/"
+	for path, current := range map[string]string{
+		"/":                 `<a href="/" aria-current="page">Overview</a>`,
+		"/endpoints/stripe": `<a href="/" aria-current="page">Overview</a>`,
+		"/jobs":             `<a href="/jobs" aria-current="page">Jobs</a>`,
+		"/jobs/42":          `<a href="/jobs" aria-current="page">Jobs</a>`,
+		"/tools":            `<a href="/tools" aria-current="page">Tools</a>`,
+		"/runs":             `<a href="/runs" aria-current="page">Runs</a>`,
+		"/runs/7":           `<a href="/runs" aria-current="page">Runs</a>`,
+	} {
+		r := get(t, h, path)
+		page := body(t, r)
+		if r.StatusCode != 200 || r.Header.Get("Content-Security-Policy") == "" {
+			t.Errorf("%s: %d, CSP %q", path, r.StatusCode, r.Header.Get("Content-Security-Policy"))
+			continue
+		}
+		for _, want := range []string{
+			`<script type="module" src="` + prefix + `dashboard.js">`,
+			`<link rel="stylesheet" href="` + prefix + `dashboard.css">`,
+			`id="signin-form"`, `id="view"`, current,
+		} {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s: page lacks %s", path, want)
+			}
+		}
+		if strings.Count(page, `aria-current="page"`) != 1 {
+			t.Errorf("%s: %d current nav entries", path, strings.Count(page, `aria-current="page"`))
+		}
+		if strings.Contains(page, "<script>") || strings.Contains(page, "style=") {
+			t.Errorf("%s: inline script or style, which the CSP forbids", path)
+		}
+	}
+	if page := body(t, get(t, h, "/calculator")); strings.Contains(page, "dashboard.css") {
+		t.Error("the calculator loads the dashboard stylesheet")
 	}
 }

@@ -1,0 +1,2 @@
+DROP INDEX attempts_finished;
+DROP INDEX jobs_endpoint_state_due;

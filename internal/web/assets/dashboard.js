@@ -1,0 +1,1057 @@
+// The Ratchet dashboard: overview, endpoint policy editor, jobs with bulk
+// actions, job timelines, tools and runs. One page routed on the client with
+// the history API (the server answers every dashboard path with this shell).
+// It reads and writes only through the public /v1 API with the signed-in key
+// (dashboard-api.js), and never loads more than one page of jobs: lists are
+// cursor-paged and counts come from GET /v1/jobs/count.
+import * as B from "./backoff.js";
+import { api, ApiError, getKey, setKey, hooks, query } from "./dashboard-api.js";
+import { lanes, draw } from "./dashboard-timeline.js";
+
+const $ = (id) => document.getElementById(id);
+const REFRESH_MS = 3000;
+const PAGE_SIZE = 50;
+const STATES = ["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"];
+const REPLAYABLE = ["failed", "exhausted", "cancelled"];
+const CANCELLABLE = ["scheduled", "running"];
+
+const state = {
+  me: null,
+  skew: 0, // server clock minus this browser's clock, from /v1/overview
+  timer: 0,
+  token: 0, // bumped on every navigation; stale async work checks it
+  flash: null, // a result to show on the next render of the jobs page
+};
+
+// ---------- DOM helpers ----------
+
+function h(tag, props = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on") && typeof v === "function") e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) e.append(c);
+  return e;
+}
+
+let toastTimer = 0;
+function toast(message) {
+  const t = $("toast");
+  t.textContent = message;
+  t.classList.add("show");
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => t.classList.remove("show"), 3200);
+}
+
+// ---------- formatting ----------
+
+const nf = new Intl.NumberFormat("en-US");
+const num = (n) => nf.format(n);
+const pad = (n, w = 2) => String(n).padStart(w, "0");
+const serverNow = () => Date.now() + state.skew;
+
+// when prints an RFC 3339 time as "2026-03-04 10:02:13 UTC" (with
+// milliseconds when ms is true).
+function when(iso, ms = false) {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const s = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  return (ms ? s + "." + pad(d.getUTCMilliseconds(), 3) : s) + " UTC";
+}
+
+// span prints a duration for people: "850 ms", "42 s", "4 min 10 s", "2 h 5 min".
+function span(ms) {
+  ms = Math.abs(Math.round(ms));
+  if (ms < 1000) return ms + " ms";
+  const s = Math.round(ms / 1000);
+  if (s < 60) return s + " s";
+  const m = Math.floor(s / 60);
+  if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
+  const hr = Math.floor(m / 60);
+  if (hr < 48) return m % 60 ? `${hr} h ${m % 60} min` : `${hr} h`;
+  return `${Math.round(hr / 24)} days`;
+}
+
+// clock prints the UTC time of day, "10:02:13" (or "10:02:13.456").
+function clock(iso, ms = false) {
+  const d = new Date(iso);
+  const s = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  return ms ? s + "." + pad(d.getUTCMilliseconds(), 3) : s + " UTC";
+}
+
+function relative(iso) {
+  const d = Date.parse(iso) - serverNow();
+  if (Math.abs(d) < 1000) return "now";
+  return d > 0 ? "in " + span(d) : span(d) + " ago";
+}
+
+const msText = (ms) => num(ms) + " ms";
+
+function timeEl(iso, ms = false) {
+  return h("time", { datetime: iso || "", title: iso || "" }, when(iso, ms));
+}
+
+function badge(text, kind) {
+  return h("span", { class: "status status-" + kind, text });
+}
+
+const stateBadge = (s) => badge(s, s);
+
+function circuitBadge(c) {
+  const label = { closed: "Circuit closed", open: "Circuit open", half_open: "Circuit half-open" }[c.state] || c.state;
+  return badge(label, "circuit-" + c.state);
+}
+
+function setTitle(t) {
+  document.title = t + " · Ratchet";
+}
+
+function heading(title, lede, ...actions) {
+  return h("section", { class: "intro view-head" },
+    h("div", {}, h("h1", { text: title }), lede ? h("p", { class: "lede", text: lede }) : null),
+    actions.length ? h("div", { class: "actions" }, ...actions) : null);
+}
+
+function alertBox(title, lines) {
+  return h("div", { class: "alert", role: "alert" }, h("p", { class: "alert-title", text: title }),
+    lines && lines.length ? h("ul", {}, lines.map((l) => h("li", { text: l }))) : null);
+}
+
+function errorLines(e) {
+  if (e instanceof ApiError && e.fields.length) return e.fields.map((f) => f.message);
+  return [];
+}
+
+function failView(e) {
+  $("view").replaceChildren(heading("Something went wrong"), alertBox(e.message, errorLines(e)));
+  ready();
+}
+
+function ready() {
+  document.documentElement.dataset.ready = "true";
+}
+
+function link(href, text, cls) {
+  return h("a", { href, class: cls, text });
+}
+
+const toolRef = (j) => j.tool + "@" + j.version;
+
+// ---------- sign in ----------
+
+function showSignin(message) {
+  clearTimeout(state.timer);
+  state.token++;
+  state.me = null;
+  $("app").hidden = true;
+  $("signin").hidden = false;
+  setTitle("Sign in");
+  const err = $("api-key-error");
+  err.hidden = !message;
+  err.textContent = message || "";
+  $("api-key").setAttribute("aria-invalid", message ? "true" : "false");
+  document.documentElement.dataset.view = "signin";
+  ready();
+  $("api-key").focus();
+}
+
+async function signIn(key) {
+  const me = await api("GET", "/v1/me", undefined, key);
+  setKey(key);
+  state.me = me;
+  $("signin").hidden = true;
+  $("app").hidden = false;
+  $("api-key").value = "";
+  const p = me.project;
+  $("session").replaceChildren("Signed in to project ", h("strong", { text: p.name }), " ",
+    badge(p.plan + " plan", "plan"), " with ", h("span", { id: "key-scope", text: `a${me.key.scope === "owner" ? "n" : ""} ${me.key.scope} key` }), ".");
+  render();
+}
+
+// ---------- routing ----------
+
+const ROUTES = [
+  { re: /^\/$/, name: "overview", view: overviewView },
+  { re: /^\/endpoints\/([^/]+)$/, name: "endpoint", view: endpointView },
+  { re: /^\/jobs$/, name: "jobs", view: jobsView },
+  { re: /^\/jobs\/(\d+)$/, name: "job", view: jobView },
+  { re: /^\/tools$/, name: "tools", view: toolsView },
+  { re: /^\/runs$/, name: "runs", view: runsView },
+  { re: /^\/runs\/(\d+)$/, name: "run", view: runView },
+];
+
+function match(pathname) {
+  for (const r of ROUTES) {
+    const m = r.re.exec(pathname);
+    if (m) return { route: r, args: m.slice(1).map(decodeURIComponent) };
+  }
+  return null;
+}
+
+// navSection mirrors web.NavSection: the header entry of a path.
+function navSection(pathname) {
+  const first = pathname.replace(/^\//, "").split("/")[0];
+  return first === "endpoints" ? "/" : "/" + first;
+}
+
+export function navigate(url, replace = false, histState = null) {
+  if (replace) history.replaceState(histState, "", url); else history.pushState(histState, "", url);
+  render();
+  window.scrollTo(0, 0);
+}
+
+function render() {
+  if (!state.me) return;
+  clearTimeout(state.timer);
+  const token = ++state.token;
+  const m = match(location.pathname);
+  const section = navSection(location.pathname);
+  for (const a of document.querySelectorAll(".site-nav a")) {
+    if (a.getAttribute("href") === section) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  document.documentElement.dataset.ready = "false";
+  if (!m) {
+    document.documentElement.dataset.view = "notfound";
+    $("view").replaceChildren(heading("Not found", "There is no dashboard page at this address."), h("p", {}, link("/", "Go to the overview")));
+    ready();
+    return;
+  }
+  document.documentElement.dataset.view = m.route.name;
+  $("view").replaceChildren(h("p", { class: "loading muted", text: "Loading…" }));
+  const stale = () => token !== state.token;
+  m.route.view(m.args, stale).catch((e) => {
+    if (!stale()) failView(e);
+  });
+}
+
+// ---------- overview ----------
+
+async function overviewView(_, stale) {
+  setTitle("Overview");
+  const grid = h("div", { class: "ep-grid", id: "endpoints" });
+  const status = h("p", { class: "refresh muted small", id: "refresh" });
+  const problem = h("div", { id: "overview-error" });
+  $("view").replaceChildren(
+    heading("Overview", "Every endpoint with its circuit, its gates and its recent outcomes. This page refreshes itself every few seconds."),
+    status, problem, grid);
+  const tick = async () => {
+    try {
+      const o = await api("GET", "/v1/overview");
+      if (stale()) return;
+      state.skew = Date.parse(o.now) - Date.now();
+      grid.replaceChildren(...(o.endpoints.length ? o.endpoints.map(endpointCard) : [h("div", { class: "card empty" }, "No endpoints yet. Create one with ", h("code", { text: "ratchet endpoints create" }), " or POST /v1/endpoints.")]));
+      problem.replaceChildren();
+      status.replaceChildren(h("span", { class: "live-dot", "aria-hidden": "true" }), `Live · updated ${when(o.now)} · refreshes every ${REFRESH_MS / 1000} s`);
+      status.dataset.updated = o.now;
+      ready();
+    } catch (e) {
+      if (stale()) return;
+      problem.replaceChildren(alertBox("Could not refresh: " + e.message));
+      ready();
+    }
+    if (!stale()) state.timer = setTimeout(tick, REFRESH_MS);
+  };
+  await tick();
+}
+
+function meter(value, max) {
+  const track = h("span", { class: "bar-track" });
+  const bar = h("span", { class: "bar" + (max && value >= max ? " bar-full" : "") });
+  bar.style.width = max ? Math.min(100, (value / max) * 100).toFixed(1) + "%" : "0%";
+  track.append(bar);
+  return track;
+}
+
+function metric(label, value, extra, cls) {
+  return h("div", { class: "metric " + (cls || "") }, h("dt", { text: label }), h("dd", {}, value), extra || null);
+}
+
+const GATE_NAMES = {
+  circuit: "the circuit breaker",
+  max_concurrent: "the concurrency limit",
+  rate_limit: "the rate limit",
+  due_time: "their due time",
+};
+
+function heldLine(ep) {
+  if (ep.due === 0) return h("p", { class: "held held-none" }, ep.scheduled ? `No job is due yet; ${num(ep.scheduled)} scheduled for later.` : "No jobs waiting.");
+  if (!ep.heldBy) return h("p", { class: "held held-open" }, `${num(ep.due)} due and claimable: no gate holds them; they wait for a worker.`);
+  const g = ep.heldBy;
+  return h("p", { class: "held held-gated", "data-gate": g.gate },
+    `${num(ep.due)} due, held by `, h("strong", { text: GATE_NAMES[g.gate] || g.gate }),
+    g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".");
+}
+
+function outcomeTable(ep) {
+  const row = (label, o) => {
+    o = o || {};
+    // Attempt outcomes: succeeded, failed (a provider or worker error) and
+    // timed_out (the lease expired without a report).
+    const ok = o.succeeded || 0, failed = o.failed || 0, timedOut = o.timed_out || 0;
+    return h("tr", {}, h("th", { scope: "row", text: label }), h("td", { class: "num ok", text: num(ok) }),
+      h("td", { class: "num bad", text: num(failed) }), h("td", { class: "num warn", text: num(timedOut) }));
+  };
+  return h("table", { class: "data outcomes" },
+    h("thead", {}, h("tr", {}, h("th", { text: "Attempts" }), h("th", { class: "num", text: "Succeeded" }), h("th", { class: "num", text: "Failed" }), h("th", { class: "num", text: "Timed out" }))),
+    h("tbody", {}, row("Last 5 min", ep.outcomes5m), row("Last hour", ep.outcomes1h)));
+}
+
+function circuitLine(ep) {
+  const c = ep.circuit;
+  if (c.state === "open") {
+    return h("p", { class: "circuit-note bad" }, `Open since ${when(c.openedAt)} after ${num(c.failures)} failure${c.failures === 1 ? "" : "s"}; half-opens at `,
+      h("strong", { class: "half-opens", text: when(c.halfOpensAt) }), ` (${relative(c.halfOpensAt)}).`);
+  }
+  if (c.state === "half_open") return h("p", { class: "circuit-note warn" }, c.probeJobId ? `Half-open: probe job #${c.probeJobId} decides whether it closes.` : "Half-open: the next claim is a probe.");
+  return h("p", { class: "circuit-note muted" }, `Closed · ${num(c.failures)} of ${num(ep.circuitFailureThreshold)} consecutive failures open it for ${span(ep.circuitOpenMs)}.`);
+}
+
+function endpointCard(ep) {
+  const name = encodeURIComponent(ep.name);
+  const rate = ep.rateLimitPerMinute;
+  return h("article", { class: "card ep circuit-" + ep.circuit.state, "data-endpoint": ep.name },
+    h("div", { class: "card-head" },
+      h("h2", {}, link("/endpoints/" + name, ep.name)),
+      circuitBadge(ep.circuit)),
+    circuitLine(ep),
+    h("dl", { class: "metrics" },
+      metric("Running", h("span", { class: "running" }, `${num(ep.running)} / ${num(ep.maxConcurrent)}`), meter(ep.running, ep.maxConcurrent)),
+      metric("Claims in the last minute", h("span", { class: "claims" }, rate == null ? `${num(ep.claimsInWindow)} · no limit` : `${num(ep.claimsInWindow)} / ${num(rate)}`), meter(ep.claimsInWindow, rate)),
+      metric("Scheduled", h("span", { class: "scheduled" }, num(ep.scheduled))),
+      metric("Due now", h("span", { class: "due" }, num(ep.due)))),
+    heldLine(ep),
+    outcomeTable(ep),
+    h("div", { class: "ep-foot" },
+      h("span", { class: "muted small" }, `${policyLabel(ep.policy)} · version ${ep.version} · lease ${span(ep.defaultTimeoutMs)}`),
+      h("span", { class: "actions" },
+        link("/jobs" + query({ endpoint: ep.name }), "Jobs", "button small"),
+        link("/endpoints/" + name, "Edit policy", "button small"))));
+}
+
+function policyLabel(pol) {
+  if (!pol || !pol.preset) return "STANDARD";
+  if (pol.preset !== "CUSTOM") return pol.preset;
+  return `CUSTOM ${pol.maxAttempts} attempts from ${span(pol.initialDelayMs)} ×${B.formatNumber(pol.multiplier)}`;
+}
+
+// ---------- endpoint policy editor ----------
+
+const POLICY_INPUTS = [
+  { key: "maxAttempts", label: "Max attempts", unit: "1–10" },
+  { key: "initialDelayMs", label: "Initial delay", unit: "ms" },
+  { key: "multiplier", label: "Multiplier", unit: "1–4" },
+  { key: "maxDelayMs", label: "Max delay", unit: "ms" },
+  { key: "jitterPercent", label: "Jitter", unit: "± %" },
+];
+// The other endpoint settings, with the server's ranges and messages
+// (engine.ParseEndpointPolicy), so a rejection reads the same here and there.
+const LIMIT_INPUTS = [
+  { key: "defaultTimeoutMs", label: "Lease timeout", unit: "ms", lo: 1000, hi: 43_200_000, allowed: "must be an integer from 1000 through 43200000 milliseconds", help: "How long a worker holds a claimed job before it counts as timed out." },
+  { key: "maxConcurrent", label: "Max concurrent", unit: "jobs", lo: 1, hi: 100_000, allowed: "must be an integer from 1 through 100000", help: "Running jobs at once against this endpoint." },
+  { key: "rateLimitPerMinute", label: "Rate limit", unit: "claims / minute", lo: 1, hi: 1_000_000, nullable: true, allowed: "must be null (no limit) or an integer from 1 through 1000000", help: "Empty for no limit." },
+  { key: "circuitFailureThreshold", label: "Circuit threshold", unit: "failures", lo: 1, hi: 1000, allowed: "must be an integer from 1 through 1000", help: "Consecutive provider-unhealthy failures that open the circuit." },
+  { key: "circuitOpenMs", label: "Circuit open for", unit: "ms", lo: 1000, hi: 86_400_000, allowed: "must be an integer from 1000 through 86400000 milliseconds", help: "How long an open circuit blocks claims before a probe." },
+];
+const FIELD_LABELS = Object.fromEntries([["preset", "Retry preset"], ...POLICY_INPUTS.map((f) => [f.key, f.label]), ...LIMIT_INPUTS.map((f) => [f.key, f.label])]);
+const ALL_KEYS = ["preset", ...POLICY_INPUTS.map((f) => f.key), ...LIMIT_INPUTS.map((f) => f.key)];
+const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+
+// valuesOf is an endpoint as the form's text values.
+function valuesOf(ep) {
+  const pol = ep.policy && ep.policy.preset ? ep.policy : { preset: "STANDARD" };
+  const p = B.policyParams(pol);
+  const v = { preset: pol.preset };
+  for (const f of POLICY_INPUTS) v[f.key] = String(p[f.key]);
+  for (const f of LIMIT_INPUTS) v[f.key] = ep[f.key] == null ? "" : String(ep[f.key]);
+  return v;
+}
+
+function sameValues(a, b) {
+  return ALL_KEYS.every((k) => norm(a[k]) === norm(b[k]));
+}
+
+const norm = (s) => String(s ?? "").trim();
+
+function validateLimits(v) {
+  const errors = [];
+  for (const f of LIMIT_INPUTS) {
+    const raw = norm(v[f.key]);
+    if (raw === "") {
+      if (!f.nullable) errors.push({ field: f.key, message: B.fieldError(f.key, B.MISSING, "an update carries the full policy; " + f.allowed) });
+      continue;
+    }
+    const n = JSON_NUMBER.test(raw) ? Number(raw) : NaN;
+    if (!Number.isInteger(n) || n < f.lo || n > f.hi) errors.push({ field: f.key, message: B.fieldError(f.key, JSON_NUMBER.test(raw) ? raw : B.quote(raw), f.allowed) });
+  }
+  return errors;
+}
+
+function bodyOf(v, expectedVersion) {
+  const body = { expectedVersion, preset: v.preset };
+  if (v.preset === "CUSTOM") for (const f of POLICY_INPUTS) body[f.key] = Number(norm(v[f.key]));
+  for (const f of LIMIT_INPUTS) body[f.key] = norm(v[f.key]) === "" ? null : Number(norm(v[f.key]));
+  return body;
+}
+
+function displayValue(v, key) {
+  const s = norm(v[key]);
+  if (key === "rateLimitPerMinute" && s === "") return "no limit";
+  if (POLICY_INPUTS.some((f) => f.key === key) && v.preset !== "CUSTOM") return s + " (preset)";
+  return s;
+}
+
+async function endpointView([name], stale) {
+  setTitle(name + " policy");
+  const ep = await api("GET", "/v1/endpoints/" + encodeURIComponent(name));
+  if (stale()) return;
+  const plan = state.me.project.plan;
+  const canWrite = state.me.key.scope === "owner";
+  const ed = { base: ep, conflict: null };
+
+  const form = h("form", { id: "policy-form", class: "card inputs policy-form", novalidate: true, autocomplete: "off" });
+  const presetSel = h("select", { id: "f-preset", name: "preset", "aria-describedby": "f-preset-error" },
+    B.PRESET_NAMES.map((p) => h("option", { value: p, text: p === "CUSTOM" && plan === "FREE" ? "CUSTOM (needs BASIC or PRO)" : p })));
+  const field = (f, input) => h("div", { class: "field" },
+    h("label", { for: "f-" + f.key }, f.label, " ", h("span", { class: "unit", text: f.unit || "" })),
+    input,
+    f.help ? h("p", { class: "help", text: f.help }) : null,
+    h("p", { class: "field-error", id: "f-" + f.key + "-error", hidden: true }));
+  const textInput = (key) => h("input", { id: "f-" + key, name: key, type: "text", inputmode: "decimal", spellcheck: "false", "aria-describedby": "f-" + key + "-error" });
+  const planNote = h("p", { id: "plan-note", class: "callout callout-warn small", hidden: true },
+    `This project is on the FREE plan, which cannot save a CUSTOM retry policy. Choose a preset, or move the project to BASIC or PRO.`);
+  form.append(
+    h("h2", { text: "Retry policy" }),
+    field({ key: "preset", label: "Preset" }, presetSel),
+    planNote,
+    h("div", { class: "field-grid" }, POLICY_INPUTS.map((f) => field(f, textInput(f.key)))),
+    h("h2", { class: "form-sub", text: "Gates" }),
+    h("div", { class: "field-grid" }, LIMIT_INPUTS.map((f) => field(f, textInput(f.key)))),
+    h("div", { id: "form-errors", class: "alert", hidden: true }, h("p", { class: "alert-title", text: "Fix these to save:" }), h("ul")),
+    h("div", { class: "button-row" },
+      h("button", { type: "submit", id: "save", class: "button primary", text: "Save policy" }),
+      h("button", { type: "button", id: "revert", class: "button", text: "Revert" })),
+    h("p", { id: "save-state", class: "help", role: "status" }));
+
+  const preview = h("section", { class: "card", "aria-labelledby": "preview-title" },
+    h("div", { class: "card-head" }, h("h2", { id: "preview-title", text: "Schedule preview" }), h("span", { class: "muted small", id: "preview-policy" })),
+    h("p", { class: "help" }, "What jobs enqueued after you save will do. Jobs already queued keep the policy they were enqueued with."),
+    h("div", { id: "preview-empty", class: "empty", hidden: true, text: "Fix the policy fields to see the schedule." }),
+    h("div", { id: "preview-out" },
+      h("div", { class: "table-wrap" }, h("table", { class: "data", id: "preview-table" },
+        h("thead", {}, h("tr", {}, ["Failed attempt", "Base delay", "Jitter range", "Next execution"].map((t) => h("th", { text: t })))), h("tbody"))),
+      h("p", { class: "total", id: "preview-total" }),
+      h("p", { class: "note", id: "preview-ceiling" })));
+  const conflictBox = h("section", { id: "conflict", class: "card conflict", hidden: true, "aria-live": "assertive" });
+  const headBox = h("div", { id: "endpoint-head" });
+  $("view").replaceChildren(
+    h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/", "Overview"), " / ", h("span", { text: ep.name })),
+    headBox, conflictBox,
+    h("div", { class: "split editor" }, form, h("div", { class: "stack" }, preview, h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
+
+  const input = (k) => $("f-" + k);
+  const read = () => Object.fromEntries(ALL_KEYS.map((k) => [k, input(k).value]));
+  const fill = (v) => { for (const k of ALL_KEYS) input(k).value = v[k]; };
+
+  const renderHead = () => {
+    const b = ed.base;
+    headBox.replaceChildren(heading(b.name, null, circuitBadge(b.circuit)),
+      h("p", { class: "muted small", id: "version-line" }, `Version ${b.version} · saved ${when(b.updatedAt)} · `, link("/jobs" + query({ endpoint: b.name }), "jobs of this endpoint")));
+    $("saved-json").textContent = JSON.stringify(savedDoc(b), null, 2);
+  };
+
+  const update = () => {
+    const v = read();
+    const custom = v.preset === "CUSTOM";
+    for (const f of POLICY_INPUTS) {
+      input(f.key).disabled = !custom;
+      if (!custom && B.PRESETS[v.preset]) input(f.key).value = String(B.PRESETS[v.preset][f.key]);
+    }
+    const v2 = read();
+    const errors = [];
+    let params = null;
+    if (custom) {
+      const r = B.validatePolicyText(Object.fromEntries(POLICY_INPUTS.map((f) => [f.key, v2[f.key]])));
+      errors.push(...r.errors);
+      params = r.params;
+    } else params = B.PRESETS[v2.preset];
+    errors.push(...validateLimits(v2));
+    for (const k of ALL_KEYS) {
+      const fe = errors.filter((e) => e.field === k);
+      const p = $("f-" + k + "-error");
+      p.hidden = fe.length === 0;
+      p.textContent = fe.map((e) => e.message).join("\n");
+      input(k).setAttribute("aria-invalid", fe.length ? "true" : "false");
+    }
+    const box = $("form-errors");
+    box.hidden = errors.length === 0;
+    box.querySelector("ul").replaceChildren(...errors.map((e) => h("li", { text: e.message })));
+    const planBlocked = custom && plan === "FREE";
+    planNote.hidden = !planBlocked;
+    const dirty = !sameValues(v2, valuesOf(ed.base));
+    $("save").disabled = !canWrite || errors.length > 0 || planBlocked || !dirty;
+    $("revert").disabled = !dirty;
+    $("save-state").textContent = !canWrite ? "Only an owner key can change the policy." : planBlocked ? "The FREE plan cannot save CUSTOM." : errors.length ? "" : dirty ? "Unsaved changes." : "No changes.";
+    // Preview.
+    $("preview-empty").hidden = !!params;
+    $("preview-out").hidden = !params;
+    $("preview-policy").textContent = v2.preset;
+    if (params) {
+      const s = B.policySchedule(params);
+      $("preview-table").tBodies[0].replaceChildren(...s.rows.map((row) =>
+        h("tr", { class: row.exhausted ? "exhausted-row" : "" }, B.policyTableCells(row).map((c) => h("td", { text: c })))));
+      $("preview-total").textContent = B.totalSentence(s);
+      $("preview-ceiling").textContent = params.jitterPercent > 0
+        ? `The cap applies before jitter: the longest delay this policy alone can select is ${B.seconds(s.ceilingMs)}.`
+        : `No jitter: the longest delay this policy alone can select is the cap, ${B.seconds(s.ceilingMs)}.`;
+    }
+  };
+
+  const showServerErrors = (e) => {
+    const box = $("form-errors");
+    box.hidden = false;
+    box.querySelector(".alert-title").textContent = e.message;
+    box.querySelector("ul").replaceChildren(...errorLines(e).map((m) => h("li", { text: m })));
+  };
+
+  const save = async () => {
+    const v = read();
+    $("save").disabled = true;
+    $("save-state").textContent = "Saving…";
+    try {
+      const saved = await api("PUT", `/v1/endpoints/${encodeURIComponent(ed.base.name)}/policy`, bodyOf(v, ed.base.version));
+      if (stale()) return;
+      ed.base = saved;
+      ed.conflict = null;
+      conflictBox.hidden = true;
+      renderHead();
+      fill(valuesOf(saved));
+      update();
+      $("save-state").textContent = `Saved as version ${saved.version}.`;
+      toast(`Saved ${saved.name} as version ${saved.version}.`);
+    } catch (e) {
+      if (stale()) return;
+      if (e.status === 409 && e.current) {
+        showConflict(e.current, v);
+      } else {
+        showServerErrors(e);
+      }
+      update();
+      $("save-state").textContent = e.status === 409 ? "Not saved: someone else saved first." : "Not saved.";
+    }
+  };
+
+  // showConflict puts three versions side by side: the one the user started
+  // from, the one someone else saved, and the user's unsaved edit.
+  const showConflict = (current, mine) => {
+    const from = valuesOf(ed.base), theirs = valuesOf(current);
+    ed.conflict = { current, mine };
+    const rows = ALL_KEYS.filter((k) => norm(from[k]) !== norm(theirs[k]) || norm(from[k]) !== norm(mine[k])).map((k) => {
+      const theyChanged = norm(from[k]) !== norm(theirs[k]);
+      const iChanged = norm(from[k]) !== norm(mine[k]);
+      return h("tr", { "data-field": k },
+        h("th", { scope: "row", text: FIELD_LABELS[k] }),
+        h("td", { class: "mono", text: displayValue(from, k) }),
+        h("td", { class: "mono theirs" + (theyChanged ? " changed" : ""), text: displayValue(theirs, k) }),
+        h("td", { class: "mono mine" + (iChanged ? " changed" : ""), text: displayValue(mine, k) + (theyChanged && iChanged && norm(theirs[k]) !== norm(mine[k]) ? " (both changed)" : "") }));
+    });
+    conflictBox.hidden = false;
+    conflictBox.replaceChildren(
+      h("div", { class: "card-head" }, h("h2", { text: "Someone else saved this endpoint first" }), badge("version conflict", "conflict")),
+      h("p", { id: "conflict-summary" }, `You edited version ${ed.base.version}, but version ${current.version} was saved at ${when(current.updatedAt)}. Your change was not saved. Here is their change next to yours:`),
+      h("div", { class: "table-wrap" }, h("table", { class: "data diff", id: "conflict-table" },
+        h("thead", {}, h("tr", {}, h("th", { text: "Setting" }), h("th", { text: `Version ${ed.base.version} (you started here)` }),
+          h("th", { text: `Version ${current.version} (saved by someone else)` }), h("th", { text: "Yours (not saved)" }))),
+        h("tbody", {}, rows))),
+      h("p", { class: "help" }, "Reapplying puts your edits on top of their version: the settings you changed take your values, the rest keep theirs. Review the form, then save again."),
+      h("div", { class: "button-row" },
+        h("button", { type: "button", id: "reapply", class: "button primary", text: `Reapply my changes onto version ${current.version}`, onclick: () => reapply(true) }),
+        h("button", { type: "button", id: "discard", class: "button", text: `Discard mine and load version ${current.version}`, onclick: () => reapply(false) })));
+    conflictBox.scrollIntoView({ block: "nearest" });
+  };
+
+  const reapply = (keepMine) => {
+    const { current, mine } = ed.conflict;
+    const from = valuesOf(ed.base), theirs = valuesOf(current);
+    const merged = {};
+    for (const k of ALL_KEYS) merged[k] = keepMine && norm(mine[k]) !== norm(from[k]) ? mine[k] : theirs[k];
+    // A preset decides the five numbers; keep them consistent with it.
+    if (merged.preset !== "CUSTOM" && B.PRESETS[merged.preset]) for (const f of POLICY_INPUTS) merged[f.key] = String(B.PRESETS[merged.preset][f.key]);
+    ed.base = current;
+    ed.conflict = null;
+    conflictBox.hidden = true;
+    renderHead();
+    fill(merged);
+    update();
+    $("save-state").textContent = keepMine ? `Your changes are applied onto version ${current.version}. Review and save.` : `Loaded version ${current.version}.`;
+    if (keepMine) $("save").focus();
+  };
+
+  fill(valuesOf(ep));
+  renderHead();
+  update();
+  form.addEventListener("input", update);
+  form.addEventListener("change", update);
+  form.addEventListener("submit", (ev) => { ev.preventDefault(); if (!$("save").disabled) save(); });
+  $("revert").addEventListener("click", () => { fill(valuesOf(ed.base)); update(); });
+  ready();
+}
+
+function savedDoc(ep) {
+  const d = { ...ep.policy };
+  for (const f of LIMIT_INPUTS) d[f.key] = ep[f.key];
+  return d;
+}
+
+// ---------- jobs ----------
+
+const FILTER_KEYS = ["state", "tool", "endpoint", "runId", "createdAfter", "createdBefore"];
+const WINDOWS = [["", "Any time"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["24h", "Last 24 hours"], ["7d", "Last 7 days"]];
+const WINDOW_MS = { "15m": 900e3, "1h": 3600e3, "24h": 86400e3, "7d": 604800e3 };
+
+function filterOf(params) {
+  const f = {};
+  for (const k of FILTER_KEYS) if (params.get(k)) f[k] = params.get(k);
+  return f;
+}
+
+// scopeText says in words which jobs a filter selects.
+function scopeText(f, count) {
+  const states = f.state ? f.state.split(",").join(" or ") + " " : "";
+  const parts = [];
+  if (f.tool) parts.push(`of tool ${f.tool}`);
+  if (f.endpoint) parts.push(`on endpoint ${f.endpoint}`);
+  if (f.runId) parts.push(`in run #${f.runId}`);
+  if (f.createdAfter && f.createdBefore) parts.push(`created from ${when(f.createdAfter)} to ${when(f.createdBefore)}`);
+  else if (f.createdAfter) parts.push(`created since ${when(f.createdAfter)}`);
+  else if (f.createdBefore) parts.push(`created before ${when(f.createdBefore)}`);
+  const n = count === undefined ? "" : num(count) + " ";
+  return `all ${n}${states}jobs${parts.length ? " " + parts.join(" ") : ""}`;
+}
+
+async function jobsView(_, stale) {
+  setTitle("Jobs");
+  const params = new URLSearchParams(location.search);
+  const f = filterOf(params);
+  const cursor = params.get("cursor") || "";
+  const stack = (history.state && history.state.cursors) || [];
+  const [page, count, tools, eps] = await Promise.all([
+    api("GET", "/v1/jobs" + query({ ...f, cursor, limit: PAGE_SIZE })),
+    api("GET", "/v1/jobs/count" + query(f)),
+    api("GET", "/v1/tools").catch(() => ({ tools: [] })),
+    api("GET", "/v1/endpoints").catch(() => ({ endpoints: [] })),
+  ]);
+  if (stale()) return;
+
+  const sel = (id, label, options, value) => h("div", { class: "field" }, h("label", { for: id, text: label }),
+    h("select", { id, name: id }, options.map(([v, t]) => h("option", { value: v, text: t, selected: v === value }))));
+  const toolOpts = [["", "Any tool"]];
+  for (const name of [...new Set(tools.tools.map((t) => t.name))]) {
+    toolOpts.push([name, name + " (all versions)"]);
+    for (const t of tools.tools.filter((x) => x.name === name)) toolOpts.push([t.name + "@" + t.version, t.name + "@" + t.version]);
+  }
+  if (f.tool && !toolOpts.some(([v]) => v === f.tool)) toolOpts.push([f.tool, f.tool]);
+  const epOpts = [["", "Any endpoint"], ...eps.endpoints.map((e) => [e.name, e.name])];
+  if (f.endpoint && !epOpts.some(([v]) => v === f.endpoint)) epOpts.push([f.endpoint, f.endpoint]);
+  const createdOpts = [...WINDOWS];
+  if (f.createdAfter || f.createdBefore) createdOpts.splice(1, 0, ["keep", f.createdAfter ? "Since " + clock(f.createdAfter) : "Before " + clock(f.createdBefore)]);
+  const filterForm = h("form", { class: "card filters", id: "job-filters", novalidate: true, autocomplete: "off" },
+    sel("flt-state", "State", [["", "Any state"], ...STATES.map((s) => [s, s])], f.state || ""),
+    sel("flt-tool", "Tool", toolOpts, f.tool || ""),
+    sel("flt-endpoint", "Endpoint", epOpts, f.endpoint || ""),
+    h("div", { class: "field" }, h("label", { for: "flt-run", text: "Run" }), h("input", { id: "flt-run", type: "text", inputmode: "numeric", placeholder: "run id", value: f.runId || "" })),
+    sel("flt-created", "Created", createdOpts, f.createdAfter || f.createdBefore ? "keep" : ""),
+    h("div", { class: "button-row filter-buttons" },
+      h("button", { type: "submit", id: "apply-filters", class: "button primary", text: "Apply" }),
+      link("/jobs", "Reset", "button")));
+  filterForm.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const nf2 = {};
+    const st = $("flt-state").value, tool = $("flt-tool").value, ep = $("flt-endpoint").value, run = $("flt-run").value.trim(), win = $("flt-created").value;
+    if (st) nf2.state = st;
+    if (tool) nf2.tool = tool;
+    if (ep) nf2.endpoint = ep;
+    if (run) nf2.runId = run;
+    if (win === "keep") {
+      if (f.createdAfter) nf2.createdAfter = f.createdAfter;
+      if (f.createdBefore) nf2.createdBefore = f.createdBefore;
+    } else if (WINDOW_MS[win]) {
+      // A window is fixed when applied, so the selection (and its count)
+      // does not slide while someone reads it and confirms a bulk action.
+      nf2.createdAfter = new Date(serverNow() - WINDOW_MS[win]).toISOString();
+    }
+    navigate("/jobs" + query(nf2));
+  });
+
+  const rows = page.jobs.map((j) => h("tr", { "data-job": j.id },
+    h("td", {}, link("/jobs/" + j.id, "#" + j.id, "mono")),
+    h("td", { class: "mono", text: toolRef(j) }),
+    h("td", {}, link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)),
+    h("td", {}, stateBadge(j.state)),
+    h("td", { class: "num", text: `${j.attempt} / ${j.maxAttempts}` }),
+    h("td", { class: "small" }, j.state === "scheduled" ? h("span", {}, "due ", timeEl(j.dueAt)) : j.finishedAt ? h("span", {}, "finished ", timeEl(j.finishedAt)) : j.state === "running" ? "running" : "—"),
+    h("td", { class: "small" }, timeEl(j.createdAt)),
+    h("td", {}, j.runId ? link("/runs/" + j.runId, "#" + j.runId) : h("span", { class: "muted", text: "—" }))));
+  const table = page.jobs.length
+    ? h("div", { class: "table-wrap" }, h("table", { class: "data jobs", id: "jobs-table" },
+      h("thead", {}, h("tr", {}, ["Job", "Tool", "Endpoint", "State", "Attempt", "Due / finished", "Created", "Run"].map((t, i) => h("th", { class: i === 4 ? "num" : "", text: t })))),
+      h("tbody", {}, rows)))
+    : h("p", { class: "empty", id: "jobs-empty", text: "No jobs match these filters." });
+  const pageNo = stack.length + 1;
+  const first = (pageNo - 1) * PAGE_SIZE + 1;
+  const pager = h("div", { class: "pager" },
+    h("span", { class: "muted small", id: "page-info" }, page.jobs.length ? `Page ${pageNo} · jobs ${num(first)}–${num(first + page.jobs.length - 1)} of ${num(count.count)}` : `Page ${pageNo}`),
+    h("span", { class: "actions" },
+      h("button", { type: "button", id: "prev-page", class: "button small", text: "← Previous", disabled: stack.length === 0,
+        onclick: () => { const s = stack.slice(0, -1); navigate("/jobs" + query({ ...f, cursor: stack[stack.length - 1] }), false, { cursors: s }); } }),
+      h("button", { type: "button", id: "next-page", class: "button small", text: "Next →", disabled: !page.nextCursor,
+        onclick: () => navigate("/jobs" + query({ ...f, cursor: page.nextCursor }), false, { cursors: [...stack, cursor] }) })));
+
+  const bulk = bulkPanel(f, count.count, stale);
+  $("view").replaceChildren(
+    heading("Jobs", "Newest first, a page at a time. Filter to a clear selection to cancel or replay it in bulk."),
+    filterForm,
+    bulk,
+    h("section", { class: "card" },
+      h("div", { class: "card-head" }, h("h2", { id: "jobs-count" }, `${num(count.count)} ${count.count === 1 ? "job matches" : "jobs match"}`), pager),
+      table,
+      page.jobs.length > 15 ? h("div", { class: "pager pager-bottom" }, pager.cloneNode(true)) : null));
+  if (state.flash) {
+    $("bulk-result").replaceChildren(state.flash);
+    state.flash = null;
+  }
+  // The cloned pager needs its own handlers: route its clicks to the originals.
+  for (const id of ["prev-page", "next-page"]) {
+    const clone = $("view").querySelector(".pager-bottom #" + id);
+    if (clone) { clone.removeAttribute("id"); clone.addEventListener("click", () => $(id).click()); }
+  }
+  ready();
+}
+
+function bulkPanel(f, count, stale) {
+  const states = f.state ? f.state.split(",") : [];
+  const canReplay = states.length > 0 && states.every((s) => REPLAYABLE.includes(s));
+  const canCancel = states.length > 0 && states.every((s) => CANCELLABLE.includes(s));
+  const result = h("div", { id: "bulk-result" });
+  const run = async (action) => {
+    result.replaceChildren();
+    let n;
+    try {
+      n = (await api("GET", "/v1/jobs/count" + query(f))).count;
+    } catch (e) {
+      result.replaceChildren(alertBox(e.message, errorLines(e)));
+      return;
+    }
+    if (stale()) return;
+    if (n === 0) { result.replaceChildren(h("p", { class: "callout", text: "No jobs match this selection now; nothing to do." })); return; }
+    if (n > 1000) { result.replaceChildren(alertBox(`This selection holds ${num(n)} jobs; a bulk action takes at most 1,000. Narrow the filters (a shorter time window, one tool).`)); return; }
+    const verb = action === "replay" ? "Replay" : "Cancel";
+    const ok = await confirmDialog(`${verb} ${num(n)} ${n === 1 ? "job" : "jobs"}?`,
+      `${verb} ${scopeText(f, n)}. ${action === "replay" ? "Each becomes a new scheduled job with the same payload and policy." : "Running jobs are asked to stop; scheduled jobs will not run."} If the selection changes before the server acts, nothing is done and you are asked again.`,
+      `${verb} ${num(n)} ${n === 1 ? "job" : "jobs"}`);
+    if (!ok || stale()) return;
+    try {
+      const res = await api("POST", "/v1/jobs/bulk", { action, filter: f, expectedCount: n });
+      if (stale()) return;
+      const done = action === "replay" ? "Replayed" : "Cancelled";
+      toast(`${done} ${num(res.count)} ${res.count === 1 ? "job" : "jobs"}.`);
+      const ids = res.jobs.slice(0, 20).map((id) => link("/jobs/" + id, "#" + id, "mono"));
+      // The list is reloaded; the next render shows this result above it.
+      state.flash = h("div", { class: "callout callout-good", id: "bulk-done" },
+        `${done} ${num(res.count)} ${res.count === 1 ? "job" : "jobs"}${action === "replay" ? " as new jobs " : ": "}`,
+        ...ids.flatMap((a, i) => (i ? [", ", a] : [a])), res.jobs.length > 20 ? ", …" : "",
+        res.failed.length ? ` · ${res.failed.length} could not be ${action === "replay" ? "replayed" : "cancelled"}.` : ".");
+      render();
+    } catch (e) {
+      if (stale()) return;
+      result.replaceChildren(alertBox(e.status === 409 ? e.message : "The bulk action failed: " + e.message, errorLines(e)));
+    }
+  };
+  return h("section", { class: "card bulk", "aria-labelledby": "bulk-title" },
+    h("h2", { id: "bulk-title", text: "Bulk action" }),
+    h("p", {}, "Selection: ", h("strong", { id: "bulk-scope", text: scopeText(f, count) }), "."),
+    h("p", { class: "help" }, "Replay needs a state filter of failed, exhausted or cancelled; cancel needs scheduled or running. The count is taken again just before you confirm, and sent with the request so nothing else is touched."),
+    h("div", { class: "button-row" },
+      h("button", { type: "button", id: "bulk-replay", class: "button", text: "Replay selection…", disabled: !canReplay || count === 0, onclick: () => run("replay") }),
+      h("button", { type: "button", id: "bulk-cancel", class: "button danger", text: "Cancel selection…", disabled: !canCancel || count === 0, onclick: () => run("cancel") })),
+    result);
+}
+
+function confirmDialog(title, body, yes) {
+  const d = $("confirm");
+  $("confirm-title").textContent = title;
+  $("confirm-body").textContent = body;
+  $("confirm-yes").textContent = yes;
+  d.returnValue = "";
+  return new Promise((resolve) => {
+    d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true });
+    d.showModal();
+    $("confirm-no").focus();
+  });
+}
+
+// ---------- job detail ----------
+
+function factList(items) {
+  return h("dl", { class: "facts" }, items.filter(Boolean).map(([k, v]) => h("div", {}, h("dt", { text: k }), h("dd", {}, v))));
+}
+
+// jitteredOf is the attempt's jittered delay before the hint and the 24 h
+// limit: round(base × (1 − j + u × 2j)), recomputed from the stored sample.
+function jitteredOf(policy, a) {
+  return B.policyJitter(policy, a.baseDelayMs, a.jitterSample);
+}
+
+// arithmetic is the delay decision after one attempt, in the documented
+// order: capped base, jitter band, sample, hint, 24-hour limit, next due.
+function arithmetic(policy, a) {
+  const n = a.number;
+  const raw = policy.initialDelayMs * B.pow(policy.multiplier, n - 1);
+  const capped = raw > policy.maxDelayMs;
+  const jit = jitteredOf(policy, a);
+  const hintWon = a.retryAfterMs != null && a.retryAfterMs > jit;
+  const limited = a.selectedDelayMs === B.SAFETY_LIMIT_MS && Math.max(jit, a.retryAfterMs || 0) > B.SAFETY_LIMIT_MS;
+  const steps = [
+    ["Base", `min(${num(policy.maxDelayMs)}, ${num(policy.initialDelayMs)} × ${B.formatNumber(policy.multiplier)}^${n - 1}) = ${msText(a.baseDelayMs)}${capped ? " (capped)" : ""}`],
+    ["Jitter range", `± ${B.formatNumber(policy.jitterPercent)}% → ${msText(a.minDelayMs)} – ${msText(a.maxDelayMs)}`],
+    ["Sample", `u = ${a.jitterSample.toFixed(4)} → ${msText(jit)}`],
+    ["Hint", a.retryAfterMs != null ? `retry-after ${msText(a.retryAfterMs)} → ${hintWon ? "wins" : "loses"}` : "none"],
+    ["Selected", `${msText(a.selectedDelayMs)} (${span(a.selectedDelayMs)})${hintWon ? " — the hint" : ""}${limited ? " — the 24-hour limit" : ""}`],
+    ["Next due", when(a.nextDueAt, true)],
+  ];
+  return h("dl", { class: "arith", "data-attempt": n }, steps.map(([k, v]) => h("div", {}, h("dt", { text: k }), h("dd", { class: "mono", text: v }))));
+}
+
+// afterAttempt says why no delay followed an attempt.
+function afterAttempt(j, a) {
+  if (a.outcome === "running") return "In progress.";
+  if (a.outcome === "succeeded") return "Succeeded: nothing more to schedule.";
+  const last = a.number === j.attempts.length;
+  if (last && j.state === "exhausted") return `Attempts used up (${a.number} of ${j.maxAttempts}): the job is exhausted.`;
+  if (last && j.state === "cancelled") return "The job was cancelled.";
+  return "Not retryable: the job failed.";
+}
+
+async function jobView([id], stale) {
+  setTitle("Job #" + id);
+  const j = await api("GET", "/v1/jobs/" + id);
+  if (stale()) return;
+  const snap = j.policy || {};
+  const policy = { maxAttempts: snap.maxAttempts, initialDelayMs: snap.initialDelayMs, multiplier: snap.multiplier, maxDelayMs: snap.maxDelayMs, jitterPercent: snap.jitterPercent };
+  const actions = [];
+  if (CANCELLABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-cancel", class: "button danger", text: "Cancel job", onclick: () => act("cancel") }));
+  if (REPLAYABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-replay", class: "button", text: "Replay as a new job", onclick: () => act("replay") }));
+  const act = async (what) => {
+    try {
+      const r = await api("POST", `/v1/jobs/${j.id}/${what}`);
+      if (stale()) return;
+      if (what === "replay") { toast(`Replayed as job #${r.id}.`); navigate("/jobs/" + r.id); } else { toast("Cancelled."); render(); }
+    } catch (e) { toast(e.message); }
+  };
+
+  let hold = null;
+  if (j.state === "scheduled" && j.heldBy) {
+    const g = j.heldBy;
+    hold = h("div", { class: "callout " + (g.gate === "none" ? "" : "callout-warn"), id: "held-by" },
+      h("strong", {}, g.gate === "due_time" ? "Waiting for its due time" : g.gate === "none" ? "Ready to be claimed" : `Held by ${GATE_NAMES[g.gate] || g.gate}`),
+      g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".");
+  }
+
+  const attempts = j.attempts || [];
+  const rows = attempts.map((a) => h("tr", { "data-attempt": a.number },
+    h("td", { class: "num", text: String(a.number) }),
+    h("td", { class: "mono small", text: a.workerId }),
+    h("td", { class: "small" }, h("time", { datetime: a.claimedAt, title: when(a.claimedAt, true) }, clock(a.claimedAt, true))),
+    h("td", { class: "num", text: a.durationMs == null ? "running" : msText(a.durationMs) }),
+    h("td", {}, badge(a.outcome, "outcome-" + a.outcome)),
+    h("td", { class: "mono small", text: a.classification || "—" }),
+    h("td", { class: "num", text: a.httpStatus == null ? "—" : String(a.httpStatus) }),
+    h("td", { class: "num", text: a.retryAfterMs == null ? "—" : msText(a.retryAfterMs) }),
+    h("td", { class: "num", text: a.baseDelayMs == null ? "—" : msText(a.baseDelayMs) }),
+    h("td", { class: "num", text: a.minDelayMs == null ? "—" : `${num(a.minDelayMs)}–${num(a.maxDelayMs)}` }),
+    h("td", { class: "num", text: a.jitterSample == null ? "—" : a.jitterSample.toFixed(4) }),
+    h("td", { class: "num strong", text: a.selectedDelayMs == null ? "—" : msText(a.selectedDelayMs) }),
+    h("td", { class: "small" }, a.nextDueAt ? h("time", { datetime: a.nextDueAt, title: when(a.nextDueAt, true) }, clock(a.nextDueAt, true)) : a.outcome === "running" ? "" : "no retry")));
+
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("class", "chart timeline");
+  svg.setAttribute("id", "timeline");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", "Attempts and the delays between them on a time axis");
+  const details = attempts.map((a) => h("article", { class: "attempt-card", id: "attempt-" + a.number },
+    h("h3", {}, `Attempt ${a.number} `, badge(a.outcome, "outcome-" + a.outcome), " ", h("span", { class: "muted small", text: a.classification })),
+    h("p", { class: "small" }, `Worker ${a.workerId || "—"} · claimed ${when(a.claimedAt, true)}`, a.durationMs != null ? ` · ran ${msText(a.durationMs)}` : "",
+      a.httpStatus != null ? ` · HTTP ${a.httpStatus}` : "", a.message ? ` · “${a.message}”` : ""),
+    a.nextDueAt ? arithmetic(policy, a) : h("p", { class: "muted small", text: afterAttempt(j, a) })));
+
+  $("view").replaceChildren(
+    h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/jobs", "Jobs"), " / ", h("span", { text: "#" + j.id })),
+    heading(`Job #${j.id}`, null, ...actions),
+    h("div", { class: "job-head" }, stateBadge(j.state), " ", h("span", { class: "mono", text: toolRef(j) }), " on ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)),
+    hold,
+    h("div", { class: "split split-even job-split" },
+      h("section", { class: "card" }, h("h2", { text: "Job" }), factList([
+        ["State", stateBadge(j.state)],
+        ["Attempt", `${j.attempt} of ${j.maxAttempts}`],
+        j.state === "scheduled" ? ["Due", h("span", {}, timeEl(j.dueAt, true), ` (${relative(j.dueAt)})`)] : null,
+        j.state === "running" ? ["Lease", h("span", {}, `${j.workerId} until `, timeEl(j.leaseExpiresAt))] : null,
+        ["Tool", link("/tools#" + encodeURIComponent(toolRef(j)), toolRef(j), "mono")],
+        ["Idempotency key", h("span", { class: "mono", text: j.idempotencyKey || "—" })],
+        ["Run", j.runId ? link("/runs/" + j.runId, "#" + j.runId) : "—"],
+        j.replayOf ? ["Replay of", link("/jobs/" + j.replayOf, "#" + j.replayOf)] : null,
+        ["Created", timeEl(j.createdAt)],
+        j.finishedAt ? ["Finished", timeEl(j.finishedAt)] : null,
+      ]), j.payload !== undefined ? h("details", { class: "printed" }, h("summary", { text: "Payload" }), h("pre", { class: "json", text: JSON.stringify(j.payload, null, 2) })) : null),
+      h("section", { class: "card", id: "snapshot" }, h("h2", { text: "Snapshotted policy" }),
+        h("p", { class: "help" }, `Copied at enqueue from the ${snap.source || "resolved"} policy; later edits do not change it.`),
+        factList([
+          ["Preset", snap.preset || "—"],
+          ["Max attempts", `${snap.maxAttempts}${snap.maxAttemptsOverridden ? " (set at enqueue)" : ""}`],
+          ["Initial delay", msText(snap.initialDelayMs)],
+          ["Multiplier", B.formatNumber(snap.multiplier)],
+          ["Max delay", msText(snap.maxDelayMs)],
+          ["Jitter", `± ${B.formatNumber(snap.jitterPercent)}%`],
+          ["Lease timeout", msText(snap.timeoutMs)],
+        ]))),
+    h("section", { class: "card", "aria-labelledby": "timeline-title" },
+      h("div", { class: "card-head" }, h("h2", { id: "timeline-title", text: "Attempt timeline" }),
+        h("ul", { class: "legend" },
+          h("li", {}, h("span", { class: "key key-run" }), "attempt"),
+          h("li", {}, h("span", { class: "key key-range" }), "jitter range"),
+          h("li", {}, h("span", { class: "key key-base" }), "base delay"),
+          h("li", {}, h("span", { class: "key key-seed" }), "sample"),
+          h("li", {}, h("span", { class: "key key-hint" }), "retry-after hint"),
+          h("li", {}, h("span", { class: "key key-due" }), "next due"))),
+      attempts.length ? svg : h("p", { class: "empty", text: "No attempt yet." }),
+      attempts.length ? h("div", { class: "table-wrap" }, h("table", { class: "data attempts", id: "attempts-table" },
+        h("thead", {}, h("tr", {}, ["#", "Worker", "Claimed (UTC)", "Duration", "Outcome", "Classification", "Status", "Hint", "Base", "Jitter range", "Sample u", "Selected", "Next due (UTC)"].map((t, i) => h("th", { class: [0, 3, 6, 7, 8, 9, 10, 11].includes(i) ? "num" : "", text: t })))),
+        h("tbody", {}, rows))) : null),
+    attempts.length ? h("section", { class: "card" }, h("h2", { text: "Delay arithmetic" }),
+      h("p", { class: "formula" }, "base = min(maxDelay, initialDelay × multiplier^(n−1)); jittered = round(base × (1 − j + u × 2j)); selected = min(24 h, max(jittered, retry-after))"),
+      h("div", { class: "attempt-cards" }, details)) : null);
+  if (attempts.length) {
+    const ls = lanes(j, policy, (a) => jitteredOf(policy, a));
+    draw(svg, ls, serverNow());
+  }
+  ready();
+}
+
+// ---------- tools ----------
+
+async function toolsView(_, stale) {
+  setTitle("Tools");
+  const { tools } = await api("GET", "/v1/tools");
+  if (stale()) return;
+  const cards = tools.map((t) => {
+    const ref = t.name + "@" + t.version;
+    return h("article", { class: "card tool", id: ref, "data-tool": ref },
+      h("div", { class: "card-head" }, h("h2", { class: "mono", text: ref }),
+        h("span", { class: "actions" }, link("/jobs" + query({ tool: ref }), "Jobs", "button small"))),
+      t.description ? h("p", { text: t.description }) : null,
+      factList([
+        ["Endpoint", link("/endpoints/" + encodeURIComponent(t.endpoint), t.endpoint)],
+        ["Timeout", t.timeoutMs == null ? "the endpoint's lease" : msText(t.timeoutMs)],
+        ["Retry policy", t.retryPreset ? (t.retryPreset === "CUSTOM" ? policyLabel(t.retryPolicy) : t.retryPreset) : "the endpoint's policy"],
+        ["Published", timeEl(t.createdAt)],
+      ]),
+      h("details", { class: "printed", open: true }, h("summary", { text: "Payload schema" }),
+        h("pre", { class: "json", text: t.payloadSchema == null ? "any JSON payload" : JSON.stringify(t.payloadSchema, null, 2) })),
+      t.retryPolicy ? h("details", { class: "printed" }, h("summary", { text: "Retry policy document" }), h("pre", { class: "json", text: JSON.stringify(t.retryPolicy, null, 2) })) : null);
+  });
+  $("view").replaceChildren(heading("Tools", "Published tool contracts. A contract never changes once published; a change is a new version."),
+    cards.length ? h("div", { class: "tool-grid" }, cards) : h("p", { class: "card empty", text: "No tools published yet." }));
+  if (location.hash) document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView();
+  ready();
+}
+
+// ---------- runs ----------
+
+async function runsView(_, stale) {
+  setTitle("Runs");
+  // The API reads runs one at a time; the newest jobs show which runs are
+  // active without loading more than one page.
+  const page = await api("GET", "/v1/jobs" + query({ limit: 500 }));
+  if (stale()) return;
+  const seen = new Map();
+  for (const j of page.jobs) if (j.runId) seen.set(j.runId, (seen.get(j.runId) || 0) + 1);
+  const open = h("form", { class: "card open-run", id: "open-run", novalidate: true },
+    h("div", { class: "field" }, h("label", { for: "run-id", text: "Open a run by id" }),
+      h("div", { class: "inline-field" }, h("input", { id: "run-id", type: "text", inputmode: "numeric", placeholder: "42" }),
+        h("button", { type: "submit", class: "button primary", text: "Open" }))));
+  open.addEventListener("submit", (ev) => { ev.preventDefault(); const v = $("run-id").value.trim(); if (/^\d+$/.test(v)) navigate("/runs/" + v); });
+  const ids = [...seen.keys()].sort((a, b) => b - a);
+  $("view").replaceChildren(heading("Runs", "A run groups the steps of one piece of work. Open one to see its steps and their states."),
+    h("div", { class: "split" }, open,
+      h("section", { class: "card" }, h("h2", { text: "Runs among the newest 500 jobs" }),
+        ids.length ? h("ul", { class: "run-list", id: "recent-runs" }, ids.map((id) => h("li", {}, link("/runs/" + id, "Run #" + id), h("span", { class: "muted small", text: ` · ${seen.get(id)} recent step${seen.get(id) === 1 ? "" : "s"}` }))))
+          : h("p", { class: "empty", text: "No recent job belongs to a run." }))));
+  ready();
+}
+
+async function runView([id], stale) {
+  setTitle("Run #" + id);
+  const r = await api("GET", "/v1/runs/" + id);
+  if (stale()) return;
+  const counts = STATES.filter((s) => r.counts[s]).map((s) => h("span", { class: "count-chip" }, stateBadge(s), " ", num(r.counts[s])));
+  $("view").replaceChildren(
+    h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/runs", "Runs"), " / ", h("span", { text: "#" + r.id })),
+    heading(`Run #${r.id}${r.name ? " · " + r.name : ""}`, null, link("/jobs" + query({ runId: r.id }), "Steps as jobs", "button small")),
+    h("section", { class: "card" }, factList([
+      ["State", badge(r.state, r.state === "finished" ? "succeeded" : "running")],
+      ["Started", timeEl(r.createdAt)],
+      r.finishedAt ? ["Finished", timeEl(r.finishedAt)] : null,
+      ["Steps", h("span", { class: "chips" }, counts.length ? counts : "none")],
+    ])),
+    h("section", { class: "card" }, h("h2", { text: `Steps (${num(r.steps.length)})` }),
+      r.steps.length ? h("div", { class: "table-wrap" }, h("table", { class: "data", id: "steps-table" },
+        h("thead", {}, h("tr", {}, ["Job", "Tool", "Endpoint", "State", "Attempt", "Created"].map((t) => h("th", { text: t })))),
+        h("tbody", {}, r.steps.map((j) => h("tr", {},
+          h("td", {}, link("/jobs/" + j.id, "#" + j.id, "mono")), h("td", { class: "mono", text: toolRef(j) }), h("td", { text: j.endpoint }),
+          h("td", {}, stateBadge(j.state)), h("td", { text: `${j.attempt} / ${j.maxAttempts}` }), h("td", { class: "small" }, timeEl(j.createdAt)))))))
+        : h("p", { class: "empty", text: "This run has no steps yet." })));
+  ready();
+}
+
+// ---------- start ----------
+
+function init() {
+  hooks.onUnauthenticated = () => {
+    setKey("");
+    showSignin("Your key is no longer accepted. Sign in again.");
+  };
+  $("signin-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const key = $("api-key").value.trim();
+    if (!key) { showSignin("Paste an API key."); return; }
+    $("signin-button").disabled = true;
+    try {
+      await signIn(key);
+    } catch (e) {
+      showSignin(e.status === 401 ? "This key was not accepted: it is unknown or revoked." : e.message);
+    } finally {
+      $("signin-button").disabled = false;
+    }
+  });
+  $("signout").addEventListener("click", () => { setKey(""); showSignin(""); toast("Signed out; the key is gone from this tab."); });
+  // Dashboard links route on the client; everything else (the calculator,
+  // new tabs, modified clicks) loads normally.
+  document.addEventListener("click", (ev) => {
+    const a = ev.target.closest && ev.target.closest("a[href]");
+    if (!a || ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey || a.target) return;
+    const url = new URL(a.href, location.href);
+    if (url.origin !== location.origin || !match(url.pathname) || !state.me) return;
+    if (url.pathname === location.pathname && url.search === location.search && url.hash) return;
+    ev.preventDefault();
+    navigate(url.pathname + url.search + url.hash);
+  });
+  window.addEventListener("popstate", render);
+  const key = getKey();
+  if (!key) { showSignin(""); return; }
+  signIn(key).catch((e) => showSignin(e.status === 401 ? "Your key is no longer accepted. Sign in again." : e.message));
+}
+
+init();
