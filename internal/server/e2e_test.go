@@ -198,6 +198,12 @@ func freeAddr(t *testing.T) string {
 // outcome decides deterministically what the handler does with attempt n
 // of job id: succeed, fail retryably (503), fail for good (400), or crash.
 func outcome(id, attempt int64) string {
+	switch id % 25 {
+	case 7: // some jobs always fail retryably: they must end exhausted
+		return "503"
+	case 11: // and some fail for good at their first attempt
+		return "400"
+	}
 	h := fnv.New32a()
 	fmt.Fprintf(h, "%d/%d", id, attempt)
 	switch v := h.Sum32() % 100; {

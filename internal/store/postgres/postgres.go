@@ -184,7 +184,27 @@ var (
 
 // Tx runs fn in a READ COMMITTED transaction; see the package doc for why
 // that is enough.
+//
+// A transaction that PostgreSQL aborts as a deadlock victim or a
+// serialization failure is run again (fn must be safe to repeat: the engine's
+// closures reset their results at the start), up to four times; after that
+// the error reads as store.ErrUnavailable, a 503 the client may retry.
 func (db *DB) Tx(ctx context.Context, fn func(store.Queries) error) error {
+	var err error
+	for attempt := range 4 {
+		if err = db.tx(ctx, fn); !retryable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(1+attempt*attempt*5) * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+}
+
+func (db *DB) tx(ctx context.Context, fn func(store.Queries) error) error {
 	tx, err := db.pool.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return translate(err)
@@ -194,6 +214,12 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Queries) error) error {
 		return err
 	}
 	return translate(tx.Commit())
+}
+
+// retryable reports a deadlock (40P01) or serialization failure (40001).
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
 // Read runs fn in a read-only snapshot.
