@@ -62,6 +62,7 @@ func (a *API) table() []Route {
 		{Method: "POST", Path: "/v1/reports", Summary: "Report up to 1000 outcomes; each report succeeds or fails on its own", Scopes: worker, Request: "ReportBatch", Response: "ReportBatchResult", Status: 200, handler: a.auth(worker, a.reportBatch)},
 		{Method: "POST", Path: "/v1/dev/clock", Summary: "Advance the clock of a server started with --dev-clock (for tests of long backoffs)", Scopes: owner, Request: "ClockAdvance", Response: "ClockAdvance", Status: 200, handler: a.auth(owner, a.advanceClock)},
 		{Method: "GET", Path: "/v1/overview", Summary: "Per-endpoint live state for the dashboard", Scopes: anyKey, Response: "Overview", Status: 200, handler: a.auth(anyKey, a.overview)},
+		{Method: "POST", Path: "/api/simulate", Summary: "Run the contention simulator (no key; Content-Type: application/json; body: the config of ratchet simulate, e.g. {\"to\":100,\"runs\":20}; one sweep at a time, 503 while busy)", Status: 200, handler: newSimulator(a.log).serve},
 	}
 }
 

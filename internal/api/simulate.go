@@ -1,0 +1,166 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/simulate"
+)
+
+// POST /api/simulate runs the contention simulator (internal/simulate) for
+// the /simulator page. It sits in the route table, so /openapi.json lists it
+// and the request metrics cover it, but outside /v1: it needs no key and
+// touches no project, so the public page can use it.
+//
+// Work is bounded three ways. simulate.ParseConfig caps the sweep (at most 20
+// times the study's), a time limit cancels a sweep that runs longer anyway,
+// and one sweep runs at a time per server: a second request gets 503 with
+// Retry-After rather than halving the CPU of the first and of the scheduler.
+// Results are deterministic for a config, so the last few are kept and served
+// again without running, which makes the page's default sweep free after the
+// first visitor.
+//
+// Without a key, the one thing that keeps other web sites from spending this
+// server's CPU through their visitors' browsers is the content type: a
+// cross-origin request with Content-Type: application/json needs a CORS
+// preflight, which Ratchet never grants, whereas a form or a text/plain fetch
+// would be sent as is. So the body must be declared as JSON.
+
+const (
+	// simulateTimeLimit is how long one sweep may run. The study's sweep takes
+	// about 1 s on two quiet cores and the largest sweep ParseConfig accepts
+	// about 20 s, so the limit cuts only the largest sweeps, or any sweep on
+	// a server too busy to serve one in time.
+	simulateTimeLimit = 15 * time.Second
+	// simulateCacheSize is the number of results kept (each at most a few
+	// hundred KiB of JSON).
+	simulateCacheSize = 16
+)
+
+// simulator serves POST /api/simulate for one server.
+type simulator struct {
+	log   *slog.Logger
+	limit time.Duration
+	// sweep is simulate.SweepContext; tests replace it to hold a sweep open.
+	sweep func(context.Context, simulate.Config) (simulate.Result, error)
+	slot  chan struct{} // holds a token while a sweep runs
+
+	mu    sync.Mutex
+	cache map[string][]byte // JSON result by canonical JSON config
+	order []string          // cache keys, oldest first
+}
+
+func newSimulator(log *slog.Logger) *simulator {
+	return &simulator{
+		log:   log,
+		limit: simulateTimeLimit,
+		sweep: simulate.SweepContext,
+		slot:  make(chan struct{}, 1),
+		cache: map[string][]byte{},
+	}
+}
+
+func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		got := r.Header.Get("Content-Type")
+		if got == "" {
+			got = backoff.Missing
+		}
+		writeError(w, backoff.Errors{{Field: "Content-Type", Value: got, Allowed: "must be application/json (the header, as well as the body)"}})
+		return
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cfg, err := simulate.ParseConfig(body)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	key, err := json.Marshal(cfg)
+	if err != nil {
+		writeError(w, fmt.Errorf("encode config: %w", err))
+		return
+	}
+	if res, ok := s.cached(string(key)); ok {
+		writeSimulation(w, res, "cache;desc=hit")
+		return
+	}
+	select {
+	case s.slot <- struct{}{}:
+		defer func() { <-s.slot }()
+	default:
+		writeError(w, &engine.Error{Kind: engine.KindUnavailable, Message: "another simulation is running on this server; try again in a moment"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.limit)
+	defer cancel()
+	start := time.Now()
+	res, err := s.sweep(ctx, cfg)
+	elapsed := time.Since(start)
+	switch {
+	case err == nil:
+	case r.Context().Err() != nil:
+		return // the client went away; nobody reads an answer
+	case errors.Is(err, context.DeadlineExceeded):
+		writeError(w, backoff.Errors{{Field: "runs", Value: strconv.Itoa(cfg.Runs),
+			Allowed: fmt.Sprintf("the sweep did not finish within this server's %s limit; use fewer runs, fewer or smaller points, or fewer modes", s.limit)}})
+		return
+	default:
+		s.log.Error("simulation failed", "err", err)
+		writeError(w, err)
+		return
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		s.log.Error("encode simulation", "err", err)
+		writeError(w, err)
+		return
+	}
+	s.store(string(key), out)
+	s.log.Debug("simulated", "points", len(res.Clients), "runs", cfg.Runs, "modes", len(cfg.Modes), "elapsed", elapsed)
+	writeSimulation(w, out, "simulate;dur="+strconv.FormatFloat(float64(elapsed.Microseconds())/1000, 'f', 1, 64))
+}
+
+// writeSimulation sends a result. Server-Timing tells the page how long the
+// sweep took, or that it came from the cache.
+func writeSimulation(w http.ResponseWriter, res []byte, timing string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Server-Timing", timing)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(res)
+}
+
+func (s *simulator) cached(key string) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res, ok := s.cache[key]
+	return res, ok
+}
+
+func (s *simulator) store(key string, res []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.cache[key]; ok {
+		return
+	}
+	if len(s.order) == simulateCacheSize {
+		delete(s.cache, s.order[0])
+		s.order = s.order[1:]
+	}
+	s.cache[key] = res
+	s.order = append(s.order, key)
+}
