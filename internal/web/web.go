@@ -56,6 +56,7 @@ var nav = []NavItem{
 	{Path: "/tools", Label: "Tools"},
 	{Path: "/runs", Label: "Runs"},
 	{Path: "/calculator", Label: "Calculator"},
+	{Path: "/simulator", Label: "Simulator"},
 }
 
 // page is one HTML page of the shell.
@@ -75,6 +76,7 @@ var pages = []page{
 	{Path: "/", Template: "dashboard.html", Title: "Dashboard", Script: "dashboard.js", Style: "dashboard.css",
 		Routes: []string{"/endpoints/{name}", "/jobs", "/jobs/{id}", "/tools", "/runs", "/runs/{id}"}},
 	{Path: "/calculator", Template: "calculator.html", Title: "Backoff calculator", Script: "calculator.js"},
+	{Path: "/simulator", Template: "simulator.html", Title: "Contention simulator", Script: "simulator.js"},
 }
 
 // contentSecurityPolicy allows nothing but this server: no inline script, no
