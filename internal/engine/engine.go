@@ -15,6 +15,7 @@ import (
 	mrand "math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/getratchet/ratchet/backoff"
@@ -60,6 +61,9 @@ type Engine struct {
 
 	schemas     sync.Map // tool id → *compiledSchema (tools are immutable)
 	toolIDCache sync.Map // toolRef → tool id, of published tools (never deleted or changed)
+
+	// forwarding is true while Run relays the store's wake-ups.
+	forwarding atomic.Bool
 }
 
 // New checks the configuration and builds an engine.
@@ -123,8 +127,10 @@ func (e *Engine) nowMs() int64 { return e.clk.Now().UnixMilli() }
 func (e *Engine) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Add(2)
+	e.forwarding.Store(true)
 	go func() {
 		defer wg.Done()
+		defer e.forwarding.Store(false)
 		for {
 			select {
 			case <-ctx.Done():
@@ -177,8 +183,14 @@ func (e *Engine) waitCh() <-chan struct{} {
 
 // signal tells waiting claimers on this node and, through the store, on
 // every other node that something changed.
+//
+// Both drivers deliver a Notify to this node's Wakeups too, so while Run
+// forwards those, waking locally as well would make every waiting claimer
+// look twice (two empty claim transactions on SQLite's single writer).
 func (e *Engine) signal(ctx context.Context) {
-	e.wake()
+	if !e.forwarding.Load() {
+		e.wake()
+	}
 	if err := e.st.Notify(ctx); err != nil {
 		e.log.Debug("notify failed", "err", err)
 	}
