@@ -236,6 +236,11 @@ func (e *Engine) tryClaim(ctx context.Context, p *Principal, r ClaimRequest, too
 				soonest(g.until)
 				continue
 			}
+			// And once more after the gates counted: report batches do not
+			// lock the endpoint, so one may commit between that read and the
+			// count. Stamped before the count, the claim would read as
+			// overlapping attempts whose end it had already seen.
+			now = e.nowMs()
 			// One statement claims and returns the jobs as claimed (oldest due
 			// first), where a SELECT and an UPDATE by id read them twice.
 			jobs, err := q.JobsClaimDue(ctx, store.ClaimDueParams{EndpointID: id, ToolIDs: toolIDs, Limit: int(min(remaining, g.allowed)),

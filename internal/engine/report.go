@@ -199,12 +199,12 @@ func (e *Engine) loadBatch(ctx context.Context, q store.Queries, projectID int64
 	return b, b.loadAttempts(ctx, q, jobs)
 }
 
-// lockEndpoints reads (locking, on PostgreSQL) the endpoints of the jobs in
-// ascending id order, the order claims lock them in (DueEndpoints). Taken in
-// report order instead, a batch with jobs of two endpoints and a claim or
-// another batch holding them the other way round wait on each other, and
-// PostgreSQL aborts one as a deadlock: a 500 seen with SDK workers serving
-// two endpoints on three nodes.
+// lockEndpoints reads the endpoints of the jobs in ascending id order, the
+// order claims lock them in (DueEndpoints). The read takes no lock: only a
+// report that may change a circuit locks its endpoint (updateCircuit), so
+// ordinary batches never wait on claims. A batch that must lock two
+// endpoints in the other order than a claim can still deadlock on
+// PostgreSQL, which aborts one transaction; the driver runs it again.
 func (b *batch) lockEndpoints(ctx context.Context, q store.Queries, jobs []store.Job) error {
 	ids := make([]int64, 0, 2)
 	for i := range jobs {
@@ -376,41 +376,41 @@ func truncate(s string, n int) string {
 //	half_open: the probe's result decides: a counted failure opens it again,
 //	           anything else (the provider answered) closes it.
 func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Job, d classify.Decision, now int64, eps endpointCache) error {
-	if !d.CountsTowardCircuit && d.Outcome != classify.Succeeded {
-		// Not a provider-health signal, unless this was the probe.
-		ep, err := eps.get(ctx, q, j.EndpointID)
-		if err != nil {
-			return err
-		}
-		if ep.CircuitProbeJob != j.ID {
-			return nil
-		}
-		ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob = store.CircuitClosed, 0, 0
-		return q.EndpointUpdateCircuit(ctx, ep)
-	}
 	ep, err := eps.get(ctx, q, j.EndpointID)
 	if err != nil {
 		return err
 	}
+	// Most reports change nothing (a success while the circuit is closed
+	// with no failures). Only a report that may change the circuit locks
+	// the endpoint row, so report batches do not queue behind claims on
+	// PostgreSQL; the decision is then taken again on the locked row.
+	if !circuitMayChange(ep, j.ID, d) {
+		return nil
+	}
+	if ep, err = eps.lock(ctx, q, j.EndpointID); err != nil {
+		return err
+	}
 	before := *ep
 	isProbe := ep.CircuitProbeJob == j.ID
-	if d.Outcome == classify.Succeeded {
-		if ep.CircuitState == store.CircuitClosed && ep.CircuitFailures == 0 {
+	switch {
+	case !d.CountsTowardCircuit && d.Outcome != classify.Succeeded:
+		// Not a provider-health signal, unless this was the probe: the
+		// provider answered, so the circuit closes.
+		if !isProbe {
 			return nil
 		}
+		ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob = store.CircuitClosed, 0, 0
+	case d.Outcome == classify.Succeeded:
 		if ep.CircuitState == store.CircuitClosed || isProbe {
 			ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob = store.CircuitClosed, 0, 0
 		}
-	} else {
-		switch {
-		case isProbe:
-			ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitProbeJob = store.CircuitOpen, now, 0
-			ep.CircuitFailures++
-		case ep.CircuitState == store.CircuitClosed:
-			ep.CircuitFailures++
-			if ep.CircuitFailures >= ep.CircuitThreshold {
-				ep.CircuitState, ep.CircuitOpenedAt = store.CircuitOpen, now
-			}
+	case isProbe:
+		ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitProbeJob = store.CircuitOpen, now, 0
+		ep.CircuitFailures++
+	case ep.CircuitState == store.CircuitClosed:
+		ep.CircuitFailures++
+		if ep.CircuitFailures >= ep.CircuitThreshold {
+			ep.CircuitState, ep.CircuitOpenedAt = store.CircuitOpen, now
 		}
 	}
 	if ep.CircuitState == before.CircuitState && ep.CircuitFailures == before.CircuitFailures &&
@@ -423,22 +423,53 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 	return q.EndpointUpdateCircuit(ctx, ep)
 }
 
-// endpointCache holds the endpoint rows one transaction has read (locked,
-// on PostgreSQL) by id. Within the transaction only updateCircuit changes
-// them, and it changes the cached row in place before writing it, so the
-// cache always equals the database: a batch of reports reads each endpoint
-// once instead of once per report.
-type endpointCache map[int64]*store.Endpoint
+// circuitMayChange reports, from a possibly unlocked read, whether the
+// decision could move the endpoint's breaker.
+func circuitMayChange(ep *store.Endpoint, jobID int64, d classify.Decision) bool {
+	isProbe := ep.CircuitProbeJob == jobID
+	switch {
+	case !d.CountsTowardCircuit && d.Outcome != classify.Succeeded:
+		return isProbe
+	case d.Outcome == classify.Succeeded:
+		return isProbe || ep.CircuitState == store.CircuitClosed && ep.CircuitFailures > 0
+	default:
+		return isProbe || ep.CircuitState == store.CircuitClosed
+	}
+}
+
+// endpointCache holds the endpoint rows one transaction has read, by id.
+// get reads without a lock; lock re-reads the row locking it (on
+// PostgreSQL) until commit. Within the transaction only updateCircuit
+// changes a row, on its locked copy, in place before writing it, so a batch
+// of reports reads each endpoint once instead of once per report.
+type endpointCache map[int64]*cachedEndpoint
+
+type cachedEndpoint struct {
+	ep     *store.Endpoint
+	locked bool
+}
 
 func (c endpointCache) get(ctx context.Context, q store.Queries, id int64) (*store.Endpoint, error) {
-	if ep, ok := c[id]; ok {
-		return ep, nil
+	if ce, ok := c[id]; ok {
+		return ce.ep, nil
+	}
+	ep, err := q.EndpointByID(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	c[id] = &cachedEndpoint{ep: ep}
+	return ep, nil
+}
+
+func (c endpointCache) lock(ctx context.Context, q store.Queries, id int64) (*store.Endpoint, error) {
+	if ce, ok := c[id]; ok && ce.locked {
+		return ce.ep, nil
 	}
 	ep, err := q.EndpointByID(ctx, id, true)
 	if err != nil {
 		return nil, err
 	}
-	c[id] = ep
+	c[id] = &cachedEndpoint{ep: ep, locked: true}
 	return ep, nil
 }
 
