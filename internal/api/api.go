@@ -196,8 +196,22 @@ func principal(r *http.Request) *engine.Principal {
 	return p
 }
 
-// auth wraps a handler: it resolves the bearer key and checks its scope.
-func (a *API) auth(scopes []string, h func(http.ResponseWriter, *http.Request, *engine.Principal)) http.HandlerFunc {
+// handler is the shape of every authenticated operation: it returns the
+// response body (200, or the status of withStatus; nil for 204) or an error,
+// which writeError maps. w is only for bounding the request body.
+type handler func(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error)
+
+// statusBody carries a success status other than 200.
+type statusBody struct {
+	status int
+	body   any
+}
+
+func withStatus(status int, body any) any { return statusBody{status, body} }
+
+// auth wraps a handler: it resolves the bearer key, checks its scope, runs
+// the handler and writes its result.
+func (a *API) auth(scopes []string, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
@@ -213,7 +227,17 @@ func (a *API) auth(scopes []string, h func(http.ResponseWriter, *http.Request, *
 			writeError(w, err)
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), p)
+		body, err := h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), p)
+		switch sb, isStatus := body.(statusBody); {
+		case err != nil:
+			a.fail(w, r, err)
+		case isStatus:
+			writeJSON(w, sb.status, sb.body)
+		case body == nil:
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			writeJSON(w, http.StatusOK, body)
+		}
 	}
 }
 

@@ -66,13 +66,12 @@ func (a *API) table() []Route {
 	}
 }
 
-func (a *API) me(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) me(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	proj, err := a.e.Project(r.Context(), p)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 200, map[string]any{"project": map[string]any{"id": proj.ID, "name": proj.Name, "plan": proj.Plan}, "key": map[string]any{"id": p.KeyID, "scope": p.Scope, "tools": orEmpty(p.Tools)}})
+	return map[string]any{"project": map[string]any{"id": proj.ID, "name": proj.Name, "plan": proj.Plan}, "key": map[string]any{"id": p.KeyID, "scope": p.Scope, "tools": orEmpty(p.Tools)}}, nil
 }
 
 func orEmpty(s []string) []string {
@@ -88,55 +87,49 @@ type keyCreate struct {
 	Tools []string `json:"tools"`
 }
 
-func (a *API) createKey(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) createKey(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	var req keyCreate
 	if err := decode(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	k, secret, err := a.e.CreateKey(r.Context(), p, engine.KeySpec{Name: req.Name, Scope: req.Scope, Tools: req.Tools})
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 201, keyView(k, secret))
+	return withStatus(201, keyView(k, secret)), nil
 }
 
-func (a *API) listKeys(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) listKeys(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	ks, err := a.e.ListKeys(r.Context(), p)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	out := []KeyView{}
 	for i := range ks {
 		out = append(out, keyView(&ks[i], ""))
 	}
-	writeJSON(w, 200, map[string]any{"keys": out})
+	return map[string]any{"keys": out}, nil
 }
 
-func (a *API) revokeKey(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) revokeKey(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	id, err := pathInt(r, "id")
 	if err == nil {
 		err = a.e.RevokeKey(r.Context(), p, id)
 	}
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	w.WriteHeader(204)
+	return nil, nil
 }
 
-func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	body, err := readBody(w, r)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	fields, err := backoff.ReadObject(body, "body")
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	var name string
 	var errs backoff.Errors
@@ -150,59 +143,51 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, p *engine.P
 		errs = append(errs, perr.(*engine.Error).Fields...)
 	}
 	if len(errs) > 0 {
-		a.fail(w, r, errs)
-		return
+		return nil, errs
 	}
 	ep, err := a.e.CreateEndpoint(r.Context(), p, name, pol)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 201, endpointView(ep))
+	return withStatus(201, endpointView(ep)), nil
 }
 
-func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	eps, err := a.e.Endpoints(r.Context(), p)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	out := []EndpointView{}
 	for i := range eps {
 		out = append(out, endpointView(&eps[i]))
 	}
-	writeJSON(w, 200, map[string]any{"endpoints": out})
+	return map[string]any{"endpoints": out}, nil
 }
 
-func (a *API) getEndpoint(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) getEndpoint(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	ep, err := a.e.Endpoint(r.Context(), p, r.PathValue("name"))
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 200, endpointView(ep))
+	return endpointView(ep), nil
 }
 
-func (a *API) updatePolicy(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) updatePolicy(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	body, err := readBody(w, r)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	fields, err := backoff.ReadObject(body, "body")
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	ep, err := a.e.Endpoint(r.Context(), p, r.PathValue("name"))
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	cur, err := engine.CurrentPolicy(ep)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	var errs backoff.Errors
 	var expected int64
@@ -216,46 +201,39 @@ func (a *API) updatePolicy(w http.ResponseWriter, r *http.Request, p *engine.Pri
 		errs = append(errs, perr.(*engine.Error).Fields...)
 	}
 	if len(errs) > 0 {
-		a.fail(w, r, errs)
-		return
+		return nil, errs
 	}
 	ep, err = a.e.UpdateEndpointPolicy(r.Context(), p, r.PathValue("name"), expected, pol)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 200, endpointView(ep))
+	return endpointView(ep), nil
 }
 
-func (a *API) publishTool(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) publishTool(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	body, err := readBody(w, r)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	spec, err := engine.ParseToolSpec(body)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	t, err := a.e.PublishTool(r.Context(), p, spec)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 201, toolView(t, spec.Endpoint))
+	return withStatus(201, toolView(t, spec.Endpoint)), nil
 }
 
-func (a *API) listTools(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) listTools(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	ts, err := a.e.Tools(r.Context(), p)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	eps, err := a.e.Endpoints(r.Context(), p)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	names := map[int64]string{}
 	for _, ep := range eps {
@@ -265,62 +243,55 @@ func (a *API) listTools(w http.ResponseWriter, r *http.Request, p *engine.Princi
 	for i := range ts {
 		out = append(out, toolView(&ts[i], names[ts[i].EndpointID]))
 	}
-	writeJSON(w, 200, map[string]any{"tools": out})
+	return map[string]any{"tools": out}, nil
 }
 
-func (a *API) getTool(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) getTool(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	t, ep, err := a.e.Tool(r.Context(), p, r.PathValue("name"), r.PathValue("version"))
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 200, toolView(t, ep.Name))
+	return toolView(t, ep.Name), nil
 }
 
 type runCreate struct {
 	Name string `json:"name"`
 }
 
-func (a *API) startRun(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) startRun(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	var req runCreate
 	if err := decode(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	run, err := a.e.StartRun(r.Context(), p, req.Name)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 201, runView(run, nil))
+	return withStatus(201, runView(run, nil)), nil
 }
 
-func (a *API) getRun(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) getRun(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	id, err := pathInt(r, "id")
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	run, steps, err := a.e.GetRun(r.Context(), p, id, 500)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 200, runView(run, steps))
+	return runView(run, steps), nil
 }
 
-func (a *API) finishRun(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) finishRun(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	id, err := pathInt(r, "id")
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	run, err := a.e.FinishRun(r.Context(), p, id)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 200, runView(run, nil))
+	return runView(run, nil), nil
 }
 
 type enqueueReq struct {
@@ -346,45 +317,40 @@ func (req enqueueReq) toEngine(prefix string) (engine.EnqueueRequest, error) {
 
 func strconvQuote(s string) string { return strconv.Quote(s) }
 
-func (a *API) enqueue(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) enqueue(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	var req enqueueReq
 	if err := decode(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	if h := r.Header.Get("Idempotency-Key"); h != "" {
 		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
-			a.fail(w, r, backoff.Errors{{Field: "idempotencyKey", Value: strconv.Quote(req.IdempotencyKey), Allowed: "must equal the Idempotency-Key header (" + strconv.Quote(h) + ") when both are given"}})
-			return
+			return nil, backoff.Errors{{Field: "idempotencyKey", Value: strconv.Quote(req.IdempotencyKey), Allowed: "must equal the Idempotency-Key header (" + strconv.Quote(h) + ") when both are given"}}
 		}
 		req.IdempotencyKey = h
 	}
 	er, err := req.toEngine("")
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	res, err := a.e.Enqueue(r.Context(), p, er)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	status := 201
 	if !res.Created {
 		status = 200
 	}
-	writeJSON(w, status, jobView(res.Job, nil, nil, true))
+	return withStatus(status, jobView(res.Job, nil, nil, true)), nil
 }
 
 type batchReq struct {
 	Jobs []enqueueReq `json:"jobs"`
 }
 
-func (a *API) enqueueBatch(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) enqueueBatch(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	var req batchReq
 	if err := decode(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	reqs := make([]engine.EnqueueRequest, len(req.Jobs))
 	var errs backoff.Errors
@@ -396,13 +362,11 @@ func (a *API) enqueueBatch(w http.ResponseWriter, r *http.Request, p *engine.Pri
 		reqs[i] = er
 	}
 	if len(errs) > 0 {
-		a.fail(w, r, errs)
-		return
+		return nil, errs
 	}
 	res, err := a.e.EnqueueBatch(r.Context(), p, reqs)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	type item struct {
 		ID      int64  `json:"id"`
@@ -414,7 +378,7 @@ func (a *API) enqueueBatch(w http.ResponseWriter, r *http.Request, p *engine.Pri
 	for i, x := range res {
 		out[i] = item{ID: x.Job.ID, State: x.Job.State, Created: x.Created, DueAt: ft(x.Job.DueAt)}
 	}
-	writeJSON(w, 200, map[string]any{"jobs": out})
+	return map[string]any{"jobs": out}, nil
 }
 
 func parseFilter(r *http.Request, p *engine.Principal, e *engine.Engine) (store.JobFilter, error) {
@@ -489,16 +453,14 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-func (a *API) listJobs(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) listJobs(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	f, err := parseFilter(r, p, a.e)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	jobs, err := a.e.Jobs(r.Context(), p, f)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	out := []JobView{}
 	for i := range jobs {
@@ -509,91 +471,79 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request, p *engine.Princip
 		c := strconv.FormatInt(jobs[len(jobs)-1].ID, 10)
 		next = &c
 	}
-	writeJSON(w, 200, map[string]any{"jobs": out, "nextCursor": next})
+	return map[string]any{"jobs": out, "nextCursor": next}, nil
 }
 
-func (a *API) countJobs(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) countJobs(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	f, err := parseFilter(r, p, a.e)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	f.AfterID, f.Limit = 0, 0
 	n, err := a.e.CountJobs(r.Context(), p, f)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 200, map[string]any{"count": n})
+	return map[string]any{"count": n}, nil
 }
 
-func (a *API) getJob(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) getJob(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	id, err := pathInt(r, "id")
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	j, as, err := a.e.Job(r.Context(), p, id)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	hold, err := a.e.Explain(r.Context(), p, id)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 200, jobView(j, as, hold, true))
+	return jobView(j, as, hold, true), nil
 }
 
-func (a *API) explain(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) explain(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	id, err := pathInt(r, "id")
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	hold, err := a.e.Explain(r.Context(), p, id)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	if hold == nil {
 		j, _, err := a.e.Job(r.Context(), p, id)
 		if err != nil {
-			a.fail(w, r, err)
-			return
+			return nil, err
 		}
 		hold = &engine.Hold{Gate: "none", Detail: "the job is " + j.State + ", not waiting to be claimed"}
 	}
-	writeJSON(w, 200, hold)
+	return hold, nil
 }
 
-func (a *API) cancel(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) cancel(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	id, err := pathInt(r, "id")
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	j, err := a.e.Cancel(r.Context(), p, id)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 200, jobView(j, nil, nil, false))
+	return jobView(j, nil, nil, false), nil
 }
 
-func (a *API) replay(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) replay(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	id, err := pathInt(r, "id")
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	j, err := a.e.Replay(r.Context(), p, id)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 201, jobView(j, nil, nil, false))
+	return withStatus(201, jobView(j, nil, nil, false)), nil
 }
 
 type bulkReq struct {
@@ -605,11 +555,10 @@ type bulkReq struct {
 // bulk cancels or replays every job matching a filter. The caller first
 // counts (GET /v1/jobs/count) and sends that count; if the set changed in
 // between, nothing is done and the new count comes back as a conflict.
-func (a *API) bulk(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) bulk(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	var req bulkReq
 	if err := decode(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	var errs backoff.Errors
 	if req.Action != "cancel" && req.Action != "replay" {
@@ -632,28 +581,23 @@ func (a *API) bulk(w http.ResponseWriter, r *http.Request, p *engine.Principal) 
 		}
 	}
 	if len(errs) > 0 {
-		a.fail(w, r, errs)
-		return
+		return nil, errs
 	}
 	f.AfterID, f.Limit = 0, 0
 	n, err := a.e.CountJobs(r.Context(), p, f)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	if n != *req.ExpectedCount {
-		a.fail(w, r, &engine.Error{Kind: engine.KindConflict, Message: "the selection now holds " + strconv.FormatInt(n, 10) + " jobs, not " + strconv.FormatInt(*req.ExpectedCount, 10) + "; nothing was done, confirm the new count"})
-		return
+		return nil, &engine.Error{Kind: engine.KindConflict, Message: "the selection now holds " + strconv.FormatInt(n, 10) + " jobs, not " + strconv.FormatInt(*req.ExpectedCount, 10) + "; nothing was done, confirm the new count"}
 	}
 	if n > 1000 {
-		a.fail(w, r, backoff.Errors{{Field: "filter", Value: strconv.FormatInt(n, 10) + " jobs", Allowed: "a bulk action takes at most 1000 jobs; narrow the filter"}})
-		return
+		return nil, backoff.Errors{{Field: "filter", Value: strconv.FormatInt(n, 10) + " jobs", Allowed: "a bulk action takes at most 1000 jobs; narrow the filter"}}
 	}
 	f.Limit = 1000
 	jobs, err := a.e.Jobs(r.Context(), p, f)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	done, failed := []int64{}, []map[string]any{}
 	for _, j := range jobs {
@@ -674,7 +618,7 @@ func (a *API) bulk(w http.ResponseWriter, r *http.Request, p *engine.Principal) 
 		}
 		done = append(done, j.ID)
 	}
-	writeJSON(w, 200, map[string]any{"action": req.Action, "count": len(done), "jobs": done, "failed": failed})
+	return map[string]any{"action": req.Action, "count": len(done), "jobs": done, "failed": failed}, nil
 }
 
 type claimReq struct {
@@ -684,18 +628,16 @@ type claimReq struct {
 	WaitMs   int64    `json:"waitMs"`
 }
 
-func (a *API) claim(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) claim(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	var req claimReq
 	if err := decode(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	select {
 	case <-a.draining:
-		writeJSON(w, 200, map[string]any{"jobs": []any{}})
-		return
+		return map[string]any{"jobs": []any{}}, nil
 	default:
 	}
 	go func() {
@@ -706,42 +648,37 @@ func (a *API) claim(w http.ResponseWriter, r *http.Request, p *engine.Principal)
 		}
 	}()
 	if req.WaitMs < 0 || req.WaitMs > 1<<31 {
-		a.fail(w, r, backoff.Errors{{Field: "waitMs", Value: strconv.FormatInt(req.WaitMs, 10), Allowed: "must be from 0 through 30000 milliseconds"}})
-		return
+		return nil, backoff.Errors{{Field: "waitMs", Value: strconv.FormatInt(req.WaitMs, 10), Allowed: "must be from 0 through 30000 milliseconds"}}
 	}
 	cs, err := a.e.Claim(ctx, p, engine.ClaimRequest{WorkerID: req.WorkerID, Tools: req.Tools, Max: req.Max, Wait: time.Duration(req.WaitMs) * time.Millisecond})
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	out := make([]engine.ClaimedJSON, len(cs))
 	for i, c := range cs {
 		out[i] = c.JSON()
 	}
-	writeJSON(w, 200, map[string]any{"jobs": out})
+	return map[string]any{"jobs": out}, nil
 }
 
 type heartbeatReq struct {
 	LeaseToken string `json:"leaseToken"`
 }
 
-func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	id, err := pathInt(r, "id")
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	var req heartbeatReq
 	if err := decode(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	j, err := a.e.Heartbeat(r.Context(), p, id, req.LeaseToken)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 200, map[string]any{"leaseExpiresAt": ft(j.LeaseExpiresAt), "cancelRequested": j.CancelRequested})
+	return map[string]any{"leaseExpiresAt": ft(j.LeaseExpiresAt), "cancelRequested": j.CancelRequested}, nil
 }
 
 // ReportBody is a worker's report on the wire.
@@ -770,40 +707,35 @@ type decisionView struct {
 	Reason              string `json:"reason"`
 }
 
-func (a *API) report(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) report(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	id, err := pathInt(r, "id")
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	var req ReportBody
 	if err := decode(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	if req.JobID != 0 && req.JobID != id {
-		a.fail(w, r, backoff.Errors{{Field: "jobId", Value: strconv.FormatInt(req.JobID, 10), Allowed: "must be absent or equal the job id of the path (" + strconv.FormatInt(id, 10) + ")"}})
-		return
+		return nil, backoff.Errors{{Field: "jobId", Value: strconv.FormatInt(req.JobID, 10), Allowed: "must be absent or equal the job id of the path (" + strconv.FormatInt(id, 10) + ")"}}
 	}
 	res, err := a.e.Report(r.Context(), p, req.toEngine(id))
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	d := res.Decision
-	writeJSON(w, 200, map[string]any{"job": jobView(res.Job, nil, nil, false), "duplicate": res.Duplicate,
-		"decision": decisionView{Outcome: string(d.Outcome), Classification: d.Classification, RetryAfterMs: d.RetryAfterMs, CountsTowardCircuit: d.CountsTowardCircuit, Reason: d.Reason}})
+	return map[string]any{"job": jobView(res.Job, nil, nil, false), "duplicate": res.Duplicate,
+		"decision": decisionView{Outcome: string(d.Outcome), Classification: d.Classification, RetryAfterMs: d.RetryAfterMs, CountsTowardCircuit: d.CountsTowardCircuit, Reason: d.Reason}}, nil
 }
 
 type reportBatchReq struct {
 	Reports []ReportBody `json:"reports"`
 }
 
-func (a *API) reportBatch(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) reportBatch(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	var req reportBatchReq
 	if err := decode(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	var errs backoff.Errors
 	rs := make([]engine.ReportRequest, len(req.Reports))
@@ -814,13 +746,11 @@ func (a *API) reportBatch(w http.ResponseWriter, r *http.Request, p *engine.Prin
 		rs[i] = b.toEngine(b.JobID)
 	}
 	if len(errs) > 0 {
-		a.fail(w, r, errs)
-		return
+		return nil, errs
 	}
 	items, err := a.e.ReportBatch(r.Context(), p, rs)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	type result struct {
 		JobID          int64        `json:"jobId"`
@@ -849,7 +779,7 @@ func (a *API) reportBatch(w http.ResponseWriter, r *http.Request, p *engine.Prin
 			out[i].DueAt = ft(it.Job.DueAt)
 		}
 	}
-	writeJSON(w, 200, map[string]any{"results": out})
+	return map[string]any{"results": out}, nil
 }
 
 type clockAdvance struct {
@@ -857,15 +787,13 @@ type clockAdvance struct {
 	Now       string `json:"now,omitempty"`
 }
 
-func (a *API) advanceClock(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) advanceClock(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	var req clockAdvance
 	if err := decode(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	if err := a.e.AdvanceClock(r.Context(), time.Duration(req.AdvanceMs)*time.Millisecond); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, 200, clockAdvance{AdvanceMs: req.AdvanceMs, Now: ft(a.e.Clock().Now().UnixMilli())})
+	return clockAdvance{AdvanceMs: req.AdvanceMs, Now: ft(a.e.Clock().Now().UnixMilli())}, nil
 }

@@ -19,11 +19,10 @@ type overviewEndpoint struct {
 	Outcomes1h     map[string]int64 `json:"outcomes1h"`
 }
 
-func (a *API) overview(w http.ResponseWriter, r *http.Request, p *engine.Principal) {
+func (a *API) overview(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	ovs, err := a.e.Overview(r.Context(), p)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
 	out := []overviewEndpoint{}
 	for _, o := range ovs {
@@ -38,7 +37,7 @@ func (a *API) overview(w http.ResponseWriter, r *http.Request, p *engine.Princip
 		}
 		out = append(out, v)
 	}
-	writeJSON(w, 200, map[string]any{"now": ft(a.e.Clock().Now().UnixMilli()), "endpoints": out})
+	return map[string]any{"now": ft(a.e.Clock().Now().UnixMilli()), "endpoints": out}, nil
 }
 
 func sortedQueryKeys(q url.Values) []string {
