@@ -202,7 +202,7 @@ func PolicyFromFields(fields map[string]json.RawMessage, prefix string) (Policy,
 	default:
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			errs.add(prefix+"preset", compact(raw), allowedPresets)
+			errs.add(prefix+"preset", ShowJSON(raw), allowedPresets)
 		} else {
 			p.Preset = Preset(s)
 			if _, builtin := presetParams[p.Preset]; !builtin && p.Preset != Custom {
@@ -226,7 +226,7 @@ func PolicyFromFields(fields map[string]json.RawMessage, prefix string) (Policy,
 	case Standard, Aggressive, Relaxed:
 		for _, k := range custom {
 			if v, ok := fields[k]; ok {
-				errs.add(prefix+k, compact(v), fmt.Sprintf("preset %s forbids custom fields; use \"preset\": \"CUSTOM\" to set %s", p.Preset, k))
+				errs.add(prefix+k, ShowJSON(v), fmt.Sprintf("preset %s forbids custom fields; use \"preset\": \"CUSTOM\" to set %s", p.Preset, k))
 			}
 		}
 	}
@@ -244,9 +244,9 @@ func intField(errs *Errors, fields map[string]json.RawMessage, prefix, name stri
 		errs.add(prefix+name, Missing, "CUSTOM requires every field; "+allowed)
 		return 0
 	}
-	f, ok := jsonNumber(raw)
+	f, ok := JSONNumber(raw)
 	if !ok || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
-		errs.add(prefix+name, compact(raw), allowed)
+		errs.add(prefix+name, ShowJSON(raw), allowed)
 		return 0
 	}
 	return int64(f)
@@ -258,16 +258,18 @@ func numField(errs *Errors, fields map[string]json.RawMessage, prefix, name stri
 		errs.add(prefix+name, Missing, "CUSTOM requires every field; "+allowed)
 		return 0
 	}
-	f, ok := jsonNumber(raw)
+	f, ok := JSONNumber(raw)
 	if !ok || f < lo || f > hi {
-		errs.add(prefix+name, compact(raw), allowed)
+		errs.add(prefix+name, ShowJSON(raw), allowed)
 		return 0
 	}
 	return f
 }
 
-// jsonNumber accepts only a JSON number literal (not a string, not null).
-func jsonNumber(raw json.RawMessage) (float64, bool) {
+// JSONNumber reads a JSON number literal (not a string, not null), as the
+// policy fields are read; documents that embed other numeric fields use it
+// so they accept and refuse exactly the same spellings.
+func JSONNumber(raw json.RawMessage) (float64, bool) {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) {
 		return 0, false
@@ -357,8 +359,9 @@ func tokString(t json.Token) string {
 	}
 }
 
-// compact renders a raw JSON value for an error message, shortened if long.
-func compact(raw json.RawMessage) string {
+// ShowJSON renders a raw JSON value for FieldError.Value: compacted, and
+// shortened when long.
+func ShowJSON(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
 		return string(raw)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -308,14 +309,12 @@ func (req enqueueReq) toEngine(prefix string) (engine.EnqueueRequest, error) {
 	if req.RunAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, req.RunAt)
 		if err != nil {
-			return out, backoff.Errors{{Field: prefix + "runAt", Value: strconvQuote(req.RunAt), Allowed: "must be an RFC 3339 time, e.g. 2026-12-02T09:00:00Z"}}
+			return out, backoff.Errors{{Field: prefix + "runAt", Value: strconv.Quote(req.RunAt), Allowed: "must be an RFC 3339 time, e.g. 2026-12-02T09:00:00Z"}}
 		}
 		out.RunAt = &t
 	}
 	return out, nil
 }
-
-func strconvQuote(s string) string { return strconv.Quote(s) }
 
 func (a *API) enqueue(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	var req enqueueReq
@@ -394,7 +393,7 @@ func parseFilter(r *http.Request, p *engine.Principal, e *engine.Engine) (store.
 	}
 	if s := q.Get("state"); s != "" {
 		for _, st := range strings.Split(s, ",") {
-			if !contains(store.JobStates, st) {
+			if !slices.Contains(store.JobStates, st) {
 				errs = append(errs, &backoff.FieldError{Field: "state", Value: strconv.Quote(st), Allowed: "must be one of " + strings.Join(store.JobStates, ", ")})
 			}
 			f.States = append(f.States, st)
@@ -444,15 +443,6 @@ func parseFilter(r *http.Request, p *engine.Principal, e *engine.Engine) (store.
 	return f, nil
 }
 
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
 func (a *API) listJobs(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
 	f, err := parseFilter(r, p, a.e)
 	if err != nil {
@@ -492,11 +482,7 @@ func (a *API) getJob(w http.ResponseWriter, r *http.Request, p *engine.Principal
 	if err != nil {
 		return nil, err
 	}
-	j, as, err := a.e.Job(r.Context(), p, id)
-	if err != nil {
-		return nil, err
-	}
-	hold, err := a.e.Explain(r.Context(), p, id)
+	j, as, hold, err := a.e.Job(r.Context(), p, id)
 	if err != nil {
 		return nil, err
 	}
@@ -508,18 +494,7 @@ func (a *API) explain(w http.ResponseWriter, r *http.Request, p *engine.Principa
 	if err != nil {
 		return nil, err
 	}
-	hold, err := a.e.Explain(r.Context(), p, id)
-	if err != nil {
-		return nil, err
-	}
-	if hold == nil {
-		j, _, err := a.e.Job(r.Context(), p, id)
-		if err != nil {
-			return nil, err
-		}
-		hold = &engine.Hold{Gate: "none", Detail: "the job is " + j.State + ", not waiting to be claimed"}
-	}
-	return hold, nil
+	return a.e.Explain(r.Context(), p, id)
 }
 
 func (a *API) cancel(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {

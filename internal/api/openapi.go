@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,7 +47,7 @@ func (a *API) OpenAPI(version string) map[string]any {
 		if r.Response != "" {
 			resp["content"] = map[string]any{"application/json": map[string]any{"schema": ref(r.Response)}}
 		}
-		responses := map[string]any{itoa(int64(r.Status)): resp}
+		responses := map[string]any{strconv.Itoa(r.Status): resp}
 		errResp := func(desc string) map[string]any {
 			return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
 		}

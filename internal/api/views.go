@@ -2,7 +2,7 @@ package api
 
 import (
 	"encoding/json"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/getratchet/ratchet/backoff"
@@ -64,9 +64,9 @@ func endpointView(ep *store.Endpoint) EndpointView {
 func schedule(p backoff.Params) []scheduleRow {
 	var rows []scheduleRow
 	for _, r := range p.Schedule().Rows {
-		next := "attempt " + itoa(int64(r.NextAttempt))
+		next := "attempt " + strconv.Itoa(r.NextAttempt)
 		if r.Exhausted {
-			next = "exhausted; no automatic attempt " + itoa(int64(r.NextAttempt))
+			next = "exhausted; no automatic attempt " + strconv.Itoa(r.NextAttempt)
 		}
 		rows = append(rows, scheduleRow{FailedAttempt: r.FailedAttempt, BaseDelayMs: r.BaseDelayMs, MinDelayMs: r.MinDelayMs, MaxDelayMs: r.MaxDelayMs, Next: next})
 	}
@@ -242,17 +242,6 @@ func runView(r *store.Run, steps []store.Job) RunView {
 		v.Counts[steps[i].State]++
 	}
 	return v
-}
-
-func itoa(v int64) string {
-	var b strings.Builder
-	b.WriteString(jsonInt(v))
-	return b.String()
-}
-
-func jsonInt(v int64) string {
-	out, _ := json.Marshal(v)
-	return string(out)
 }
 
 func timeMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

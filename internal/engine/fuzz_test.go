@@ -86,11 +86,11 @@ func TestRetentionPrunesFinishedJobs(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("pruned %d (%v), want 1", n, err)
 	}
-	if _, _, err := h.e.Job(h.ctx, h.owner, old.ID); err == nil {
+	if _, _, _, err := h.e.Job(h.ctx, h.owner, old.ID); err == nil {
 		t.Error("the week-old finished job is still there")
 	}
 	for _, id := range []int64{keep.ID, recent.ID} {
-		if _, _, err := h.e.Job(h.ctx, h.owner, id); err != nil {
+		if _, _, _, err := h.e.Job(h.ctx, h.owner, id); err != nil {
 			t.Errorf("job %d was pruned: %v", id, err)
 		}
 	}

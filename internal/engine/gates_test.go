@@ -201,6 +201,9 @@ func TestCancelReplayExplain(t *testing.T) {
 	if r := h.fail(c, 500, nil); r.Job.State != store.StateCancelled {
 		t.Fatalf("report after cancel: %s", r.Job.State)
 	}
+	if hd := h.hold(a.ID); hd.Gate != "none" || hd.Detail != "the job is cancelled, not waiting to be claimed" {
+		t.Fatalf("hold of a cancelled job: %+v", hd)
+	}
 	nj, err := h.e.Replay(h.ctx, h.owner, a.ID)
 	if err != nil || nj.ReplayOf != a.ID || nj.State != store.StateScheduled || nj.ID == a.ID {
 		t.Fatalf("replay: %+v %v", nj, err)
@@ -212,6 +215,9 @@ func TestCancelReplayExplain(t *testing.T) {
 	r := h.fail(h.claimOne("call@1"), 500, nil)
 	if hd := h.hold(nj.ID); hd.Gate != "due_time" || hd.Until.UnixMilli() != r.Job.DueAt {
 		t.Fatalf("hold %+v due %d", hd, r.Job.DueAt)
+	}
+	if _, _, hd, err := h.e.Job(h.ctx, h.owner, nj.ID); err != nil || hd == nil || hd.Gate != "due_time" {
+		t.Fatalf("job view hold: %+v %v", hd, err)
 	}
 }
 

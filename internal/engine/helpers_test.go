@@ -131,7 +131,7 @@ func (h *harness) succeed(c engine.Claimed) engine.ReportResult {
 
 func (h *harness) job(id int64) (*store.Job, []store.Attempt) {
 	h.t.Helper()
-	j, as, err := h.e.Job(h.ctx, h.owner, id)
+	j, as, _, err := h.e.Job(h.ctx, h.owner, id)
 	if err != nil {
 		h.t.Fatal(err)
 	}

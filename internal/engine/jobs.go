@@ -197,7 +197,7 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 				return fmt.Errorf("schema of %s: %w", r.Tool, err)
 			} else if sch != nil {
 				if verr := sch.validate(r.Payload); verr != "" {
-					errs = append(errs, &backoff.FieldError{Field: prefix + "payload", Value: compactJSON(r.Payload), Allowed: "must match the payload schema of " + r.Tool + ": " + verr})
+					errs = append(errs, &backoff.FieldError{Field: prefix + "payload", Value: backoff.ShowJSON(r.Payload), Allowed: "must match the payload schema of " + r.Tool + ": " + verr})
 					continue
 				}
 			}
@@ -270,18 +270,23 @@ func (c *compiledSchema) validate(payload json.RawMessage) string {
 	return ""
 }
 
-// Job reads a job of the project with its attempts.
-func (e *Engine) Job(ctx context.Context, p *Principal, id int64) (*store.Job, []store.Attempt, error) {
+// Job reads a job of the project with its attempts and, while it is
+// scheduled, the gate that holds it (nil otherwise), in one snapshot.
+func (e *Engine) Job(ctx context.Context, p *Principal, id int64) (*store.Job, []store.Attempt, *Hold, error) {
 	var j *store.Job
 	var as []store.Attempt
+	var h *Hold
 	err := e.st.Read(ctx, func(q store.Queries) (err error) {
 		if j, err = q.JobGet(ctx, p.ProjectID, id); err != nil {
 			return err
 		}
-		as, err = q.AttemptList(ctx, id)
+		if as, err = q.AttemptList(ctx, id); err != nil {
+			return err
+		}
+		h, err = e.explain(ctx, q, j)
 		return err
 	})
-	return j, as, storeErr(err, "job "+strconv.FormatInt(id, 10))
+	return j, as, h, storeErr(err, "job "+strconv.FormatInt(id, 10))
 }
 
 // Jobs lists jobs, newest first. The next cursor is the last id returned.
@@ -397,9 +402,9 @@ type Hold struct {
 	Detail string    `json:"detail"`         // one sentence for people
 }
 
-// Explain reports what holds a job now. Jobs that are not scheduled are held
-// by nothing; a due job with open gates waits for a worker whose allowlist
-// includes its tool.
+// Explain reports what holds a job now. A job that is not scheduled is held
+// by nothing (gate "none", saying its state); a due job with open gates
+// waits for a worker whose allowlist includes its tool.
 func (e *Engine) Explain(ctx context.Context, p *Principal, id int64) (*Hold, error) {
 	var h *Hold
 	err := e.st.Read(ctx, func(q store.Queries) error {
@@ -407,7 +412,9 @@ func (e *Engine) Explain(ctx context.Context, p *Principal, id int64) (*Hold, er
 		if err != nil {
 			return err
 		}
-		h, err = e.explain(ctx, q, j)
+		if h, err = e.explain(ctx, q, j); err == nil && h == nil {
+			h = &Hold{Gate: "none", Detail: "the job is " + j.State + ", not waiting to be claimed"}
+		}
 		return err
 	})
 	return h, storeErr(err, "job "+strconv.FormatInt(id, 10))

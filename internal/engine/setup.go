@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -267,9 +269,9 @@ func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *
 		known[f] = true
 	}
 	policyFields := map[string]json.RawMessage{}
-	for _, k := range sortedKeys(fields) {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if !known[k] {
-			errs = append(errs, &backoff.FieldError{Field: fieldName(k), Value: backoff.Unknown, Allowed: "allowed fields are " + strings.Join(sortedKnown(known), ", ")})
+			errs = append(errs, &backoff.FieldError{Field: fieldName(k), Value: backoff.Unknown, Allowed: "allowed fields are " + strings.Join(slices.Sorted(maps.Keys(known)), ", ")})
 			continue
 		}
 		if slices.Contains(policyFieldNames, k) {
@@ -289,28 +291,28 @@ func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *
 			out.Policy = p
 		}
 	}
-	readInt := func(name string, lo, hi int64, allowed string, dst *int64) {
+	readInt := func(name string, required bool, lo, hi int64, allowed string, dst *int64) {
 		raw, ok := fields[name]
 		if !ok {
-			if full {
+			if required {
 				errs = append(errs, &backoff.FieldError{Field: name, Value: backoff.Missing, Allowed: "an update carries the full policy; " + allowed})
 			}
 			return
 		}
 		v, ok := jsonInt(raw)
 		if !ok || v < lo || v > hi {
-			errs = append(errs, &backoff.FieldError{Field: name, Value: compactJSON(raw), Allowed: allowed})
+			errs = append(errs, &backoff.FieldError{Field: name, Value: backoff.ShowJSON(raw), Allowed: allowed})
 			return
 		}
 		*dst = v
 	}
-	readInt("defaultTimeoutMs", 1000, 43_200_000, "must be an integer from 1000 through 43200000 milliseconds", &out.DefaultTimeoutMs)
-	readInt("maxConcurrent", 1, 100_000, "must be an integer from 1 through 100000", &out.MaxConcurrent)
+	readInt("defaultTimeoutMs", full, 1000, 43_200_000, "must be an integer from 1000 through 43200000 milliseconds", &out.DefaultTimeoutMs)
+	readInt("maxConcurrent", full, 1, 100_000, "must be an integer from 1 through 100000", &out.MaxConcurrent)
 	if raw, ok := fields["rateLimitPerMinute"]; ok {
 		if strings.TrimSpace(string(raw)) != "null" {
 			v, ok := jsonInt(raw)
 			if !ok || v < 1 || v > 1_000_000 {
-				errs = append(errs, &backoff.FieldError{Field: "rateLimitPerMinute", Value: compactJSON(raw), Allowed: "must be null (no limit) or an integer from 1 through 1000000"})
+				errs = append(errs, &backoff.FieldError{Field: "rateLimitPerMinute", Value: backoff.ShowJSON(raw), Allowed: "must be null (no limit) or an integer from 1 through 1000000"})
 			} else {
 				out.RateLimitPerMinute = &v
 			}
@@ -318,53 +320,22 @@ func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *
 	} else if full {
 		errs = append(errs, &backoff.FieldError{Field: "rateLimitPerMinute", Value: backoff.Missing, Allowed: "an update carries the full policy; give null for no limit or an integer from 1 through 1000000"})
 	}
-	fullSave := full
-	full = false // circuit settings are optional even in an update
-	readInt("circuitFailureThreshold", 1, 1000, "must be an integer from 1 through 1000", &out.CircuitFailureThreshold)
-	readInt("circuitOpenMs", 1000, 86_400_000, "must be an integer from 1000 through 86400000 milliseconds", &out.CircuitOpenMs)
-	_ = fullSave
+	// Circuit settings are optional even in an update: the current ones stay.
+	readInt("circuitFailureThreshold", false, 1, 1000, "must be an integer from 1 through 1000", &out.CircuitFailureThreshold)
+	readInt("circuitOpenMs", false, 1000, 86_400_000, "must be an integer from 1000 through 86400000 milliseconds", &out.CircuitOpenMs)
 	if len(errs) > 0 {
 		return EndpointPolicy{}, invalid(errs)
 	}
 	return out, nil
 }
 
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func sortedKnown(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
+// jsonInt reads an integral JSON number; the range is the caller's check.
 func jsonInt(raw json.RawMessage) (int64, bool) {
-	s := strings.TrimSpace(string(raw))
-	if s == "" || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != float64(int64(f)) {
+	f, ok := backoff.JSONNumber(raw)
+	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 		return 0, false
 	}
 	return int64(f), true
-}
-
-func compactJSON(raw json.RawMessage) string {
-	s := strings.Join(strings.Fields(string(raw)), " ")
-	if len(s) > 60 {
-		s = s[:57] + "..."
-	}
-	return s
 }
 
 // checkPlan refuses CUSTOM policies on the FREE plan.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,7 +45,7 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 	for _, f := range toolFields {
 		known[f] = true
 	}
-	for _, k := range sortedKeys(fields) {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if !known[k] {
 			errs = append(errs, &backoff.FieldError{Field: fieldName(k), Value: backoff.Unknown, Allowed: "allowed fields are " + strings.Join(toolFields, ", ")})
 		}
@@ -58,7 +60,7 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 			return
 		}
 		if json.Unmarshal(raw, dst) != nil {
-			errs = append(errs, &backoff.FieldError{Field: name, Value: compactJSON(raw), Allowed: "must be a string"})
+			errs = append(errs, &backoff.FieldError{Field: name, Value: backoff.ShowJSON(raw), Allowed: "must be a string"})
 		}
 	}
 	str("name", true, &s.Name)
@@ -78,13 +80,13 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 	if raw, ok := fields["payloadSchema"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		s.PayloadSchema = raw
 		if _, err := compileSchema(raw); err != nil {
-			errs = append(errs, &backoff.FieldError{Field: "payloadSchema", Value: compactJSON(raw), Allowed: "must be a valid JSON Schema (" + firstLine(err.Error()) + ")"})
+			errs = append(errs, &backoff.FieldError{Field: "payloadSchema", Value: backoff.ShowJSON(raw), Allowed: "must be a valid JSON Schema (" + firstLine(err.Error()) + ")"})
 		}
 	}
 	if raw, ok := fields["timeoutMs"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		v, ok := jsonInt(raw)
 		if !ok || v < 1000 || v > 43_200_000 {
-			errs = append(errs, &backoff.FieldError{Field: "timeoutMs", Value: compactJSON(raw), Allowed: "must be null or an integer from 1000 through 43200000 milliseconds"})
+			errs = append(errs, &backoff.FieldError{Field: "timeoutMs", Value: backoff.ShowJSON(raw), Allowed: "must be null or an integer from 1000 through 43200000 milliseconds"})
 		} else {
 			s.TimeoutMs = &v
 		}
@@ -96,11 +98,11 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 	switch backoff.Preset(s.RetryPreset) {
 	case "":
 		if hasPolicy {
-			errs = append(errs, &backoff.FieldError{Field: "retryPolicy", Value: compactJSON(raw), Allowed: `needs "retryPreset": "CUSTOM"`})
+			errs = append(errs, &backoff.FieldError{Field: "retryPolicy", Value: backoff.ShowJSON(raw), Allowed: `needs "retryPreset": "CUSTOM"`})
 		}
 	case backoff.Standard, backoff.Aggressive, backoff.Relaxed:
 		if hasPolicy {
-			errs = append(errs, &backoff.FieldError{Field: "retryPolicy", Value: compactJSON(raw), Allowed: "built-in presets forbid a custom policy; use \"retryPreset\": \"CUSTOM\""})
+			errs = append(errs, &backoff.FieldError{Field: "retryPolicy", Value: backoff.ShowJSON(raw), Allowed: "built-in presets forbid a custom policy; use \"retryPreset\": \"CUSTOM\""})
 		}
 	case backoff.Custom:
 		if !hasPolicy {

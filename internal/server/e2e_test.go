@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -296,7 +295,7 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 	stopRogue()
 	<-rogueDone
 	time.Sleep(300 * time.Millisecond)
-	srv2 := testproc.Start(t, dir, nil, args...)
+	testproc.Start(t, dir, nil, args...)
 
 	// Every job reaches a final state.
 	final := map[string]bool{"succeeded": true, "failed": true, "exhausted": true}
@@ -358,7 +357,6 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 	if timedOut == 0 {
 		t.Error("no lease expired: the crashing worker did not exercise the rescue")
 	}
-	_ = srv2
 }
 
 // checkAgainstPolicy: the job's ending follows from its attempts and its
@@ -476,7 +474,7 @@ func TestDurabilityAfterKill(t *testing.T) {
 	testproc.Start(t, dir, nil, args...)
 	mu.Lock()
 	defer mu.Unlock()
-	lost, notDone := 0, 0
+	lost := 0
 	for id := range enqueued {
 		j, err := owner.GetJob(c, id)
 		if err != nil {
@@ -484,7 +482,6 @@ func TestDurabilityAfterKill(t *testing.T) {
 			continue
 		}
 		if reported[id] && (j.State != "succeeded" || j.Attempts[len(j.Attempts)-1].Outcome != "succeeded") {
-			notDone++
 			t.Errorf("acknowledged success of job %d lost: %s", id, j.State)
 		}
 	}
@@ -492,6 +489,4 @@ func TestDurabilityAfterKill(t *testing.T) {
 		t.Errorf("%d of %d acknowledged enqueues lost", lost, len(enqueued))
 	}
 	t.Logf("checked %d acknowledged enqueues and %d acknowledged reports after SIGKILL", len(enqueued), len(reported))
-	var buf bytes.Buffer
-	_ = buf
 }
