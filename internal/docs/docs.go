@@ -13,7 +13,6 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 
@@ -39,13 +38,10 @@ type Page struct {
 // is listed after them.
 var Order = []string{"workers", "policies", "errors", "calculator", "operations"}
 
-// contentSecurityPolicy is the policy of the other embedded pages: nothing
-// but this server, no inline script or style. Goldmark escapes raw HTML in
-// the Markdown and the table extension is told to emit align attributes,
-// so nothing on these pages needs more.
-const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-
+// Pages are served in the web package's shell with its strict CSP (no
+// inline script or style): goldmark escapes raw HTML in the Markdown and the
+// table extension is told to emit align attributes, so nothing here needs
+// more.
 var md = goldmark.New(
 	goldmark.WithExtensions(extension.GFM, extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute))),
 	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
@@ -174,7 +170,7 @@ func Handler(openapi []byte) http.Handler {
 		}
 		var b bytes.Buffer
 		_ = indexTmpl.Execute(&b, s.pages)
-		writePage(w, "Documentation", template.HTML(b.String()))
+		writePage(w, r, "Documentation", template.HTML(b.String()))
 	})
 	mux.Handle("GET /docs/{$}", http.RedirectHandler("/docs", http.StatusMovedPermanently))
 	mux.HandleFunc("GET /docs/api", func(w http.ResponseWriter, r *http.Request) {
@@ -183,7 +179,7 @@ func Handler(openapi []byte) http.Handler {
 			http.Error(w, "internal error", http.StatusInternalServerError)
 			return
 		}
-		writePage(w, "API reference", s.api)
+		writePage(w, r, "API reference", s.api)
 	})
 	mux.HandleFunc("GET /docs/{page}", func(w http.ResponseWriter, r *http.Request) {
 		s, err := get()
@@ -203,7 +199,7 @@ func Handler(openapi []byte) http.Handler {
 				title = p.Title
 			}
 		}
-		writePage(w, title, body)
+		writePage(w, r, title, body)
 	})
 	return mux
 }
@@ -216,72 +212,7 @@ var indexTmpl = template.Must(template.New("index").Parse(`<h1>Documentation</h1
 </ul>
 `))
 
-func writePage(w http.ResponseWriter, title string, body template.HTML) {
-	html, err := inShell(title, body)
-	if err != nil {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	_, _ = w.Write(html)
-}
-
-// shell is the shared page shell split around its <main> content.
-type shell struct{ head, before, after string }
-
-// loadShell takes the shell from the web package by rendering one of its
-// pages in-process and cutting out that page's title, script and content.
-// The web package keeps its templates unexported, and a copy of the layout
-// here would drift from it; a test checks the cut still finds its marks.
-var loadShell = sync.OnceValues(func() (shell, error) {
-	rec := httptest.NewRecorder()
-	web.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/calculator", nil))
-	page := rec.Body.String()
-	if rec.Code != http.StatusOK {
-		return shell{}, fmt.Errorf("shell page: status %d", rec.Code)
-	}
-	const mainOpen, mainClose = `<main id="main" tabindex="-1">`, `</main>`
-	i, j := strings.Index(page, mainOpen), strings.LastIndex(page, mainClose)
-	t1, t2 := strings.Index(page, "<title>"), strings.Index(page, "</title>")
-	if i < 0 || j < i || t1 < 0 || t2 < t1 {
-		return shell{}, fmt.Errorf("shell page: <title> or <main> not found")
-	}
-	head := page[:t1]
-	before := page[t2+len("</title>") : i+len(mainOpen)]
-	// Drop the calculator's script: these pages run none.
-	for {
-		s := strings.Index(before, "<script")
-		if s < 0 {
-			break
-		}
-		e := strings.Index(before[s:], "</script>")
-		if e < 0 {
-			break
-		}
-		before = before[:s] + before[s+e+len("</script>"):]
-	}
-	before = strings.ReplaceAll(before, ` aria-current="page"`, "")
-	before = strings.Replace(before, `<a href="/docs">`, `<a href="/docs" aria-current="page">`, 1)
-	return shell{head: head, before: before, after: page[j:]}, nil
-})
-
-func inShell(title string, body template.HTML) ([]byte, error) {
-	sh, err := loadShell()
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	b.WriteString(sh.head)
-	b.WriteString("<title>" + template.HTMLEscapeString(title) + " · Ratchet</title>")
-	b.WriteString(sh.before)
-	b.WriteString("\n<article class=\"docs\">\n")
-	b.WriteString(string(body))
-	b.WriteString("</article>\n")
-	b.WriteString(sh.after)
-	return b.Bytes(), nil
+// writePage serves a page of the documentation in the shared shell.
+func writePage(w http.ResponseWriter, r *http.Request, title string, body template.HTML) {
+	web.WritePage(w, r, title, "\n<article class=\"docs\">\n"+body+"</article>\n")
 }

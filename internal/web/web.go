@@ -57,6 +57,7 @@ var nav = []NavItem{
 	{Path: "/runs", Label: "Runs"},
 	{Path: "/calculator", Label: "Calculator"},
 	{Path: "/simulator", Label: "Simulator"},
+	{Path: "/docs", Label: "Docs"},
 }
 
 // page is one HTML page of the shell.
@@ -95,6 +96,7 @@ type site struct {
 	version string
 	assets  map[string]asset // by file name, e.g. "ratchet.css"
 	pages   map[string]*template.Template
+	shell   *template.Template // the layout around pageData.Content, for WritePage
 }
 
 // pageData is what the templates see.
@@ -104,6 +106,8 @@ type pageData struct {
 	Script string
 	Style  string
 	Nav    []navLink
+	// Content is the body of a page rendered by another package (WritePage).
+	Content template.HTML
 }
 
 type navLink struct {
@@ -182,33 +186,55 @@ var load = sync.OnceValues(func() (*site, error) {
 		}
 		s.pages[p.Path] = t
 	}
+	shell, err := template.ParseFS(assetFS, "assets/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	if s.shell, err = shell.New("content").Parse(`{{.Content}}`); err != nil {
+		return nil, err
+	}
 	return s, nil
 })
 
 func (s *site) pageHandler(p page) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		section := NavSection(r.URL.Path)
-		links := make([]navLink, len(nav))
-		for i, n := range nav {
-			links[i] = navLink{NavItem: n, Current: n.Path == section}
-		}
-		var buf bytes.Buffer
-		err := s.pages[p.Path].ExecuteTemplate(&buf, "layout", pageData{
-			Title: p.Title, Assets: "/assets/" + s.version + "/", Script: p.Script, Style: p.Style, Nav: links,
-		})
-		if err != nil {
-			http.Error(w, "internal error", http.StatusInternalServerError)
-			return
-		}
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		// The page names the current asset version, so it must be revalidated.
-		h.Set("Cache-Control", "no-cache")
-		h.Set("Content-Security-Policy", contentSecurityPolicy)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		_, _ = w.Write(buf.Bytes())
+		s.render(w, r, s.pages[p.Path], pageData{Title: p.Title, Script: p.Script, Style: p.Style})
 	})
+}
+
+// render writes one page of the shell with the security headers every page
+// carries.
+func (s *site) render(w http.ResponseWriter, r *http.Request, t *template.Template, d pageData) {
+	section := NavSection(r.URL.Path)
+	d.Nav = make([]navLink, len(nav))
+	for i, n := range nav {
+		d.Nav[i] = navLink{NavItem: n, Current: n.Path == section}
+	}
+	d.Assets = "/assets/" + s.version + "/"
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", d); err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	// The page names the current asset version, so it must be revalidated.
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	_, _ = w.Write(buf.Bytes())
+}
+
+// WritePage serves content (already safe HTML, no script or inline style)
+// inside the shared shell, for pages other packages render, such as /docs.
+func WritePage(w http.ResponseWriter, r *http.Request, title string, content template.HTML) {
+	s, err := load()
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	s.render(w, r, s.shell, pageData{Title: title, Content: content})
 }
 
 // NavSection is the header entry a path belongs to: its first segment, with

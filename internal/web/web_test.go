@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"html/template"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -178,5 +179,25 @@ func TestDashboardShell(t *testing.T) {
 	}
 	if page := body(t, get(t, h, "/calculator")); strings.Contains(page, "dashboard.css") {
 		t.Error("the calculator loads the dashboard stylesheet")
+	}
+}
+
+// WritePage puts another package's content in the same shell, with the same
+// headers and the header entry of its section marked.
+func TestWritePage(t *testing.T) {
+	rec := httptest.NewRecorder()
+	web.WritePage(rec, httptest.NewRequest("GET", "/docs/workers", nil), "Workers & leases", template.HTML(`<h1 id="w">Workers</h1>`))
+	body := rec.Body.String()
+	for _, want := range []string{`<title>Workers &amp; leases · Ratchet</title>`, `<h1 id="w">Workers</h1>`,
+		`<a href="/docs" aria-current="page">Docs</a>`, `class="site-header"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "<script") {
+		t.Error("a content page loads a script")
+	}
+	if rec.Code != 200 || !strings.Contains(rec.Header().Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Errorf("status %d, CSP %q", rec.Code, rec.Header().Get("Content-Security-Policy"))
 	}
 }
