@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -39,6 +40,7 @@ type Config struct {
 	DatabaseURL  string        // engine mode, or http mode's own server: a SQLite path or postgres:// URL; default a fresh SQLite file in a temp dir
 	Server       string        // http mode: an external server's URL; empty starts one in-process
 	Key          string        // http mode with Server: an owner key
+	CPUProfile   string        // write a Go CPU profile of the burn-down to this file
 }
 
 // Validate checks the ranges and fills the defaults.
@@ -194,6 +196,17 @@ func burnDown(ctx context.Context, cfg Config, t target, res *Result) error {
 	var done atomic.Int64
 	errc := make(chan error, cfg.Claimers)
 	var wg sync.WaitGroup
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start = time.Now()
 	for i := range cfg.Claimers {
 		wg.Add(1)

@@ -8,7 +8,7 @@ import (
 	"github.com/getratchet/ratchet/internal/bench"
 )
 
-const benchUsage = "bench [--mode engine|http] [--jobs N] [--batch B] [--claimers C] [--synchronous FULL|NORMAL] [--database URL] [--server URL --key KEY] [--lag-jobs N] [--no-lag]"
+const benchUsage = "bench [--mode engine|http] [--jobs N] [--batch B] [--claimers C] [--synchronous FULL|NORMAL] [--database URL] [--server URL --key KEY] [--lag-jobs N] [--no-lag] [--cpuprofile FILE]"
 
 // runBench measures burn-down throughput and due-to-claim lag and prints
 // them with the settings and the method.
@@ -23,6 +23,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	lagEvery := f.String("lag-every", "2ms", "spacing of the lag enqueues, more than 0 up to 1s")
 	lagAhead := f.String("lag-ahead", "5ms", "how far in the future each lag job is due, 0–1s")
 	noLag := f.Bool("no-lag", "measure throughput only")
+	cpuProfile := f.String("cpuprofile", "", "write a Go CPU profile of the burn-down (this process only) to FILE, for go tool pprof")
 	syncMode := f.String("synchronous", envOr(env, "RATCHET_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous: FULL (the server default) or NORMAL (RATCHET_SQLITE_SYNCHRONOUS)")
 	db := f.String("database", "", "SQLite path or postgres:// URL; default a fresh SQLite file in a temporary directory")
 	srv := f.String("server", "", "http mode: an external server's URL instead of an in-process one")
@@ -30,7 +31,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	cfg := bench.Config{Mode: *mode, Synchronous: strings.ToUpper(*syncMode), DatabaseURL: *db, Server: *srv, Key: *key, SkipLag: *noLag}
+	cfg := bench.Config{Mode: *mode, Synchronous: strings.ToUpper(*syncMode), DatabaseURL: *db, Server: *srv, Key: *key, SkipLag: *noLag, CPUProfile: *cpuProfile}
 	if cfg.Key == "" {
 		cfg.Key = env.Getenv("RATCHET_KEY")
 	}

@@ -128,8 +128,14 @@ func attempts(t *testing.T, dbURL, endpoint string) []attemptRow {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	// Finished attempts are rows of attempts; a running one is its job's
+	// claim columns until it finishes.
 	rows, err := conn.Query(ctx, `SELECT a.job_id, a.number, a.claimed_at, a.finished_at, a.lease_token, a.worker_id, a.outcome
-		FROM attempts a JOIN endpoints e ON e.id = a.endpoint_id WHERE e.name = $1 ORDER BY a.claimed_at, a.job_id`, endpoint)
+		FROM attempts a JOIN endpoints e ON e.id = a.endpoint_id WHERE e.name = $1
+		UNION ALL
+		SELECT j.id, j.attempt, j.claimed_at, 0, j.lease_token, j.worker_id, ''
+		FROM jobs j JOIN endpoints e ON e.id = j.endpoint_id WHERE e.name = $1 AND j.state = 'running'
+		ORDER BY 3, 1`, endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -190,10 +191,99 @@ func (e *Engine) gates(ctx context.Context, q store.Queries, ep *store.Endpoint,
 	return g
 }
 
+// errOptimisticMiss takes back a transaction whose optimistic claim the
+// gates did not confirm; the claim runs again on the locked path.
+var errOptimisticMiss = errors.New("optimistic claim not confirmed")
+
+// optimisticBackoffMs is how long an endpoint whose optimistic claim was
+// taken back is claimed on the locked path only.
+const optimisticBackoffMs = 1000
+
 func (e *Engine) tryClaim(ctx context.Context, p *Principal, r ClaimRequest, toolIDs []int64) ([]Claimed, int64, error) {
 	if len(toolIDs) == 0 {
 		return nil, 0, nil
 	}
+	out, wakeAt, err := e.claimTx(ctx, r, toolIDs, e.st.ConcurrentWriters())
+	if errors.Is(err, errOptimisticMiss) {
+		out, wakeAt, err = e.claimTx(ctx, r, toolIDs, false)
+	}
+	if err != nil {
+		return nil, 0, storeErr(err, "claim")
+	}
+	if e.obs != nil && len(out) > 0 {
+		now := e.clk.Now()
+		byEndpoint := map[string][]time.Duration{}
+		for _, c := range out {
+			byEndpoint[c.Job.Endpoint] = append(byEndpoint[c.Job.Endpoint], now.Sub(time.UnixMilli(c.Job.DueAt)))
+		}
+		for ep, lags := range byEndpoint {
+			e.obs.Claimed(ep, len(lags), lags)
+		}
+	}
+	return out, wakeAt, nil
+}
+
+// optimistic claims an endpoint's due jobs before locking its row, then
+// locks it and confirms the gates would have admitted them. Claims of one
+// endpoint then run side by side, and its row is held only for the
+// confirmation and the commit, where the locked path holds it through the
+// whole claim: with every claim of an endpoint in line behind that lock,
+// the claim statement's own time bounded the burn-down.
+//
+// Only an endpoint whose circuit is closed is claimed this way. It returns
+// errOptimisticMiss when the gates do not confirm the claim; the caller
+// rolls the transaction back and claims on the locked path.
+func (e *Engine) optimistic(ctx context.Context, q store.Queries, ep *store.Endpoint, params store.ClaimDueParams) ([]store.Job, error) {
+	jobs, err := q.JobsClaimDue(ctx, params)
+	if err != nil || len(jobs) == 0 {
+		return nil, err
+	}
+	locked, err := q.EndpointByID(ctx, ep.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := e.confirm(ctx, q, locked, params.Now)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		e.optimisticMiss.Store(ep.ID, e.nowMs())
+		return nil, errOptimisticMiss
+	}
+	return jobs, nil
+}
+
+// confirm decides, with the endpoint's row locked, whether claims stamped
+// at t0 (this transaction's, which it sees as running, and any committed
+// before it) keep within the endpoint's gates. It asks more than the locked
+// path does, because the claims were stamped before the lock: an attempt of
+// the endpoint that finished after t0 overlaps them in the attempts table,
+// so it counts as running; and the rate limit's window is taken back from
+// t0, not from now. When in doubt it says no; the locked path decides.
+func (e *Engine) confirm(ctx context.Context, q store.Queries, ep *store.Endpoint, t0 int64) (bool, error) {
+	if ep.CircuitState != store.CircuitClosed {
+		return false, nil
+	}
+	running, err := q.CountRunning(ctx, ep.ID, ep.MaxConcurrent+1)
+	if err != nil || running > ep.MaxConcurrent {
+		return false, err
+	}
+	finished, err := q.AttemptsFinishedSince(ctx, ep.ID, t0, ep.MaxConcurrent-running+1)
+	if err != nil || running+finished > ep.MaxConcurrent {
+		return false, err
+	}
+	if ep.RateLimitPerMinute != nil {
+		limit := *ep.RateLimitPerMinute
+		n, _, err := q.ClaimsSince(ctx, ep.ID, t0-RateWindowMs+1, limit+1)
+		if err != nil || n > limit {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// claimTx claims in one transaction, optimistically where allowed.
+func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, optimistic bool) ([]Claimed, int64, error) {
 	var out []Claimed
 	var wakeAt int64
 	var held []string
@@ -214,6 +304,28 @@ func (e *Engine) tryClaim(ctx context.Context, p *Principal, r ClaimRequest, too
 		for _, id := range eps {
 			if remaining == 0 {
 				break
+			}
+			if optimistic {
+				ep, err := q.EndpointByID(ctx, id, false)
+				if err != nil {
+					return err
+				}
+				miss, _ := e.optimisticMiss.Load(id)
+				if ep.CircuitState == store.CircuitClosed && (miss == nil || now-miss.(int64) >= optimisticBackoffMs) {
+					limit := min(remaining, ep.MaxConcurrent)
+					if ep.RateLimitPerMinute != nil {
+						limit = min(limit, *ep.RateLimitPerMinute)
+					}
+					now = e.nowMs()
+					jobs, err := e.optimistic(ctx, q, ep, store.ClaimDueParams{EndpointID: id, ToolIDs: toolIDs,
+						Limit: int(limit), WorkerID: r.WorkerID, LeaseToken: lease, Now: now})
+					if err != nil {
+						return err
+					}
+					out = appendClaimed(out, jobs, lease)
+					remaining -= int64(len(jobs))
+					continue
+				}
 			}
 			ep, err := q.EndpointByID(ctx, id, true)
 			if err != nil {
@@ -257,14 +369,7 @@ func (e *Engine) tryClaim(ctx context.Context, p *Principal, r ClaimRequest, too
 					return err
 				}
 			}
-			for i := range jobs {
-				j := &jobs[i]
-				key := j.IdempotencyKey
-				if key == "" {
-					key = "ratchet-job-" + strconv.FormatInt(j.ID, 10)
-				}
-				out = append(out, Claimed{Job: j, LeaseToken: lease, LeaseExpiresAt: j.LeaseExpiresAt, IdempotencyKey: key})
-			}
+			out = appendClaimed(out, jobs, lease)
 			remaining -= int64(len(jobs))
 		}
 		if len(out) == 0 && len(held) == 0 {
@@ -279,24 +384,26 @@ func (e *Engine) tryClaim(ctx context.Context, p *Principal, r ClaimRequest, too
 		return nil
 	})
 	if err != nil {
-		return nil, 0, storeErr(err, "claim")
+		return nil, 0, err
 	}
 	if e.obs != nil {
 		for _, g := range held {
 			e.obs.GateHeld(g)
 		}
-		if len(out) > 0 {
-			now := e.clk.Now()
-			byEndpoint := map[string][]time.Duration{}
-			for _, c := range out {
-				byEndpoint[c.Job.Endpoint] = append(byEndpoint[c.Job.Endpoint], now.Sub(time.UnixMilli(c.Job.DueAt)))
-			}
-			for ep, lags := range byEndpoint {
-				e.obs.Claimed(ep, len(lags), lags)
-			}
-		}
 	}
 	return out, wakeAt, nil
+}
+
+func appendClaimed(out []Claimed, jobs []store.Job, lease string) []Claimed {
+	for i := range jobs {
+		j := &jobs[i]
+		key := j.IdempotencyKey
+		if key == "" {
+			key = "ratchet-job-" + strconv.FormatInt(j.ID, 10)
+		}
+		out = append(out, Claimed{Job: j, LeaseToken: lease, LeaseExpiresAt: j.LeaseExpiresAt, IdempotencyKey: key})
+	}
+	return out
 }
 
 // ClaimedJSON is the wire form of a claimed job.

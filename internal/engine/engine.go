@@ -61,6 +61,10 @@ type Engine struct {
 
 	schemas     sync.Map // tool id → *compiledSchema (tools are immutable)
 	toolIDCache sync.Map // toolRef → tool id, of published tools (never deleted or changed)
+	// optimisticMiss holds, per endpoint id, when an optimistic claim last
+	// had to be taken back (unix ms); for a while after, that endpoint's
+	// claims go straight to the locked path.
+	optimisticMiss sync.Map
 
 	// forwarding is true while Run relays the store's wake-ups.
 	forwarding atomic.Bool

@@ -221,13 +221,23 @@ func (b *batch) lockEndpoints(ctx context.Context, q store.Queries, jobs []store
 	return nil
 }
 
-// loadAttempts reads the current attempt of each job that has one.
+// loadAttempts reads the current attempt of each job that has one. A
+// running job's attempt is its claim columns (store.RunningAttempt); only
+// the others (a repeated report of a finished attempt) are read.
 func (b *batch) loadAttempts(ctx context.Context, q store.Queries, jobs []store.Job) error {
-	keys := make([]store.AttemptKey, 0, len(jobs))
+	var keys []store.AttemptKey
 	for i := range jobs {
-		if jobs[i].Attempt > 0 {
-			keys = append(keys, store.AttemptKey{JobID: jobs[i].ID, Number: jobs[i].Attempt})
+		j := &jobs[i]
+		switch {
+		case j.State == store.StateRunning:
+			a := store.RunningAttempt(j)
+			b.attempts[store.AttemptKey{JobID: j.ID, Number: j.Attempt}] = &a
+		case j.Attempt > 0:
+			keys = append(keys, store.AttemptKey{JobID: j.ID, Number: j.Attempt})
 		}
+	}
+	if len(keys) == 0 {
+		return nil
 	}
 	as, err := q.AttemptsByKeys(ctx, keys)
 	if err != nil {

@@ -46,6 +46,10 @@ type Store interface {
 	Wakeups() <-chan struct{}
 	// Driver names the driver: "sqlite" or "postgres".
 	Driver() string
+	// ConcurrentWriters reports whether read-write transactions run at the
+	// same time (PostgreSQL), rather than one after another (SQLite's single
+	// writer). The engine claims optimistically only where they do.
+	ConcurrentWriters() bool
 	Close() error
 }
 
@@ -182,6 +186,15 @@ type Job struct {
 	CreatedAt       int64
 	UpdatedAt       int64
 	FinishedAt      int64
+	ClaimedAt       int64 // when the current attempt was claimed (while running)
+}
+
+// RunningAttempt is the attempt a running job is making. An attempt is
+// stored when it finishes; until then the job's claim columns are the
+// attempt, and the drivers read them back as such (AttemptGet, AttemptList,
+// AttemptsByKeys). Callers holding the job need not read it again.
+func RunningAttempt(j *Job) Attempt {
+	return Attempt{JobID: j.ID, Number: j.Attempt, EndpointID: j.EndpointID, WorkerID: j.WorkerID, LeaseToken: j.LeaseToken, ClaimedAt: j.ClaimedAt}
 }
 
 // Attempt is one claim of a job and what followed it.
@@ -326,6 +339,9 @@ type Queries interface {
 	// ClaimsSince counts attempts of the endpoint claimed at or after since,
 	// stopping at limit, and returns the earliest such claim time.
 	ClaimsSince(ctx context.Context, endpointID, since, limit int64) (count, earliest int64, err error)
+	// AttemptsFinishedSince counts attempts of the endpoint finished at or
+	// after since, stopping at limit.
+	AttemptsFinishedSince(ctx context.Context, endpointID, since, limit int64) (int64, error)
 	// NextDueAt is the earliest due time of scheduled jobs of these tools
 	// (0 when none).
 	NextDueAt(ctx context.Context, toolIDs []int64) (int64, error)

@@ -155,6 +155,9 @@ func Open(ctx context.Context, url string, opt Options) (*DB, error) {
 // Driver returns "postgres".
 func (db *DB) Driver() string { return "postgres" }
 
+// ConcurrentWriters is true: transactions run at once and take row locks.
+func (db *DB) ConcurrentWriters() bool { return true }
+
 // Close stops the listener and closes the pool.
 func (db *DB) Close() error {
 	var err error
@@ -178,8 +181,8 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 var (
-	dialect     = &sqlstore.Dialect{Numbered: true, Locking: true, Translate: translate}
-	readDialect = &sqlstore.Dialect{Numbered: true, Translate: translate} // a read-only snapshot may not lock rows
+	dialect     = &sqlstore.Dialect{Numbered: true, Locking: true, Arrays: true, Translate: translate}
+	readDialect = &sqlstore.Dialect{Numbered: true, Arrays: true, Translate: translate} // a read-only snapshot may not lock rows
 )
 
 // Tx runs fn in a READ COMMITTED transaction; see the package doc for why

@@ -131,6 +131,10 @@ func (db *DB) checkpoints() {
 // Driver returns "sqlite".
 func (db *DB) Driver() string { return "sqlite" }
 
+// ConcurrentWriters is false: one writer connection runs transactions one
+// after another.
+func (db *DB) ConcurrentWriters() bool { return false }
+
 // Close stops the checkpointer and closes the pools.
 func (db *DB) Close() error {
 	db.stopOnce.Do(func() { close(db.stop) })

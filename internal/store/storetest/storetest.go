@@ -169,10 +169,46 @@ func (f *fixture) insert(t *testing.T, s store.Store, jobs ...*store.Job) {
 }
 
 // setState writes a job's state (and finish time for finished states).
+// setState moves a job to a state. A running job's attempt is finished
+// first (as failed, at finishedAt), as the engine always does: an attempt
+// is stored when it ends, and until then it is the running job's.
 func setState(t *testing.T, s store.Store, j *store.Job, state string, finishedAt int64) {
 	t.Helper()
-	j.State, j.FinishedAt = state, finishedAt
-	tx(t, s, func(q store.Queries) error { return q.JobUpdate(t.Context(), j) })
+	tx(t, s, func(q store.Queries) error {
+		if err := endAttempt(t.Context(), q, j.ID, state, finishedAt); err != nil {
+			return err
+		}
+		j.State, j.FinishedAt = state, finishedAt
+		return q.JobUpdate(t.Context(), j)
+	})
+}
+
+// endAttempt finishes the running attempt of a job that is leaving
+// running for state.
+func endAttempt(ctx context.Context, q store.Queries, id int64, state string, at int64) error {
+	cur, err := q.JobByID(ctx, id)
+	if err != nil || cur.State != store.StateRunning || state == store.StateRunning || cur.Attempt == 0 {
+		return err
+	}
+	a := store.RunningAttempt(cur)
+	a.FinishedAt, a.Outcome = max(at, cur.ClaimedAt), "failed"
+	return q.AttemptFinish(ctx, &a)
+}
+
+// reschedule finishes a running job's attempt and schedules the job again.
+func reschedule(t *testing.T, s store.Store, id, dueAt int64) {
+	t.Helper()
+	tx(t, s, func(q store.Queries) error {
+		if err := endAttempt(t.Context(), q, id, store.StateScheduled, dueAt); err != nil {
+			return err
+		}
+		j, err := q.JobByID(t.Context(), id)
+		if err != nil {
+			return err
+		}
+		j.State, j.DueAt, j.LeaseToken = store.StateScheduled, dueAt, ""
+		return q.JobUpdate(t.Context(), j)
+	})
 }
 
 func claim(t *testing.T, s store.Store, workerID, lease string, now int64, ids ...int64) {
@@ -1161,10 +1197,9 @@ func testJobsClaim(t *testing.T, s store.Store) {
 	if got := getJob(t, s, c.ID); got.State != store.StateScheduled {
 		t.Errorf("job %d was claimed by a refused claim: %+v", c.ID, got)
 	}
-	// Rescheduled and claimed again: attempt 2 gets its own row.
-	ja := getJob(t, s, a.ID)
-	ja.State, ja.DueAt, ja.LeaseToken = store.StateScheduled, 4000, ""
-	tx(t, s, func(q store.Queries) error { return q.JobUpdate(ctx, ja) })
+	// Its attempt finished, rescheduled and claimed again: attempt 2 is
+	// another row.
+	reschedule(t, s, a.ID, 4000)
 	claim(t, s, "w-3", "lease-3", 4000, a.ID)
 	read(t, s, func(q store.Queries) error {
 		as, err := q.AttemptList(ctx, a.ID)
@@ -1231,7 +1266,7 @@ func testJobsClaimDue(t *testing.T, s store.Store) {
 		now, expiresAt int64
 	}{{c, "w-1", "lease-1", 2000, 32_000}, {b, "w-2", "lease-2", 4000, 9000}, {d, "w-2", "lease-2", 4000, 34_000}, {a, "w-2", "lease-2", 4000, 34_000}} {
 		want := *w.j
-		want.State, want.Attempt, want.LeaseToken, want.LeaseExpiresAt, want.WorkerID, want.UpdatedAt = store.StateRunning, 1, w.lease, w.expiresAt, w.worker, w.now
+		want.State, want.Attempt, want.LeaseToken, want.LeaseExpiresAt, want.WorkerID, want.UpdatedAt, want.ClaimedAt = store.StateRunning, 1, w.lease, w.expiresAt, w.worker, w.now, w.now
 		sameJob(t, fmt.Sprintf("returned job %d", i), &got[i], &want)
 		sameJob(t, fmt.Sprintf("stored job %d", i), getJob(t, s, w.j.ID), &want)
 		read(t, s, func(q store.Queries) error {
@@ -1250,10 +1285,9 @@ func testJobsClaimDue(t *testing.T, s store.Store) {
 			t.Errorf("job %d not due or of another endpoint was claimed: %+v", j.ID, got)
 		}
 	}
-	// Rescheduled and claimed again: attempt 2 gets its own row.
-	ja := getJob(t, s, a.ID)
-	ja.State, ja.DueAt = store.StateScheduled, 6000
-	tx(t, s, func(q store.Queries) error { return q.JobUpdate(ctx, ja) })
+	// Its attempt finished, rescheduled and claimed again: attempt 2 is
+	// another row.
+	reschedule(t, s, a.ID, 6000)
 	got = claimDue(store.ClaimDueParams{ToolIDs: all, Limit: 10, WorkerID: "w-3", LeaseToken: "lease-3", Now: 6000})
 	if len(got) != 1 || got[0].ID != a.ID || got[0].Attempt != 2 {
 		t.Fatalf("second claim = %+v", got)
@@ -1532,20 +1566,13 @@ func testAttemptsBatch(t *testing.T, s store.Store) {
 	}
 	f.insert(t, s, js...)
 	claim(t, s, "w-1", "lease-1", 1000, ids(derefJobs(js))...)
-	// A second attempt for the first ten jobs.
-	tx(t, s, func(q store.Queries) error {
-		for _, j := range js[:10] {
-			jj, err := q.JobByID(ctx, j.ID)
-			if err != nil {
-				return err
-			}
-			jj.State = store.StateScheduled
-			if err := q.JobUpdate(ctx, jj); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	// A second attempt for the first ten jobs: attempt 1 finished (failed
+	// at 1500), attempt 2 running. Of those, AttemptsByKeys reads attempt 1
+	// of the odd ones and attempt 2 of the even ones; AttemptsFinish
+	// finishes the running attempts read.
+	for _, j := range js[:10] {
+		reschedule(t, s, j.ID, 1500)
+	}
 	claim(t, s, "w-2", "lease-2", 2000, ids(derefJobs(js[:10]))...)
 	var keys []store.AttemptKey
 	var fin []*store.Attempt
@@ -1555,6 +1582,9 @@ func testAttemptsBatch(t *testing.T, s store.Store) {
 			n = 2
 		}
 		keys = append(keys, store.AttemptKey{JobID: j.ID, Number: n})
+		if i < 10 && n == 1 {
+			continue // finished already; only read
+		}
 		a := &store.Attempt{JobID: j.ID, Number: n, EndpointID: f.ep.ID, WorkerID: "w-1", LeaseToken: "lease-1", ClaimedAt: 1000,
 			FinishedAt: int64(1500 + i), Outcome: "failed", Classification: "http_status", HTTPStatus: 503, RetryAfterMs: int64(i), Message: fmt.Sprintf("m %d \"q\"", i),
 			BaseDelayMs: 10_000.5 + float64(i), JitterSample: 0.123456789, MinDelayMs: 8000, MaxDelayMs: 12_000, SelectedMs: 60_000, NextDueAt: 61_500, Counted: i%2 == 0}
@@ -1607,10 +1637,18 @@ func testAttemptsBatch(t *testing.T, s store.Store) {
 		if err != nil {
 			return err
 		}
-		if got.FinishedAt != 0 || got.Outcome != "" {
-			t.Errorf("attempt 1 of job %d changed: %+v", js[0].ID, got)
+		if want := (store.Attempt{JobID: js[0].ID, Number: 1, EndpointID: f.ep.ID, WorkerID: "w-1", LeaseToken: "lease-1", ClaimedAt: 1000,
+			FinishedAt: 1500, Outcome: "failed"}); *got != want {
+			t.Errorf("attempt 1 of job %d = %+v, want %+v", js[0].ID, *got, want)
 		}
 		return nil
+	})
+	// A finished attempt is not finished again, even while its job is
+	// still running (here it is: nothing moved it on).
+	txErr(t, s, "AttemptFinish of a finished attempt", store.ErrNotFound, func(q store.Queries) error {
+		again := *fin[0]
+		again.Outcome = "timed_out"
+		return q.AttemptFinish(ctx, &again)
 	})
 	txErr(t, s, "AttemptsFinish with a missing attempt", store.ErrNotFound, func(q store.Queries) error {
 		a, missing := *fin[0], *fin[1]
