@@ -29,12 +29,19 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{Synchronous: "NORMAL"})
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newHarnessOn(t, st)
+}
+
+// newHarnessOn is newHarness on a store of the caller's, which it closes.
+func newHarnessOn(t *testing.T, st store.Store) *harness {
+	t.Helper()
+	ctx := context.Background()
 	t.Cleanup(func() { st.Close() })
+	var err error
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}

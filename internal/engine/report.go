@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -115,32 +116,22 @@ func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportReque
 		}
 	}
 	out := make([]BatchItem, len(rs))
-	changed := false
+	var changed bool
+	// The jobs are read without locks and written only if unchanged since
+	// (see batch): locking a thousand rows to read them cost as much as
+	// writing them. A batch that lost such a race to another report, a
+	// rescue or a cancel runs again, and then locks what it reads, so jobs
+	// that keep changing cannot starve it.
 	err := e.st.Tx(ctx, func(q store.Queries) error {
-		now := e.clk.Now()
-		ids := make([]int64, len(rs))
-		for i, r := range rs {
-			ids[i] = r.JobID
-		}
-		b, err := e.loadBatch(ctx, q, p.ProjectID, ids)
-		if err != nil {
-			return err
-		}
-		for i, r := range rs {
-			res, err := e.reportOne(ctx, q, p, r, now, b)
-			if err != nil {
-				var ee *Error
-				if !errors.As(err, &ee) {
-					return err // a store failure aborts the whole batch
-				}
-				out[i] = BatchItem{Err: err}
-				continue
-			}
-			out[i] = BatchItem{ReportResult: res}
-			changed = changed || !res.Duplicate
-		}
-		return b.flush(ctx, q)
+		changed = false
+		return e.reportTx(ctx, q, p, rs, out, &changed, false)
 	})
+	if errors.Is(err, errRaced) {
+		err = e.st.Tx(ctx, func(q store.Queries) error {
+			changed = false
+			return e.reportTx(ctx, q, p, rs, out, &changed, true)
+		})
+	}
 	if err != nil {
 		return nil, storeErr(err, "report")
 	}
@@ -157,6 +148,38 @@ func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportReque
 	return out, nil
 }
 
+// errRaced says a job or attempt of a report batch changed between the
+// batch's read and its write.
+var errRaced = errors.New("a job of the batch changed while the batch was decided")
+
+// reportTx decides and writes a report batch in transaction q, filling out.
+// With lock it locks the jobs it reads.
+func (e *Engine) reportTx(ctx context.Context, q store.Queries, p *Principal, rs []ReportRequest, out []BatchItem, changed *bool, lock bool) error {
+	now := e.clk.Now()
+	ids := make([]int64, len(rs))
+	for i, r := range rs {
+		ids[i] = r.JobID
+	}
+	b, err := e.loadBatch(ctx, q, p.ProjectID, ids, lock)
+	if err != nil {
+		return err
+	}
+	for i, r := range rs {
+		res, err := e.reportOne(ctx, q, p, r, now, b)
+		if err != nil {
+			var ee *Error
+			if !errors.As(err, &ee) {
+				return err // a store failure aborts the whole batch
+			}
+			out[i] = BatchItem{Err: err}
+			continue
+		}
+		out[i] = BatchItem{ReportResult: res}
+		*changed = *changed || !res.Duplicate
+	}
+	return b.flush(ctx, q)
+}
+
 // batch is what one transaction of reports (or rescues) has read and is
 // going to write. The jobs and their current attempts are read with one
 // query each up front, changed in memory as each report is decided, and
@@ -166,8 +189,12 @@ func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportReque
 // report sees what the first did, exactly as when each was read and written
 // in turn.
 type batch struct {
-	eps      endpointCache
-	jobs     map[int64]*store.Job
+	eps  endpointCache
+	jobs map[int64]*store.Job
+	// guards holds each job's guard as read, when the jobs were read
+	// without locks (reports); flush writes a job only if its row still
+	// holds it. Rescues lock the rows they read and have none.
+	guards   map[int64]store.JobGuard
 	attempts map[store.AttemptKey]*store.Attempt
 	// What flush writes, each row once, in the order it was changed.
 	dirtyJobs     []*store.Job
@@ -176,7 +203,7 @@ type batch struct {
 
 // loadBatch reads the project's jobs with these ids and their current
 // attempts.
-func (e *Engine) loadBatch(ctx context.Context, q store.Queries, projectID int64, ids []int64) (*batch, error) {
+func (e *Engine) loadBatch(ctx context.Context, q store.Queries, projectID int64, ids []int64, lock bool) (*batch, error) {
 	b := &batch{eps: endpointCache{}, jobs: make(map[int64]*store.Job, len(ids)), attempts: make(map[store.AttemptKey]*store.Attempt, len(ids))}
 	uniq := make([]int64, 0, len(ids))
 	seen := make(map[int64]bool, len(ids))
@@ -186,12 +213,14 @@ func (e *Engine) loadBatch(ctx context.Context, q store.Queries, projectID int64
 			uniq = append(uniq, id)
 		}
 	}
-	jobs, err := q.JobsByIDs(ctx, projectID, uniq)
+	jobs, err := q.JobsByIDs(ctx, projectID, uniq, lock)
 	if err != nil {
 		return nil, err
 	}
+	b.guards = make(map[int64]store.JobGuard, len(jobs))
 	for i := range jobs {
 		b.jobs[jobs[i].ID] = &jobs[i]
+		b.guards[jobs[i].ID] = store.GuardOf(&jobs[i])
 	}
 	if err := b.lockEndpoints(ctx, q, jobs); err != nil {
 		return nil, err
@@ -264,12 +293,25 @@ func (b *batch) attempt(ctx context.Context, q store.Queries, jobID, n int64) (*
 	return a, nil
 }
 
-// flush writes the changed jobs and attempts.
+// flush writes the changed jobs and attempts. With guards, an attempt
+// that is no longer running or a job no longer as read means another
+// transaction got there first: errRaced.
 func (b *batch) flush(ctx context.Context, q store.Queries) error {
-	if err := q.AttemptsFinish(ctx, b.dirtyAttempts); err != nil {
-		return err
+	var guards []store.JobGuard
+	if b.guards != nil {
+		guards = make([]store.JobGuard, len(b.dirtyJobs))
+		for i, j := range b.dirtyJobs {
+			guards[i] = b.guards[j.ID]
+		}
 	}
-	return q.JobsUpdate(ctx, b.dirtyJobs)
+	err := q.AttemptsFinish(ctx, b.dirtyAttempts)
+	if err == nil {
+		err = q.JobsUpdate(ctx, b.dirtyJobs, guards)
+	}
+	if guards != nil && (errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict)) {
+		return fmt.Errorf("%w: %w", errRaced, err)
+	}
+	return err
 }
 
 func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r ReportRequest, now time.Time, b *batch) (ReportResult, error) {

@@ -189,6 +189,20 @@ type Job struct {
 	ClaimedAt       int64 // when the current attempt was claimed (while running)
 }
 
+// JobGuard is what a job's row must still hold for a guarded write
+// (JobsUpdate): what a concurrent report, rescue, claim or cancel of the
+// job changes. A heartbeat changes only the lease's expiry, which the
+// guarded writes replace.
+type JobGuard struct {
+	State, LeaseToken string
+	CancelRequested   bool
+}
+
+// GuardOf is the guard of a job as it was read.
+func GuardOf(j *Job) JobGuard {
+	return JobGuard{State: j.State, LeaseToken: j.LeaseToken, CancelRequested: j.CancelRequested}
+}
+
 // RunningAttempt is the attempt a running job is making. An attempt is
 // stored when it finishes; until then the job's claim columns are the
 // attempt, and the drivers read them back as such (AttemptGet, AttemptList,
@@ -304,13 +318,17 @@ type Queries interface {
 	// JobUpdate writes the mutable fields of a job (state, due time, lease,
 	// attempt, cancel flag, timestamps).
 	JobUpdate(ctx context.Context, j *Job) error
-	// JobsByIDs reads the project's jobs with these ids in id order, locking
-	// them (PostgreSQL: FOR UPDATE) as JobGet does; ids that are missing or
-	// belong to another project are left out.
-	JobsByIDs(ctx context.Context, projectID int64, ids []int64) ([]Job, error)
+	// JobsByIDs reads the project's jobs with these ids in id order; ids
+	// that are missing or belong to another project are left out. With lock
+	// it locks them (PostgreSQL: FOR UPDATE) as JobGet does; without, a
+	// caller that writes what it read guards the write (JobsUpdate with
+	// guards).
+	JobsByIDs(ctx context.Context, projectID int64, ids []int64, lock bool) ([]Job, error)
 	// JobsUpdate is JobUpdate for many jobs with distinct ids, in one round
-	// trip; ErrNotFound when any of them is missing.
-	JobsUpdate(ctx context.Context, jobs []*Job) error
+	// trip; ErrNotFound when any of them is missing. With guards (one per
+	// job) a job is written only while its row still holds its guard, and
+	// ErrConflict says one did not: the caller rolls back and reads again.
+	JobsUpdate(ctx context.Context, jobs []*Job, guards []JobGuard) error
 	JobList(ctx context.Context, f JobFilter) ([]Job, error)
 	JobCount(ctx context.Context, f JobFilter) (int64, error)
 	// JobCountsByState counts a project's jobs per state; projectID 0 counts

@@ -571,7 +571,11 @@ func (q *Queries) inChunks(n int, fn func(lo, hi int) error) error {
 	return nil
 }
 
-func (q *Queries) JobsByIDs(ctx context.Context, projectID int64, ids []int64) ([]store.Job, error) {
+func (q *Queries) JobsByIDs(ctx context.Context, projectID int64, ids []int64, lock bool) ([]store.Job, error) {
+	forUpdate := ""
+	if lock {
+		forUpdate = q.forUpdate()
+	}
 	var out []store.Job
 	err := q.inChunks(len(ids), func(lo, hi int) error {
 		part := ids[lo:hi]
@@ -579,7 +583,7 @@ func (q *Queries) JobsByIDs(ctx context.Context, projectID int64, ids []int64) (
 		if q.D.Arrays {
 			in, args = "id = ANY(CAST(? AS BIGINT[]))", []any{projectID, part}
 		}
-		jobs, err := q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND `+in+` ORDER BY id`+q.forUpdate(), args...))
+		jobs, err := q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND `+in+` ORDER BY id`+forUpdate, args...))
 		out = append(out, jobs...)
 		return err
 	})
@@ -595,18 +599,53 @@ func (q *Queries) JobsByIDs(ctx context.Context, projectID int64, ids []int64) (
 
 // JobsUpdate writes every job with one UPDATE ... FROM (VALUES ...) per
 // chunk rather than one UPDATE per job: on the report path the statement
-// overhead per row was most of the cost.
-func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job) error {
+// overhead per row was most of the cost. A guard rides along as three more
+// columns (an empty state: none). On PostgreSQL an UPDATE that waited for
+// another transaction's row lock checks the guard against the row as that
+// transaction left it.
+func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job, guards []store.JobGuard) error {
+	if guards != nil && len(guards) != len(jobs) {
+		return fmt.Errorf("JobsUpdate: %d guards for %d jobs", len(guards), len(jobs))
+	}
 	return q.inChunks(len(jobs), func(lo, hi int) error {
 		part := jobs[lo:hi]
-		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT"}, func(i int) []any {
+		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT",
+			"TEXT", "TEXT", "BIGINT"}, func(i int) []any {
 			j := part[i]
-			return []any{j.ID, j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt}
+			var g store.JobGuard
+			if guards != nil {
+				g = guards[lo+i]
+			}
+			return []any{j.ID, j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
+				g.State, g.LeaseToken, b2i(g.CancelRequested)}
 		})
 		r, err := q.exec(ctx, `UPDATE jobs SET attempt = v.column2, state = v.column3, due_at = v.column4, lease_token = v.column5,
 			lease_expires_at = v.column6, worker_id = v.column7, cancel_requested = v.column8, updated_at = v.column9, finished_at = v.column10
-			FROM `+from+` WHERE jobs.id = v.column1`, args...)
-		return q.expectN(r, err, len(part))
+			FROM `+from+` WHERE jobs.id = v.column1
+			AND (v.column11 = '' OR (jobs.state = v.column11 AND jobs.lease_token = v.column12 AND jobs.cancel_requested = v.column13))`, args...)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil || n == int64(len(part)) {
+			return err
+		}
+		// Fewer rows written: missing, or no longer as read.
+		ids := make([]int64, len(part))
+		for i, j := range part {
+			ids[i] = j.ID
+		}
+		var found int64
+		in, inArgs := "id IN ("+placeholders(len(ids))+")", int64Args(ids)
+		if q.D.Arrays {
+			in, inArgs = "id = ANY(CAST(? AS BIGINT[]))", []any{ids}
+		}
+		if err := q.row(ctx, `SELECT count(*) FROM jobs WHERE `+in, inArgs...).Scan(&found); err != nil {
+			return q.D.Translate(err)
+		}
+		if found < int64(len(part)) {
+			return fmt.Errorf("%d of %d jobs found: %w", found, len(part), store.ErrNotFound)
+		}
+		return fmt.Errorf("a job changed since it was read: %w", store.ErrConflict)
 	})
 }
 

@@ -849,7 +849,7 @@ func testJobsBatch(t *testing.T, s store.Store) {
 	}
 	asked = append(asked, oj.ID, oj.ID+1000)
 	tx(t, s, func(q store.Queries) error {
-		got, err := q.JobsByIDs(ctx, f.p.ID, asked)
+		got, err := q.JobsByIDs(ctx, f.p.ID, asked, true)
 		if err != nil {
 			return err
 		}
@@ -861,11 +861,11 @@ func testJobsBatch(t *testing.T, s store.Store) {
 				sameJob(t, "JobsByIDs", &got[i], w)
 			}
 		}
-		none, err := q.JobsByIDs(ctx, f.p.ID, nil)
+		none, err := q.JobsByIDs(ctx, f.p.ID, nil, false)
 		if err != nil || len(none) != 0 {
 			t.Errorf("JobsByIDs(no ids) = %v, %v", none, err)
 		}
-		none, err = q.JobsByIDs(ctx, other.ID+100, asked)
+		none, err = q.JobsByIDs(ctx, other.ID+100, asked, false)
 		if err != nil || len(none) != 0 {
 			t.Errorf("JobsByIDs(another project) = %d jobs, %v", len(none), err)
 		}
@@ -883,8 +883,8 @@ func testJobsBatch(t *testing.T, s store.Store) {
 		}
 		upd = append(upd, &c)
 	}
-	tx(t, s, func(q store.Queries) error { return q.JobsUpdate(ctx, upd) })
-	tx(t, s, func(q store.Queries) error { return q.JobsUpdate(ctx, nil) })
+	tx(t, s, func(q store.Queries) error { return q.JobsUpdate(ctx, upd, nil) })
+	tx(t, s, func(q store.Queries) error { return q.JobsUpdate(ctx, nil, nil) })
 	read(t, s, func(q store.Queries) error {
 		for i, j := range js {
 			w := j
@@ -904,9 +904,33 @@ func testJobsBatch(t *testing.T, s store.Store) {
 	txErr(t, s, "JobsUpdate with a missing job", store.ErrNotFound, func(q store.Queries) error {
 		a, missing := *upd[0], *upd[1]
 		a.State, missing.ID = store.StateFailed, oj.ID+1000
-		return q.JobsUpdate(ctx, []*store.Job{&a, &missing})
+		return q.JobsUpdate(ctx, []*store.Job{&a, &missing}, nil)
 	})
 	sameJob(t, "job after a refused JobsUpdate", getJob(t, s, upd[0].ID), upd[0])
+	// Guarded: written while the row holds the guard; a row that no longer
+	// does (another lease, a cancel request, another state) refuses the
+	// whole batch with ErrConflict.
+	running := upd[1] // running, lease-1, cancel requested false
+	if running.State != store.StateRunning || running.CancelRequested {
+		t.Fatalf("fixture: job %+v", running)
+	}
+	next := *running
+	next.State, next.FinishedAt, next.LeaseExpiresAt = store.StateSucceeded, 8000, 0
+	for _, g := range []store.JobGuard{
+		{State: store.StateRunning, LeaseToken: "lease-2", CancelRequested: false},
+		{State: store.StateRunning, LeaseToken: "lease-1", CancelRequested: true},
+		{State: store.StateScheduled, LeaseToken: "lease-1", CancelRequested: false},
+	} {
+		txErr(t, s, fmt.Sprintf("JobsUpdate guarded by %+v", g), store.ErrConflict, func(q store.Queries) error {
+			b := *upd[2]
+			return q.JobsUpdate(ctx, []*store.Job{&b, &next}, []store.JobGuard{store.GuardOf(upd[2]), g})
+		})
+		sameJob(t, "job after a refused guarded JobsUpdate", getJob(t, s, running.ID), running)
+	}
+	tx(t, s, func(q store.Queries) error {
+		return q.JobsUpdate(ctx, []*store.Job{&next}, []store.JobGuard{store.GuardOf(running)})
+	})
+	sameJob(t, "job after a guarded JobsUpdate", getJob(t, s, running.ID), &next)
 }
 
 func testJobList(t *testing.T, s store.Store) {

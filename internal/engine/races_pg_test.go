@@ -1,0 +1,135 @@
+package engine_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/getratchet/ratchet/internal/classify"
+	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/internal/store/postgres"
+	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
+)
+
+// Report batches read their jobs without locks and write them only if
+// unchanged since (store.JobGuard); a batch that loses a race runs again.
+// These tests race reports against each other and against cancels on a
+// real PostgreSQL, where transactions do run at once.
+
+func newPGHarness(t *testing.T) *harness {
+	t.Helper()
+	st, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessOn(t, st)
+	h.endpoint("stripe", `{"preset":"STANDARD","maxConcurrent":1000}`)
+	h.tool(`{"name":"charge","version":"v1","endpoint":"stripe"}`)
+	return h
+}
+
+func (h *harness) claimAll(n int) []engine.Claimed {
+	h.t.Helper()
+	for range n {
+		h.enqueue("charge@v1", nil)
+	}
+	cs := h.claim([]string{"charge@v1"}, n)
+	if len(cs) != n {
+		h.t.Fatalf("claimed %d jobs, want %d", len(cs), n)
+	}
+	return cs
+}
+
+func reports(cs []engine.Claimed, r classify.Report) []engine.ReportRequest {
+	out := make([]engine.ReportRequest, len(cs))
+	for i, c := range cs {
+		out[i] = engine.ReportRequest{JobID: c.Job.ID, LeaseToken: c.LeaseToken, Report: r}
+	}
+	return out
+}
+
+// TestDuplicateReportsRacePostgres reports the same leases from two
+// workers at once: each attempt is finished once, by one of them; the
+// other sees a duplicate.
+func TestDuplicateReportsRacePostgres(t *testing.T) {
+	h := newPGHarness(t)
+	for round := range 5 {
+		cs := h.claimAll(200)
+		// Half the batch in each order, so the two overlap in both.
+		a := reports(cs, classifyOK)
+		b := make([]engine.ReportRequest, len(a))
+		for i := range a {
+			b[len(a)-1-i] = a[i]
+		}
+		var wg sync.WaitGroup
+		results := make([][]engine.BatchItem, 2)
+		errs := make([]error, 2)
+		for w, batch := range [][]engine.ReportRequest{a, b} {
+			wg.Go(func() { results[w], errs[w] = h.e.ReportBatch(h.ctx, h.owner, batch) })
+		}
+		wg.Wait()
+		firsts := map[int64]int{}
+		for w := range 2 {
+			if errs[w] != nil {
+				t.Fatalf("round %d: report %d: %v", round, w, errs[w])
+			}
+			for _, it := range results[w] {
+				if it.Err != nil {
+					t.Fatalf("round %d: report %d item: %v", round, w, it.Err)
+				}
+				if !it.Duplicate {
+					firsts[it.Job.ID]++
+				}
+			}
+		}
+		for _, c := range cs {
+			if firsts[c.Job.ID] != 1 {
+				t.Errorf("round %d: job %d was first reported %d times, want once", round, c.Job.ID, firsts[c.Job.ID])
+			}
+			j, as := h.job(c.Job.ID)
+			if j.State != store.StateSucceeded || len(as) != 1 || as[0].Outcome != "succeeded" {
+				t.Errorf("round %d: job %d is %s with attempts %+v, want succeeded with one attempt", round, c.Job.ID, j.State, as)
+			}
+		}
+	}
+}
+
+// TestReportCancelRacePostgres reports retryable failures (429, which leaves the circuit alone) while the same
+// jobs are cancelled: whichever commits first, no cancel is lost (a report
+// that wrote over the cancel request would schedule the job again).
+func TestReportCancelRacePostgres(t *testing.T) {
+	h := newPGHarness(t)
+	for round := range 5 {
+		cs := h.claimAll(100)
+		var wg sync.WaitGroup
+		var reportErr error
+		wg.Go(func() {
+			items, err := h.e.ReportBatch(h.ctx, h.owner, reports(cs, classify.Report{HTTPStatus: 429}))
+			for _, it := range items {
+				if it.Err != nil && err == nil {
+					err = it.Err
+				}
+			}
+			reportErr = err
+		})
+		wg.Go(func() {
+			for _, c := range cs {
+				if _, err := h.e.Cancel(h.ctx, h.owner, c.Job.ID); err != nil {
+					t.Errorf("cancel job %d: %v", c.Job.ID, err)
+				}
+			}
+		})
+		wg.Wait()
+		if reportErr != nil {
+			t.Fatalf("round %d: report: %v", round, reportErr)
+		}
+		for _, c := range cs {
+			j, as := h.job(c.Job.ID)
+			if j.State != store.StateCancelled || len(as) != 1 || as[0].FinishedAt == 0 {
+				t.Errorf("round %d: job %d is %s (cancel requested %v) with attempts %+v, want cancelled with its attempt finished",
+					round, c.Job.ID, j.State, j.CancelRequested, as)
+			}
+		}
+	}
+}
