@@ -40,12 +40,7 @@ func (e *Engine) Overview(ctx context.Context, p *Principal) ([]EndpointOverview
 			if o.ClaimsInWindow, _, err = q.ClaimsSince(ctx, ep.ID, now-RateWindowMs+1, 1<<40); err != nil {
 				return err
 			}
-			base := store.JobFilter{ProjectID: p.ProjectID, EndpointID: ep.ID, States: []string{store.StateScheduled}}
-			if o.Scheduled, err = q.JobCount(ctx, base); err != nil {
-				return err
-			}
-			base.DueBefore = now
-			if o.Due, err = q.JobCount(ctx, base); err != nil {
+			if o.Scheduled, o.Due, err = q.CountScheduled(ctx, ep.ID, now); err != nil {
 				return err
 			}
 			if o.Due > 0 {

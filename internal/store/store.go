@@ -352,6 +352,9 @@ type Queries interface {
 	// after the claim, in that order. PostgreSQL skips rows another
 	// transaction has locked.
 	JobsClaimDue(ctx context.Context, p ClaimDueParams) ([]Job, error)
+	// CountScheduled counts the endpoint's scheduled jobs, and of those the
+	// ones due at or before dueBy.
+	CountScheduled(ctx context.Context, endpointID, dueBy int64) (scheduled, due int64, err error)
 	// CountRunning counts running jobs of the endpoint, stopping at limit.
 	CountRunning(ctx context.Context, endpointID, limit int64) (int64, error)
 	// ClaimsSince counts attempts of the endpoint claimed at or after since,

@@ -850,6 +850,15 @@ func (q *Queries) JobsClaimDue(ctx context.Context, p store.ClaimDueParams) ([]s
 	return jobs, nil
 }
 
+// CountScheduled reads only jobs_due (an index-only scan where the index
+// covers the query): the state is the index's predicate, written out.
+func (q *Queries) CountScheduled(ctx context.Context, endpointID, dueBy int64) (int64, int64, error) {
+	var n, due int64
+	err := q.row(ctx, `SELECT count(*), COALESCE(sum(CASE WHEN due_at <= ? THEN 1 ELSE 0 END), 0) FROM jobs
+		WHERE state = 'scheduled' AND endpoint_id = ?`, dueBy, endpointID).Scan(&n, &due)
+	return n, due, q.D.Translate(err)
+}
+
 func (q *Queries) CountRunning(ctx context.Context, endpointID, limit int64) (int64, error) {
 	var n int64
 	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE endpoint_id = ? AND state = 'running' LIMIT ?) AS r`, endpointID, limit).Scan(&n)

@@ -49,6 +49,8 @@ func Run(t *testing.T, open Opener) {
 		{"JobsClaim", testJobsClaim},
 		{"JobsClaimDue", testJobsClaimDue},
 		{"CountRunning", testCountRunning},
+		{"CountScheduled", testCountScheduled},
+		{"AttemptsFinishedSince", testAttemptsFinishedSince},
 		{"ClaimsSince", testClaimsSince},
 		{"NextDueAt", testNextDueAt},
 		{"ExpiredLeases", testExpiredLeases},
@@ -1376,6 +1378,63 @@ func testCountRunning(t *testing.T, s store.Store) {
 		}
 		if n != 0 {
 			t.Errorf("CountRunning of an idle endpoint = %d", n)
+		}
+		return nil
+	})
+}
+
+func testCountScheduled(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	v2 := newTool(t, s, f.p.ID, f.ep.ID, "charge", "v2")
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	// Scheduled due at 1000, 2000 (two tools), 3000; one running; one elsewhere.
+	a, b, c, d := job(f.p, f.ep, f.tool, 1000), job(f.p, f.ep, v2, 2000), job(f.p, f.ep, f.tool, 3000), job(f.p, f.ep, f.tool, 500)
+	other := job(f.p, ep2, chat, 1)
+	f.insert(t, s, a, b, c, d, other)
+	claim(t, s, "w", "l", 600, d.ID)
+	read(t, s, func(q store.Queries) error {
+		for _, c := range []struct{ dueBy, n, due int64 }{{999, 3, 0}, {1000, 3, 1}, {2500, 3, 2}, {3000, 3, 3}} {
+			n, due, err := q.CountScheduled(ctx, f.ep.ID, c.dueBy)
+			if err != nil {
+				return err
+			}
+			if n != c.n || due != c.due {
+				t.Errorf("CountScheduled(due by %d) = %d, %d; want %d, %d", c.dueBy, n, due, c.n, c.due)
+			}
+		}
+		n, due, err := q.CountScheduled(ctx, ep2.ID+100, 5000)
+		if err != nil || n != 0 || due != 0 {
+			t.Errorf("CountScheduled of an endpoint without jobs = %d, %d, %v", n, due, err)
+		}
+		return nil
+	})
+}
+
+func testAttemptsFinishedSince(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	js := []*store.Job{job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1)}
+	other := job(f.p, ep2, chat, 1)
+	f.insert(t, s, append(js, other)...)
+	claim(t, s, "w", "l", 10, js[0].ID, js[1].ID, js[2].ID, js[3].ID, other.ID)
+	// Finished at 100, 200, 300; js[3] still running; one elsewhere at 200.
+	for i, j := range js[:3] {
+		setState(t, s, getJob(t, s, j.ID), store.StateFailed, int64(100*(i+1)))
+	}
+	setState(t, s, getJob(t, s, other.ID), store.StateFailed, 200)
+	read(t, s, func(q store.Queries) error {
+		for _, c := range []struct{ since, limit, want int64 }{{0, 10, 3}, {100, 10, 3}, {101, 10, 2}, {300, 10, 1}, {301, 10, 0}, {0, 2, 2}} {
+			n, err := q.AttemptsFinishedSince(ctx, f.ep.ID, c.since, c.limit)
+			if err != nil {
+				return err
+			}
+			if n != c.want {
+				t.Errorf("AttemptsFinishedSince(since %d, limit %d) = %d, want %d", c.since, c.limit, n, c.want)
+			}
 		}
 		return nil
 	})
