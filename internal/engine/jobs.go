@@ -157,6 +157,7 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 		}
 		cache := map[string]resolved{}
 		runs := map[int64]bool{}
+		var plain []*store.Job // jobs without a key, inserted in one go
 		var errs backoff.Errors
 		for i, r := range reqs {
 			prefix := "jobs[" + strconv.Itoa(i) + "]."
@@ -223,6 +224,11 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 			j := &store.Job{ProjectID: p.ProjectID, ToolID: res.t.ID, Tool: res.t.Name, Version: res.t.Version, EndpointID: res.ep.ID, Endpoint: res.ep.Name,
 				RunID: r.RunID, Payload: compactPayload(r.Payload), IdempotencyKey: r.IdempotencyKey, Policy: policy, MaxAttempts: int64(snap.MaxAttempts),
 				TimeoutMs: snap.TimeoutMs, State: store.StateScheduled, DueAt: due, CreatedAt: now, UpdatedAt: now}
+			if r.IdempotencyKey == "" { // stored together below
+				out[i] = Enqueued{Job: j, Created: true}
+				plain = append(plain, j)
+				continue
+			}
 			if err := q.JobInsert(ctx, j); err != nil {
 				if errors.Is(err, store.ErrConflict) { // same key twice in one batch
 					existing, err2 := q.JobByIdempotencyKey(ctx, p.ProjectID, r.IdempotencyKey)
@@ -240,7 +246,10 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 		if len(errs) > 0 {
 			return invalid(errs)
 		}
-		return nil
+		if len(plain) > 0 {
+			created = true
+		}
+		return q.JobsInsert(ctx, plain)
 	})
 	if err != nil {
 		return nil, storeErr(err, "enqueue")

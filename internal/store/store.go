@@ -312,6 +312,9 @@ type Queries interface {
 	// JobInsert stores a new job and sets its ID. A repeated idempotency key
 	// in the project returns ErrConflict and stores nothing.
 	JobInsert(ctx context.Context, j *Job) error
+	// JobsInsert stores new jobs without idempotency keys and sets their
+	// IDs, ascending in the order given.
+	JobsInsert(ctx context.Context, jobs []*Job) error
 	JobByIdempotencyKey(ctx context.Context, projectID int64, key string) (*Job, error)
 	JobGet(ctx context.Context, projectID, id int64) (*Job, error)
 	JobByID(ctx context.Context, id int64) (*Job, error)

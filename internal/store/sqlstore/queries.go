@@ -452,6 +452,62 @@ func (q *Queries) JobInsert(ctx context.Context, j *store.Job) error {
 	return nil
 }
 
+// JobsInsert inserts one job per statement where rows are bound cell by
+// cell (SQLite, in process, where a statement costs little), and all in
+// one statement on PostgreSQL: ids are taken from the sequence first, so
+// each job knows its id whatever order RETURNING would give.
+func (q *Queries) JobsInsert(ctx context.Context, jobs []*store.Job) error {
+	for _, j := range jobs {
+		if j.IdempotencyKey != "" {
+			return fmt.Errorf("JobsInsert: job with idempotency key %q: use JobInsert", j.IdempotencyKey)
+		}
+	}
+	if !q.D.Arrays || len(jobs) == 0 {
+		for _, j := range jobs {
+			if err := q.JobInsert(ctx, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows, err := q.query(ctx, `SELECT nextval(pg_get_serial_sequence('jobs', 'id')) FROM generate_series(1, ?)`, len(jobs))
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, 0, len(jobs))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return q.D.Translate(err)
+	}
+	if len(ids) != len(jobs) {
+		return fmt.Errorf("JobsInsert: %d ids for %d jobs", len(ids), len(jobs))
+	}
+	slices.Sort(ids)
+	from, args := q.rowsFrom(len(jobs), []string{"BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "TEXT",
+		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT"}, func(i int) []any {
+		j := jobs[i]
+		return []any{ids[i], j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), string(j.Policy),
+			j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt}
+	})
+	r, err := q.exec(ctx, `INSERT INTO jobs (id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, policy,
+		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at) SELECT * FROM `+from, args...)
+	if err := q.expectN(r, err, len(jobs)); err != nil {
+		return err
+	}
+	for i, j := range jobs {
+		j.ID = ids[i]
+	}
+	return nil
+}
+
 func (q *Queries) JobByIdempotencyKey(ctx context.Context, projectID int64, key string) (*store.Job, error) {
 	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND idempotency_key = ?`, projectID, key))
 	return j, q.D.Translate(err)

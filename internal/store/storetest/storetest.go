@@ -39,6 +39,7 @@ func Run(t *testing.T, open Opener) {
 		{"Tools", testTools},
 		{"Runs", testRuns},
 		{"JobInsert", testJobInsert},
+		{"JobsInsert", testJobsInsert},
 		{"JobIdempotency", testJobIdempotency},
 		{"JobUpdate", testJobUpdate},
 		{"JobsBatch", testJobsBatch},
@@ -694,6 +695,37 @@ func sameJob(t *testing.T, what string, got, want *store.Job) {
 	if fmt.Sprintf("%+v", g) != fmt.Sprintf("%+v", w) {
 		t.Errorf("%s:\n got %+v\nwant %+v", what, g, w)
 	}
+}
+
+func testJobsInsert(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	first := job(f.p, f.ep, f.tool, 1)
+	f.insert(t, s, first)
+	var js []*store.Job
+	for i := range 1200 {
+		j := job(f.p, f.ep, f.tool, int64(2000+i))
+		j.Payload = json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))
+		js = append(js, j)
+	}
+	tx(t, s, func(q store.Queries) error { return q.JobsInsert(ctx, js) })
+	tx(t, s, func(q store.Queries) error { return q.JobsInsert(ctx, nil) })
+	for i, j := range js {
+		if j.ID <= first.ID || (i > 0 && j.ID <= js[i-1].ID) {
+			t.Fatalf("JobsInsert ids not ascending after %d: job %d has id %d", first.ID, i, j.ID)
+		}
+	}
+	for _, i := range []int{0, 1, 599, 1199} {
+		sameJob(t, fmt.Sprintf("job %d of JobsInsert", i), getJob(t, s, js[i].ID), js[i])
+	}
+	keyed := job(f.p, f.ep, f.tool, 1)
+	keyed.IdempotencyKey = "k"
+	tx(t, s, func(q store.Queries) error {
+		if err := q.JobsInsert(ctx, []*store.Job{keyed}); err == nil {
+			t.Error("JobsInsert stored a job with an idempotency key")
+		}
+		return nil
+	})
 }
 
 func testJobInsert(t *testing.T, s store.Store) {
