@@ -321,8 +321,9 @@ type Queries interface {
 	// JobUpdate writes the mutable fields of a job (state, due time, lease,
 	// attempt, cancel flag, timestamps).
 	JobUpdate(ctx context.Context, j *Job) error
-	// JobsByIDs reads the project's jobs with these ids in id order; ids
-	// that are missing or belong to another project are left out. With lock
+	// JobsByIDs reads the project's jobs with these ids in id order, all
+	// but their payloads (left empty); ids that are missing or belong to
+	// another project are left out. With lock
 	// it locks them (PostgreSQL: FOR UPDATE) as JobGet does; without, a
 	// caller that writes what it read guards the write (JobsUpdate with
 	// guards).
@@ -346,14 +347,14 @@ type Queries interface {
 	// (PostgreSQL: FOR UPDATE SKIP LOCKED).
 	JobsClaimable(ctx context.Context, endpointID int64, toolIDs []int64, now int64, limit int) ([]Job, error)
 	// JobsClaim moves the jobs to running with the lease (expiry = now + the
-	// job's timeout), increments their attempt and inserts their attempt rows.
+	// job's timeout), increments their attempt and starts their attempts.
 	JobsClaim(ctx context.Context, p ClaimParams) error
 	// JobsClaimDue is JobsClaimable followed by JobsClaim in one step: it
 	// moves up to Limit scheduled jobs of the endpoint for these tools, due at
 	// or before Now, oldest due first (then lowest id), to running with the
-	// lease, inserts their attempt rows, and returns the jobs as they are
-	// after the claim, in that order. PostgreSQL skips rows another
-	// transaction has locked.
+	// lease, starts their attempts, and returns the jobs as they are after
+	// the claim (all but their policies, left empty), in that order.
+	// PostgreSQL skips rows another transaction has locked.
 	JobsClaimDue(ctx context.Context, p ClaimDueParams) ([]Job, error)
 	// CountScheduled counts the endpoint's scheduled jobs, and of those the
 	// ones due at or before dueBy.

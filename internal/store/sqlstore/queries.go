@@ -399,6 +399,28 @@ func (q *Queries) RunFinish(ctx context.Context, projectID, id, now int64) error
 const jobCols = `id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy, max_attempts, timeout_ms,
 	attempt, state, due_at, lease_token, lease_expires_at, worker_id, cancel_requested, replay_of, created_at, updated_at, finished_at, claimed_at`
 
+// jobColsBut is jobCols with the named columns read as empty text, for
+// reads that do not need them (a policy snapshot or a payload is the bulk
+// of a job row).
+func jobColsBut(skip ...string) string {
+	cols := strings.Split(jobCols, ",")
+	for i, c := range cols {
+		if slices.Contains(skip, strings.TrimSpace(c)) {
+			cols[i] = " ''"
+		}
+	}
+	return strings.Join(cols, ",")
+}
+
+var (
+	// jobColsClaimed leaves out the policy: a claim hands the job to a
+	// worker, which is not told the policy.
+	jobColsClaimed = jobColsBut("policy")
+	// jobColsReported leaves out the payload: a report decides what comes
+	// next and never sends the payload again.
+	jobColsReported = jobColsBut("payload")
+)
+
 func scanJob(sc interface{ Scan(...any) error }) (*store.Job, error) {
 	var j store.Job
 	var payload, policy string
@@ -635,12 +657,21 @@ func (q *Queries) JobsByIDs(ctx context.Context, projectID int64, ids []int64, l
 	var out []store.Job
 	err := q.inChunks(len(ids), func(lo, hi int) error {
 		part := ids[lo:hi]
-		in, args := "id IN ("+placeholders(len(part))+")", append([]any{projectID}, int64Args(part)...)
+		in, args := "id IN ("+placeholders(len(part))+")", int64Args(part)
 		if q.D.Arrays {
-			in, args = "id = ANY(CAST(? AS BIGINT[]))", []any{projectID, part}
+			in, args = "id = ANY(CAST(? AS BIGINT[]))", []any{part}
 		}
-		jobs, err := q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND `+in+` ORDER BY id`+forUpdate, args...))
-		out = append(out, jobs...)
+		// The project is checked here, not in SQL: with "project_id = ?"
+		// PostgreSQL, misled by statistics taken while the table was
+		// small, sometimes read every job of the project through
+		// jobs_project and tested each against the thousand ids (0.4 s)
+		// instead of looking the ids up.
+		jobs, err := q.scanJobs(q.query(ctx, `SELECT `+jobColsReported+` FROM jobs WHERE `+in+` ORDER BY id`+forUpdate, args...))
+		for _, j := range jobs {
+			if j.ProjectID == projectID {
+				out = append(out, j)
+			}
+		}
 		return err
 	})
 	if err != nil {
@@ -892,7 +923,7 @@ func (q *Queries) JobsClaimDue(ctx context.Context, p store.ClaimDueParams) ([]s
 	args = append(args, p.Now)
 	jobs, err := q.scanJobs(q.query(ctx, `UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_token = ?, lease_expires_at = ? + timeout_ms,
 		worker_id = ?, updated_at = ?, claimed_at = ? WHERE id IN (SELECT id FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND tool_id IN (`+
-		placeholders(len(p.ToolIDs))+`) AND due_at <= ? ORDER BY due_at, id LIMIT `+strconv.Itoa(p.Limit)+lock+`) RETURNING `+jobCols, args...))
+		placeholders(len(p.ToolIDs))+`) AND due_at <= ? ORDER BY due_at, id LIMIT `+strconv.Itoa(p.Limit)+lock+`) RETURNING `+jobColsClaimed, args...))
 	if err != nil {
 		return nil, err
 	}
@@ -1006,6 +1037,13 @@ func scanAttempt(sc interface{ Scan(...any) error }) (*store.Attempt, error) {
 	return &a, err
 }
 
+// jobRunning tests that job j is running where j is looked up by id. It is
+// written so that no index matches it: with "j.state = 'running'",
+// PostgreSQL, misled by statistics sampled while every job was scheduled
+// (running: next to none), scanned the partial index of running jobs for
+// each id instead of the primary key, seconds per report batch.
+const jobRunning = `(j.state || '') = 'running'`
+
 // runningAttempt selects, from a running job j, its current attempt in
 // the columns of attemptCols: an attempt is stored in the attempts table
 // once, when it finishes; until then the job row's claim columns are the
@@ -1016,7 +1054,7 @@ const runningAttempt = `SELECT j.id, j.attempt, j.endpoint_id, j.worker_id, j.le
 
 func (q *Queries) AttemptGet(ctx context.Context, jobID, number int64) (*store.Attempt, error) {
 	a, err := scanAttempt(q.row(ctx, `SELECT `+attemptCols+` FROM attempts WHERE job_id = ? AND number = ?
-		UNION ALL `+runningAttempt+` WHERE j.id = ? AND j.attempt = ? AND j.state = 'running'`, jobID, number, jobID, number))
+		UNION ALL `+runningAttempt+` WHERE j.id = ? AND j.attempt = ? AND `+jobRunning+``, jobID, number, jobID, number))
 	return a, q.D.Translate(err)
 }
 
@@ -1027,7 +1065,7 @@ func (q *Queries) AttemptsByKeys(ctx context.Context, keys []store.AttemptKey) (
 		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT"}, func(i int) []any { return []any{part[i].JobID, part[i].Number} })
 		rows, err := q.query(ctx, `WITH k AS (SELECT * FROM `+from+`)
 			SELECT `+attemptColsOf("a")+` FROM k JOIN attempts a ON a.job_id = k.column1 AND a.number = k.column2
-			UNION ALL `+runningAttempt+` JOIN k ON j.id = k.column1 AND j.attempt = k.column2 WHERE j.state = 'running'`, args...)
+			UNION ALL `+runningAttempt+` JOIN k ON j.id = k.column1 AND j.attempt = k.column2 WHERE `+jobRunning, args...)
 		if err != nil {
 			return err
 		}
@@ -1066,10 +1104,18 @@ func (q *Queries) AttemptsFinish(ctx context.Context, as []*store.Attempt) error
 			return []any{a.JobID, a.Number, a.FinishedAt, a.Outcome, a.Classification, a.HTTPStatus, a.RetryAfterMs, a.Message,
 				a.BaseDelayMs, a.JitterSample, a.MinDelayMs, a.MaxDelayMs, a.SelectedMs, a.NextDueAt, b2i(a.Counted)}
 		})
+		jobs := `JOIN jobs j ON j.id = v.column1 AND j.attempt = v.column2 WHERE ` + jobRunning
+		if q.D.Arrays {
+			// Each row looks its job up by id; OFFSET 0 keeps PostgreSQL
+			// from flattening the lookup into a join it may plan the other
+			// way round (see jobRunning).
+			jobs = `CROSS JOIN LATERAL (SELECT id, attempt, endpoint_id, worker_id, lease_token, claimed_at FROM jobs j
+				WHERE j.id = v.column1 AND j.attempt = v.column2 AND ` + jobRunning + ` OFFSET 0) AS j WHERE true`
+		}
 		r, err := q.exec(ctx, `INSERT INTO attempts (`+attemptCols+`)
 			SELECT j.id, j.attempt, j.endpoint_id, j.worker_id, j.lease_token, j.claimed_at, v.column3, v.column4, v.column5, v.column6,
 			v.column7, v.column8, v.column9, v.column10, v.column11, v.column12, v.column13, v.column14, v.column15
-			FROM `+from+` JOIN jobs j ON j.id = v.column1 AND j.attempt = v.column2 WHERE j.state = 'running'
+			FROM `+from+` `+jobs+`
 			ON CONFLICT DO NOTHING`, args...) // an attempt finished already is not found, as one not started
 		return q.expectN(r, err, len(part))
 	})
@@ -1081,7 +1127,7 @@ func (q *Queries) AttemptFinish(ctx context.Context, a *store.Attempt) error {
 
 func (q *Queries) AttemptList(ctx context.Context, jobID int64) ([]store.Attempt, error) {
 	rows, err := q.query(ctx, `SELECT `+attemptCols+` FROM attempts WHERE job_id = ?
-		UNION ALL `+runningAttempt+` WHERE j.id = ? AND j.state = 'running' ORDER BY 2`, jobID, jobID)
+		UNION ALL `+runningAttempt+` WHERE j.id = ? AND `+jobRunning+` ORDER BY 2`, jobID, jobID)
 	if err != nil {
 		return nil, err
 	}

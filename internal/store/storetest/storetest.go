@@ -892,7 +892,9 @@ func testJobsBatch(t *testing.T, s store.Store) {
 		}
 		for i := range got {
 			if w := js[got[i].ID-js[0].ID]; w.ID == got[i].ID {
-				sameJob(t, "JobsByIDs", &got[i], w)
+				want := *w
+				want.Payload = json.RawMessage{} // not read
+				sameJob(t, "JobsByIDs", &got[i], &want)
 			}
 		}
 		none, err := q.JobsByIDs(ctx, f.p.ID, nil, false)
@@ -1325,7 +1327,9 @@ func testJobsClaimDue(t *testing.T, s store.Store) {
 	}{{c, "w-1", "lease-1", 2000, 32_000}, {b, "w-2", "lease-2", 4000, 9000}, {d, "w-2", "lease-2", 4000, 34_000}, {a, "w-2", "lease-2", 4000, 34_000}} {
 		want := *w.j
 		want.State, want.Attempt, want.LeaseToken, want.LeaseExpiresAt, want.WorkerID, want.UpdatedAt, want.ClaimedAt = store.StateRunning, 1, w.lease, w.expiresAt, w.worker, w.now, w.now
-		sameJob(t, fmt.Sprintf("returned job %d", i), &got[i], &want)
+		returned := want
+		returned.Policy = json.RawMessage{} // not read
+		sameJob(t, fmt.Sprintf("returned job %d", i), &got[i], &returned)
 		sameJob(t, fmt.Sprintf("stored job %d", i), getJob(t, s, w.j.ID), &want)
 		read(t, s, func(q store.Queries) error {
 			as, err := q.AttemptList(ctx, w.j.ID)
