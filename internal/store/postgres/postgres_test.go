@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net"
 	"strings"
@@ -30,6 +31,22 @@ func openURL(t *testing.T, url string) *postgres.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// TestUpgrade0003 runs migration 0003 over a database an earlier Ratchet
+// left at 0002 with an attempt running.
+func TestUpgrade0003(t *testing.T) {
+	url := pgtest.URL(t)
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	files, err := postgres.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Upgrade0003(t, db, files, func() store.Store { return openURL(t, url) })
 }
 
 // TestConformance runs the shared store suite, one schema per subtest.

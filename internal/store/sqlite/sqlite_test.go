@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -15,6 +16,29 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) store.Store {
 		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{Synchronous: "NORMAL"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	})
+}
+
+// TestUpgrade0003 runs migration 0003 over a database an earlier Ratchet
+// left at 0002 with an attempt running.
+func TestUpgrade0003(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ratchet.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	files, err := sqlite.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Upgrade0003(t, db, files, func() store.Store {
+		st, err := sqlite.Open(t.Context(), path, sqlite.Options{Synchronous: "NORMAL"})
 		if err != nil {
 			t.Fatal(err)
 		}

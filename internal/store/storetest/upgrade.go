@@ -1,0 +1,103 @@
+package storetest
+
+import (
+	"database/sql"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+// Upgrade0003 checks migration 0003 on a database left at 0002 by an
+// earlier Ratchet, holding a running attempt the old way: a row of
+// attempts with finished_at 0. db is a raw connection to an empty
+// database, files the driver's migrations, and open opens the driver on
+// the same database (without migrating). After Migrate the running
+// attempt is the job's (store.RunningAttempt), read back the same, and
+// can be finished; nothing else changed.
+func Upgrade0003(t *testing.T, db *sql.DB, files []store.MigrationFile, open func() store.Store) {
+	t.Helper()
+	ctx := t.Context()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT '')`)
+	for _, f := range files[:2] {
+		exec(f.Up)
+		exec(`INSERT INTO schema_migrations (version, name) VALUES (` + strconv.Itoa(f.Version) + `, '` + f.Name + `')`)
+	}
+	exec(`INSERT INTO projects (id, name, plan, created_at) VALUES (1, 'p', 'PRO', 1)`)
+	exec(`INSERT INTO endpoints (id, project_id, name, policy, default_timeout_ms, max_concurrent, circuit_threshold, circuit_open_ms, version, created_at, updated_at)
+		VALUES (1, 1, 'stripe', '{}', 30000, 10, 5, 30000, 1, 1, 1)`)
+	exec(`INSERT INTO tools (id, project_id, name, version, endpoint_id, created_at) VALUES (1, 1, 'charge', 'v1', 1, 1)`)
+	// Job 1 runs its second attempt; job 2 succeeded; job 3 never ran.
+	exec(`INSERT INTO jobs (id, project_id, tool_id, tool, version, endpoint_id, endpoint, payload, policy, max_attempts, timeout_ms, attempt, state,
+		due_at, lease_token, lease_expires_at, worker_id, created_at, updated_at, finished_at) VALUES
+		(1, 1, 1, 'charge', 'v1', 1, 'stripe', '{}', '{}', 5, 30000, 2, 'running', 4000, 'L2', 35000, 'w-2', 1, 5000, 0),
+		(2, 1, 1, 'charge', 'v1', 1, 'stripe', '{}', '{}', 5, 30000, 1, 'succeeded', 1000, 'L3', 0, 'w-1', 1, 3500, 3500),
+		(3, 1, 1, 'charge', 'v1', 1, 'stripe', '{}', '{}', 5, 30000, 0, 'scheduled', 9000, '', 0, '', 1, 1, 0)`)
+	exec(`INSERT INTO attempts (job_id, number, endpoint_id, worker_id, lease_token, claimed_at, finished_at, outcome, classification, http_status) VALUES
+		(1, 1, 1, 'w-1', 'L1', 1000, 2000, 'failed', 'http_status', 503),
+		(1, 2, 1, 'w-2', 'L2', 5000, 0, '', '', 0),
+		(2, 1, 1, 'w-1', 'L3', 3000, 3500, 'succeeded', 'success', 200)`)
+
+	st := open()
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"0003_claim_path"}; !slices.Equal(applied[:min(1, len(applied))], want) {
+		t.Fatalf("Migrate applied %v, want %v first", applied, want)
+	}
+	var rows int64
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM attempts`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 2 {
+		t.Errorf("attempts rows after 0003 = %d, want the 2 finished ones", rows)
+	}
+	first := store.Attempt{JobID: 1, Number: 1, EndpointID: 1, WorkerID: "w-1", LeaseToken: "L1", ClaimedAt: 1000, FinishedAt: 2000, Outcome: "failed",
+		Classification: "http_status", HTTPStatus: 503}
+	running := store.Attempt{JobID: 1, Number: 2, EndpointID: 1, WorkerID: "w-2", LeaseToken: "L2", ClaimedAt: 5000}
+	read(t, st, func(q store.Queries) error {
+		as, err := q.AttemptList(ctx, 1)
+		if err != nil {
+			return err
+		}
+		if len(as) != 2 || as[0] != first || as[1] != running {
+			t.Errorf("attempts of the running job after 0003 = %+v, want %+v and %+v", as, first, running)
+		}
+		j, err := q.JobByID(ctx, 1)
+		if err != nil {
+			return err
+		}
+		if got := store.RunningAttempt(j); got != running {
+			t.Errorf("RunningAttempt after 0003 = %+v, want %+v", got, running)
+		}
+		as, err = q.AttemptList(ctx, 2)
+		if err != nil {
+			return err
+		}
+		if len(as) != 1 || as[0].Outcome != "succeeded" || as[0].ClaimedAt != 3000 {
+			t.Errorf("attempts of the finished job after 0003 = %+v", as)
+		}
+		if as, err = q.AttemptList(ctx, 3); err != nil || len(as) != 0 {
+			t.Errorf("attempts of the job that never ran = %+v, %v", as, err)
+		}
+		return nil
+	})
+	done := running
+	done.FinishedAt, done.Outcome, done.Classification = 6000, "succeeded", "success"
+	tx(t, st, func(q store.Queries) error { return q.AttemptFinish(ctx, &done) })
+	read(t, st, func(q store.Queries) error {
+		a, err := q.AttemptGet(ctx, 1, 2)
+		if err == nil && *a != done {
+			t.Errorf("finished attempt after 0003 = %+v, want %+v", *a, done)
+		}
+		return err
+	})
+}
