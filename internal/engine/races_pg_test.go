@@ -133,3 +133,72 @@ func TestReportCancelRacePostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestOptimisticClaimsHoldMaxConcurrentPostgres has eight claimers take
+// jobs of an endpoint with room for seven at once, on PostgreSQL, where
+// claims go optimistic (claim, then lock the endpoint and confirm). After
+// every claim the committed running count of the endpoint must be within
+// maxConcurrent, and every job is handed out exactly once.
+func TestOptimisticClaimsHoldMaxConcurrentPostgres(t *testing.T) {
+	h := newPGHarness(t)
+	ep := h.endpoint("narrow", `{"preset":"STANDARD","maxConcurrent":7}`)
+	h.tool(`{"name":"slow","version":"v1","endpoint":"narrow"}`)
+	const n = 300
+	for range n {
+		h.enqueue("slow@v1", nil)
+	}
+	var mu sync.Mutex
+	seen := map[int64]int{}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			idle := 0
+			for idle < 50 {
+				cs, err := h.e.Claim(h.ctx, h.owner, engine.ClaimRequest{WorkerID: "w" + string(rune('a'+w)), Tools: []string{"slow@v1"}, Max: 5})
+				if err != nil {
+					t.Errorf("claim: %v", err)
+					return
+				}
+				if len(cs) == 0 {
+					idle++
+					continue
+				}
+				idle = 0
+				err = h.st.Read(h.ctx, func(q store.Queries) error {
+					running, err := q.CountRunning(h.ctx, ep.ID, 1000)
+					if err == nil && running > ep.MaxConcurrent {
+						t.Errorf("%d jobs of the endpoint running after a claim, maxConcurrent %d", running, ep.MaxConcurrent)
+					}
+					return err
+				})
+				if err != nil {
+					t.Errorf("count: %v", err)
+				}
+				mu.Lock()
+				for _, c := range cs {
+					seen[c.Job.ID]++
+				}
+				mu.Unlock()
+				items, err := h.e.ReportBatch(h.ctx, h.owner, reports(cs, classifyOK))
+				if err != nil {
+					t.Errorf("report: %v", err)
+					return
+				}
+				for _, it := range items {
+					if it.Err != nil {
+						t.Errorf("report item: %v", it.Err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Errorf("%d of %d jobs were claimed", len(seen), n)
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Errorf("job %d was handed out %d times", id, k)
+		}
+	}
+}
