@@ -560,20 +560,21 @@ const maxBatchRows = 500
 // like a UNION, so one typed row types them all (untyped parameters would be
 // text), and SQLite keeps the bound value's own type either way.
 func valuesList(rows int, types ...string) string {
-	var b strings.Builder
-	b.WriteString("(")
-	for i, t := range types {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("CAST(? AS " + t + ")")
-	}
-	b.WriteString(")")
+	out := "(" + casts(types, "") + ")"
 	if rows > 1 {
-		more := ", (" + placeholders(len(types)) + ")"
-		b.WriteString(strings.Repeat(more, rows-1))
+		out += strings.Repeat(", ("+placeholders(len(types))+")", rows-1)
 	}
-	return b.String()
+	return out
+}
+
+// casts renders a placeholder per type, each cast to the type with suffix
+// ("[]" for arrays).
+func casts(types []string, suffix string) string {
+	parts := make([]string, len(types))
+	for i, t := range types {
+		parts[i] = "CAST(? AS " + t + suffix + ")"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // rowsFrom renders n rows as a relation named v with columns column1,
@@ -614,23 +615,11 @@ func (q *Queries) rowsFrom(n int, types []string, row func(i int) []any) (string
 			}
 		}
 	}
-	var b strings.Builder
-	b.WriteString("unnest(")
-	for c, t := range types {
-		if c > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("CAST(? AS " + t + "[])")
-	}
-	b.WriteString(") AS v(")
+	names := make([]string, len(types))
 	for c := range types {
-		if c > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("column" + strconv.Itoa(c+1))
+		names[c] = "column" + strconv.Itoa(c+1)
 	}
-	b.WriteString(")")
-	return b.String(), cols
+	return "unnest(" + casts(types, "[]") + ") AS v(" + strings.Join(names, ", ") + ")", cols
 }
 
 // inChunks calls fn with consecutive parts of n items: of at most
