@@ -242,9 +242,19 @@ func (a *API) auth(scopes []string, h handler) http.HandlerFunc {
 }
 
 // fail logs unexpected errors and writes the mapped response.
+// statusClientClosed answers a request whose client went away before the
+// answer (nginx's 499): nobody reads it, and it is no server error.
+const statusClientClosed = 499
+
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var ee *engine.Error
 	var be backoff.Errors
+	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
+		// The transaction was rolled back: nothing happened.
+		a.log.Debug("client went away", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeJSON(w, statusClientClosed, map[string]any{"error": errorDetail{Code: "client_closed", Message: "the client closed the request; nothing was changed"}})
+		return
+	}
 	if !errors.As(err, &ee) && !errors.As(err, &be) {
 		a.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}

@@ -200,3 +200,30 @@ func FuzzRoutes(f *testing.F) {
 		}
 	})
 }
+
+// TestClientGoneIsNoServerError sends requests whose client has already
+// gone (a worker stopping mid long poll): the store work is cancelled and
+// rolled back, and the answer is 499, not a 500 that would page someone.
+func TestClientGoneIsNoServerError(t *testing.T) {
+	f := newFixture(t)
+	mux := http.NewServeMux()
+	f.api.Register(mux)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", "/v1/claims", `{"workerId":"w","tools":["charge@1"],"max":5,"waitMs":1000}`},
+		{"POST", "/v1/jobs", `{"tool":"charge@1","payload":{"a":2}}`},
+	} {
+		req := httptest.NewRequest(r.method, r.path, strings.NewReader(r.body)).WithContext(ctx)
+		req.Header.Set("Authorization", "Bearer "+key)
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		if rec.Code != 499 {
+			t.Errorf("%s %s with the client gone: %d %s, want 499", r.method, r.path, rec.Code, rec.Body)
+		}
+	}
+	// Nothing was enqueued or claimed by them.
+	if status, body := f.call(t, "GET", "/v1/jobs/count?state=scheduled", ""); status != 200 || !strings.Contains(body, `"count":1`) {
+		t.Errorf("scheduled jobs after the cancelled requests: %d %s, want the one seeded", status, body)
+	}
+}
