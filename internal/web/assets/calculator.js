@@ -3,10 +3,10 @@
 // retries panel. All arithmetic is in backoff.js; nothing here talks to the
 // network, and the pasted log is never written to the URL or to storage.
 import * as B from "./backoff.js";
+import { $, h, toast } from "./ui.js";
 import { parseLog, observedWaits, compareWait } from "./logparse.js";
 import { bandChart, histogram, duration } from "./chart.js";
 
-const $ = (id) => document.getElementById(id);
 const SEEDS = 2000;
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 const INTEGER = /^[+-]?\d+$/;
@@ -41,26 +41,6 @@ const state = {
 };
 
 // ---------- small DOM helpers ----------
-
-function h(tag, props = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === "class") e.className = v;
-    else if (k === "text") e.textContent = v;
-    else e.setAttribute(k, v);
-  }
-  e.append(...children);
-  return e;
-}
-
-let toastTimer = 0;
-function toast(message) {
-  const t = $("toast");
-  t.textContent = message;
-  t.classList.add("show");
-  clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => t.classList.remove("show"), 2600);
-}
 
 async function copy(text, what) {
   try {

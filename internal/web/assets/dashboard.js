@@ -5,10 +5,10 @@
 // (dashboard-api.js), and never loads more than one page of jobs: lists are
 // cursor-paged and counts come from GET /v1/jobs/count.
 import * as B from "./backoff.js";
+import { $, h, toast as showToast } from "./ui.js";
 import { api, ApiError, getKey, setKey, hooks, query } from "./dashboard-api.js";
 import { lanes, draw } from "./dashboard-timeline.js";
 
-const $ = (id) => document.getElementById(id);
 const REFRESH_MS = 3000;
 const PAGE_SIZE = 50;
 const STATES = ["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"];
@@ -25,27 +25,8 @@ const state = {
 
 // ---------- DOM helpers ----------
 
-function h(tag, props = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(props || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") e.className = v;
-    else if (k === "text") e.textContent = v;
-    else if (k.startsWith("on") && typeof v === "function") e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) e.append(c);
-  return e;
-}
-
-let toastTimer = 0;
-function toast(message) {
-  const t = $("toast");
-  t.textContent = message;
-  t.classList.add("show");
-  clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => t.classList.remove("show"), 3200);
-}
+// The dashboard's messages (errors among them) stay a little longer.
+const toast = (message) => showToast(message, 3200);
 
 // ---------- formatting ----------
 

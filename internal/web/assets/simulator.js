@@ -4,8 +4,8 @@
 // bands, a table, and CSV/JSON downloads. The server validates the config;
 // its errors name the field, and the page puts each beside its input.
 import { PRESETS } from "./backoff.js";
+import { $, h, toast } from "./ui.js";
 
-const $ = (id) => document.getElementById(id);
 const NS = "http://www.w3.org/2000/svg";
 
 // The modes in the study's order, then Ratchet's. Colours are the theme's
@@ -79,31 +79,11 @@ const state = {
 
 // ---------- small helpers ----------
 
-function h(tag, props = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === "class") e.className = v;
-    else if (k === "text") e.textContent = v;
-    else e.setAttribute(k, v);
-  }
-  e.append(...children);
-  return e;
-}
-
 function s(name, attrs = {}, text) {
   const e = document.createElementNS(NS, name);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   if (text !== undefined) e.textContent = text;
   return e;
-}
-
-let toastTimer = 0;
-function toast(message) {
-  const t = $("toast");
-  t.textContent = message;
-  t.classList.add("show");
-  clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => t.classList.remove("show"), 2600);
 }
 
 const intFmt = new Intl.NumberFormat("en", { maximumFractionDigits: 0 });
