@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/getratchet/ratchet/field"
 )
 
 // Jitter is a calculator jitter mode.
@@ -62,35 +64,35 @@ func SampleInput() CalcInput {
 // attempts, base greater than 0, multiplier at least 1, cap at least the base.
 // Field names are the JSON names; the CLI maps them to its flags.
 func (in CalcInput) Validate() error {
-	var errs Errors
+	var errs field.Errors
 	baseOK := in.BaseMs > 0 && in.BaseMs <= MaxCalcMs
 	if !baseOK {
-		errs.add("baseMs", formatNumber(in.BaseMs), "must be greater than 0 and at most 1000000000000 milliseconds")
+		errs.Add("baseMs", formatNumber(in.BaseMs), "must be greater than 0 and at most 1000000000000 milliseconds")
 	}
 	if !(in.Multiplier >= 1) || math.IsInf(in.Multiplier, 0) {
-		errs.add("multiplier", formatNumber(in.Multiplier), "must be a finite number of at least 1")
+		errs.Add("multiplier", formatNumber(in.Multiplier), "must be a finite number of at least 1")
 	}
 	if !(in.CapMs > 0 && in.CapMs <= MaxCalcMs) || (baseOK && in.CapMs < in.BaseMs) {
 		lo := "the base delay"
 		if baseOK {
 			lo += " (" + formatNumber(in.BaseMs) + ")"
 		}
-		errs.add("capMs", formatNumber(in.CapMs), "must be at least "+lo+" and at most 1000000000000 milliseconds")
+		errs.Add("capMs", formatNumber(in.CapMs), "must be at least "+lo+" and at most 1000000000000 milliseconds")
 	}
 	if in.Attempts < 1 || in.Attempts > MaxCalcAttempts {
-		errs.add("attempts", strconv.Itoa(in.Attempts), "must be an integer from 1 through 15")
+		errs.Add("attempts", strconv.Itoa(in.Attempts), "must be an integer from 1 through 15")
 	}
 	switch in.Jitter {
 	case NoJitter, FullJitter, EqualJitter, DecorrelatedJitter:
 	default:
-		errs.add("jitter", strconv.Quote(string(in.Jitter)), "must be one of none, full, equal, decorrelated")
+		errs.Add("jitter", strconv.Quote(string(in.Jitter)), "must be one of none, full, equal, decorrelated")
 	}
 	switch in.FirstWait {
 	case FirstWaitBase, FirstWaitMultiplied:
 	default:
-		errs.add("firstWait", strconv.Quote(string(in.FirstWait)), "must be one of base, multiplied")
+		errs.Add("firstWait", strconv.Quote(string(in.FirstWait)), "must be one of base, multiplied")
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 // CalcRow is one retry of a calculator schedule. Waits are kept in exact

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/getratchet/ratchet/field"
 )
 
 // Decision is the arithmetic that follows one failed attempt: everything a
@@ -33,17 +35,17 @@ type Decision struct {
 // Rounding is JavaScript's Math.round (half up). When n has used up the
 // policy's attempts the decision is Exhausted and carries no delay.
 func (p Params) Delay(attempt int, u float64, retryAfterMs int64) (Decision, error) {
-	var errs Errors
+	var errs field.Errors
 	if attempt < 1 {
-		errs.add("attempt", strconv.Itoa(attempt), "must be an integer of at least 1")
+		errs.Add("attempt", strconv.Itoa(attempt), "must be an integer of at least 1")
 	}
 	if !(u >= 0 && u <= 1) {
-		errs.add("sample", formatNumber(u), "must be a number from 0 through 1")
+		errs.Add("sample", formatNumber(u), "must be a number from 0 through 1")
 	}
 	if retryAfterMs < 0 {
-		errs.add("retryAfterMs", strconv.FormatInt(retryAfterMs, 10), "must be 0 (no hint) or more milliseconds")
+		errs.Add("retryAfterMs", strconv.FormatInt(retryAfterMs, 10), "must be 0 (no hint) or more milliseconds")
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return Decision{}, err
 	}
 	d := Decision{Attempt: attempt, Sample: u, RetryAfterMs: retryAfterMs}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 )
 
 func FuzzParsePolicy(f *testing.F) {
@@ -20,9 +21,9 @@ func FuzzParsePolicy(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := backoff.ParsePolicy(data)
 		if err != nil {
-			var es backoff.Errors
+			var es field.Errors
 			if !errors.As(err, &es) || len(es) == 0 {
-				t.Fatalf("error %v is not a non-empty backoff.Errors", err)
+				t.Fatalf("error %v is not a non-empty field.Errors", err)
 			}
 			for _, e := range es {
 				if e.Field == "" || e.Value == "" || e.Allowed == "" {

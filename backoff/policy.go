@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/getratchet/ratchet/field"
 )
 
 // Preset names a built-in policy, or CUSTOM for one that spells out every field.
@@ -95,39 +97,39 @@ func (p Policy) Params() Params {
 
 // Validate checks a policy built in Go code against the documented limits.
 func (p Policy) Validate() error {
-	var errs Errors
+	var errs field.Errors
 	switch p.Preset {
 	case Standard, Aggressive, Relaxed:
 	case Custom:
 		validateParams(&errs, p.Custom)
 	default:
-		errs.add("preset", strconv.Quote(string(p.Preset)), allowedPresets)
+		errs.Add("preset", strconv.Quote(string(p.Preset)), allowedPresets)
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 const allowedPresets = "must be one of STANDARD, AGGRESSIVE, RELAXED, CUSTOM"
 
-func validateParams(errs *Errors, c Params) {
+func validateParams(errs *field.Errors, c Params) {
 	if c.MaxAttempts < MinAttempts || c.MaxAttempts > MaxAttempts {
-		errs.add("maxAttempts", strconv.Itoa(c.MaxAttempts), "must be an integer from 1 through 10")
+		errs.Add("maxAttempts", strconv.Itoa(c.MaxAttempts), "must be an integer from 1 through 10")
 	}
 	if c.InitialDelayMs < MinInitialDelayMs || c.InitialDelayMs > MaxInitialDelayMs {
-		errs.add("initialDelayMs", strconv.FormatInt(c.InitialDelayMs, 10), "must be an integer from 1000 through 1800000 milliseconds")
+		errs.Add("initialDelayMs", strconv.FormatInt(c.InitialDelayMs, 10), "must be an integer from 1000 through 1800000 milliseconds")
 	}
 	if !(c.Multiplier >= MinMultiplier && c.Multiplier <= MaxMultiplier) {
-		errs.add("multiplier", formatNumber(c.Multiplier), "must be a number from 1 through 4")
+		errs.Add("multiplier", formatNumber(c.Multiplier), "must be a number from 1 through 4")
 	}
 	lo := c.InitialDelayMs
 	if lo < MinInitialDelayMs || lo > MaxInitialDelayMs {
 		lo = MinInitialDelayMs // the initial delay is already reported
 	}
 	if c.MaxDelayMs < lo || c.MaxDelayMs > MaxMaxDelayMs {
-		errs.add("maxDelayMs", strconv.FormatInt(c.MaxDelayMs, 10),
+		errs.Add("maxDelayMs", strconv.FormatInt(c.MaxDelayMs, 10),
 			fmt.Sprintf("must be an integer from the initial delay (%d) through 86400000 milliseconds", lo))
 	}
 	if !(c.JitterPercent >= MinJitterPercent && c.JitterPercent <= MaxJitterPercent) {
-		errs.add("jitterPercent", formatNumber(c.JitterPercent), "must be a number from 0 through 50")
+		errs.Add("jitterPercent", formatNumber(c.JitterPercent), "must be a number from 0 through 50")
 	}
 }
 
@@ -171,10 +173,9 @@ func ParsePolicy(data []byte) (Policy, error) {
 	}
 	p, perr := PolicyFromFields(fields, "")
 	if err != nil { // repeated fields: report them with everything else
-		es := err.(Errors)
-		if perr != nil {
-			es = append(es, perr.(Errors)...)
-		}
+		var es field.Errors
+		es.Merge(err)
+		es.Merge(perr)
 		return Policy{}, es
 	}
 	return p, perr
@@ -184,29 +185,29 @@ func ParsePolicy(data []byte) (Policy, error) {
 // split out (by ParsePolicy, or by a larger document that embeds the policy
 // fields). prefix is put before every field name in errors, e.g. "retryPolicy.".
 func PolicyFromFields(fields map[string]json.RawMessage, prefix string) (Policy, error) {
-	var errs Errors
+	var errs field.Errors
 	known := map[string]bool{}
 	for _, f := range policyFields {
 		known[f] = true
 	}
 	for _, k := range sortedKeys(fields) {
 		if !known[k] {
-			errs.add(prefix+displayKey(k), Unknown, "allowed fields are "+strings.Join(policyFields, ", "))
+			errs.Add(prefix+displayKey(k), field.Unknown, "allowed fields are "+strings.Join(policyFields, ", "))
 		}
 	}
 	var p Policy
 	raw, ok := fields["preset"]
 	switch {
 	case !ok:
-		errs.add(prefix+"preset", Missing, "required; "+allowedPresets)
+		errs.Add(prefix+"preset", field.Missing, "required; "+allowedPresets)
 	default:
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			errs.add(prefix+"preset", ShowJSON(raw), allowedPresets)
+			errs.Add(prefix+"preset", ShowJSON(raw), allowedPresets)
 		} else {
 			p.Preset = Preset(s)
 			if _, builtin := presetParams[p.Preset]; !builtin && p.Preset != Custom {
-				errs.add(prefix+"preset", strconv.Quote(s), allowedPresets)
+				errs.Add(prefix+"preset", strconv.Quote(s), allowedPresets)
 			}
 		}
 	}
@@ -226,7 +227,7 @@ func PolicyFromFields(fields map[string]json.RawMessage, prefix string) (Policy,
 	case Standard, Aggressive, Relaxed:
 		for _, k := range custom {
 			if v, ok := fields[k]; ok {
-				errs.add(prefix+k, ShowJSON(v), fmt.Sprintf("preset %s forbids custom fields; use \"preset\": \"CUSTOM\" to set %s", p.Preset, k))
+				errs.Add(prefix+k, ShowJSON(v), fmt.Sprintf("preset %s forbids custom fields; use \"preset\": \"CUSTOM\" to set %s", p.Preset, k))
 			}
 		}
 	}
@@ -238,29 +239,29 @@ func PolicyFromFields(fields map[string]json.RawMessage, prefix string) (Policy,
 
 // intField reads an integer member in [lo, hi]; on any problem it records an
 // error and returns 0.
-func intField(errs *Errors, fields map[string]json.RawMessage, prefix, name string, lo, hi int64, allowed string) int64 {
+func intField(errs *field.Errors, fields map[string]json.RawMessage, prefix, name string, lo, hi int64, allowed string) int64 {
 	raw, ok := fields[name]
 	if !ok {
-		errs.add(prefix+name, Missing, "CUSTOM requires every field; "+allowed)
+		errs.Add(prefix+name, field.Missing, "CUSTOM requires every field; "+allowed)
 		return 0
 	}
 	f, ok := JSONNumber(raw)
 	if !ok || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
-		errs.add(prefix+name, ShowJSON(raw), allowed)
+		errs.Add(prefix+name, ShowJSON(raw), allowed)
 		return 0
 	}
 	return int64(f)
 }
 
-func numField(errs *Errors, fields map[string]json.RawMessage, prefix, name string, lo, hi float64, allowed string) float64 {
+func numField(errs *field.Errors, fields map[string]json.RawMessage, prefix, name string, lo, hi float64, allowed string) float64 {
 	raw, ok := fields[name]
 	if !ok {
-		errs.add(prefix+name, Missing, "CUSTOM requires every field; "+allowed)
+		errs.Add(prefix+name, field.Missing, "CUSTOM requires every field; "+allowed)
 		return 0
 	}
 	f, ok := JSONNumber(raw)
 	if !ok || f < lo || f > hi {
-		errs.add(prefix+name, ShowJSON(raw), allowed)
+		errs.Add(prefix+name, ShowJSON(raw), allowed)
 		return 0
 	}
 	return f
@@ -295,36 +296,36 @@ func readObject(data []byte, what string) (map[string]json.RawMessage, error) {
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, Errors{{Field: what, Value: "malformed JSON (" + jsonErr(err) + ")", Allowed: "must be a JSON object"}}
+		return nil, field.Errors{{Field: what, Value: "malformed JSON (" + jsonErr(err) + ")", Allowed: "must be a JSON object"}}
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, Errors{{Field: what, Value: fmt.Sprintf("%v", tokString(tok)), Allowed: "must be a JSON object"}}
+		return nil, field.Errors{{Field: what, Value: fmt.Sprintf("%v", tokString(tok)), Allowed: "must be a JSON object"}}
 	}
 	fields := map[string]json.RawMessage{}
-	var errs Errors
+	var errs field.Errors
 	for dec.More() {
 		kt, err := dec.Token()
 		if err != nil {
-			return nil, Errors{{Field: what, Value: "malformed JSON (" + jsonErr(err) + ")", Allowed: "must be a JSON object"}}
+			return nil, field.Errors{{Field: what, Value: "malformed JSON (" + jsonErr(err) + ")", Allowed: "must be a JSON object"}}
 		}
 		key := kt.(string) // inside an object the decoder only yields string keys
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, Errors{{Field: what + "." + strconv.Quote(key), Value: "malformed JSON (" + jsonErr(err) + ")", Allowed: "must be valid JSON"}}
+			return nil, field.Errors{{Field: what + "." + strconv.Quote(key), Value: "malformed JSON (" + jsonErr(err) + ")", Allowed: "must be valid JSON"}}
 		}
 		if _, dup := fields[key]; dup {
-			errs.add(displayKey(key), Repeated, "each field may appear once")
+			errs.Add(displayKey(key), field.Repeated, "each field may appear once")
 			continue
 		}
 		fields[key] = raw
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, Errors{{Field: what, Value: "malformed JSON (" + jsonErr(err) + ")", Allowed: "must be a JSON object"}}
+		return nil, field.Errors{{Field: what, Value: "malformed JSON (" + jsonErr(err) + ")", Allowed: "must be a JSON object"}}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, Errors{{Field: what, Value: "trailing data after the object", Allowed: "must be exactly one JSON object"}}
+		return nil, field.Errors{{Field: what, Value: "trailing data after the object", Allowed: "must be exactly one JSON object"}}
 	}
-	return fields, errs.err()
+	return fields, errs.Err()
 }
 
 // displayKey names an object member in an error; only an empty name is quoted

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 )
 
 // seedPolicy is the custom policy of the retry policy documentation.
@@ -207,9 +208,9 @@ func TestPolicyValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := backoff.ParsePolicy([]byte(c.doc))
-		var es backoff.Errors
+		var es field.Errors
 		if !errors.As(err, &es) {
-			t.Errorf("%s: error %v is not backoff.Errors", c.name, err)
+			t.Errorf("%s: error %v is not field.Errors", c.name, err)
 			continue
 		}
 		got := strings.Split(es.Error(), "\n")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
 )
@@ -136,7 +137,7 @@ type fieldError struct {
 // logged by the caller, never echoed.
 func writeError(w http.ResponseWriter, err error) {
 	var ee *engine.Error
-	var be backoff.Errors
+	be, isField := field.As(err)
 	status, d := http.StatusInternalServerError, errorDetail{Code: "internal", Message: "internal error"}
 	switch {
 	case errors.As(err, &ee):
@@ -164,7 +165,7 @@ func writeError(w http.ResponseWriter, err error) {
 		case engine.KindUnavailable:
 			status, d.Code = http.StatusServiceUnavailable, "unavailable"
 		}
-	case errors.As(err, &be):
+	case isField:
 		status, d.Code = http.StatusBadRequest, "invalid_request"
 		d.Message = "invalid request: " + strings.ReplaceAll(be.Error(), "\n", "; ")
 		for _, f := range be {
@@ -248,14 +249,13 @@ const statusClientClosed = 499
 
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var ee *engine.Error
-	var be backoff.Errors
 	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
 		// The transaction was rolled back: nothing happened.
 		a.log.Debug("client went away", "method", r.Method, "path", r.URL.Path, "err", err)
 		writeJSON(w, statusClientClosed, map[string]any{"error": errorDetail{Code: "client_closed", Message: "the client closed the request; nothing was changed"}})
 		return
 	}
-	if !errors.As(err, &ee) && !errors.As(err, &be) {
+	if _, isField := field.As(err); !errors.As(err, &ee) && !isField {
 		a.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	writeError(w, err)
@@ -267,9 +267,9 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, backoff.Errors{{Field: "body", Value: "more than " + strconv.Itoa(MaxBodyBytes) + " bytes", Allowed: "must be at most 8 MiB"}}
+			return nil, field.Errors{{Field: "body", Value: "more than " + strconv.Itoa(MaxBodyBytes) + " bytes", Allowed: "must be at most 8 MiB"}}
 		}
-		return nil, backoff.Errors{{Field: "body", Value: "unreadable", Allowed: "must be a complete JSON document"}}
+		return nil, field.Errors{{Field: "body", Value: "unreadable", Allowed: "must be a complete JSON document"}}
 	}
 	return body, nil
 }
@@ -286,7 +286,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 
 func decodeBytes(body []byte, v any) error {
 	if len(strings.TrimSpace(string(body))) == 0 {
-		return backoff.Errors{{Field: "body", Value: "empty", Allowed: "must be a JSON object"}}
+		return field.Errors{{Field: "body", Value: "empty", Allowed: "must be a JSON object"}}
 	}
 	if _, err := backoff.ReadObject(body, "body"); err != nil {
 		return err
@@ -302,17 +302,17 @@ func decodeBytes(body []byte, v any) error {
 func jsonFieldError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		field := te.Field
-		if field == "" {
-			field = "body"
+		name := te.Field
+		if name == "" {
+			name = "body"
 		}
-		return backoff.Errors{{Field: field, Value: "a JSON " + te.Value, Allowed: "must be " + typeName(te.Type.String())}}
+		return field.Errors{{Field: name, Value: "a JSON " + te.Value, Allowed: "must be " + typeName(te.Type.String())}}
 	}
 	msg := err.Error()
 	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return backoff.Errors{{Field: strings.Trim(f, `"`), Value: backoff.Unknown, Allowed: "see the request schema in /openapi.json"}}
+		return field.Errors{{Field: strings.Trim(f, `"`), Value: field.Unknown, Allowed: "see the request schema in /openapi.json"}}
 	}
-	return backoff.Errors{{Field: "body", Value: "malformed JSON (" + strings.TrimPrefix(msg, "json: ") + ")", Allowed: "must be a JSON object"}}
+	return field.Errors{{Field: "body", Value: "malformed JSON (" + strings.TrimPrefix(msg, "json: ") + ")", Allowed: "must be a JSON object"}}
 }
 
 func typeName(t string) string {

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
@@ -133,15 +135,15 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, p *engine.P
 		return nil, err
 	}
 	var name string
-	var errs backoff.Errors
+	var errs field.Errors
 	if raw, ok := fields["name"]; !ok {
-		errs = append(errs, &backoff.FieldError{Field: "name", Value: backoff.Missing, Allowed: "required: the endpoint name, e.g. \"stripe\""})
+		errs = append(errs, &field.Error{Field: "name", Value: field.Missing, Allowed: "required: the endpoint name, e.g. \"stripe\""})
 	} else if json.Unmarshal(raw, &name) != nil {
-		errs = append(errs, &backoff.FieldError{Field: "name", Value: string(raw), Allowed: "must be a string"})
+		errs = append(errs, &field.Error{Field: "name", Value: string(raw), Allowed: "must be a string"})
 	}
 	pol, perr := engine.ParseEndpointPolicy(fields, false, nil, "name")
 	if perr != nil {
-		errs = append(errs, perr.(*engine.Error).Fields...)
+		errs.Merge(perr)
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -190,16 +192,16 @@ func (a *API) updatePolicy(w http.ResponseWriter, r *http.Request, p *engine.Pri
 	if err != nil {
 		return nil, err
 	}
-	var errs backoff.Errors
+	var errs field.Errors
 	var expected int64
 	if raw, ok := fields["expectedVersion"]; !ok {
-		errs = append(errs, &backoff.FieldError{Field: "expectedVersion", Value: backoff.Missing, Allowed: "required: the version you read (currently " + strconv.FormatInt(ep.Version, 10) + ")"})
+		errs = append(errs, &field.Error{Field: "expectedVersion", Value: field.Missing, Allowed: "required: the version you read (currently " + strconv.FormatInt(ep.Version, 10) + ")"})
 	} else if json.Unmarshal(raw, &expected) != nil || expected < 1 {
-		errs = append(errs, &backoff.FieldError{Field: "expectedVersion", Value: string(raw), Allowed: "must be the integer version you read"})
+		errs = append(errs, &field.Error{Field: "expectedVersion", Value: string(raw), Allowed: "must be the integer version you read"})
 	}
 	pol, perr := engine.ParseEndpointPolicy(fields, true, &cur, "expectedVersion")
 	if perr != nil {
-		errs = append(errs, perr.(*engine.Error).Fields...)
+		errs.Merge(perr)
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -309,7 +311,7 @@ func (req enqueueReq) toEngine(prefix string) (engine.EnqueueRequest, error) {
 	if req.RunAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, req.RunAt)
 		if err != nil {
-			return out, backoff.Errors{{Field: prefix + "runAt", Value: strconv.Quote(req.RunAt), Allowed: "must be an RFC 3339 time, e.g. 2026-12-02T09:00:00Z"}}
+			return out, field.Errors{{Field: prefix + "runAt", Value: strconv.Quote(req.RunAt), Allowed: "must be an RFC 3339 time, e.g. 2026-12-02T09:00:00Z"}}
 		}
 		out.RunAt = &t
 	}
@@ -323,7 +325,7 @@ func (a *API) enqueue(w http.ResponseWriter, r *http.Request, p *engine.Principa
 	}
 	if h := r.Header.Get("Idempotency-Key"); h != "" {
 		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
-			return nil, backoff.Errors{{Field: "idempotencyKey", Value: strconv.Quote(req.IdempotencyKey), Allowed: "must equal the Idempotency-Key header (" + strconv.Quote(h) + ") when both are given"}}
+			return nil, field.Errors{{Field: "idempotencyKey", Value: strconv.Quote(req.IdempotencyKey), Allowed: "must equal the Idempotency-Key header (" + strconv.Quote(h) + ") when both are given"}}
 		}
 		req.IdempotencyKey = h
 	}
@@ -352,11 +354,11 @@ func (a *API) enqueueBatch(w http.ResponseWriter, r *http.Request, p *engine.Pri
 		return nil, err
 	}
 	reqs := make([]engine.EnqueueRequest, len(req.Jobs))
-	var errs backoff.Errors
+	var errs field.Errors
 	for i, j := range req.Jobs {
 		er, err := j.toEngine("jobs[" + strconv.Itoa(i) + "].")
 		if err != nil {
-			errs = append(errs, err.(backoff.Errors)...)
+			errs.Merge(err)
 		}
 		reqs[i] = er
 	}
@@ -383,18 +385,18 @@ func (a *API) enqueueBatch(w http.ResponseWriter, r *http.Request, p *engine.Pri
 func parseFilter(r *http.Request, p *engine.Principal, e *engine.Engine) (store.JobFilter, error) {
 	q := r.URL.Query()
 	var f store.JobFilter
-	var errs backoff.Errors
+	var errs field.Errors
 	for _, k := range sortedQueryKeys(q) {
 		switch k {
 		case "state", "tool", "endpoint", "runId", "createdAfter", "createdBefore", "cursor", "limit":
 		default:
-			errs = append(errs, &backoff.FieldError{Field: k, Value: backoff.Unknown, Allowed: "query parameters are state, tool, endpoint, runId, createdAfter, createdBefore, cursor, limit"})
+			errs = append(errs, &field.Error{Field: k, Value: field.Unknown, Allowed: "query parameters are state, tool, endpoint, runId, createdAfter, createdBefore, cursor, limit"})
 		}
 	}
 	if s := q.Get("state"); s != "" {
 		for _, st := range strings.Split(s, ",") {
 			if !slices.Contains(store.JobStates, st) {
-				errs = append(errs, &backoff.FieldError{Field: "state", Value: strconv.Quote(st), Allowed: "must be one of " + strings.Join(store.JobStates, ", ")})
+				errs = append(errs, &field.Error{Field: "state", Value: strconv.Quote(st), Allowed: "must be one of " + strings.Join(store.JobStates, ", ")})
 			}
 			f.States = append(f.States, st)
 		}
@@ -414,7 +416,7 @@ func parseFilter(r *http.Request, p *engine.Principal, e *engine.Engine) (store.
 		if s := q.Get(name); s != "" {
 			v, err := strconv.ParseInt(s, 10, 64)
 			if err != nil || v < lo || v > hi {
-				errs = append(errs, &backoff.FieldError{Field: name, Value: strconv.Quote(s), Allowed: "must be an integer from " + strconv.FormatInt(lo, 10) + " through " + strconv.FormatInt(hi, 10)})
+				errs = append(errs, &field.Error{Field: name, Value: strconv.Quote(s), Allowed: "must be an integer from " + strconv.FormatInt(lo, 10) + " through " + strconv.FormatInt(hi, 10)})
 				return
 			}
 			*dst = v
@@ -429,7 +431,7 @@ func parseFilter(r *http.Request, p *engine.Principal, e *engine.Engine) (store.
 		if s := q.Get(name); s != "" {
 			t, err := time.Parse(time.RFC3339Nano, s)
 			if err != nil {
-				errs = append(errs, &backoff.FieldError{Field: name, Value: strconv.Quote(s), Allowed: "must be an RFC 3339 time"})
+				errs = append(errs, &field.Error{Field: name, Value: strconv.Quote(s), Allowed: "must be an RFC 3339 time"})
 				return
 			}
 			*dst = t.UnixMilli()
@@ -535,12 +537,12 @@ func (a *API) bulk(w http.ResponseWriter, r *http.Request, p *engine.Principal) 
 	if err := decode(w, r, &req); err != nil {
 		return nil, err
 	}
-	var errs backoff.Errors
+	var errs field.Errors
 	if req.Action != "cancel" && req.Action != "replay" {
-		errs = append(errs, &backoff.FieldError{Field: "action", Value: strconv.Quote(req.Action), Allowed: "must be cancel or replay"})
+		errs = append(errs, &field.Error{Field: "action", Value: strconv.Quote(req.Action), Allowed: "must be cancel or replay"})
 	}
 	if req.ExpectedCount == nil {
-		errs = append(errs, &backoff.FieldError{Field: "expectedCount", Value: backoff.Missing, Allowed: "required: the count shown to the person who confirmed"})
+		errs = append(errs, &field.Error{Field: "expectedCount", Value: field.Missing, Allowed: "required: the count shown to the person who confirmed"})
 	}
 	fr, _ := http.NewRequestWithContext(r.Context(), "GET", "/?", nil)
 	qv := fr.URL.Query()
@@ -550,10 +552,11 @@ func (a *API) bulk(w http.ResponseWriter, r *http.Request, p *engine.Principal) 
 	fr.URL.RawQuery = qv.Encode()
 	f, err := parseFilter(fr, p, a.e)
 	if err != nil {
-		for _, fe := range err.(backoff.Errors) {
-			fe.Field = "filter." + fe.Field
-			errs = append(errs, fe)
+		fes, ok := field.As(err)
+		if !ok {
+			return nil, err
 		}
+		errs = append(errs, fes.Prefixed("filter.")...)
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -567,7 +570,7 @@ func (a *API) bulk(w http.ResponseWriter, r *http.Request, p *engine.Principal) 
 		return nil, &engine.Error{Kind: engine.KindConflict, Message: "the selection now holds " + strconv.FormatInt(n, 10) + " jobs, not " + strconv.FormatInt(*req.ExpectedCount, 10) + "; nothing was done, confirm the new count"}
 	}
 	if n > 1000 {
-		return nil, backoff.Errors{{Field: "filter", Value: strconv.FormatInt(n, 10) + " jobs", Allowed: "a bulk action takes at most 1000 jobs; narrow the filter"}}
+		return nil, field.Errors{{Field: "filter", Value: strconv.FormatInt(n, 10) + " jobs", Allowed: "a bulk action takes at most 1000 jobs; narrow the filter"}}
 	}
 	f.Limit = 1000
 	jobs, err := a.e.Jobs(r.Context(), p, f)
@@ -623,7 +626,7 @@ func (a *API) claim(w http.ResponseWriter, r *http.Request, p *engine.Principal)
 		}
 	}()
 	if req.WaitMs < 0 || req.WaitMs > 1<<31 {
-		return nil, backoff.Errors{{Field: "waitMs", Value: strconv.FormatInt(req.WaitMs, 10), Allowed: "must be from 0 through 30000 milliseconds"}}
+		return nil, field.Errors{{Field: "waitMs", Value: strconv.FormatInt(req.WaitMs, 10), Allowed: "must be from 0 through 30000 milliseconds"}}
 	}
 	cs, err := a.e.Claim(ctx, p, engine.ClaimRequest{WorkerID: req.WorkerID, Tools: req.Tools, Max: req.Max, Wait: time.Duration(req.WaitMs) * time.Millisecond})
 	if err != nil {
@@ -692,7 +695,7 @@ func (a *API) report(w http.ResponseWriter, r *http.Request, p *engine.Principal
 		return nil, err
 	}
 	if req.JobID != 0 && req.JobID != id {
-		return nil, backoff.Errors{{Field: "jobId", Value: strconv.FormatInt(req.JobID, 10), Allowed: "must be absent or equal the job id of the path (" + strconv.FormatInt(id, 10) + ")"}}
+		return nil, field.Errors{{Field: "jobId", Value: strconv.FormatInt(req.JobID, 10), Allowed: "must be absent or equal the job id of the path (" + strconv.FormatInt(id, 10) + ")"}}
 	}
 	res, err := a.e.Report(r.Context(), p, req.toEngine(id))
 	if err != nil {
@@ -712,11 +715,11 @@ func (a *API) reportBatch(w http.ResponseWriter, r *http.Request, p *engine.Prin
 	if err := decode(w, r, &req); err != nil {
 		return nil, err
 	}
-	var errs backoff.Errors
+	var errs field.Errors
 	rs := make([]engine.ReportRequest, len(req.Reports))
 	for i, b := range req.Reports {
 		if b.JobID <= 0 {
-			errs = append(errs, &backoff.FieldError{Field: "reports[" + strconv.Itoa(i) + "].jobId", Value: strconv.FormatInt(b.JobID, 10), Allowed: "required: the id of the claimed job"})
+			errs = append(errs, &field.Error{Field: "reports[" + strconv.Itoa(i) + "].jobId", Value: strconv.FormatInt(b.JobID, 10), Allowed: "required: the id of the claimed job"})
 		}
 		rs[i] = b.toEngine(b.JobID)
 	}
@@ -741,9 +744,10 @@ func (a *API) reportBatch(w http.ResponseWriter, r *http.Request, p *engine.Prin
 		out[i] = result{JobID: rs[i].JobID}
 		if it.Err != nil {
 			d := errorDetail{Code: "conflict", Message: it.Err.Error()}
-			if ee, ok := it.Err.(*engine.Error); ok && ee.Kind == engine.KindNotFound {
+			var ee *engine.Error
+			if errors.As(it.Err, &ee) && ee.Kind == engine.KindNotFound {
 				d.Code = "not_found"
-			} else if ok && ee.Kind == engine.KindForbidden {
+			} else if ee != nil && ee.Kind == engine.KindForbidden {
 				d.Code = "forbidden"
 			}
 			out[i].Error = &d

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/simulate"
 )
@@ -74,9 +74,9 @@ func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		got := r.Header.Get("Content-Type")
 		if got == "" {
-			got = backoff.Missing
+			got = field.Missing
 		}
-		writeError(w, backoff.Errors{{Field: "Content-Type", Value: got, Allowed: "must be application/json (the header, as well as the body)"}})
+		writeError(w, field.Errors{{Field: "Content-Type", Value: got, Allowed: "must be application/json (the header, as well as the body)"}})
 		return
 	}
 	body, err := readBody(w, r)
@@ -115,7 +115,7 @@ func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Context().Err() != nil:
 		return // the client went away; nobody reads an answer
 	case errors.Is(err, context.DeadlineExceeded):
-		writeError(w, backoff.Errors{{Field: "runs", Value: strconv.Itoa(cfg.Runs),
+		writeError(w, field.Errors{{Field: "runs", Value: strconv.Itoa(cfg.Runs),
 			Allowed: fmt.Sprintf("the sweep did not finish within this server's %s limit; use fewer runs, fewer or smaller points, or fewer modes", s.limit)}})
 		return
 	default:

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/getratchet/ratchet/field"
 )
 
 // Report is what a worker says about one attempt.
@@ -386,7 +388,7 @@ func ParseErrorKind(s string) (string, error) {
 	if validKind(s) {
 		return s, nil
 	}
-	return "", &FieldError{Field: "errorKind", Value: strconv.Quote(s), Allowed: allowedKinds()}
+	return "", &field.Error{Field: "errorKind", Value: strconv.Quote(s), Allowed: allowedKinds()}
 }
 
 func allowedKinds() string {
@@ -397,48 +399,21 @@ func allowedKinds() string {
 	return "one of " + strings.Join(q, ", ")
 }
 
-// FieldError is one rejected value of a Report: which field (its JSON name),
-// what was given and what is allowed.
-type FieldError struct {
-	Field   string // e.g. "httpStatus"
-	Value   string // as given, e.g. "600" or `"DNS"`
-	Allowed string // e.g. "0 (no response) or an integer from 100 through 599"
-}
-
-func (e *FieldError) Error() string {
-	return e.Field + ": " + e.Value + " is not allowed; " + e.Allowed
-}
-
-// Errors is every problem of one Report, so a worker fixes them in one round.
-type Errors []*FieldError
-
-func (es Errors) Error() string {
-	parts := make([]string, len(es))
-	for i, e := range es {
-		parts[i] = e.Error()
-	}
-	return strings.Join(parts, "\n")
-}
-
 // ValidateReport checks the fields of a report that have a range: the HTTP
 // status, the error kind and the worker's minimum wait. It returns nil or an
-// Errors listing each problem, naming the field, the value and the allowed
+// field.Errors listing each problem, naming the field, the value and the allowed
 // range.
 func ValidateReport(r Report) error {
-	var es Errors
+	var es field.Errors
 	if r.HTTPStatus != 0 && (r.HTTPStatus < 100 || r.HTTPStatus > 599) {
-		es = append(es, &FieldError{Field: "httpStatus", Value: strconv.Itoa(r.HTTPStatus),
-			Allowed: "0 (no HTTP response) or an integer from 100 through 599"})
+		es.Add("httpStatus", strconv.Itoa(r.HTTPStatus), "0 (no HTTP response) or an integer from 100 through 599")
 	}
 	if _, err := ParseErrorKind(r.ErrorKind); err != nil {
-		es = append(es, err.(*FieldError))
+		es.Merge(err)
 	}
 	if r.RetryAfterMs != nil && *r.RetryAfterMs < 0 {
-		es = append(es, &FieldError{Field: "retryAfterMs", Value: strconv.FormatInt(*r.RetryAfterMs, 10),
-			Allowed: fmt.Sprintf("absent or an integer >= 0 (values above %d are capped)", MaxRetryAfterMs)})
+		es.Add("retryAfterMs", strconv.FormatInt(*r.RetryAfterMs, 10),
+			fmt.Sprintf("absent or an integer >= 0 (values above %d are capped)", MaxRetryAfterMs))
 	}
-	if len(es) == 0 {
-		return nil
-	}
-	return es
+	return es.Err()
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/classify"
 )
 
@@ -218,9 +219,9 @@ func TestParseErrorKind(t *testing.T) {
 	}
 	for _, k := range []string{"DNS", " dns", "refused", "network", "Timeout"} {
 		_, err := classify.ParseErrorKind(k)
-		var fe *classify.FieldError
+		var fe *field.Error
 		if !errors.As(err, &fe) {
-			t.Fatalf("ParseErrorKind(%q) error %v is not a *FieldError", k, err)
+			t.Fatalf("ParseErrorKind(%q) error %v is not a *field.Error", k, err)
 		}
 		msg := err.Error()
 		for _, part := range []string{"errorKind", `"` + k + `"`, `"dns", "connect", "timeout", "reset", "tls", "other"`} {
@@ -259,7 +260,7 @@ func TestValidateReport(t *testing.T) {
 	}
 	for _, tt := range tests {
 		err := classify.ValidateReport(tt.r)
-		var es classify.Errors
+		var es field.Errors
 		if !errors.As(err, &es) || len(es) != tt.n {
 			t.Errorf("ValidateReport(%+v) = %v; want %d field errors", tt.r, err, tt.n)
 			continue

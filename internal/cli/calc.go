@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 )
 
 const calcUsage = "calc [--sample] [--base MS] [--multiplier X] [--cap MS] [--attempts N] [--jitter none|full|equal|decorrelated] [--first-wait base|multiplied] [--seed N] [--json]"
@@ -44,7 +45,7 @@ func runCalc(_ context.Context, env *Env, args []string) error {
 	verr := in.Validate()
 	if err := f.done(); err != nil {
 		if verr != nil {
-			if es, ok := renameFields(verr, calcFlagNames).(*UsageError).Err.(backoff.Errors); ok {
+			if es, ok := field.As(renameFields(verr, calcFlagNames)); ok {
 				f.errs = mergeErrors(f.errs, es)
 			}
 		}
@@ -77,7 +78,7 @@ func parseSeed(f *flagSet, text string) uint32 {
 
 // mergeErrors appends the errors of es whose field has no error yet in base,
 // so a bad flag is not reported twice (once unparsable, once out of range).
-func mergeErrors(base, es backoff.Errors) backoff.Errors {
+func mergeErrors(base, es field.Errors) field.Errors {
 	seen := map[string]bool{}
 	for _, e := range base {
 		seen[e.Field] = true

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 )
 
 // flagSet wraps flag.FlagSet so that every value is read as text and
@@ -18,7 +18,7 @@ import (
 type flagSet struct {
 	fs   *flag.FlagSet
 	set  map[string]bool
-	errs backoff.Errors
+	errs field.Errors
 }
 
 func newFlagSet(name, usage string, stderr io.Writer) *flagSet {
@@ -56,7 +56,7 @@ var errHelp = errors.New("help requested")
 func (f *flagSet) isSet(name string) bool { return f.set[name] }
 
 func (f *flagSet) fail(name, value, allowed string) {
-	f.errs = append(f.errs, &backoff.FieldError{Field: "--" + name, Value: quoteValue(value), Allowed: allowed})
+	f.errs = append(f.errs, &field.Error{Field: "--" + name, Value: quoteValue(value), Allowed: allowed})
 }
 
 func quoteValue(v string) string {
@@ -96,11 +96,11 @@ func (f *flagSet) done() error {
 
 // renameFields maps the JSON field names of a validation error to flag names.
 func renameFields(err error, names map[string]string) error {
-	var es backoff.Errors
+	var es field.Errors
 	if !errors.As(err, &es) {
 		return err
 	}
-	out := make(backoff.Errors, len(es))
+	out := make(field.Errors, len(es))
 	for i, e := range es {
 		c := *e
 		if n, ok := names[c.Field]; ok {

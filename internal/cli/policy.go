@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 )
 
 const (
@@ -139,10 +140,10 @@ func runPolicyDelay(_ context.Context, env *Env, args []string) error {
 		return err
 	}
 	if !f.isSet("attempt") {
-		f.errs = append(f.errs, &backoff.FieldError{Field: "--attempt", Value: backoff.Missing, Allowed: "required: the failed attempt, an integer of at least 1"})
+		f.errs = append(f.errs, &field.Error{Field: "--attempt", Value: field.Missing, Allowed: "required: the failed attempt, an integer of at least 1"})
 	}
 	if !f.isSet("sample") {
-		f.errs = append(f.errs, &backoff.FieldError{Field: "--sample", Value: backoff.Missing, Allowed: "required: a number from 0 through 1"})
+		f.errs = append(f.errs, &field.Error{Field: "--sample", Value: field.Missing, Allowed: "required: a number from 0 through 1"})
 	}
 	n := 1
 	if f.isSet("attempt") {

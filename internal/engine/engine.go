@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/store"
 )
@@ -217,9 +217,13 @@ const (
 type Error struct {
 	Kind    Kind
 	Message string
-	Fields  backoff.Errors // field-level problems, for KindInvalid
-	Current any            // the current state, e.g. an endpoint after a stale version
+	Fields  field.Errors // field-level problems, for KindInvalid
+	Current any          // the current state, e.g. an endpoint after a stale version
 }
+
+// Unwrap exposes the field problems, so field.As finds them in an engine
+// error as in any other.
+func (e *Error) Unwrap() error { return e.Fields.Err() }
 
 func (e *Error) Error() string {
 	if len(e.Fields) > 0 {
@@ -228,12 +232,12 @@ func (e *Error) Error() string {
 	return e.Message
 }
 
-func invalid(fields backoff.Errors) error {
+func invalid(fields field.Errors) error {
 	return &Error{Kind: KindInvalid, Message: "invalid request", Fields: fields}
 }
 
-func invalidField(field, value, allowed string) error {
-	return invalid(backoff.Errors{{Field: field, Value: value, Allowed: allowed}})
+func invalidField(name, value, allowed string) error {
+	return invalid(field.New(name, value, allowed))
 }
 
 func notFound(format string, args ...any) error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/store"
 )
 
@@ -82,13 +83,13 @@ func resolve(t *store.Tool, ep *store.Endpoint, maxAttempts *int64) (Snapshot, e
 }
 
 // validateEnqueue checks the parts of a request that need no database.
-func validateEnqueue(r *EnqueueRequest, prefix string) backoff.Errors {
-	var errs backoff.Errors
-	add := func(field, value, allowed string) {
-		errs = append(errs, &backoff.FieldError{Field: prefix + field, Value: value, Allowed: allowed})
+func validateEnqueue(r *EnqueueRequest, prefix string) field.Errors {
+	var errs field.Errors
+	add := func(name, value, allowed string) {
+		errs.Add(prefix+name, value, allowed)
 	}
 	if r.Tool == "" {
-		add("tool", backoff.Missing, `required: "name@version" of a published tool`)
+		add("tool", field.Missing, `required: "name@version" of a published tool`)
 	} else if _, _, err := ParseToolRef(r.Tool); err != nil {
 		add("tool", strconv.Quote(r.Tool), `must be "name@version" of a published tool`)
 	}
@@ -140,7 +141,7 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 	if len(reqs) == 0 || len(reqs) > MaxBatch {
 		return nil, invalidField("jobs", strconv.Itoa(len(reqs))+" jobs", "must hold 1 through 1000 jobs")
 	}
-	var errs backoff.Errors
+	var errs field.Errors
 	for i := range reqs {
 		errs = append(errs, validateEnqueue(&reqs[i], "jobs["+strconv.Itoa(i)+"].")...)
 	}
@@ -158,7 +159,7 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 		cache := map[string]resolved{}
 		runs := map[int64]bool{}
 		var plain []*store.Job // jobs without a key, inserted in one go
-		var errs backoff.Errors
+		var errs field.Errors
 		for i, r := range reqs {
 			prefix := "jobs[" + strconv.Itoa(i) + "]."
 			res, ok := cache[r.Tool]
@@ -166,7 +167,7 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 				name, version, _ := ParseToolRef(r.Tool)
 				t, err := q.ToolGet(ctx, p.ProjectID, name, version)
 				if errors.Is(err, store.ErrNotFound) {
-					errs = append(errs, &backoff.FieldError{Field: prefix + "tool", Value: strconv.Quote(r.Tool), Allowed: "must name a published tool of this project"})
+					errs = append(errs, &field.Error{Field: prefix + "tool", Value: strconv.Quote(r.Tool), Allowed: "must name a published tool of this project"})
 					continue
 				}
 				if err != nil {
@@ -182,14 +183,14 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 			if r.RunID != 0 && !runs[r.RunID] {
 				run, err := q.RunGet(ctx, p.ProjectID, r.RunID)
 				if errors.Is(err, store.ErrNotFound) {
-					errs = append(errs, &backoff.FieldError{Field: prefix + "runId", Value: strconv.FormatInt(r.RunID, 10), Allowed: "must name a run of this project"})
+					errs = append(errs, &field.Error{Field: prefix + "runId", Value: strconv.FormatInt(r.RunID, 10), Allowed: "must name a run of this project"})
 					continue
 				}
 				if err != nil {
 					return err
 				}
 				if run.State != "open" {
-					errs = append(errs, &backoff.FieldError{Field: prefix + "runId", Value: strconv.FormatInt(r.RunID, 10), Allowed: "the run is finished; start a new run"})
+					errs = append(errs, &field.Error{Field: prefix + "runId", Value: strconv.FormatInt(r.RunID, 10), Allowed: "the run is finished; start a new run"})
 					continue
 				}
 				runs[r.RunID] = true
@@ -198,7 +199,7 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 				return fmt.Errorf("schema of %s: %w", r.Tool, err)
 			} else if sch != nil {
 				if verr := sch.validate(r.Payload); verr != "" {
-					errs = append(errs, &backoff.FieldError{Field: prefix + "payload", Value: backoff.ShowJSON(r.Payload), Allowed: "must match the payload schema of " + r.Tool + ": " + verr})
+					errs = append(errs, &field.Error{Field: prefix + "payload", Value: backoff.ShowJSON(r.Payload), Allowed: "must match the payload schema of " + r.Tool + ": " + verr})
 					continue
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/store"
 )
@@ -99,19 +99,15 @@ func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportReque
 	}
 	for i, r := range rs {
 		if err := classify.ValidateReport(r.Report); err != nil {
-			var ces classify.Errors
-			var fields backoff.Errors
 			prefix := ""
 			if len(rs) > 1 {
 				prefix = "reports[" + strconv.Itoa(i) + "]."
 			}
-			if errors.As(err, &ces) {
-				for _, ce := range ces {
-					fields = append(fields, &backoff.FieldError{Field: prefix + ce.Field, Value: ce.Value, Allowed: ce.Allowed})
-				}
-			} else {
-				fields = backoff.Errors{{Field: prefix + "report", Value: "invalid", Allowed: err.Error()}}
+			fields, ok := field.As(err)
+			if !ok {
+				fields = field.New("report", "invalid", err.Error())
 			}
+			fields = fields.Prefixed(prefix)
 			return nil, invalid(fields)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/store"
 )
 
@@ -164,22 +165,22 @@ func (e *Engine) CreateKey(ctx context.Context, p *Principal, spec KeySpec) (*st
 	if err := p.Require(store.ScopeOwner); err != nil {
 		return nil, "", err
 	}
-	var errs backoff.Errors
+	var errs field.Errors
 	if !slices.Contains([]string{store.ScopeOwner, store.ScopeProducer, store.ScopeWorker}, spec.Scope) {
-		errs = append(errs, &backoff.FieldError{Field: "scope", Value: strconv.Quote(spec.Scope), Allowed: "must be one of owner, producer, worker"})
+		errs = append(errs, &field.Error{Field: "scope", Value: strconv.Quote(spec.Scope), Allowed: "must be one of owner, producer, worker"})
 	}
 	if len(spec.Name) > 200 {
-		errs = append(errs, &backoff.FieldError{Field: "name", Value: "a name of " + strconv.Itoa(len(spec.Name)) + " characters", Allowed: "must be at most 200 characters"})
+		errs = append(errs, &field.Error{Field: "name", Value: "a name of " + strconv.Itoa(len(spec.Name)) + " characters", Allowed: "must be at most 200 characters"})
 	}
 	if spec.Scope == store.ScopeWorker && len(spec.Tools) == 0 {
-		errs = append(errs, &backoff.FieldError{Field: "tools", Value: "[]", Allowed: `a worker key needs an allowlist of "name@version" tools`})
+		errs = append(errs, &field.Error{Field: "tools", Value: "[]", Allowed: `a worker key needs an allowlist of "name@version" tools`})
 	}
 	if spec.Scope != store.ScopeWorker && len(spec.Tools) > 0 {
-		errs = append(errs, &backoff.FieldError{Field: "tools", Value: fmt.Sprint(spec.Tools), Allowed: "only worker keys carry a tool allowlist"})
+		errs = append(errs, &field.Error{Field: "tools", Value: fmt.Sprint(spec.Tools), Allowed: "only worker keys carry a tool allowlist"})
 	}
 	for i, t := range spec.Tools {
 		if _, _, err := ParseToolRef(t); err != nil {
-			errs = append(errs, &backoff.FieldError{Field: "tools[" + strconv.Itoa(i) + "]", Value: strconv.Quote(t), Allowed: `must be "name@version"`})
+			errs = append(errs, &field.Error{Field: "tools[" + strconv.Itoa(i) + "]", Value: strconv.Quote(t), Allowed: `must be "name@version"`})
 		}
 	}
 	if len(errs) > 0 {
@@ -263,7 +264,7 @@ var policyFieldNames = []string{"preset", "maxAttempts", "initialDelayMs", "mult
 // update replaces the whole policy); otherwise defaults fill the gaps.
 // current supplies circuit settings an update leaves out.
 func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *EndpointPolicy, extra ...string) (EndpointPolicy, error) {
-	var errs backoff.Errors
+	var errs field.Errors
 	known := map[string]bool{"defaultTimeoutMs": true, "maxConcurrent": true, "rateLimitPerMinute": true, "circuitFailureThreshold": true, "circuitOpenMs": true}
 	for _, f := range append(policyFieldNames, extra...) {
 		known[f] = true
@@ -271,7 +272,7 @@ func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *
 	policyFields := map[string]json.RawMessage{}
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if !known[k] {
-			errs = append(errs, &backoff.FieldError{Field: fieldName(k), Value: backoff.Unknown, Allowed: "allowed fields are " + strings.Join(slices.Sorted(maps.Keys(known)), ", ")})
+			errs = append(errs, &field.Error{Field: fieldName(k), Value: field.Unknown, Allowed: "allowed fields are " + strings.Join(slices.Sorted(maps.Keys(known)), ", ")})
 			continue
 		}
 		if slices.Contains(policyFieldNames, k) {
@@ -286,7 +287,7 @@ func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *
 	if len(policyFields) > 0 || full {
 		p, err := backoff.PolicyFromFields(policyFields, "")
 		if err != nil {
-			errs = append(errs, err.(backoff.Errors)...)
+			errs.Merge(err)
 		} else {
 			out.Policy = p
 		}
@@ -295,13 +296,13 @@ func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *
 		raw, ok := fields[name]
 		if !ok {
 			if required {
-				errs = append(errs, &backoff.FieldError{Field: name, Value: backoff.Missing, Allowed: "an update carries the full policy; " + allowed})
+				errs = append(errs, &field.Error{Field: name, Value: field.Missing, Allowed: "an update carries the full policy; " + allowed})
 			}
 			return
 		}
 		v, ok := jsonInt(raw)
 		if !ok || v < lo || v > hi {
-			errs = append(errs, &backoff.FieldError{Field: name, Value: backoff.ShowJSON(raw), Allowed: allowed})
+			errs = append(errs, &field.Error{Field: name, Value: backoff.ShowJSON(raw), Allowed: allowed})
 			return
 		}
 		*dst = v
@@ -312,13 +313,13 @@ func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *
 		if strings.TrimSpace(string(raw)) != "null" {
 			v, ok := jsonInt(raw)
 			if !ok || v < 1 || v > 1_000_000 {
-				errs = append(errs, &backoff.FieldError{Field: "rateLimitPerMinute", Value: backoff.ShowJSON(raw), Allowed: "must be null (no limit) or an integer from 1 through 1000000"})
+				errs = append(errs, &field.Error{Field: "rateLimitPerMinute", Value: backoff.ShowJSON(raw), Allowed: "must be null (no limit) or an integer from 1 through 1000000"})
 			} else {
 				out.RateLimitPerMinute = &v
 			}
 		}
 	} else if full {
-		errs = append(errs, &backoff.FieldError{Field: "rateLimitPerMinute", Value: backoff.Missing, Allowed: "an update carries the full policy; give null for no limit or an integer from 1 through 1000000"})
+		errs = append(errs, &field.Error{Field: "rateLimitPerMinute", Value: field.Missing, Allowed: "an update carries the full policy; give null for no limit or an integer from 1 through 1000000"})
 	}
 	// Circuit settings are optional even in an update: the current ones stay.
 	readInt("circuitFailureThreshold", false, 1, 1000, "must be an integer from 1 through 1000", &out.CircuitFailureThreshold)
@@ -339,7 +340,7 @@ func jsonInt(raw json.RawMessage) (int64, bool) {
 }
 
 // checkPlan refuses CUSTOM policies on the FREE plan.
-func checkPlan(ctx context.Context, q store.Queries, projectID int64, p backoff.Policy, field string) error {
+func checkPlan(ctx context.Context, q store.Queries, projectID int64, p backoff.Policy, name string) error {
 	if p.Preset != backoff.Custom {
 		return nil
 	}
@@ -349,7 +350,7 @@ func checkPlan(ctx context.Context, q store.Queries, projectID int64, p backoff.
 	}
 	if proj.Plan == store.PlanFree {
 		return &Error{Kind: KindForbidden, Message: "plan FREE cannot save a CUSTOM retry policy",
-			Fields: backoff.Errors{{Field: field, Value: `"CUSTOM"`, Allowed: "CUSTOM policies need the BASIC or PRO plan; use STANDARD, AGGRESSIVE or RELAXED"}}}
+			Fields: field.Errors{{Field: name, Value: `"CUSTOM"`, Allowed: "CUSTOM policies need the BASIC or PRO plan; use STANDARD, AGGRESSIVE or RELAXED"}}}
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/store"
 )
 
@@ -35,11 +36,12 @@ var toolFields = []string{"name", "version", "endpoint", "description", "payload
 func ParseToolSpec(data []byte) (ToolSpec, error) {
 	fields, err := backoff.ReadObject(data, "tool")
 	if fields == nil {
-		return ToolSpec{}, invalid(err.(backoff.Errors))
+		es, _ := field.As(err)
+		return ToolSpec{}, invalid(es)
 	}
-	var errs backoff.Errors
+	var errs field.Errors
 	if err != nil {
-		errs = append(errs, err.(backoff.Errors)...)
+		errs.Merge(err)
 	}
 	known := map[string]bool{}
 	for _, f := range toolFields {
@@ -47,7 +49,7 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if !known[k] {
-			errs = append(errs, &backoff.FieldError{Field: fieldName(k), Value: backoff.Unknown, Allowed: "allowed fields are " + strings.Join(toolFields, ", ")})
+			errs = append(errs, &field.Error{Field: fieldName(k), Value: field.Unknown, Allowed: "allowed fields are " + strings.Join(toolFields, ", ")})
 		}
 	}
 	var s ToolSpec
@@ -55,12 +57,12 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 		raw, ok := fields[name]
 		if !ok {
 			if required {
-				errs = append(errs, &backoff.FieldError{Field: name, Value: backoff.Missing, Allowed: "required string"})
+				errs = append(errs, &field.Error{Field: name, Value: field.Missing, Allowed: "required string"})
 			}
 			return
 		}
 		if json.Unmarshal(raw, dst) != nil {
-			errs = append(errs, &backoff.FieldError{Field: name, Value: backoff.ShowJSON(raw), Allowed: "must be a string"})
+			errs = append(errs, &field.Error{Field: name, Value: backoff.ShowJSON(raw), Allowed: "must be a string"})
 		}
 	}
 	str("name", true, &s.Name)
@@ -69,24 +71,24 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 	str("description", false, &s.Description)
 	str("retryPreset", false, &s.RetryPreset)
 	if s.Name != "" && !nameRE.MatchString(s.Name) {
-		errs = append(errs, &backoff.FieldError{Field: "name", Value: strconv.Quote(s.Name), Allowed: nameAllowed})
+		errs = append(errs, &field.Error{Field: "name", Value: strconv.Quote(s.Name), Allowed: nameAllowed})
 	}
 	if s.Version != "" && !versionRE.MatchString(s.Version) {
-		errs = append(errs, &backoff.FieldError{Field: "version", Value: strconv.Quote(s.Version), Allowed: versionAllowed})
+		errs = append(errs, &field.Error{Field: "version", Value: strconv.Quote(s.Version), Allowed: versionAllowed})
 	}
 	if len(s.Description) > 4000 {
-		errs = append(errs, &backoff.FieldError{Field: "description", Value: "a text of " + strconv.Itoa(len(s.Description)) + " bytes", Allowed: "must be at most 4000 bytes"})
+		errs = append(errs, &field.Error{Field: "description", Value: "a text of " + strconv.Itoa(len(s.Description)) + " bytes", Allowed: "must be at most 4000 bytes"})
 	}
 	if raw, ok := fields["payloadSchema"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		s.PayloadSchema = raw
 		if _, err := compileSchema(raw); err != nil {
-			errs = append(errs, &backoff.FieldError{Field: "payloadSchema", Value: backoff.ShowJSON(raw), Allowed: "must be a valid JSON Schema (" + firstLine(err.Error()) + ")"})
+			errs = append(errs, &field.Error{Field: "payloadSchema", Value: backoff.ShowJSON(raw), Allowed: "must be a valid JSON Schema (" + firstLine(err.Error()) + ")"})
 		}
 	}
 	if raw, ok := fields["timeoutMs"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		v, ok := jsonInt(raw)
 		if !ok || v < 1000 || v > 43_200_000 {
-			errs = append(errs, &backoff.FieldError{Field: "timeoutMs", Value: backoff.ShowJSON(raw), Allowed: "must be null or an integer from 1000 through 43200000 milliseconds"})
+			errs = append(errs, &field.Error{Field: "timeoutMs", Value: backoff.ShowJSON(raw), Allowed: "must be null or an integer from 1000 through 43200000 milliseconds"})
 		} else {
 			s.TimeoutMs = &v
 		}
@@ -98,38 +100,38 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 	switch backoff.Preset(s.RetryPreset) {
 	case "":
 		if hasPolicy {
-			errs = append(errs, &backoff.FieldError{Field: "retryPolicy", Value: backoff.ShowJSON(raw), Allowed: `needs "retryPreset": "CUSTOM"`})
+			errs = append(errs, &field.Error{Field: "retryPolicy", Value: backoff.ShowJSON(raw), Allowed: `needs "retryPreset": "CUSTOM"`})
 		}
 	case backoff.Standard, backoff.Aggressive, backoff.Relaxed:
 		if hasPolicy {
-			errs = append(errs, &backoff.FieldError{Field: "retryPolicy", Value: backoff.ShowJSON(raw), Allowed: "built-in presets forbid a custom policy; use \"retryPreset\": \"CUSTOM\""})
+			errs = append(errs, &field.Error{Field: "retryPolicy", Value: backoff.ShowJSON(raw), Allowed: "built-in presets forbid a custom policy; use \"retryPreset\": \"CUSTOM\""})
 		}
 	case backoff.Custom:
 		if !hasPolicy {
-			errs = append(errs, &backoff.FieldError{Field: "retryPolicy", Value: backoff.Missing, Allowed: "CUSTOM requires a retryPolicy with every field"})
+			errs = append(errs, &field.Error{Field: "retryPolicy", Value: field.Missing, Allowed: "CUSTOM requires a retryPolicy with every field"})
 			break
 		}
 		pf, perr := backoff.ReadObject(raw, "retryPolicy")
 		if pf == nil {
-			errs = append(errs, perr.(backoff.Errors)...)
+			errs.Merge(perr)
 			break
 		}
 		if perr != nil {
-			errs = append(errs, perr.(backoff.Errors)...)
+			errs.Merge(perr)
 		}
 		if _, ok := pf["preset"]; !ok {
 			pf["preset"] = json.RawMessage(`"CUSTOM"`)
 		}
 		p, err := backoff.PolicyFromFields(pf, "retryPolicy.")
 		if err != nil {
-			errs = append(errs, err.(backoff.Errors)...)
+			errs.Merge(err)
 		} else if p.Preset != backoff.Custom {
-			errs = append(errs, &backoff.FieldError{Field: "retryPolicy.preset", Value: strconv.Quote(string(p.Preset)), Allowed: `must be "CUSTOM" to match retryPreset`})
+			errs = append(errs, &field.Error{Field: "retryPolicy.preset", Value: strconv.Quote(string(p.Preset)), Allowed: `must be "CUSTOM" to match retryPreset`})
 		} else {
 			s.RetryPolicy, _ = json.Marshal(p)
 		}
 	default:
-		errs = append(errs, &backoff.FieldError{Field: "retryPreset", Value: strconv.Quote(s.RetryPreset), Allowed: "must be one of STANDARD, AGGRESSIVE, RELAXED, CUSTOM, or absent to use the endpoint's policy"})
+		errs = append(errs, &field.Error{Field: "retryPreset", Value: strconv.Quote(s.RetryPreset), Allowed: "must be one of STANDARD, AGGRESSIVE, RELAXED, CUSTOM, or absent to use the endpoint's policy"})
 	}
 	if len(errs) > 0 {
 		return ToolSpec{}, invalid(errs)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 )
 
 // Mode is how a client waits after a failed try.
@@ -145,11 +146,11 @@ func (c Config) Points() []int {
 }
 
 // Validate checks every field and returns all problems together as
-// backoff.Errors, each naming the JSON field, the value and what is allowed.
+// field.Errors, each naming the JSON field, the value and what is allowed.
 func (c Config) Validate() error {
-	var errs backoff.Errors
-	add := func(field, value, allowed string) {
-		errs = append(errs, &backoff.FieldError{Field: field, Value: value, Allowed: allowed})
+	var errs field.Errors
+	add := func(name, value, allowed string) {
+		errs.Add(name, value, allowed)
 	}
 	itoa := strconv.Itoa
 	if c.From < 1 || c.From > MaxClients {
@@ -198,7 +199,7 @@ func (c Config) Validate() error {
 		add("latencySdMs", num(c.LatencySdMs), "must be a number of milliseconds from 0 through 60000")
 	}
 	if seen[Policy] && c.Policy == nil {
-		add("policy", backoff.Missing, "mode policy needs a retry policy: maxAttempts, initialDelayMs, multiplier, maxDelayMs, jitterPercent")
+		add("policy", field.Missing, "mode policy needs a retry policy: maxAttempts, initialDelayMs, multiplier, maxDelayMs, jitterPercent")
 	}
 	if c.Policy != nil {
 		if _, err := backoff.NewCustom(*c.Policy); err != nil {
@@ -206,7 +207,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if seen[Calc] && c.Calc == nil {
-		add("calc", backoff.Missing, "mode calc needs a calculator setting: baseMs, multiplier, capMs, attempts, jitter, firstWait")
+		add("calc", field.Missing, "mode calc needs a calculator setting: baseMs, multiplier, capMs, attempts, jitter, firstWait")
 	}
 	if c.Calc != nil {
 		if err := c.Calc.Validate(); err != nil {
@@ -270,18 +271,12 @@ func num(f float64) string {
 }
 
 // prefixed returns the field errors of err with prefix before each field.
-func prefixed(err error, prefix string) backoff.Errors {
-	es, ok := err.(backoff.Errors)
+func prefixed(err error, prefix string) field.Errors {
+	es, ok := field.As(err)
 	if !ok {
-		return backoff.Errors{{Field: strings.TrimSuffix(prefix, "."), Value: err.Error(), Allowed: "must be valid"}}
+		return field.Errors{{Field: strings.TrimSuffix(prefix, "."), Value: err.Error(), Allowed: "must be valid"}}
 	}
-	out := make(backoff.Errors, len(es))
-	for i, e := range es {
-		c := *e
-		c.Field = prefix + c.Field
-		out[i] = &c
-	}
-	return out
+	return es.Prefixed(prefix)
 }
 
 // ParseConfig reads a JSON sweep request on top of DefaultConfig: fields left
@@ -298,24 +293,24 @@ func ParseConfig(data []byte) (Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
-		return Config{}, backoff.Errors{{Field: "config", Value: "invalid JSON (" + err.Error() + ")", Allowed: "must be one JSON object of the documented fields"}}
+		return Config{}, field.Errors{{Field: "config", Value: "invalid JSON (" + err.Error() + ")", Allowed: "must be one JSON object of the documented fields"}}
 	}
 	if dec.More() {
-		return Config{}, backoff.Errors{{Field: "config", Value: "trailing data after the object", Allowed: "must be exactly one JSON object"}}
+		return Config{}, field.Errors{{Field: "config", Value: "trailing data after the object", Allowed: "must be exactly one JSON object"}}
 	}
 	c = raw.Config
 	c.Budget, c.RetryAfter = nil, nil
 	if isSet(raw.Budget) {
 		b := DefaultBudget()
 		if err := strictDecode(raw.Budget, &b); err != nil {
-			return Config{}, backoff.Errors{{Field: "budget", Value: "invalid JSON (" + err.Error() + ")", Allowed: "must be an object of capacity, retryCost, successRefund"}}
+			return Config{}, field.Errors{{Field: "budget", Value: "invalid JSON (" + err.Error() + ")", Allowed: "must be an object of capacity, retryCost, successRefund"}}
 		}
 		c.Budget = &b
 	}
 	if isSet(raw.RetryAfter) {
 		r := RetryAfter{Overload: 20, WindowMs: 100}
 		if err := strictDecode(raw.RetryAfter, &r); err != nil {
-			return Config{}, backoff.Errors{{Field: "retryAfter", Value: "invalid JSON (" + err.Error() + ")", Allowed: "must be an object of ms, overload, windowMs"}}
+			return Config{}, field.Errors{{Field: "retryAfter", Value: "invalid JSON (" + err.Error() + ")", Allowed: "must be an object of ms, overload, windowMs"}}
 		}
 		c.RetryAfter = &r
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/simulate"
 	"github.com/getratchet/ratchet/internal/testproc"
@@ -249,7 +250,7 @@ func TestSimulatorInBrowser(t *testing.T) {
 		p.click("run")
 		waitSweep(p, 2)
 		_, err := simulate.ParseConfig([]byte(`{"step":60,"runs":0}`))
-		var fe backoff.Errors
+		var fe field.Errors
 		if !asErrors(err, &fe) {
 			t.Fatalf("ParseConfig: %v", err)
 		}
@@ -309,8 +310,8 @@ func thousands(v float64) string {
 	return s
 }
 
-func asErrors(err error, out *backoff.Errors) bool {
-	es, ok := err.(backoff.Errors)
+func asErrors(err error, out *field.Errors) bool {
+	es, ok := err.(field.Errors)
 	*out = es
 	return ok && len(es) > 0
 }
