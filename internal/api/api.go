@@ -19,6 +19,7 @@ import (
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // MaxBodyBytes bounds every request body (a batch of 1000 jobs with small
@@ -40,10 +41,10 @@ type API struct {
 type Route struct {
 	Method, Path string
 	Summary      string
-	Scopes       []string // empty: no key needed
-	Request      string   // component schema of the body, "" for none
-	Response     string   // component schema of the success body
-	Status       int      // success status
+	Scopes       []wire.Scope // empty: no key needed
+	Request      string       // component schema of the body, "" for none
+	Response     string       // component schema of the success body
+	Status       int          // success status
 	Query        []Param
 	handler      http.HandlerFunc
 }
@@ -212,7 +213,7 @@ func withStatus(status int, body any) any { return statusBody{status, body} }
 
 // auth wraps a handler: it resolves the bearer key, checks its scope, runs
 // the handler and writes its result.
-func (a *API) auth(scopes []string, h handler) http.HandlerFunc {
+func (a *API) auth(scopes []wire.Scope, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {

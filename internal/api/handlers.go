@@ -15,13 +15,14 @@ import (
 	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 var (
-	owner    = []string{store.ScopeOwner}
-	producer = []string{store.ScopeProducer}
-	worker   = []string{store.ScopeWorker}
-	anyKey   = []string{store.ScopeOwner, store.ScopeProducer, store.ScopeWorker}
+	owner    = []wire.Scope{wire.ScopeOwner}
+	producer = []wire.Scope{wire.ScopeProducer}
+	worker   = []wire.Scope{wire.ScopeWorker}
+	anyKey   = []wire.Scope{wire.ScopeOwner, wire.ScopeProducer, wire.ScopeWorker}
 )
 
 func (a *API) table() []Route {
@@ -95,7 +96,7 @@ func (a *API) createKey(w http.ResponseWriter, r *http.Request, p *engine.Princi
 	if err := decode(w, r, &req); err != nil {
 		return nil, err
 	}
-	k, secret, err := a.e.CreateKey(r.Context(), p, engine.KeySpec{Name: req.Name, Scope: req.Scope, Tools: req.Tools})
+	k, secret, err := a.e.CreateKey(r.Context(), p, engine.KeySpec{Name: req.Name, Scope: wire.Scope(req.Scope), Tools: req.Tools})
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +378,7 @@ func (a *API) enqueueBatch(w http.ResponseWriter, r *http.Request, p *engine.Pri
 	}
 	out := make([]item, len(res))
 	for i, x := range res {
-		out[i] = item{ID: x.Job.ID, State: x.Job.State, Created: x.Created, DueAt: ft(x.Job.DueAt)}
+		out[i] = item{ID: x.Job.ID, State: string(x.Job.State), Created: x.Created, DueAt: ft(x.Job.DueAt)}
 	}
 	return map[string]any{"jobs": out}, nil
 }
@@ -395,10 +396,10 @@ func parseFilter(r *http.Request, p *engine.Principal, e *engine.Engine) (store.
 	}
 	if s := q.Get("state"); s != "" {
 		for _, st := range strings.Split(s, ",") {
-			if !slices.Contains(store.JobStates, st) {
-				errs = append(errs, &field.Error{Field: "state", Value: strconv.Quote(st), Allowed: "must be one of " + strings.Join(store.JobStates, ", ")})
+			if !slices.Contains(wire.JobStates(), wire.JobState(st)) {
+				errs = append(errs, &field.Error{Field: "state", Value: strconv.Quote(st), Allowed: "must be one of " + strings.Join(wire.JobStates(), ", ")})
 			}
-			f.States = append(f.States, st)
+			f.States = append(f.States, wire.JobState(st))
 		}
 	}
 	if t := q.Get("tool"); t != "" {
@@ -754,7 +755,7 @@ func (a *API) reportBatch(w http.ResponseWriter, r *http.Request, p *engine.Prin
 			continue
 		}
 		out[i].OK, out[i].State, out[i].Classification, out[i].Duplicate = true, it.Job.State, it.Decision.Classification, it.Duplicate
-		if it.Job.State == store.StateScheduled {
+		if it.Job.State == wire.JobScheduled {
 			out[i].DueAt = ft(it.Job.DueAt)
 		}
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Metrics are Ratchet's Prometheus metrics. It implements engine.Observer.
@@ -58,7 +60,7 @@ func (m *Metrics) Reported(classification, outcome string) {
 }
 
 // GateHeld counts a hold.
-func (m *Metrics) GateHeld(gate string) { m.holds.WithLabelValues(gate).Inc() }
+func (m *Metrics) GateHeld(gate wire.Gate) { m.holds.WithLabelValues(string(gate)).Inc() }
 
 func (m *Metrics) request(route string, code int, d time.Duration) {
 	m.requests.WithLabelValues(route, strconv.Itoa(code)).Observe(d.Seconds())
@@ -80,27 +82,31 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = c.st.Read(ctx, func(q store.Queries) error {
+	err := c.st.Read(ctx, func(q store.Queries) error {
 		counts, err := q.JobCountsByState(ctx, 0)
 		if err != nil {
 			return err
 		}
-		for _, s := range store.JobStates {
-			ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(counts[s]), s)
+		for _, s := range wire.JobStates() {
+			ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(counts[s]), string(s))
 		}
 		eps, err := q.EndpointList(ctx, 0)
 		if err != nil {
 			return err
 		}
 		for _, ep := range eps {
-			for _, s := range []string{store.CircuitClosed, store.CircuitOpen, store.CircuitHalfOpen} {
+			for _, s := range wire.CircuitStates() {
 				v := 0.0
 				if ep.CircuitState == s {
 					v = 1
 				}
-				ch <- prometheus.MustNewConstMetric(circuitDesc, prometheus.GaugeValue, v, strconv.FormatInt(ep.ProjectID, 10), ep.Name, s)
+				ch <- prometheus.MustNewConstMetric(circuitDesc, prometheus.GaugeValue, v, strconv.FormatInt(ep.ProjectID, 10), ep.Name, string(s))
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		// The scrape fails and says why, instead of reporting no jobs.
+		ch <- prometheus.NewInvalidMetric(jobsDesc, fmt.Errorf("read job and circuit states: %w", err))
+	}
 }

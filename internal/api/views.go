@@ -8,6 +8,7 @@ import (
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 var ft = engine.FormatTime
@@ -49,9 +50,9 @@ func endpointView(ep *store.Endpoint) EndpointView {
 	v := EndpointView{Name: ep.Name, Version: ep.Version, Policy: ep.Policy, DefaultTimeoutMs: ep.DefaultTimeoutMs, MaxConcurrent: ep.MaxConcurrent,
 		RateLimitPerMinute: ep.RateLimitPerMinute, CircuitFailureThreshold: ep.CircuitThreshold, CircuitOpenMs: ep.CircuitOpenMs,
 		Circuit: circuitView{State: ep.CircuitState, Failures: ep.CircuitFailures, ProbeJobID: ep.CircuitProbeJob}, CreatedAt: ft(ep.CreatedAt), UpdatedAt: ft(ep.UpdatedAt)}
-	if ep.CircuitState != store.CircuitClosed && ep.CircuitOpenedAt > 0 {
+	if ep.CircuitState != wire.CircuitClosed && ep.CircuitOpenedAt > 0 {
 		v.Circuit.OpenedAt = ft(ep.CircuitOpenedAt)
-		if ep.CircuitState == store.CircuitOpen {
+		if ep.CircuitState == wire.CircuitOpen {
 			v.Circuit.HalfOpensAt = ft(ep.CircuitOpenedAt + ep.CircuitOpenMs)
 		}
 	}
@@ -168,7 +169,7 @@ func jobView(j *store.Job, attempts []store.Attempt, hold *engine.Hold, withPayl
 	if j.ReplayOf != 0 {
 		v.ReplayOf = &j.ReplayOf
 	}
-	if j.State == store.StateRunning {
+	if j.State == wire.JobRunning {
 		v.WorkerID, v.LeaseExpiresAt = j.WorkerID, ft(j.LeaseExpiresAt)
 	}
 	if withPayload {

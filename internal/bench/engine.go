@@ -12,6 +12,7 @@ import (
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // engineTarget drives the engine in-process, as the HTTP handlers do.
@@ -41,7 +42,7 @@ func newEngineTarget(ctx context.Context, cfg Config, dir string) (*engineTarget
 	}
 	t := &engineTarget{st: st, e: e, done: make(chan struct{}), noJSON: json.RawMessage("{}")}
 	// A project of its own, so a shared database (PostgreSQL) is not disturbed.
-	_, key, err := e.CreateProject(ctx, fmt.Sprintf("bench-%d", time.Now().UnixNano()), store.PlanPro)
+	_, key, err := e.CreateProject(ctx, fmt.Sprintf("bench-%d", time.Now().UnixNano()), wire.PlanPro)
 	if err == nil {
 		t.p, err = e.Authenticate(ctx, key)
 	}

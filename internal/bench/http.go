@@ -14,7 +14,7 @@ import (
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
-	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // httpTarget drives a server over HTTP with the Go SDK: its own in-process
@@ -94,7 +94,7 @@ func benchProject(ctx context.Context, cfg Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, key, err := e.CreateProject(ctx, fmt.Sprintf("bench-%d", time.Now().UnixNano()), store.PlanPro)
+	_, key, err := e.CreateProject(ctx, fmt.Sprintf("bench-%d", time.Now().UnixNano()), wire.PlanPro)
 	if err != nil {
 		return "", fmt.Errorf("create the bench project: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // ClaimRequest asks for due jobs.
@@ -37,7 +38,7 @@ const RateWindowMs = 60_000
 // for work: until a job becomes due (by timer, not by polling), something
 // changes (an enqueue, a report that frees capacity) or the wait ends.
 func (e *Engine) Claim(ctx context.Context, p *Principal, r ClaimRequest) ([]Claimed, error) {
-	if err := p.Require(store.ScopeWorker); err != nil {
+	if err := p.Require(wire.ScopeWorker); err != nil {
 		return nil, err
 	}
 	if r.WorkerID == "" || len(r.WorkerID) > 200 {
@@ -54,7 +55,7 @@ func (e *Engine) Claim(ctx context.Context, p *Principal, r ClaimRequest) ([]Cla
 	}
 	refs := r.Tools
 	if len(refs) == 0 {
-		if p.Scope != store.ScopeWorker {
+		if p.Scope != wire.ScopeWorker {
 			return nil, invalidField("tools", "[]", `required: the "name@version" tools this worker runs`)
 		}
 		refs = p.Tools
@@ -63,7 +64,7 @@ func (e *Engine) Claim(ctx context.Context, p *Principal, r ClaimRequest) ([]Cla
 		if _, _, err := ParseToolRef(ref); err != nil {
 			return nil, invalidField("tools["+strconv.Itoa(i)+"]", strconv.Quote(ref), `must be "name@version"`)
 		}
-		if p.Scope == store.ScopeWorker && !slices.Contains(p.Tools, ref) {
+		if p.Scope == wire.ScopeWorker && !slices.Contains(p.Tools, ref) {
 			return nil, forbidden("this worker key may not run %s; its allowlist is %v", ref, p.Tools)
 		}
 	}
@@ -140,8 +141,8 @@ func (e *Engine) toolIDs(ctx context.Context, projectID int64, refs []string) ([
 
 // gate is the verdict of the gates of one endpoint at one moment.
 type gate struct {
-	allowed  int64  // how many claims the endpoint admits now
-	gate     string // which gate holds it when allowed is 0
+	allowed  int64     // how many claims the endpoint admits now
+	gate     wire.Gate // which gate holds it when allowed is 0
 	detail   string
 	until    int64 // when it opens, 0 if it waits for an event
 	halfOpen bool  // this claim is the half-open probe
@@ -153,15 +154,15 @@ type gate struct {
 func (e *Engine) gates(ctx context.Context, q store.Queries, ep *store.Endpoint, now int64) gate {
 	g := gate{allowed: ep.MaxConcurrent}
 	switch ep.CircuitState {
-	case store.CircuitOpen:
+	case wire.CircuitOpen:
 		reopen := ep.CircuitOpenedAt + ep.CircuitOpenMs
 		if now < reopen {
-			return gate{gate: "circuit", until: reopen, detail: fmt.Sprintf("the circuit of endpoint %q is open after %d provider-unhealthy failures; it half-opens at the until time", ep.Name, ep.CircuitFailures)}
+			return gate{gate: wire.GateCircuit, until: reopen, detail: fmt.Sprintf("the circuit of endpoint %q is open after %d provider-unhealthy failures; it half-opens at the until time", ep.Name, ep.CircuitFailures)}
 		}
 		g.halfOpen, g.allowed = true, 1
-	case store.CircuitHalfOpen:
+	case wire.CircuitHalfOpen:
 		if ep.CircuitProbeJob != 0 {
-			return gate{gate: "circuit", detail: fmt.Sprintf("the circuit of endpoint %q is half-open and its probe (job %d) is running", ep.Name, ep.CircuitProbeJob)}
+			return gate{gate: wire.GateCircuit, detail: fmt.Sprintf("the circuit of endpoint %q is half-open and its probe (job %d) is running", ep.Name, ep.CircuitProbeJob)}
 		}
 		g.halfOpen, g.allowed = true, 1
 	}
@@ -173,7 +174,7 @@ func (e *Engine) gates(ctx context.Context, q store.Queries, ep *store.Endpoint,
 		g.allowed = free
 	}
 	if g.allowed <= 0 {
-		return gate{gate: "max_concurrent", detail: fmt.Sprintf("endpoint %q has %d of %d jobs running (maxConcurrent)", ep.Name, running, ep.MaxConcurrent)}
+		return gate{gate: wire.GateMaxConcurrent, detail: fmt.Sprintf("endpoint %q has %d of %d jobs running (maxConcurrent)", ep.Name, running, ep.MaxConcurrent)}
 	}
 	if ep.RateLimitPerMinute != nil {
 		limit := *ep.RateLimitPerMinute
@@ -185,7 +186,7 @@ func (e *Engine) gates(ctx context.Context, q store.Queries, ep *store.Endpoint,
 			g.allowed = left
 		}
 		if g.allowed <= 0 {
-			return gate{gate: "rate_limit", until: earliest + RateWindowMs, detail: fmt.Sprintf("endpoint %q had %d claims in the last 60 s (rateLimitPerMinute %d)", ep.Name, n, limit)}
+			return gate{gate: wire.GateRateLimit, until: earliest + RateWindowMs, detail: fmt.Sprintf("endpoint %q had %d claims in the last 60 s (rateLimitPerMinute %d)", ep.Name, n, limit)}
 		}
 	}
 	return g
@@ -261,7 +262,7 @@ func (e *Engine) optimistic(ctx context.Context, q store.Queries, ep *store.Endp
 // so it counts as running; and the rate limit's window is taken back from
 // t0, not from now. When in doubt it says no; the locked path decides.
 func (e *Engine) confirm(ctx context.Context, q store.Queries, ep *store.Endpoint, t0 int64) (bool, error) {
-	if ep.CircuitState != store.CircuitClosed {
+	if ep.CircuitState != wire.CircuitClosed {
 		return false, nil
 	}
 	running, err := q.CountRunning(ctx, ep.ID, ep.MaxConcurrent+1)
@@ -286,7 +287,7 @@ func (e *Engine) confirm(ctx context.Context, q store.Queries, ep *store.Endpoin
 func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, optimistic bool) ([]Claimed, int64, error) {
 	var out []Claimed
 	var wakeAt int64
-	var held []string
+	var held []wire.Gate
 	lease := token()
 	err := e.st.Tx(ctx, func(q store.Queries) error {
 		out, wakeAt, held = out[:0], 0, held[:0]
@@ -311,7 +312,7 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 					return err
 				}
 				miss, _ := e.optimisticMiss.Load(id)
-				if ep.CircuitState == store.CircuitClosed && (miss == nil || now-miss.(int64) >= optimisticBackoffMs) {
+				if ep.CircuitState == wire.CircuitClosed && (miss == nil || now-miss.(int64) >= optimisticBackoffMs) {
 					limit := min(remaining, ep.MaxConcurrent)
 					if ep.RateLimitPerMinute != nil {
 						limit = min(limit, *ep.RateLimitPerMinute)
@@ -364,7 +365,7 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 				continue
 			}
 			if g.halfOpen {
-				ep.CircuitState, ep.CircuitProbeJob = store.CircuitHalfOpen, jobs[0].ID
+				ep.CircuitState, ep.CircuitProbeJob = wire.CircuitHalfOpen, jobs[0].ID
 				if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
 					return err
 				}

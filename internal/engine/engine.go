@@ -21,6 +21,7 @@ import (
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Config builds an Engine. Zero values take the documented defaults.
@@ -45,7 +46,7 @@ type Config struct {
 type Observer interface {
 	Claimed(endpoint string, n int, lags []time.Duration)
 	Reported(classification, outcome string)
-	GateHeld(gate string)
+	GateHeld(gate wire.Gate)
 }
 
 // Engine runs the lifecycle. It is safe for concurrent use.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 func (h *harness) hold(id int64) *engine.Hold {
@@ -66,7 +67,7 @@ func TestGateRateLimit(t *testing.T) {
 	if got := h.claim([]string{"call@1"}, 10); len(got) != 0 {
 		t.Fatalf("claimed %d inside the window", len(got))
 	}
-	list, _ := h.e.Jobs(h.ctx, h.owner, store.JobFilter{States: []string{store.StateScheduled}})
+	list, _ := h.e.Jobs(h.ctx, h.owner, store.JobFilter{States: []wire.JobState{wire.JobScheduled}})
 	hd := h.hold(list[0].ID)
 	if hd.Gate != "rate_limit" || !hd.Until.Equal(t0.Add(60*time.Second)) || list[0].Attempt != 0 {
 		t.Fatalf("hold %+v (attempt %d)", hd, list[0].Attempt)
@@ -82,7 +83,7 @@ func TestGateAllowlist(t *testing.T) {
 	h.endpoint("api", `{}`)
 	h.tool(`{"name":"call","version":"1","endpoint":"api"}`)
 	h.tool(`{"name":"other","version":"1","endpoint":"api"}`)
-	_, secret, err := h.e.CreateKey(h.ctx, h.owner, engine.KeySpec{Scope: store.ScopeWorker, Tools: []string{"other@1"}})
+	_, secret, err := h.e.CreateKey(h.ctx, h.owner, engine.KeySpec{Scope: wire.ScopeWorker, Tools: []string{"other@1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestCircuit(t *testing.T) {
 		h.fail(c, 503, nil)
 	}
 	ep, _ := h.e.Endpoint(h.ctx, h.owner, "flaky")
-	if ep.CircuitState != store.CircuitOpen {
+	if ep.CircuitState != wire.CircuitOpen {
 		t.Fatalf("after 3 provider failures: circuit %s", ep.CircuitState)
 	}
 	// 4xx and throttles never count.
@@ -133,7 +134,7 @@ func TestCircuit(t *testing.T) {
 		t.Fatalf("hold %+v", hd)
 	}
 	for _, id := range ids {
-		if j, _ := h.job(id); j.State != store.StateScheduled {
+		if j, _ := h.job(id); j.State != wire.JobScheduled {
 			t.Fatalf("job %d is %s", id, j.State)
 		}
 	}
@@ -146,12 +147,12 @@ func TestCircuit(t *testing.T) {
 		t.Fatal("a second claim passed while the probe runs")
 	}
 	ep, _ = h.e.Endpoint(h.ctx, h.owner, "flaky")
-	if ep.CircuitState != store.CircuitHalfOpen || ep.CircuitProbeJob != probe[0].Job.ID {
+	if ep.CircuitState != wire.CircuitHalfOpen || ep.CircuitProbeJob != probe[0].Job.ID {
 		t.Fatalf("circuit %s probe %d", ep.CircuitState, ep.CircuitProbeJob)
 	}
 	h.succeed(probe[0])
 	ep, _ = h.e.Endpoint(h.ctx, h.owner, "flaky")
-	if ep.CircuitState != store.CircuitClosed || ep.CircuitFailures != 0 {
+	if ep.CircuitState != wire.CircuitClosed || ep.CircuitFailures != 0 {
 		t.Fatalf("after the probe succeeded: %s %d", ep.CircuitState, ep.CircuitFailures)
 	}
 	if got := h.claim([]string{"call@1"}, 10); len(got) != 3 {
@@ -174,7 +175,7 @@ func TestCircuitProbeFailureReopens(t *testing.T) {
 		t.Fatalf("connect error not counted: %+v", r.Decision)
 	}
 	ep, _ := h.e.Endpoint(h.ctx, h.owner, "flaky")
-	if ep.CircuitState != store.CircuitOpen || ep.CircuitOpenedAt != h.clk.Now().UnixMilli() {
+	if ep.CircuitState != wire.CircuitOpen || ep.CircuitOpenedAt != h.clk.Now().UnixMilli() {
 		t.Fatalf("probe failed: circuit %s opened %d", ep.CircuitState, ep.CircuitOpenedAt)
 	}
 }
@@ -185,27 +186,27 @@ func TestCancelReplayExplain(t *testing.T) {
 	h.tool(`{"name":"call","version":"1","endpoint":"api"}`)
 	a := h.enqueue("call@1", nil)
 	b := h.enqueue("call@1", nil)
-	if j, err := h.e.Cancel(h.ctx, h.owner, a.ID); err != nil || j.State != store.StateCancelled {
+	if j, err := h.e.Cancel(h.ctx, h.owner, a.ID); err != nil || j.State != wire.JobCancelled {
 		t.Fatalf("cancel scheduled: %v %v", j, err)
 	}
 	c := h.claimOne("call@1")
 	if c.Job.ID != b.ID {
 		t.Fatal("claimed the cancelled job")
 	}
-	if j, err := h.e.Cancel(h.ctx, h.owner, b.ID); err != nil || j.State != store.StateRunning || !j.CancelRequested {
+	if j, err := h.e.Cancel(h.ctx, h.owner, b.ID); err != nil || j.State != wire.JobRunning || !j.CancelRequested {
 		t.Fatalf("cancel running: %+v %v", j, err)
 	}
 	if j, _ := h.e.Heartbeat(h.ctx, h.owner, b.ID, c.LeaseToken); !j.CancelRequested {
 		t.Fatal("heartbeat does not tell the worker about the cancel")
 	}
-	if r := h.fail(c, 500, nil); r.Job.State != store.StateCancelled {
+	if r := h.fail(c, 500, nil); r.Job.State != wire.JobCancelled {
 		t.Fatalf("report after cancel: %s", r.Job.State)
 	}
 	if hd := h.hold(a.ID); hd.Gate != "none" || hd.Detail != "the job is cancelled, not waiting to be claimed" {
 		t.Fatalf("hold of a cancelled job: %+v", hd)
 	}
 	nj, err := h.e.Replay(h.ctx, h.owner, a.ID)
-	if err != nil || nj.ReplayOf != a.ID || nj.State != store.StateScheduled || nj.ID == a.ID {
+	if err != nil || nj.ReplayOf != a.ID || nj.State != wire.JobScheduled || nj.ID == a.ID {
 		t.Fatalf("replay: %+v %v", nj, err)
 	}
 	if _, err := h.e.Replay(h.ctx, h.owner, nj.ID); err == nil {
@@ -223,7 +224,7 @@ func TestCancelReplayExplain(t *testing.T) {
 
 func TestPlanForbidsCustomOnFree(t *testing.T) {
 	h := newHarness(t)
-	if err := h.e.SetPlan(h.ctx, h.owner.ProjectID, store.PlanFree); err != nil {
+	if err := h.e.SetPlan(h.ctx, h.owner.ProjectID, wire.PlanFree); err != nil {
 		t.Fatal(err)
 	}
 	fields := map[string]json.RawMessage{}

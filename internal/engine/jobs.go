@@ -12,6 +12,7 @@ import (
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Snapshot is the resolved policy copied into a job at enqueue. Later edits
@@ -135,7 +136,7 @@ func (e *Engine) Enqueue(ctx context.Context, p *Principal, r EnqueueRequest) (E
 
 // EnqueueBatch stores many jobs in one transaction: all or none.
 func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueRequest) ([]Enqueued, error) {
-	if err := p.Require(store.ScopeProducer); err != nil {
+	if err := p.Require(wire.ScopeProducer); err != nil {
 		return nil, err
 	}
 	if len(reqs) == 0 || len(reqs) > MaxBatch {
@@ -189,7 +190,7 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 				if err != nil {
 					return err
 				}
-				if run.State != "open" {
+				if run.State != wire.RunOpen {
 					errs = append(errs, &field.Error{Field: prefix + "runId", Value: strconv.FormatInt(r.RunID, 10), Allowed: "the run is finished; start a new run"})
 					continue
 				}
@@ -224,7 +225,7 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 			}
 			j := &store.Job{ProjectID: p.ProjectID, ToolID: res.t.ID, Tool: res.t.Name, Version: res.t.Version, EndpointID: res.ep.ID, Endpoint: res.ep.Name,
 				RunID: r.RunID, Payload: compactPayload(r.Payload), IdempotencyKey: r.IdempotencyKey, Policy: policy, MaxAttempts: int64(snap.MaxAttempts),
-				TimeoutMs: snap.TimeoutMs, State: store.StateScheduled, DueAt: due, CreatedAt: now, UpdatedAt: now}
+				TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled, DueAt: due, CreatedAt: now, UpdatedAt: now}
 			if r.IdempotencyKey == "" { // stored together below
 				out[i] = Enqueued{Job: j, Created: true}
 				plain = append(plain, j)
@@ -328,7 +329,7 @@ func (e *Engine) CountJobs(ctx context.Context, p *Principal, f store.JobFilter)
 // Cancel stops a scheduled job at once; a running one is flagged and ends
 // when its worker next heartbeats or reports (or its lease expires).
 func (e *Engine) Cancel(ctx context.Context, p *Principal, id int64) (*store.Job, error) {
-	if err := p.Require(store.ScopeProducer); err != nil {
+	if err := p.Require(wire.ScopeProducer); err != nil {
 		return nil, err
 	}
 	var j *store.Job
@@ -338,14 +339,18 @@ func (e *Engine) Cancel(ctx context.Context, p *Principal, id int64) (*store.Job
 		}
 		now := e.nowMs()
 		switch j.State {
-		case store.StateScheduled:
-			j.State, j.FinishedAt = store.StateCancelled, now
-		case store.StateRunning:
-			j.CancelRequested = true
+		case wire.JobScheduled:
+			if err := moveJob(j, wire.EventCancel, now); err != nil {
+				return err
+			}
+		case wire.JobRunning:
+			// The running attempt ends the job (EventCancel) when it is
+			// reported or its lease expires; the worker learns of the
+			// request from its heartbeats.
+			j.CancelRequested, j.UpdatedAt = true, now
 		default:
 			return conflict("job %d is %s; only scheduled or running jobs can be cancelled", id, j.State)
 		}
-		j.UpdatedAt = now
 		return q.JobUpdate(ctx, j)
 	})
 	return j, storeErr(err, "job "+strconv.FormatInt(id, 10))
@@ -356,7 +361,7 @@ func (e *Engine) Cancel(ctx context.Context, p *Principal, id int64) (*store.Job
 // and endpoint as they are now), keeps an explicit maxAttempts override and
 // gets no idempotency key of its own, so the destination sees a new key.
 func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job, error) {
-	if err := p.Require(store.ScopeProducer); err != nil {
+	if err := p.Require(wire.ScopeProducer); err != nil {
 		return nil, err
 	}
 	var nj *store.Job
@@ -366,7 +371,7 @@ func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job
 			return err
 		}
 		switch j.State {
-		case store.StateFailed, store.StateExhausted, store.StateCancelled:
+		case wire.JobFailed, wire.JobExhausted, wire.JobCancelled:
 		default:
 			return conflict("job %d is %s; only failed, exhausted or cancelled jobs can be replayed", id, j.State)
 		}
@@ -394,7 +399,7 @@ func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job
 		policy, _ := json.Marshal(snap)
 		now := e.nowMs()
 		nj = &store.Job{ProjectID: p.ProjectID, ToolID: t.ID, Tool: t.Name, Version: t.Version, EndpointID: ep.ID, Endpoint: ep.Name, RunID: j.RunID,
-			Payload: j.Payload, Policy: policy, MaxAttempts: int64(snap.MaxAttempts), TimeoutMs: snap.TimeoutMs, State: store.StateScheduled,
+			Payload: j.Payload, Policy: policy, MaxAttempts: int64(snap.MaxAttempts), TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled,
 			DueAt: now, ReplayOf: j.ID, CreatedAt: now, UpdatedAt: now}
 		return q.JobInsert(ctx, nj)
 	})
@@ -407,7 +412,7 @@ func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job
 
 // Hold says which gate keeps a scheduled job from being claimed now.
 type Hold struct {
-	Gate   string    `json:"gate"`           // due_time, circuit, max_concurrent, rate_limit, none
+	Gate   wire.Gate `json:"gate"`           // due_time, circuit, max_concurrent, rate_limit, none
 	Until  time.Time `json:"until,omitzero"` // when the gate opens, if known
 	Detail string    `json:"detail"`         // one sentence for people
 }
@@ -423,7 +428,7 @@ func (e *Engine) Explain(ctx context.Context, p *Principal, id int64) (*Hold, er
 			return err
 		}
 		if h, err = e.explain(ctx, q, j); err == nil && h == nil {
-			h = &Hold{Gate: "none", Detail: "the job is " + j.State + ", not waiting to be claimed"}
+			h = &Hold{Gate: wire.GateNone, Detail: "the job is " + string(j.State) + ", not waiting to be claimed"}
 		}
 		return err
 	})
@@ -431,12 +436,12 @@ func (e *Engine) Explain(ctx context.Context, p *Principal, id int64) (*Hold, er
 }
 
 func (e *Engine) explain(ctx context.Context, q store.Queries, j *store.Job) (*Hold, error) {
-	if j.State != store.StateScheduled {
+	if j.State != wire.JobScheduled {
 		return nil, nil
 	}
 	now := e.nowMs()
 	if j.DueAt > now {
-		return &Hold{Gate: "due_time", Until: time.UnixMilli(j.DueAt).UTC(), Detail: "not due yet: the backoff delay has not passed"}, nil
+		return &Hold{Gate: wire.GateDueTime, Until: time.UnixMilli(j.DueAt).UTC(), Detail: "not due yet: the backoff delay has not passed"}, nil
 	}
 	ep, err := q.EndpointByID(ctx, j.EndpointID, false)
 	if err != nil {
@@ -453,5 +458,5 @@ func (e *Engine) explain(ctx context.Context, q store.Queries, j *store.Job) (*H
 		}
 		return h, nil
 	}
-	return &Hold{Gate: "none", Detail: fmt.Sprintf("due and claimable: waiting for a worker allowed to run %s@%s", j.Tool, j.Version)}, nil
+	return &Hold{Gate: wire.GateNone, Detail: fmt.Sprintf("due and claimable: waiting for a worker allowed to run %s@%s", j.Tool, j.Version)}, nil
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/internal/engine"
-	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // TestSeedPolicyEndToEnd walks the documentation's example: six attempts of
@@ -29,7 +29,7 @@ func TestSeedPolicyEndToEnd(t *testing.T) {
 		}
 		r := h.fail(c, 503, nil)
 		if n == 6 {
-			if r.Job.State != store.StateExhausted {
+			if r.Job.State != wire.JobExhausted {
 				t.Fatalf("after attempt 6: state %s, want exhausted", r.Job.State)
 			}
 			break
@@ -43,7 +43,7 @@ func TestSeedPolicyEndToEnd(t *testing.T) {
 		if a.SelectedMs != want {
 			t.Errorf("attempt %d at u=%v: selected %d, want %d", n, samples[n-1], a.SelectedMs, want)
 		}
-		if r.Job.State != store.StateScheduled || r.Job.DueAt != h.clk.Now().UnixMilli()+a.SelectedMs || a.NextDueAt != r.Job.DueAt {
+		if r.Job.State != wire.JobScheduled || r.Job.DueAt != h.clk.Now().UnixMilli()+a.SelectedMs || a.NextDueAt != r.Job.DueAt {
 			t.Fatalf("attempt %d: job %+v attempt %+v", n, r.Job, a)
 		}
 		// Not claimable a millisecond early; claimable when due.
@@ -59,7 +59,7 @@ func TestSeedPolicyEndToEnd(t *testing.T) {
 		t.Fatal("an exhausted job was claimed again")
 	}
 	got, attempts := h.job(j.ID)
-	if got.State != store.StateExhausted || len(attempts) != 6 || got.Attempt != 6 {
+	if got.State != wire.JobExhausted || len(attempts) != 6 || got.Attempt != 6 {
 		t.Errorf("final job %s with %d attempts", got.State, len(attempts))
 	}
 }
@@ -110,7 +110,7 @@ func TestSnapshotSurvivesEndpointEdit(t *testing.T) {
 	// The next failure still follows the snapshot (20 s base after attempt 2).
 	h.clk.Set(time.UnixMilli(due))
 	r = h.fail(h.claimOne("charge@1"), 500, nil)
-	if r.Attempt.BaseDelayMs != 20_000 || r.Job.State != store.StateScheduled {
+	if r.Attempt.BaseDelayMs != 20_000 || r.Job.State != wire.JobScheduled {
 		t.Fatalf("attempt 2 after edit: base %v state %s", r.Attempt.BaseDelayMs, r.Job.State)
 	}
 	// A stale version is a conflict and changes nothing.
@@ -161,7 +161,7 @@ func TestPolicyPrecedence(t *testing.T) {
 			c = x
 		}
 	}
-	if r := h.fail(c, 500, nil); r.Job.State != store.StateExhausted {
+	if r := h.fail(c, 500, nil); r.Job.State != wire.JobExhausted {
 		t.Errorf("maxAttempts 1 after a failure: %s", r.Job.State)
 	}
 }
@@ -198,7 +198,7 @@ func TestIdempotencyAndLeases(t *testing.T) {
 		t.Fatalf("rescue: %d %v", n, err)
 	}
 	j, as := h.job(c.Job.ID)
-	if j.State != store.StateScheduled || as[0].Outcome != "timed_out" || as[0].Classification != "timed_out" || !as[0].Counted {
+	if j.State != wire.JobScheduled || as[0].Outcome != "timed_out" || as[0].Classification != "timed_out" || !as[0].Counted {
 		t.Fatalf("after lease expiry: %s %+v", j.State, as[0])
 	}
 	// The late report of the expired lease is refused.
@@ -213,7 +213,7 @@ func TestIdempotencyAndLeases(t *testing.T) {
 	}
 	first := h.succeed(c2)
 	again := h.succeed(c2) // the same report repeated is harmless
-	if first.Job.State != store.StateSucceeded || !again.Duplicate || again.Job.State != store.StateSucceeded {
+	if first.Job.State != wire.JobSucceeded || !again.Duplicate || again.Job.State != wire.JobSucceeded {
 		t.Fatalf("repeat report: %+v / %+v", first, again)
 	}
 }

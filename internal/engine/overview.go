@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // EndpointOverview is the live state of one endpoint for the dashboard.
@@ -13,12 +14,12 @@ type EndpointOverview struct {
 	Running        int64
 	ClaimsInWindow int64 // claims in the last 60 s (the rate window)
 	Scheduled      int64
-	Due            int64  // scheduled and due now
-	HeldBy         string // the gate holding its due jobs, "" when none
-	HeldUntil      int64  // when that gate opens, 0 if unknown
+	Due            int64     // scheduled and due now
+	HeldBy         wire.Gate // the gate holding its due jobs, "" when none
+	HeldUntil      int64     // when that gate opens, 0 if unknown
 	HeldDetail     string
-	Outcomes5m     map[string]int64 // attempt outcomes finished in the last 5 minutes
-	Outcomes1h     map[string]int64 // and in the last hour
+	Outcomes5m     map[wire.AttemptOutcome]int64 // attempt outcomes finished in the last 5 minutes
+	Outcomes1h     map[wire.AttemptOutcome]int64 // and in the last hour
 }
 
 // Overview reads every endpoint of the project with its gates and recent

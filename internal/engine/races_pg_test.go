@@ -10,6 +10,7 @@ import (
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/internal/store/postgres"
 	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Report batches read their jobs without locks and write them only if
@@ -88,7 +89,7 @@ func TestDuplicateReportsRacePostgres(t *testing.T) {
 				t.Errorf("round %d: job %d was first reported %d times, want once", round, c.Job.ID, firsts[c.Job.ID])
 			}
 			j, as := h.job(c.Job.ID)
-			if j.State != store.StateSucceeded || len(as) != 1 || as[0].Outcome != "succeeded" {
+			if j.State != wire.JobSucceeded || len(as) != 1 || as[0].Outcome != "succeeded" {
 				t.Errorf("round %d: job %d is %s with attempts %+v, want succeeded with one attempt", round, c.Job.ID, j.State, as)
 			}
 		}
@@ -126,7 +127,7 @@ func TestReportCancelRacePostgres(t *testing.T) {
 		}
 		for _, c := range cs {
 			j, as := h.job(c.Job.ID)
-			if j.State != store.StateCancelled || len(as) != 1 || as[0].FinishedAt == 0 {
+			if j.State != wire.JobCancelled || len(as) != 1 || as[0].FinishedAt == 0 {
 				t.Errorf("round %d: job %d is %s (cancel requested %v) with attempts %+v, want cancelled with its attempt finished",
 					round, c.Job.ID, j.State, j.CancelRequested, as)
 			}

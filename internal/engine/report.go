@@ -11,6 +11,7 @@ import (
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // ReportRequest is a worker's outcome for one leased job.
@@ -31,7 +32,7 @@ type ReportResult struct {
 // Heartbeat extends a lease by the job's timeout. It tells the worker when
 // the job was cancelled so it can stop early.
 func (e *Engine) Heartbeat(ctx context.Context, p *Principal, jobID int64, lease string) (*store.Job, error) {
-	if err := p.Require(store.ScopeWorker); err != nil {
+	if err := p.Require(wire.ScopeWorker); err != nil {
 		return nil, err
 	}
 	var j *store.Job
@@ -42,7 +43,7 @@ func (e *Engine) Heartbeat(ctx context.Context, p *Principal, jobID int64, lease
 		if err := checkAllowed(p, j); err != nil {
 			return err
 		}
-		if j.State != store.StateRunning || j.LeaseToken != lease || lease == "" {
+		if j.State != wire.JobRunning || j.LeaseToken != lease || lease == "" {
 			return leaseLost(j)
 		}
 		now := e.nowMs()
@@ -53,7 +54,7 @@ func (e *Engine) Heartbeat(ctx context.Context, p *Principal, jobID int64, lease
 }
 
 func checkAllowed(p *Principal, j *store.Job) error {
-	if p.Scope == store.ScopeWorker {
+	if p.Scope == wire.ScopeWorker {
 		ref := j.Tool + "@" + j.Version
 		for _, t := range p.Tools {
 			if t == ref {
@@ -66,7 +67,7 @@ func checkAllowed(p *Principal, j *store.Job) error {
 }
 
 func leaseLost(j *store.Job) error {
-	return &Error{Kind: KindConflict, Message: "the lease token is not the job's current lease (job " + strconv.FormatInt(j.ID, 10) + " is " + j.State +
+	return &Error{Kind: KindConflict, Message: "the lease token is not the job's current lease (job " + strconv.FormatInt(j.ID, 10) + " is " + string(j.State) +
 		"); the job was rescued, reclaimed or already reported, and nothing was changed"}
 }
 
@@ -91,7 +92,7 @@ type BatchItem struct {
 
 // ReportBatch records many outcomes in one transaction.
 func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportRequest) ([]BatchItem, error) {
-	if err := p.Require(store.ScopeWorker); err != nil {
+	if err := p.Require(wire.ScopeWorker); err != nil {
 		return nil, err
 	}
 	if len(rs) == 0 || len(rs) > MaxBatch {
@@ -254,7 +255,7 @@ func (b *batch) loadAttempts(ctx context.Context, q store.Queries, jobs []store.
 	for i := range jobs {
 		j := &jobs[i]
 		switch {
-		case j.State == store.StateRunning:
+		case j.State == wire.JobRunning:
 			a := store.RunningAttempt(j)
 			b.attempts[store.AttemptKey{JobID: j.ID, Number: j.Attempt}] = &a
 		case j.Attempt > 0:
@@ -321,17 +322,17 @@ func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r
 	if r.LeaseToken == "" || j.LeaseToken != r.LeaseToken {
 		return ReportResult{}, leaseLost(j)
 	}
-	if j.State != store.StateRunning {
+	if j.State != wire.JobRunning {
 		// The same lease was reported already (or rescued): repeating a
 		// report is harmless and returns the job as it is.
 		a, err := b.attempt(ctx, q, j.ID, j.Attempt)
 		if err != nil {
 			return ReportResult{}, err
 		}
-		if a.LeaseToken != r.LeaseToken || a.Outcome == "timed_out" || a.FinishedAt == 0 {
+		if a.LeaseToken != r.LeaseToken || a.Outcome == wire.OutcomeTimedOut || a.FinishedAt == 0 {
 			return ReportResult{}, leaseLost(j)
 		}
-		if r.Success != (a.Outcome == "succeeded") {
+		if r.Success != (a.Outcome == wire.OutcomeSucceeded) {
 			return ReportResult{}, conflict("job %d attempt %d was already reported as %s; a lease is reported once", j.ID, a.Number, a.Outcome)
 		}
 		return ReportResult{Job: j, Attempt: a, Duplicate: true, Decision: classify.Decision{Classification: a.Classification}}, nil
@@ -358,18 +359,15 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 	if a.Message == "" {
 		a.Message = d.Reason
 	}
-	j.UpdatedAt = nowMs
 	j.LeaseExpiresAt = 0
+	var event wire.JobEvent
 	switch {
 	case d.Outcome == classify.Succeeded:
-		a.Outcome = "succeeded"
-		j.State, j.FinishedAt = store.StateSucceeded, nowMs
+		a.Outcome, event = wire.OutcomeSucceeded, wire.EventSucceed
 	case j.CancelRequested:
-		a.Outcome = outcomeOf(d)
-		j.State, j.FinishedAt = store.StateCancelled, nowMs
+		a.Outcome, event = outcomeOf(d), wire.EventCancel
 	case d.Outcome == classify.Fail:
-		a.Outcome = outcomeOf(d)
-		j.State, j.FinishedAt = store.StateFailed, nowMs
+		a.Outcome, event = outcomeOf(d), wire.EventFail
 	default:
 		a.Outcome = outcomeOf(d)
 		snap, err := ParseSnapshot(j.Policy)
@@ -384,12 +382,15 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 			return ReportResult{}, err
 		}
 		if dec.Exhausted {
-			j.State, j.FinishedAt = store.StateExhausted, nowMs
+			event = wire.EventExhaust
 			break
 		}
 		a.BaseDelayMs, a.JitterSample, a.MinDelayMs, a.MaxDelayMs, a.SelectedMs = dec.BaseDelayMs, u, dec.MinDelayMs, dec.MaxDelayMs, dec.SelectedMs
 		a.NextDueAt = nowMs + dec.SelectedMs
-		j.State, j.DueAt = store.StateScheduled, a.NextDueAt
+		j.DueAt, event = a.NextDueAt, wire.EventRetry
+	}
+	if err := moveJob(j, event, nowMs); err != nil {
+		return ReportResult{}, err
 	}
 	// A running job is finished at most once per batch: afterwards it is no
 	// longer running, so neither row is queued twice.
@@ -401,11 +402,11 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 	return ReportResult{Job: j, Attempt: a, Decision: d}, nil
 }
 
-func outcomeOf(d classify.Decision) string {
+func outcomeOf(d classify.Decision) wire.AttemptOutcome {
 	if d.Classification == classify.CodeTimedOut {
-		return "timed_out"
+		return wire.OutcomeTimedOut
 	}
-	return "failed"
+	return wire.OutcomeFailed
 }
 
 func truncate(s string, n int) string {
@@ -447,18 +448,18 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 		if !isProbe {
 			return nil
 		}
-		ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob = store.CircuitClosed, 0, 0
+		ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob = wire.CircuitClosed, 0, 0
 	case d.Outcome == classify.Succeeded:
-		if ep.CircuitState == store.CircuitClosed || isProbe {
-			ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob = store.CircuitClosed, 0, 0
+		if ep.CircuitState == wire.CircuitClosed || isProbe {
+			ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob = wire.CircuitClosed, 0, 0
 		}
 	case isProbe:
-		ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitProbeJob = store.CircuitOpen, now, 0
+		ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitProbeJob = wire.CircuitOpen, now, 0
 		ep.CircuitFailures++
-	case ep.CircuitState == store.CircuitClosed:
+	case ep.CircuitState == wire.CircuitClosed:
 		ep.CircuitFailures++
 		if ep.CircuitFailures >= ep.CircuitThreshold {
-			ep.CircuitState, ep.CircuitOpenedAt = store.CircuitOpen, now
+			ep.CircuitState, ep.CircuitOpenedAt = wire.CircuitOpen, now
 		}
 	}
 	if ep.CircuitState == before.CircuitState && ep.CircuitFailures == before.CircuitFailures &&
@@ -479,9 +480,9 @@ func circuitMayChange(ep *store.Endpoint, jobID int64, d classify.Decision) bool
 	case !d.CountsTowardCircuit && d.Outcome != classify.Succeeded:
 		return isProbe
 	case d.Outcome == classify.Succeeded:
-		return isProbe || ep.CircuitState == store.CircuitClosed && ep.CircuitFailures > 0
+		return isProbe || ep.CircuitState == wire.CircuitClosed && ep.CircuitFailures > 0
 	default:
-		return isProbe || ep.CircuitState == store.CircuitClosed
+		return isProbe || ep.CircuitState == wire.CircuitClosed
 	}
 }
 

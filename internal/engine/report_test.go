@@ -6,7 +6,7 @@ import (
 
 	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/engine"
-	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // TestReportBatchInOrder checks that a batch decides its reports in order,
@@ -49,16 +49,16 @@ func TestReportBatchInOrder(t *testing.T) {
 	want := []struct {
 		kind      engine.Kind
 		duplicate bool
-		state     string
+		state     wire.JobState
 	}{
-		{0, false, store.StateSucceeded},
-		{0, false, store.StateScheduled},
-		{0, true, store.StateSucceeded},
-		{0, true, store.StateScheduled},
+		{0, false, wire.JobSucceeded},
+		{0, false, wire.JobScheduled},
+		{0, true, wire.JobSucceeded},
+		{0, true, wire.JobScheduled},
 		{engine.KindConflict, false, ""},
 		{engine.KindConflict, false, ""},
 		{engine.KindNotFound, false, ""},
-		{0, false, store.StateSucceeded},
+		{0, false, wire.JobSucceeded},
 	}
 	for i, w := range want {
 		it := out[i]
@@ -71,7 +71,7 @@ func TestReportBatchInOrder(t *testing.T) {
 		}
 	}
 	// What was stored is what the results say.
-	for i, state := range []string{store.StateSucceeded, store.StateScheduled, store.StateSucceeded} {
+	for i, state := range []wire.JobState{wire.JobSucceeded, wire.JobScheduled, wire.JobSucceeded} {
 		j, as := h.job(cs[i].Job.ID)
 		if j.State != state || len(as) != 1 || as[0].FinishedAt == 0 {
 			t.Errorf("job %d: %s with attempts %+v, want %s with one finished attempt", i, j.State, as, state)

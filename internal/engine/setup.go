@@ -17,30 +17,31 @@ import (
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Principal is an authenticated API key.
 type Principal struct {
 	ProjectID int64
 	KeyID     int64
-	Scope     string
+	Scope     wire.Scope
 	Tools     []string // worker allowlist
 }
 
 // Can reports whether the key's scope allows an action meant for scope.
 // Owner keys may do everything.
-func (p *Principal) Can(scope string) bool {
-	return p.Scope == store.ScopeOwner || p.Scope == scope
+func (p *Principal) Can(scope wire.Scope) bool {
+	return p.Scope == wire.ScopeOwner || p.Scope == scope
 }
 
 // Require returns a 403 error unless the key may act as one of scopes.
-func (p *Principal) Require(scopes ...string) error {
+func (p *Principal) Require(scopes ...wire.Scope) error {
 	for _, s := range scopes {
 		if p.Can(s) {
 			return nil
 		}
 	}
-	return forbidden("a %s key cannot do this; it needs a %s key", p.Scope, strings.Join(scopes, " or "))
+	return forbidden("a %s key cannot do this; it needs a %s key", p.Scope, joinOr(scopes))
 }
 
 // HashKey is how secrets are stored: keys are 32 random bytes, so a plain
@@ -66,14 +67,14 @@ func (e *Engine) Bootstrap(ctx context.Context, secret string) (created bool, ke
 			return err
 		}
 		now := e.nowMs()
-		p := &store.Project{Name: "default", Plan: store.PlanPro, CreatedAt: now}
+		p := &store.Project{Name: "default", Plan: wire.PlanPro, CreatedAt: now}
 		if err := q.ProjectCreate(ctx, p); err != nil {
 			return err
 		}
 		if secret == "" {
 			secret = NewSecret()
 		}
-		k := &store.APIKey{ProjectID: p.ID, Name: "bootstrap owner", Scope: store.ScopeOwner, Hash: HashKey(secret), Prefix: prefix(secret), CreatedAt: now}
+		k := &store.APIKey{ProjectID: p.ID, Name: "bootstrap owner", Scope: wire.ScopeOwner, Hash: HashKey(secret), Prefix: prefix(secret), CreatedAt: now}
 		if err := q.KeyCreate(ctx, k); err != nil {
 			return err
 		}
@@ -85,9 +86,9 @@ func (e *Engine) Bootstrap(ctx context.Context, secret string) (created bool, ke
 
 // CreateProject makes another tenant with an owner key (for hosts that serve
 // many projects, and for tests of isolation).
-func (e *Engine) CreateProject(ctx context.Context, name, plan string) (*store.Project, string, error) {
-	if !slices.Contains([]string{store.PlanFree, store.PlanBasic, store.PlanPro}, plan) {
-		return nil, "", invalidField("plan", strconv.Quote(plan), "must be one of FREE, BASIC, PRO")
+func (e *Engine) CreateProject(ctx context.Context, name string, plan wire.Plan) (*store.Project, string, error) {
+	if !slices.Contains(wire.Plans(), plan) {
+		return nil, "", invalidField("plan", strconv.Quote(string(plan)), "must be one of FREE, BASIC, PRO")
 	}
 	secret := NewSecret()
 	var p *store.Project
@@ -97,15 +98,15 @@ func (e *Engine) CreateProject(ctx context.Context, name, plan string) (*store.P
 		if err := q.ProjectCreate(ctx, p); err != nil {
 			return err
 		}
-		return q.KeyCreate(ctx, &store.APIKey{ProjectID: p.ID, Name: "owner", Scope: store.ScopeOwner, Hash: HashKey(secret), Prefix: prefix(secret), CreatedAt: now})
+		return q.KeyCreate(ctx, &store.APIKey{ProjectID: p.ID, Name: "owner", Scope: wire.ScopeOwner, Hash: HashKey(secret), Prefix: prefix(secret), CreatedAt: now})
 	})
 	return p, secret, err
 }
 
 // SetPlan changes a project's plan.
-func (e *Engine) SetPlan(ctx context.Context, projectID int64, plan string) error {
-	if !slices.Contains([]string{store.PlanFree, store.PlanBasic, store.PlanPro}, plan) {
-		return invalidField("plan", strconv.Quote(plan), "must be one of FREE, BASIC, PRO")
+func (e *Engine) SetPlan(ctx context.Context, projectID int64, plan wire.Plan) error {
+	if !slices.Contains(wire.Plans(), plan) {
+		return invalidField("plan", strconv.Quote(string(plan)), "must be one of FREE, BASIC, PRO")
 	}
 	return e.st.Tx(ctx, func(q store.Queries) error { return q.ProjectSetPlan(ctx, projectID, plan) })
 }
@@ -155,27 +156,27 @@ func (e *Engine) Authenticate(ctx context.Context, secret string) (*Principal, e
 // KeySpec asks for a new key.
 type KeySpec struct {
 	Name  string
-	Scope string
+	Scope wire.Scope
 	Tools []string // worker allowlist of tool@version
 }
 
 // CreateKey makes a key in the principal's project and returns its secret,
 // which is shown once and never stored.
 func (e *Engine) CreateKey(ctx context.Context, p *Principal, spec KeySpec) (*store.APIKey, string, error) {
-	if err := p.Require(store.ScopeOwner); err != nil {
+	if err := p.Require(wire.ScopeOwner); err != nil {
 		return nil, "", err
 	}
 	var errs field.Errors
-	if !slices.Contains([]string{store.ScopeOwner, store.ScopeProducer, store.ScopeWorker}, spec.Scope) {
-		errs = append(errs, &field.Error{Field: "scope", Value: strconv.Quote(spec.Scope), Allowed: "must be one of owner, producer, worker"})
+	if !slices.Contains(wire.Scopes(), spec.Scope) {
+		errs = append(errs, &field.Error{Field: "scope", Value: strconv.Quote(string(spec.Scope)), Allowed: "must be one of owner, producer, worker"})
 	}
 	if len(spec.Name) > 200 {
 		errs = append(errs, &field.Error{Field: "name", Value: "a name of " + strconv.Itoa(len(spec.Name)) + " characters", Allowed: "must be at most 200 characters"})
 	}
-	if spec.Scope == store.ScopeWorker && len(spec.Tools) == 0 {
+	if spec.Scope == wire.ScopeWorker && len(spec.Tools) == 0 {
 		errs = append(errs, &field.Error{Field: "tools", Value: "[]", Allowed: `a worker key needs an allowlist of "name@version" tools`})
 	}
-	if spec.Scope != store.ScopeWorker && len(spec.Tools) > 0 {
+	if spec.Scope != wire.ScopeWorker && len(spec.Tools) > 0 {
 		errs = append(errs, &field.Error{Field: "tools", Value: fmt.Sprint(spec.Tools), Allowed: "only worker keys carry a tool allowlist"})
 	}
 	for i, t := range spec.Tools {
@@ -197,7 +198,7 @@ func (e *Engine) CreateKey(ctx context.Context, p *Principal, spec KeySpec) (*st
 
 // ListKeys lists the project's keys (never their secrets).
 func (e *Engine) ListKeys(ctx context.Context, p *Principal) ([]store.APIKey, error) {
-	if err := p.Require(store.ScopeOwner); err != nil {
+	if err := p.Require(wire.ScopeOwner); err != nil {
 		return nil, err
 	}
 	var out []store.APIKey
@@ -210,7 +211,7 @@ func (e *Engine) ListKeys(ctx context.Context, p *Principal) ([]store.APIKey, er
 
 // RevokeKey revokes a key of the project.
 func (e *Engine) RevokeKey(ctx context.Context, p *Principal, id int64) error {
-	if err := p.Require(store.ScopeOwner); err != nil {
+	if err := p.Require(wire.ScopeOwner); err != nil {
 		return err
 	}
 	err := e.st.Tx(ctx, func(q store.Queries) error { return q.KeyRevoke(ctx, p.ProjectID, id, e.nowMs()) })
@@ -348,7 +349,7 @@ func checkPlan(ctx context.Context, q store.Queries, projectID int64, p backoff.
 	if err != nil {
 		return err
 	}
-	if proj.Plan == store.PlanFree {
+	if proj.Plan == wire.PlanFree {
 		return &Error{Kind: KindForbidden, Message: "plan FREE cannot save a CUSTOM retry policy",
 			Fields: field.Errors{{Field: name, Value: `"CUSTOM"`, Allowed: "CUSTOM policies need the BASIC or PRO plan; use STANDARD, AGGRESSIVE or RELAXED"}}}
 	}
@@ -357,7 +358,7 @@ func checkPlan(ctx context.Context, q store.Queries, projectID int64, p backoff.
 
 // CreateEndpoint creates an endpoint.
 func (e *Engine) CreateEndpoint(ctx context.Context, p *Principal, name string, pol EndpointPolicy) (*store.Endpoint, error) {
-	if err := p.Require(store.ScopeOwner); err != nil {
+	if err := p.Require(wire.ScopeOwner); err != nil {
 		return nil, err
 	}
 	if !nameRE.MatchString(name) {
@@ -367,7 +368,7 @@ func (e *Engine) CreateEndpoint(ctx context.Context, p *Principal, name string, 
 	now := e.nowMs()
 	ep := &store.Endpoint{ProjectID: p.ProjectID, Name: name, Policy: policy, DefaultTimeoutMs: pol.DefaultTimeoutMs, MaxConcurrent: pol.MaxConcurrent,
 		RateLimitPerMinute: pol.RateLimitPerMinute, CircuitThreshold: pol.CircuitFailureThreshold, CircuitOpenMs: pol.CircuitOpenMs,
-		Version: 1, CreatedAt: now, UpdatedAt: now, CircuitState: store.CircuitClosed}
+		Version: 1, CreatedAt: now, UpdatedAt: now, CircuitState: wire.CircuitClosed}
 	err := e.st.Tx(ctx, func(q store.Queries) error {
 		if err := checkPlan(ctx, q, p.ProjectID, pol.Policy, "preset"); err != nil {
 			return err
@@ -404,7 +405,7 @@ func (e *Engine) Endpoints(ctx context.Context, p *Principal) ([]store.Endpoint,
 // current. On a stale version it returns a conflict carrying the current
 // endpoint and changes nothing. Queued jobs keep their snapshots.
 func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name string, expectedVersion int64, pol EndpointPolicy) (*store.Endpoint, error) {
-	if err := p.Require(store.ScopeOwner); err != nil {
+	if err := p.Require(wire.ScopeOwner); err != nil {
 		return nil, err
 	}
 	var ep *store.Endpoint
@@ -456,4 +457,13 @@ func fieldName(k string) string {
 		return `""`
 	}
 	return k
+}
+
+// joinOr lists words as "a or b or c".
+func joinOr[S ~string](words []S) string {
+	parts := make([]string, len(words))
+	for i, w := range words {
+		parts[i] = string(w)
+	}
+	return strings.Join(parts, " or ")
 }

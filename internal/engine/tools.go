@@ -16,6 +16,7 @@ import (
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // ToolSpec is a tool contract to publish.
@@ -196,7 +197,7 @@ func toolPolicy(t *store.Tool) (*backoff.Policy, error) {
 
 // PublishTool stores an immutable tool contract.
 func (e *Engine) PublishTool(ctx context.Context, p *Principal, s ToolSpec) (*store.Tool, error) {
-	if err := p.Require(store.ScopeOwner); err != nil {
+	if err := p.Require(wire.ScopeOwner); err != nil {
 		return nil, err
 	}
 	var policy json.RawMessage
@@ -257,20 +258,20 @@ func (e *Engine) Tools(ctx context.Context, p *Principal) ([]store.Tool, error) 
 
 // StartRun opens a run.
 func (e *Engine) StartRun(ctx context.Context, p *Principal, name string) (*store.Run, error) {
-	if err := p.Require(store.ScopeProducer); err != nil {
+	if err := p.Require(wire.ScopeProducer); err != nil {
 		return nil, err
 	}
 	if len(name) > 200 {
 		return nil, invalidField("name", "a name of "+strconv.Itoa(len(name))+" characters", "must be at most 200 characters")
 	}
-	r := &store.Run{ProjectID: p.ProjectID, Name: name, State: "open", CreatedAt: e.nowMs()}
+	r := &store.Run{ProjectID: p.ProjectID, Name: name, State: wire.RunOpen, CreatedAt: e.nowMs()}
 	err := e.st.Tx(ctx, func(q store.Queries) error { return q.RunCreate(ctx, r) })
 	return r, storeErr(err, "run")
 }
 
 // FinishRun closes a run. Its steps go on; a finished run takes no new steps.
 func (e *Engine) FinishRun(ctx context.Context, p *Principal, id int64) (*store.Run, error) {
-	if err := p.Require(store.ScopeProducer); err != nil {
+	if err := p.Require(wire.ScopeProducer); err != nil {
 		return nil, err
 	}
 	var r *store.Run
@@ -279,7 +280,7 @@ func (e *Engine) FinishRun(ctx context.Context, p *Principal, id int64) (*store.
 		if err != nil {
 			return err
 		}
-		if cur.State == "finished" {
+		if cur.State == wire.RunFinished {
 			r = cur
 			return nil
 		}

@@ -13,6 +13,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Sentinel errors every driver translates its own errors to.
@@ -60,45 +62,11 @@ type Migration struct {
 	Applied bool   `json:"applied"`
 }
 
-// Plans.
-const (
-	PlanFree  = "FREE"
-	PlanBasic = "BASIC"
-	PlanPro   = "PRO"
-)
-
-// Key scopes.
-const (
-	ScopeOwner    = "owner"
-	ScopeProducer = "producer"
-	ScopeWorker   = "worker"
-)
-
-// Job states.
-const (
-	StateScheduled = "scheduled"
-	StateRunning   = "running"
-	StateSucceeded = "succeeded"
-	StateFailed    = "failed"
-	StateExhausted = "exhausted"
-	StateCancelled = "cancelled"
-)
-
-// JobStates lists every state in lifecycle order.
-var JobStates = []string{StateScheduled, StateRunning, StateSucceeded, StateFailed, StateExhausted, StateCancelled}
-
-// Circuit states.
-const (
-	CircuitClosed   = "closed"
-	CircuitOpen     = "open"
-	CircuitHalfOpen = "half_open"
-)
-
 // Project is a tenant.
 type Project struct {
 	ID        int64
 	Name      string
-	Plan      string
+	Plan      wire.Plan
 	CreatedAt int64
 }
 
@@ -107,7 +75,7 @@ type APIKey struct {
 	ID        int64
 	ProjectID int64
 	Name      string
-	Scope     string
+	Scope     wire.Scope
 	Hash      string   // hex SHA-256 of the secret
 	Prefix    string   // first characters of the secret, for recognising it
 	Tools     []string // worker allowlist of tool@version; empty for other scopes
@@ -130,7 +98,7 @@ type Endpoint struct {
 	CreatedAt          int64
 	UpdatedAt          int64
 
-	CircuitState    string
+	CircuitState    wire.CircuitState
 	CircuitFailures int64 // consecutive counted failures while closed
 	CircuitOpenedAt int64 // when it last opened (unix ms)
 	CircuitProbeJob int64 // job id of the half-open probe in flight, 0 when none
@@ -155,7 +123,7 @@ type Run struct {
 	ID         int64
 	ProjectID  int64
 	Name       string
-	State      string // "open" or "finished"
+	State      wire.RunState
 	CreatedAt  int64
 	FinishedAt int64
 }
@@ -176,7 +144,7 @@ type Job struct {
 	MaxAttempts     int64
 	TimeoutMs       int64
 	Attempt         int64 // attempts started so far
-	State           string
+	State           wire.JobState
 	DueAt           int64
 	LeaseToken      string
 	LeaseExpiresAt  int64
@@ -194,8 +162,9 @@ type Job struct {
 // job changes. A heartbeat changes only the lease's expiry, which the
 // guarded writes replace.
 type JobGuard struct {
-	State, LeaseToken string
-	CancelRequested   bool
+	State           wire.JobState
+	LeaseToken      string
+	CancelRequested bool
 }
 
 // GuardOf is the guard of a job as it was read.
@@ -219,8 +188,8 @@ type Attempt struct {
 	WorkerID       string
 	LeaseToken     string
 	ClaimedAt      int64
-	FinishedAt     int64 // 0 while running
-	Outcome        string
+	FinishedAt     int64               // 0 while running
+	Outcome        wire.AttemptOutcome // empty while running
 	Classification string
 	HTTPStatus     int64
 	RetryAfterMs   int64
@@ -242,7 +211,7 @@ type AttemptKey struct {
 // JobFilter selects jobs for listing and bulk actions.
 type JobFilter struct {
 	ProjectID     int64
-	States        []string
+	States        []wire.JobState
 	Tool          string // name, optional
 	Version       string // optional, with Tool
 	EndpointID    int64
@@ -280,7 +249,7 @@ type Queries interface {
 	// transactions from creating projects until commit, so a decision on the
 	// count (the first start's bootstrap) holds across nodes.
 	ProjectCount(ctx context.Context) (int64, error)
-	ProjectSetPlan(ctx context.Context, id int64, plan string) error
+	ProjectSetPlan(ctx context.Context, id int64, plan wire.Plan) error
 
 	KeyCreate(ctx context.Context, k *APIKey) error
 	KeyByHash(ctx context.Context, hash string) (*APIKey, error)
@@ -337,7 +306,7 @@ type Queries interface {
 	JobCount(ctx context.Context, f JobFilter) (int64, error)
 	// JobCountsByState counts a project's jobs per state; projectID 0 counts
 	// every project's.
-	JobCountsByState(ctx context.Context, projectID int64) (map[string]int64, error)
+	JobCountsByState(ctx context.Context, projectID int64) (map[wire.JobState]int64, error)
 
 	// DueEndpoints lists endpoints with scheduled jobs of these tools due at
 	// or before now.
@@ -387,5 +356,5 @@ type Queries interface {
 	AttemptList(ctx context.Context, jobID int64) ([]Attempt, error)
 	// AttemptOutcomes counts the endpoint's attempts finished at or after
 	// since, by outcome.
-	AttemptOutcomes(ctx context.Context, endpointID, since int64) (map[string]int64, error)
+	AttemptOutcomes(ctx context.Context, endpointID, since int64) (map[wire.AttemptOutcome]int64, error)
 }

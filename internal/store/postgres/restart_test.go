@@ -9,6 +9,7 @@ import (
 
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // TestServerRestart stops and starts a private PostgreSQL under an open
@@ -24,14 +25,14 @@ func TestServerRestart(t *testing.T) {
 	if _, err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	p := &store.Project{Name: "acme", Plan: store.PlanPro, CreatedAt: 1}
+	p := &store.Project{Name: "acme", Plan: wire.PlanPro, CreatedAt: 1}
 	ep := &store.Endpoint{Name: "stripe", Policy: json.RawMessage(`{}`), DefaultTimeoutMs: 1000, MaxConcurrent: 1, Version: 1}
 	tl := &store.Tool{Name: "charge", Version: "v1"}
 	insertJobs := func(n int) error {
 		return db.Tx(ctx, func(q store.Queries) error {
 			for range n {
 				j := &store.Job{ProjectID: p.ID, ToolID: tl.ID, Tool: "charge", Version: "v1", EndpointID: ep.ID, Endpoint: "stripe",
-					Payload: json.RawMessage(`{}`), Policy: json.RawMessage(`{}`), MaxAttempts: 1, TimeoutMs: 1000, State: store.StateScheduled, DueAt: 1}
+					Payload: json.RawMessage(`{}`), Policy: json.RawMessage(`{}`), MaxAttempts: 1, TimeoutMs: 1000, State: wire.JobScheduled, DueAt: 1}
 				if err := q.JobInsert(ctx, j); err != nil {
 					return err
 				}

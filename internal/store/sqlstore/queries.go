@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Dialect is what differs between the drivers.
@@ -150,7 +151,7 @@ func (q *Queries) ProjectCount(ctx context.Context) (int64, error) {
 	return n, q.D.Translate(err)
 }
 
-func (q *Queries) ProjectSetPlan(ctx context.Context, id int64, plan string) error {
+func (q *Queries) ProjectSetPlan(ctx context.Context, id int64, plan wire.Plan) error {
 	return q.expectOne(q.exec(ctx, `UPDATE projects SET plan = ? WHERE id = ?`, plan, id))
 }
 
@@ -248,7 +249,7 @@ func scanEndpoint(sc interface{ Scan(...any) error }) (*store.Endpoint, error) {
 
 func (q *Queries) EndpointCreate(ctx context.Context, e *store.Endpoint) error {
 	if e.CircuitState == "" {
-		e.CircuitState = store.CircuitClosed
+		e.CircuitState = wire.CircuitClosed
 	}
 	id, err := q.insertID(ctx, `INSERT INTO endpoints (project_id, name, policy, default_timeout_ms, max_concurrent, rate_limit_per_minute,
 		circuit_threshold, circuit_open_ms, version, created_at, updated_at, circuit_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -804,7 +805,7 @@ func (q *Queries) JobCount(ctx context.Context, f store.JobFilter) (int64, error
 	return n, q.D.Translate(err)
 }
 
-func (q *Queries) JobCountsByState(ctx context.Context, projectID int64) (map[string]int64, error) {
+func (q *Queries) JobCountsByState(ctx context.Context, projectID int64) (map[wire.JobState]int64, error) {
 	s := `SELECT state, count(*) FROM jobs GROUP BY state`
 	var args []any
 	if projectID != 0 {
@@ -816,9 +817,9 @@ func (q *Queries) JobCountsByState(ctx context.Context, projectID int64) (map[st
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]int64{}
+	out := map[wire.JobState]int64{}
 	for rows.Next() {
-		var st string
+		var st wire.JobState
 		var n int64
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, err
@@ -1132,15 +1133,15 @@ func (q *Queries) AttemptList(ctx context.Context, jobID int64) ([]store.Attempt
 	return out, q.D.Translate(rows.Err())
 }
 
-func (q *Queries) AttemptOutcomes(ctx context.Context, endpointID, since int64) (map[string]int64, error) {
+func (q *Queries) AttemptOutcomes(ctx context.Context, endpointID, since int64) (map[wire.AttemptOutcome]int64, error) {
 	rows, err := q.query(ctx, `SELECT outcome, count(*) FROM attempts WHERE endpoint_id = ? AND finished_at >= ? AND finished_at > 0 GROUP BY outcome`, endpointID, since)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]int64{}
+	out := map[wire.AttemptOutcome]int64{}
 	for rows.Next() {
-		var o string
+		var o wire.AttemptOutcome
 		var n int64
 		if err := rows.Scan(&o, &n); err != nil {
 			return nil, err

@@ -12,12 +12,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Opener returns a new, empty, not yet migrated store that nothing else
@@ -124,7 +126,7 @@ type fixture struct {
 
 func newProject(t *testing.T, s store.Store, name string) *store.Project {
 	t.Helper()
-	p := &store.Project{Name: name, Plan: store.PlanPro, CreatedAt: 1000}
+	p := &store.Project{Name: name, Plan: wire.PlanPro, CreatedAt: 1000}
 	tx(t, s, func(q store.Queries) error { return q.ProjectCreate(t.Context(), p) })
 	return p
 }
@@ -132,7 +134,7 @@ func newProject(t *testing.T, s store.Store, name string) *store.Project {
 func newEndpoint(t *testing.T, s store.Store, projectID int64, name string) *store.Endpoint {
 	t.Helper()
 	ep := &store.Endpoint{ProjectID: projectID, Name: name, Policy: json.RawMessage(`{"preset":"STANDARD"}`), DefaultTimeoutMs: 30_000,
-		MaxConcurrent: 10, CircuitThreshold: 5, CircuitOpenMs: 60_000, Version: 1, CreatedAt: 1000, UpdatedAt: 1000, CircuitState: store.CircuitClosed}
+		MaxConcurrent: 10, CircuitThreshold: 5, CircuitOpenMs: 60_000, Version: 1, CreatedAt: 1000, UpdatedAt: 1000, CircuitState: wire.CircuitClosed}
 	tx(t, s, func(q store.Queries) error { return q.EndpointCreate(t.Context(), ep) })
 	return ep
 }
@@ -156,7 +158,7 @@ func newFixture(t *testing.T, s store.Store) *fixture {
 func job(p *store.Project, ep *store.Endpoint, tl *store.Tool, dueAt int64) *store.Job {
 	return &store.Job{ProjectID: p.ID, ToolID: tl.ID, Tool: tl.Name, Version: tl.Version, EndpointID: ep.ID, Endpoint: ep.Name,
 		Payload: json.RawMessage(`{"amount":100}`), Policy: json.RawMessage(`{"preset":"STANDARD","maxAttempts":5}`), MaxAttempts: 5,
-		TimeoutMs: 30_000, State: store.StateScheduled, DueAt: dueAt, CreatedAt: 1000, UpdatedAt: 1000}
+		TimeoutMs: 30_000, State: wire.JobScheduled, DueAt: dueAt, CreatedAt: 1000, UpdatedAt: 1000}
 }
 
 func (f *fixture) insert(t *testing.T, s store.Store, jobs ...*store.Job) {
@@ -175,7 +177,7 @@ func (f *fixture) insert(t *testing.T, s store.Store, jobs ...*store.Job) {
 // setState moves a job to a state. A running job's attempt is finished
 // first (as failed, at finishedAt), as the engine always does: an attempt
 // is stored when it ends, and until then it is the running job's.
-func setState(t *testing.T, s store.Store, j *store.Job, state string, finishedAt int64) {
+func setState(t *testing.T, s store.Store, j *store.Job, state wire.JobState, finishedAt int64) {
 	t.Helper()
 	tx(t, s, func(q store.Queries) error {
 		if err := endAttempt(t.Context(), q, j.ID, state, finishedAt); err != nil {
@@ -188,9 +190,9 @@ func setState(t *testing.T, s store.Store, j *store.Job, state string, finishedA
 
 // endAttempt finishes the running attempt of a job that is leaving
 // running for state.
-func endAttempt(ctx context.Context, q store.Queries, id int64, state string, at int64) error {
+func endAttempt(ctx context.Context, q store.Queries, id int64, state wire.JobState, at int64) error {
 	cur, err := q.JobByID(ctx, id)
-	if err != nil || cur.State != store.StateRunning || state == store.StateRunning || cur.Attempt == 0 {
+	if err != nil || cur.State != wire.JobRunning || state == wire.JobRunning || cur.Attempt == 0 {
 		return err
 	}
 	a := store.RunningAttempt(cur)
@@ -202,14 +204,14 @@ func endAttempt(ctx context.Context, q store.Queries, id int64, state string, at
 func reschedule(t *testing.T, s store.Store, id, dueAt int64) {
 	t.Helper()
 	tx(t, s, func(q store.Queries) error {
-		if err := endAttempt(t.Context(), q, id, store.StateScheduled, dueAt); err != nil {
+		if err := endAttempt(t.Context(), q, id, wire.JobScheduled, dueAt); err != nil {
 			return err
 		}
 		j, err := q.JobByID(t.Context(), id)
 		if err != nil {
 			return err
 		}
-		j.State, j.DueAt, j.LeaseToken = store.StateScheduled, dueAt, ""
+		j.State, j.DueAt, j.LeaseToken = wire.JobScheduled, dueAt, ""
 		return q.JobUpdate(t.Context(), j)
 	})
 }
@@ -321,13 +323,13 @@ func testProjects(t *testing.T, s store.Store) {
 	if a.ID == 0 || b.ID == 0 || a.ID == b.ID {
 		t.Fatalf("project ids %d, %d: want distinct non-zero", a.ID, b.ID)
 	}
-	tx(t, s, func(q store.Queries) error { return q.ProjectSetPlan(ctx, b.ID, store.PlanBasic) })
+	tx(t, s, func(q store.Queries) error { return q.ProjectSetPlan(ctx, b.ID, wire.PlanBasic) })
 	read(t, s, func(q store.Queries) error {
 		got, err := q.ProjectGet(ctx, b.ID)
 		if err != nil {
 			return err
 		}
-		if want := (store.Project{ID: b.ID, Name: "b", Plan: store.PlanBasic, CreatedAt: 1000}); *got != want {
+		if want := (store.Project{ID: b.ID, Name: "b", Plan: wire.PlanBasic, CreatedAt: 1000}); *got != want {
 			t.Errorf("ProjectGet = %+v, want %+v", *got, want)
 		}
 		n, err := q.ProjectCount(ctx)
@@ -342,7 +344,7 @@ func testProjects(t *testing.T, s store.Store) {
 		return nil
 	})
 	txErr(t, s, "ProjectSetPlan of a missing id", store.ErrNotFound, func(q store.Queries) error {
-		return q.ProjectSetPlan(ctx, b.ID+100, store.PlanFree)
+		return q.ProjectSetPlan(ctx, b.ID+100, wire.PlanFree)
 	})
 }
 
@@ -350,8 +352,8 @@ func testKeys(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	p := newProject(t, s, "a")
 	other := newProject(t, s, "b")
-	owner := &store.APIKey{ProjectID: p.ID, Name: "ci", Scope: store.ScopeOwner, Hash: "h-owner", Prefix: "rk_own", CreatedAt: 2000}
-	worker := &store.APIKey{ProjectID: p.ID, Scope: store.ScopeWorker, Hash: "h-worker", Prefix: "rk_wrk", Tools: []string{"charge@v1", "refund@v2"}, CreatedAt: 2001}
+	owner := &store.APIKey{ProjectID: p.ID, Name: "ci", Scope: wire.ScopeOwner, Hash: "h-owner", Prefix: "rk_own", CreatedAt: 2000}
+	worker := &store.APIKey{ProjectID: p.ID, Scope: wire.ScopeWorker, Hash: "h-worker", Prefix: "rk_wrk", Tools: []string{"charge@v1", "refund@v2"}, CreatedAt: 2001}
 	tx(t, s, func(q store.Queries) error {
 		if err := q.KeyCreate(ctx, owner); err != nil {
 			return err
@@ -362,14 +364,14 @@ func testKeys(t *testing.T, s store.Store) {
 		t.Fatalf("key ids %d, %d", owner.ID, worker.ID)
 	}
 	txErr(t, s, "KeyCreate with a used hash", store.ErrConflict, func(q store.Queries) error {
-		return q.KeyCreate(ctx, &store.APIKey{ProjectID: other.ID, Scope: store.ScopeProducer, Hash: "h-owner", Prefix: "x", CreatedAt: 3000})
+		return q.KeyCreate(ctx, &store.APIKey{ProjectID: other.ID, Scope: wire.ScopeProducer, Hash: "h-owner", Prefix: "x", CreatedAt: 3000})
 	})
 	read(t, s, func(q store.Queries) error {
 		got, err := q.KeyByHash(ctx, "h-worker")
 		if err != nil {
 			return err
 		}
-		if got.ID != worker.ID || got.ProjectID != p.ID || got.Scope != store.ScopeWorker || got.Prefix != "rk_wrk" || got.CreatedAt != 2001 ||
+		if got.ID != worker.ID || got.ProjectID != p.ID || got.Scope != wire.ScopeWorker || got.Prefix != "rk_wrk" || got.CreatedAt != 2001 ||
 			got.RevokedAt != 0 || !slices.Equal(got.Tools, worker.Tools) {
 			t.Errorf("KeyByHash = %+v, want %+v", got, worker)
 		}
@@ -422,7 +424,7 @@ func testEndpoints(t *testing.T, s store.Store) {
 	stripe := &store.Endpoint{ProjectID: p.ID, Name: "stripe", Policy: json.RawMessage(`{"preset":"AGGRESSIVE"}`), DefaultTimeoutMs: 15_000,
 		MaxConcurrent: 4, RateLimitPerMinute: ptr(120), CircuitThreshold: 3, CircuitOpenMs: 30_000, Version: 1, CreatedAt: 1000, UpdatedAt: 1001}
 	tx(t, s, func(q store.Queries) error { return q.EndpointCreate(ctx, stripe) })
-	if stripe.ID == 0 || stripe.CircuitState != store.CircuitClosed {
+	if stripe.ID == 0 || stripe.CircuitState != wire.CircuitClosed {
 		t.Fatalf("created endpoint id %d circuit %q: want an id and closed", stripe.ID, stripe.CircuitState)
 	}
 	openai := newEndpoint(t, s, p.ID, "openai") // nil rate limit
@@ -569,7 +571,7 @@ func testEndpointCircuit(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	p := newProject(t, s, "a")
 	ep := newEndpoint(t, s, p.ID, "stripe")
-	ep.CircuitState, ep.CircuitFailures, ep.CircuitOpenedAt, ep.CircuitProbeJob = store.CircuitHalfOpen, 4, 8000, 77
+	ep.CircuitState, ep.CircuitFailures, ep.CircuitOpenedAt, ep.CircuitProbeJob = wire.CircuitHalfOpen, 4, 8000, 77
 	ep.MaxConcurrent = 999 // not a circuit field: must not be written
 	tx(t, s, func(q store.Queries) error { return q.EndpointUpdateCircuit(ctx, ep) })
 	read(t, s, func(q store.Queries) error {
@@ -577,7 +579,7 @@ func testEndpointCircuit(t *testing.T, s store.Store) {
 		if err != nil {
 			return err
 		}
-		if got.CircuitState != store.CircuitHalfOpen || got.CircuitFailures != 4 || got.CircuitOpenedAt != 8000 || got.CircuitProbeJob != 77 ||
+		if got.CircuitState != wire.CircuitHalfOpen || got.CircuitFailures != 4 || got.CircuitOpenedAt != 8000 || got.CircuitProbeJob != 77 ||
 			got.MaxConcurrent != 10 || got.Version != 1 {
 			t.Errorf("after EndpointUpdateCircuit: %s", fmtEndpoint(got))
 		}
@@ -840,11 +842,11 @@ func testJobUpdate(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	j := job(f.p, f.ep, f.tool, 5000)
 	f.insert(t, s, j)
-	j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID = 3, store.StateRunning, 6000, "lease-x", 9000, "w-1"
+	j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID = 3, wire.JobRunning, 6000, "lease-x", 9000, "w-1"
 	j.CancelRequested, j.UpdatedAt, j.FinishedAt = true, 6500, 0
 	tx(t, s, func(q store.Queries) error { return q.JobUpdate(ctx, j) })
 	sameJob(t, "after JobUpdate", getJob(t, s, j.ID), j)
-	j.State, j.CancelRequested, j.FinishedAt, j.LeaseToken = store.StateCancelled, false, 7000, ""
+	j.State, j.CancelRequested, j.FinishedAt, j.LeaseToken = wire.JobCancelled, false, 7000, ""
 	tx(t, s, func(q store.Queries) error { return q.JobUpdate(ctx, j) })
 	sameJob(t, "after second JobUpdate", getJob(t, s, j.ID), j)
 	txErr(t, s, "JobUpdate of a missing job", store.ErrNotFound, func(q store.Queries) error {
@@ -912,10 +914,10 @@ func testJobsBatch(t *testing.T, s store.Store) {
 	var upd []*store.Job
 	for i, j := range js[:1050] {
 		c := *j
-		c.Attempt, c.State, c.DueAt, c.LeaseToken, c.LeaseExpiresAt, c.WorkerID = int64(i%5), store.StateRunning, int64(7000+i), fmt.Sprintf("lease-%d", i), int64(9000+i), "w-1"
+		c.Attempt, c.State, c.DueAt, c.LeaseToken, c.LeaseExpiresAt, c.WorkerID = int64(i%5), wire.JobRunning, int64(7000+i), fmt.Sprintf("lease-%d", i), int64(9000+i), "w-1"
 		c.CancelRequested, c.UpdatedAt, c.FinishedAt = i%3 == 0, int64(6500+i), int64(i%2)
 		if i%4 == 0 {
-			c.State, c.LeaseToken, c.WorkerID = store.StateSucceeded, "", ""
+			c.State, c.LeaseToken, c.WorkerID = wire.JobSucceeded, "", ""
 		}
 		upd = append(upd, &c)
 	}
@@ -939,7 +941,7 @@ func testJobsBatch(t *testing.T, s store.Store) {
 	// nothing.
 	txErr(t, s, "JobsUpdate with a missing job", store.ErrNotFound, func(q store.Queries) error {
 		a, missing := *upd[0], *upd[1]
-		a.State, missing.ID = store.StateFailed, oj.ID+1000
+		a.State, missing.ID = wire.JobFailed, oj.ID+1000
 		return q.JobsUpdate(ctx, []*store.Job{&a, &missing}, nil)
 	})
 	sameJob(t, "job after a refused JobsUpdate", getJob(t, s, upd[0].ID), upd[0])
@@ -947,15 +949,15 @@ func testJobsBatch(t *testing.T, s store.Store) {
 	// does (another lease, a cancel request, another state) refuses the
 	// whole batch with ErrConflict.
 	running := upd[1] // running, lease-1, cancel requested false
-	if running.State != store.StateRunning || running.CancelRequested {
+	if running.State != wire.JobRunning || running.CancelRequested {
 		t.Fatalf("fixture: job %+v", running)
 	}
 	next := *running
-	next.State, next.FinishedAt, next.LeaseExpiresAt = store.StateSucceeded, 8000, 0
+	next.State, next.FinishedAt, next.LeaseExpiresAt = wire.JobSucceeded, 8000, 0
 	for _, g := range []store.JobGuard{
-		{State: store.StateRunning, LeaseToken: "lease-2", CancelRequested: false},
-		{State: store.StateRunning, LeaseToken: "lease-1", CancelRequested: true},
-		{State: store.StateScheduled, LeaseToken: "lease-1", CancelRequested: false},
+		{State: wire.JobRunning, LeaseToken: "lease-2", CancelRequested: false},
+		{State: wire.JobRunning, LeaseToken: "lease-1", CancelRequested: true},
+		{State: wire.JobScheduled, LeaseToken: "lease-1", CancelRequested: false},
 	} {
 		txErr(t, s, fmt.Sprintf("JobsUpdate guarded by %+v", g), store.ErrConflict, func(q store.Queries) error {
 			b := *upd[2]
@@ -1001,8 +1003,8 @@ func testJobList(t *testing.T, s store.Store) {
 	}
 	f.insert(t, s, all...)
 	f.insert(t, s, job(other, oep, otool, 1))
-	setState(t, s, all[1], store.StateSucceeded, 5000)
-	setState(t, s, all[4], store.StateFailed, 5000)
+	setState(t, s, all[1], wire.JobSucceeded, 5000)
+	setState(t, s, all[4], wire.JobFailed, 5000)
 
 	// want lists the indexes of all matching, newest first.
 	want := func(match func(i int, j *store.Job) bool) []int64 {
@@ -1020,7 +1022,7 @@ func testJobList(t *testing.T, s store.Store) {
 		want []int64
 	}{
 		{"project", store.JobFilter{}, want(func(int, *store.Job) bool { return true })},
-		{"states", store.JobFilter{States: []string{store.StateSucceeded, store.StateFailed}}, []int64{all[4].ID, all[1].ID}},
+		{"states", store.JobFilter{States: []wire.JobState{wire.JobSucceeded, wire.JobFailed}}, []int64{all[4].ID, all[1].ID}},
 		{"tool", store.JobFilter{Tool: "charge"}, want(func(_ int, j *store.Job) bool { return j.Tool == "charge" })},
 		{"tool and version", store.JobFilter{Tool: "charge", Version: "v2"}, want(func(_ int, j *store.Job) bool { return j.ToolID == chargeV2.ID })},
 		{"endpoint", store.JobFilter{EndpointID: ep2.ID}, want(func(_ int, j *store.Job) bool { return j.EndpointID == ep2.ID })},
@@ -1029,7 +1031,7 @@ func testJobList(t *testing.T, s store.Store) {
 		{"limit", store.JobFilter{Limit: 3}, []int64{all[9].ID, all[8].ID, all[7].ID}},
 		{"cursor", store.JobFilter{AfterID: all[7].ID, Limit: 3}, []int64{all[6].ID, all[5].ID, all[4].ID}},
 		{"cursor with filter", store.JobFilter{AfterID: all[6].ID, Tool: "charge", Version: "v1"}, []int64{all[3].ID, all[0].ID}},
-		{"nothing", store.JobFilter{States: []string{store.StateExhausted}}, nil},
+		{"nothing", store.JobFilter{States: []wire.JobState{wire.JobExhausted}}, nil},
 	}
 	read(t, s, func(q store.Queries) error {
 		for _, c := range cases {
@@ -1083,21 +1085,21 @@ func testJobCountsByState(t *testing.T, s store.Store) {
 	js := []*store.Job{job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1)}
 	f.insert(t, s, js...)
 	f.insert(t, s, job(other, oep, otool, 1))
-	setState(t, s, js[0], store.StateRunning, 0)
-	setState(t, s, js[1], store.StateExhausted, 10)
+	setState(t, s, js[0], wire.JobRunning, 0)
+	setState(t, s, js[1], wire.JobExhausted, 10)
 	read(t, s, func(q store.Queries) error {
 		got, err := q.JobCountsByState(ctx, f.p.ID)
 		if err != nil {
 			return err
 		}
-		if want := map[string]int64{store.StateScheduled: 2, store.StateRunning: 1, store.StateExhausted: 1}; !mapsEqual(got, want) {
+		if want := map[wire.JobState]int64{wire.JobScheduled: 2, wire.JobRunning: 1, wire.JobExhausted: 1}; !maps.Equal(got, want) {
 			t.Errorf("JobCountsByState(project) = %v, want %v", got, want)
 		}
 		got, err = q.JobCountsByState(ctx, 0)
 		if err != nil {
 			return err
 		}
-		if want := map[string]int64{store.StateScheduled: 3, store.StateRunning: 1, store.StateExhausted: 1}; !mapsEqual(got, want) {
+		if want := map[wire.JobState]int64{wire.JobScheduled: 3, wire.JobRunning: 1, wire.JobExhausted: 1}; !maps.Equal(got, want) {
 			t.Errorf("JobCountsByState(0) = %v, want %v", got, want)
 		}
 		got, err = q.JobCountsByState(ctx, other.ID+100)
@@ -1111,18 +1113,6 @@ func testJobCountsByState(t *testing.T, s store.Store) {
 	})
 }
 
-func mapsEqual(a, b map[string]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 // --- claiming ---
 
 func testDueEndpoints(t *testing.T, s store.Store) {
@@ -1134,7 +1124,7 @@ func testDueEndpoints(t *testing.T, s store.Store) {
 	post := newTool(t, s, f.p.ID, ep3.ID, "post", "v1")
 	running := job(f.p, f.ep, f.tool, 100)
 	f.insert(t, s, job(f.p, ep2, chat, 1000), job(f.p, ep3, post, 5000), running)
-	setState(t, s, running, store.StateRunning, 0)
+	setState(t, s, running, wire.JobRunning, 0)
 	cases := []struct {
 		name  string
 		tools []int64
@@ -1171,7 +1161,7 @@ func testJobsClaimable(t *testing.T, s store.Store) {
 	a, b, c, d := job(f.p, f.ep, f.tool, 3000), job(f.p, f.ep, v2, 1000), job(f.p, f.ep, f.tool, 1000), job(f.p, f.ep, f.tool, 2000)
 	future, elsewhere, running := job(f.p, f.ep, f.tool, 9000), job(f.p, ep2, chat, 1), job(f.p, f.ep, f.tool, 1)
 	f.insert(t, s, a, b, c, d, future, elsewhere, running)
-	setState(t, s, running, store.StateRunning, 0)
+	setState(t, s, running, wire.JobRunning, 0)
 	all := []int64{f.tool.ID, v2.ID, chat.ID}
 	cases := []struct {
 		name  string
@@ -1220,13 +1210,13 @@ func testJobsClaim(t *testing.T, s store.Store) {
 		expiry int64
 	}{{a, 32_000}, {b, 7000}} {
 		got := getJob(t, s, want.j.ID)
-		if got.State != store.StateRunning || got.Attempt != 1 || got.LeaseToken != "lease-1" || got.LeaseExpiresAt != want.expiry ||
+		if got.State != wire.JobRunning || got.Attempt != 1 || got.LeaseToken != "lease-1" || got.LeaseExpiresAt != want.expiry ||
 			got.WorkerID != "w-1" || got.UpdatedAt != 2000 || got.DueAt != 1000 {
 			t.Errorf("claimed job %d = state %s attempt %d lease %q until %d worker %q updated %d due %d; want running, 1, lease-1, %d, w-1, 2000, 1000",
 				got.ID, got.State, got.Attempt, got.LeaseToken, got.LeaseExpiresAt, got.WorkerID, got.UpdatedAt, got.DueAt, want.expiry)
 		}
 	}
-	if got := getJob(t, s, c.ID); got.State != store.StateScheduled || got.Attempt != 0 {
+	if got := getJob(t, s, c.ID); got.State != wire.JobScheduled || got.Attempt != 0 {
 		t.Errorf("unclaimed job changed: %+v", got)
 	}
 	read(t, s, func(q store.Queries) error {
@@ -1254,7 +1244,7 @@ func testJobsClaim(t *testing.T, s store.Store) {
 	txErr(t, s, "JobsClaim of a running job", store.ErrConflict, func(q store.Queries) error {
 		return q.JobsClaim(ctx, store.ClaimParams{IDs: []int64{c.ID, a.ID}, WorkerID: "w-2", LeaseToken: "lease-2", Now: 3000})
 	})
-	if got := getJob(t, s, c.ID); got.State != store.StateScheduled {
+	if got := getJob(t, s, c.ID); got.State != wire.JobScheduled {
 		t.Errorf("job %d was claimed by a refused claim: %+v", c.ID, got)
 	}
 	// Its attempt finished, rescheduled and claimed again: attempt 2 is
@@ -1291,7 +1281,7 @@ func testJobsClaimDue(t *testing.T, s store.Store) {
 	future, elsewhere, running := job(f.p, f.ep, f.tool, 9000), job(f.p, ep2, chat, 1), job(f.p, f.ep, f.tool, 1)
 	b.TimeoutMs = 5000
 	f.insert(t, s, a, b, c, d, future, elsewhere, running)
-	setState(t, s, running, store.StateRunning, 0)
+	setState(t, s, running, wire.JobRunning, 0)
 	claimDue := func(p store.ClaimDueParams) []store.Job {
 		t.Helper()
 		p.EndpointID = f.ep.ID
@@ -1326,7 +1316,7 @@ func testJobsClaimDue(t *testing.T, s store.Store) {
 		now, expiresAt int64
 	}{{c, "w-1", "lease-1", 2000, 32_000}, {b, "w-2", "lease-2", 4000, 9000}, {d, "w-2", "lease-2", 4000, 34_000}, {a, "w-2", "lease-2", 4000, 34_000}} {
 		want := *w.j
-		want.State, want.Attempt, want.LeaseToken, want.LeaseExpiresAt, want.WorkerID, want.UpdatedAt, want.ClaimedAt = store.StateRunning, 1, w.lease, w.expiresAt, w.worker, w.now, w.now
+		want.State, want.Attempt, want.LeaseToken, want.LeaseExpiresAt, want.WorkerID, want.UpdatedAt, want.ClaimedAt = wire.JobRunning, 1, w.lease, w.expiresAt, w.worker, w.now, w.now
 		returned := want
 		returned.Policy = json.RawMessage{} // not read
 		sameJob(t, fmt.Sprintf("returned job %d", i), &got[i], &returned)
@@ -1343,7 +1333,7 @@ func testJobsClaimDue(t *testing.T, s store.Store) {
 		})
 	}
 	for _, j := range []*store.Job{future, elsewhere} {
-		if got := getJob(t, s, j.ID); got.State != store.StateScheduled || got.Attempt != 0 {
+		if got := getJob(t, s, j.ID); got.State != wire.JobScheduled || got.Attempt != 0 {
 			t.Errorf("job %d not due or of another endpoint was claimed: %+v", j.ID, got)
 		}
 	}
@@ -1459,9 +1449,9 @@ func testAttemptsFinishedSince(t *testing.T, s store.Store) {
 	claim(t, s, "w", "l", 10, js[0].ID, js[1].ID, js[2].ID, js[3].ID, other.ID)
 	// Finished at 100, 200, 300; js[3] still running; one elsewhere at 200.
 	for i, j := range js[:3] {
-		setState(t, s, getJob(t, s, j.ID), store.StateFailed, int64(100*(i+1)))
+		setState(t, s, getJob(t, s, j.ID), wire.JobFailed, int64(100*(i+1)))
 	}
-	setState(t, s, getJob(t, s, other.ID), store.StateFailed, 200)
+	setState(t, s, getJob(t, s, other.ID), wire.JobFailed, 200)
 	read(t, s, func(q store.Queries) error {
 		for _, c := range []struct{ since, limit, want int64 }{{0, 10, 3}, {100, 10, 3}, {101, 10, 2}, {300, 10, 1}, {301, 10, 0}, {0, 2, 2}} {
 			n, err := q.AttemptsFinishedSince(ctx, f.ep.ID, c.since, c.limit)
@@ -1538,7 +1528,7 @@ func testNextDueAt(t *testing.T, s store.Store) {
 	check("v2", []int64{v2.ID}, 2000)
 	check("no tools", nil, 0)
 	check("unknown tool", []int64{v2.ID + 100}, 0)
-	setState(t, s, early, store.StateRunning, 0) // only scheduled jobs count
+	setState(t, s, early, wire.JobRunning, 0) // only scheduled jobs count
 	check("after the earliest runs", []int64{f.tool.ID, v2.ID}, 2000)
 }
 
@@ -1578,12 +1568,12 @@ func testJobsPrune(t *testing.T, s store.Store) {
 	f.insert(t, s, js...)
 	claim(t, s, "w", "l", 50, js[0].ID, js[1].ID, js[2].ID, js[3].ID, js[4].ID)
 	reload := func(j *store.Job) *store.Job { return getJob(t, s, j.ID) }
-	setState(t, s, reload(js[0]), store.StateSucceeded, 100) // pruned
-	setState(t, s, reload(js[1]), store.StateFailed, 200)    // pruned
-	setState(t, s, reload(js[2]), store.StateExhausted, 300) // pruned
-	setState(t, s, reload(js[3]), store.StateCancelled, 1000)
+	setState(t, s, reload(js[0]), wire.JobSucceeded, 100) // pruned
+	setState(t, s, reload(js[1]), wire.JobFailed, 200)    // pruned
+	setState(t, s, reload(js[2]), wire.JobExhausted, 300) // pruned
+	setState(t, s, reload(js[3]), wire.JobCancelled, 1000)
 	// js[4] running, js[5] scheduled, js[6] cancelled before it ran.
-	setState(t, s, js[6], store.StateCancelled, 400) // pruned
+	setState(t, s, js[6], wire.JobCancelled, 400) // pruned
 	var n int64
 	tx(t, s, func(q store.Queries) (err error) { n, err = q.JobsPrune(ctx, 1000, 2); return err })
 	if n != 2 {
@@ -1644,7 +1634,7 @@ func testAttempts(t *testing.T, s store.Store) {
 		if err != nil {
 			return err
 		}
-		jj.State, jj.DueAt = store.StateScheduled, 61_500
+		jj.State, jj.DueAt = wire.JobScheduled, 61_500
 		return q.JobUpdate(ctx, jj)
 	})
 	claim(t, s, "w-2", "lease-2", 62_000, j.ID)
@@ -1798,13 +1788,13 @@ func testTxRollback(t *testing.T, s store.Store) {
 	f := newFixture(t, s)
 	boom := errors.New("boom")
 	err := s.Tx(ctx, func(q store.Queries) error {
-		if err := q.ProjectCreate(ctx, &store.Project{Name: "ghost", Plan: store.PlanFree, CreatedAt: 1}); err != nil {
+		if err := q.ProjectCreate(ctx, &store.Project{Name: "ghost", Plan: wire.PlanFree, CreatedAt: 1}); err != nil {
 			return err
 		}
 		if err := q.JobInsert(ctx, job(f.p, f.ep, f.tool, 1)); err != nil {
 			return err
 		}
-		f.ep.CircuitState = store.CircuitOpen
+		f.ep.CircuitState = wire.CircuitOpen
 		if err := q.EndpointUpdateCircuit(ctx, f.ep); err != nil {
 			return err
 		}
@@ -1832,7 +1822,7 @@ func testTxRollback(t *testing.T, s store.Store) {
 		if err != nil {
 			return err
 		}
-		if ep.CircuitState != store.CircuitClosed {
+		if ep.CircuitState != wire.CircuitClosed {
 			t.Errorf("circuit after rollback = %s, want closed", ep.CircuitState)
 		}
 		return nil
@@ -2025,7 +2015,7 @@ func concurrentClaims(t *testing.T, s store.Store, claim func(ctx context.Contex
 						if err != nil {
 							return err
 						}
-						j.State, j.FinishedAt = store.StateSucceeded, 200
+						j.State, j.FinishedAt = wire.JobSucceeded, 200
 						return q.JobUpdate(ctx, j)
 					}); err != nil {
 						errs <- fmt.Errorf("%s finish %d: %w", worker, id, err)

@@ -1,0 +1,162 @@
+package wire
+
+// JobState is where a job is in its lifecycle. docs/state-machine.md draws
+// the transitions of JobTransitions.
+type JobState string
+
+// Job states, in lifecycle order.
+const (
+	JobScheduled JobState = "scheduled" // waiting for its due time and gates
+	JobRunning   JobState = "running"   // claimed by a worker under a lease
+	JobSucceeded JobState = "succeeded" // finished: an attempt succeeded
+	JobFailed    JobState = "failed"    // finished: a failure that must not be retried
+	JobExhausted JobState = "exhausted" // finished: every allowed attempt failed
+	JobCancelled JobState = "cancelled" // finished: cancelled by a producer
+)
+
+// JobStates lists every job state in lifecycle order.
+func JobStates() []JobState {
+	return []JobState{JobScheduled, JobRunning, JobSucceeded, JobFailed, JobExhausted, JobCancelled}
+}
+
+// Finished reports whether no transition leaves s.
+func (s JobState) Finished() bool {
+	switch s {
+	case JobSucceeded, JobFailed, JobExhausted, JobCancelled:
+		return true
+	}
+	return false
+}
+
+// Replayable reports whether a job in s may be replayed as a new job.
+func (s JobState) Replayable() bool {
+	return s == JobFailed || s == JobExhausted || s == JobCancelled
+}
+
+// JobEvent is what moves a job from one state to another.
+type JobEvent string
+
+// Job events.
+const (
+	EventClaim   JobEvent = "claim"   // a worker claims the due job
+	EventSucceed JobEvent = "succeed" // a success report
+	EventRetry   JobEvent = "retry"   // a retryable failure or an expired lease, with attempts left
+	EventFail    JobEvent = "fail"    // a failure that must not be retried
+	EventExhaust JobEvent = "exhaust" // a retryable failure or an expired lease on the last attempt
+	EventCancel  JobEvent = "cancel"  // a cancel: at once when scheduled, at the running attempt's end otherwise
+)
+
+// JobTransition is one edge of the job state machine.
+type JobTransition struct {
+	From  JobState
+	Event JobEvent
+	To    JobState
+}
+
+// JobTransitions is the whole job state machine: every allowed change of a
+// job's state. Anything not listed is refused. A replay does not change the
+// replayed job; it enqueues a new one, which starts scheduled.
+var JobTransitions = []JobTransition{
+	{JobScheduled, EventClaim, JobRunning},
+	{JobScheduled, EventCancel, JobCancelled},
+	{JobRunning, EventSucceed, JobSucceeded},
+	{JobRunning, EventRetry, JobScheduled},
+	{JobRunning, EventFail, JobFailed},
+	{JobRunning, EventExhaust, JobExhausted},
+	{JobRunning, EventCancel, JobCancelled},
+}
+
+// NextJobState is the state event moves a job in from to, and false when the
+// machine has no such transition.
+func NextJobState(from JobState, event JobEvent) (JobState, bool) {
+	for _, t := range JobTransitions {
+		if t.From == from && t.Event == event {
+			return t.To, true
+		}
+	}
+	return "", false
+}
+
+// AttemptOutcome is how an attempt ended.
+type AttemptOutcome string
+
+// Attempt outcomes.
+const (
+	OutcomeRunning   AttemptOutcome = "running"   // not finished yet
+	OutcomeSucceeded AttemptOutcome = "succeeded" // reported successful
+	OutcomeFailed    AttemptOutcome = "failed"    // reported failed (retryable or not)
+	OutcomeTimedOut  AttemptOutcome = "timed_out" // the lease expired before a report
+)
+
+// AttemptOutcomes lists every attempt outcome.
+func AttemptOutcomes() []AttemptOutcome {
+	return []AttemptOutcome{OutcomeRunning, OutcomeSucceeded, OutcomeFailed, OutcomeTimedOut}
+}
+
+// Gate names what holds a scheduled job back.
+type Gate string
+
+// Gates, in the order a claim checks them.
+const (
+	GateDueTime       Gate = "due_time"       // its backoff delay has not passed
+	GateCircuit       Gate = "circuit"        // the endpoint's circuit is open, or half-open with its probe running
+	GateMaxConcurrent Gate = "max_concurrent" // the endpoint runs maxConcurrent jobs already
+	GateRateLimit     Gate = "rate_limit"     // the endpoint had rateLimitPerMinute claims in the last 60 s
+	GateNone          Gate = "none"           // nothing holds it: not scheduled, or due and waiting for a worker
+)
+
+// Gates lists every gate.
+func Gates() []Gate {
+	return []Gate{GateDueTime, GateCircuit, GateMaxConcurrent, GateRateLimit, GateNone}
+}
+
+// RunState is whether a run takes new steps.
+type RunState string
+
+// Run states.
+const (
+	RunOpen     RunState = "open"     // takes new steps
+	RunFinished RunState = "finished" // takes no new steps
+)
+
+// RunStates lists every run state.
+func RunStates() []RunState { return []RunState{RunOpen, RunFinished} }
+
+// CircuitState is the state of an endpoint's circuit breaker.
+type CircuitState string
+
+// Circuit states.
+const (
+	CircuitClosed   CircuitState = "closed"    // claims pass
+	CircuitOpen     CircuitState = "open"      // claims wait until it half-opens
+	CircuitHalfOpen CircuitState = "half_open" // one probe passes
+)
+
+// CircuitStates lists every circuit state.
+func CircuitStates() []CircuitState { return []CircuitState{CircuitClosed, CircuitOpen, CircuitHalfOpen} }
+
+// Scope is what an API key may do.
+type Scope string
+
+// Key scopes.
+const (
+	ScopeOwner    Scope = "owner"    // everything
+	ScopeProducer Scope = "producer" // enqueue, runs, read jobs
+	ScopeWorker   Scope = "worker"   // claim, heartbeat, report, for the tools of its allowlist
+)
+
+// Scopes lists every key scope.
+func Scopes() []Scope { return []Scope{ScopeOwner, ScopeProducer, ScopeWorker} }
+
+// Plan is a project's plan.
+type Plan string
+
+// Plans.
+const (
+	PlanFree  Plan = "FREE"  // presets only
+	PlanBasic Plan = "BASIC" // CUSTOM policies allowed
+	PlanPro   Plan = "PRO"   // CUSTOM policies allowed
+)
+
+// Plans lists every plan.
+func Plans() []Plan { return []Plan{PlanFree, PlanBasic, PlanPro} }
