@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,13 +30,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/field"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Client talks to one Ratchet server with one API key.
 type Client struct {
-	base string
-	key  string
-	http *http.Client
+	base   string
+	key    string
+	http   *http.Client
+	strict bool
 }
 
 // Option configures a Client.
@@ -43,6 +49,12 @@ type Option func(*Client)
 
 // WithHTTPClient sets the HTTP client (timeouts, transport).
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithStrictDecoding makes every response decode strictly: a field the
+// client's types do not know is an error. Tests use it to prove the server
+// sends exactly its contract; programs should not, so that a newer server
+// may add fields.
+func WithStrictDecoding() Option { return func(c *Client) { c.strict = true } }
 
 // New makes a client for baseURL (e.g. http://127.0.0.1:8080) and key.
 func New(baseURL, key string, opts ...Option) *Client {
@@ -55,32 +67,81 @@ func New(baseURL, key string, opts ...Option) *Client {
 	return c
 }
 
-// Error is an error response of the API.
-type Error struct {
-	Status  int             `json:"-"`
-	Code    string          `json:"code"`
-	Message string          `json:"message"`
-	Fields  []FieldError    `json:"fields"`
-	Current json.RawMessage `json:"current"`
-}
+// The SDK's types are the server's wire types (package wire), so they
+// cannot drift from what the server sends.
+type (
+	// Me describes the calling key and its project.
+	Me = wire.Me
+	// Key is an API key; Secret is set only when it was just created.
+	Key = wire.Key
+	// Policy is a retry policy document: a preset, or CUSTOM with every
+	// field (backoff.Custom with Custom set).
+	Policy = backoff.Policy
+	// EndpointPolicy is the endpoint policy of the API: the retry policy
+	// with the lease, concurrency, rate limit and circuit settings.
+	EndpointPolicy = wire.EndpointPolicy
+	// Endpoint is an endpoint as the API returns it.
+	Endpoint = wire.Endpoint
+	// ToolSpec is a tool contract to publish.
+	ToolSpec = wire.ToolPublish
+	// Tool is a published contract.
+	Tool = wire.Tool
+	// Run is a group of steps.
+	Run = wire.Run
+	// Job is a job as the API returns it.
+	Job = wire.Job
+	// Hold says which gate keeps a scheduled job waiting.
+	Hold = wire.Hold
+	// Attempt is one claim of a job and the arithmetic that followed.
+	Attempt = wire.Attempt
+	// EnqueueRequest is one job to enqueue.
+	EnqueueRequest = wire.JobEnqueue
+	// Enqueued is one result of a batch enqueue.
+	Enqueued = wire.JobBatchItem
+	// JobPage is one page of a job list; NextCursor is nil on the last page.
+	JobPage = wire.JobList
+	// BulkResult is what a bulk action did.
+	BulkResult = wire.JobBulkResult
+	// ClaimRequest asks for due jobs.
+	ClaimRequest = wire.ClaimRequest
+	// ClaimedJob is a leased job.
+	ClaimedJob = wire.ClaimedJob
+	// HeartbeatResult is the extended lease.
+	HeartbeatResult = wire.HeartbeatResult
+	// Report is a worker's outcome.
+	Report = wire.Report
+	// ReportResult is the answer to a single report.
+	ReportResult = wire.ReportResult
+	// BatchResult is one result of a batch report.
+	BatchResult = wire.ReportBatchItem
+)
 
-// FieldError names one rejected field.
-type FieldError struct {
-	Field   string `json:"field"`
-	Value   string `json:"value"`
-	Allowed string `json:"allowed"`
-	Message string `json:"message"`
+// Error is an error response of the API. Its Fields are the rejected
+// fields of an invalid request; field.As finds them through the error.
+type Error struct {
+	Status int
+	// RetryAfter is the server's Retry-After (on 503), zero when none.
+	RetryAfter time.Duration
+	wire.ErrorDetail
 }
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("ratchet: %d %s: %s", e.Status, e.Code, e.Message)
 }
 
+// Unwrap exposes the rejected fields as a field.Errors.
+func (e *Error) Unwrap() error { return field.Errors(e.Fields).Err() }
+
 // IsConflict reports whether err is a 409 (stale version or lease).
-func IsConflict(err error) bool { e, ok := err.(*Error); return ok && e.Status == http.StatusConflict }
+func IsConflict(err error) bool { return hasStatus(err, http.StatusConflict) }
 
 // IsNotFound reports whether err is a 404.
-func IsNotFound(err error) bool { e, ok := err.(*Error); return ok && e.Status == http.StatusNotFound }
+func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
+
+func hasStatus(err error, status int) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == status
+}
 
 // do sends a request and decodes a JSON response into out (if not nil).
 func (c *Client) do(ctx context.Context, method, path string, in, out any) (int, error) {
@@ -88,7 +149,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("encode %s %s: %w", method, path, err)
 		}
 		body = bytes.NewReader(b)
 	}
@@ -109,38 +170,26 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return resp.StatusCode, err
+		return resp.StatusCode, fmt.Errorf("read %s %s: %w", method, path, err)
 	}
 	if resp.StatusCode >= 400 {
-		var eb struct {
-			Error Error `json:"error"`
+		var eb wire.ErrorBody
+		if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
+			// Not Ratchet's error shape (a proxy's page, say): keep its text.
+			eb.Error = wire.ErrorDetail{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: strings.TrimSpace(string(data))}
 		}
-		if json.Unmarshal(data, &eb) != nil || eb.Error.Code == "" {
-			eb.Error = Error{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: strings.TrimSpace(string(data))}
-		}
-		eb.Error.Status = resp.StatusCode
-		return resp.StatusCode, &eb.Error
+		return resp.StatusCode, &Error{Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), ErrorDetail: eb.Error}
 	}
 	if out != nil && len(data) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		if c.strict {
+			dec.DisallowUnknownFields()
+		}
+		if err := dec.Decode(out); err != nil {
 			return resp.StatusCode, fmt.Errorf("decode %s %s: %w", method, path, err)
 		}
 	}
 	return resp.StatusCode, nil
-}
-
-// Me describes the calling key.
-type Me struct {
-	Project struct {
-		ID   int64  `json:"id"`
-		Name string `json:"name"`
-		Plan string `json:"plan"`
-	} `json:"project"`
-	Key struct {
-		ID    int64    `json:"id"`
-		Scope string   `json:"scope"`
-		Tools []string `json:"tools"`
-	} `json:"key"`
 }
 
 // Me returns the calling key and its project.
@@ -150,30 +199,16 @@ func (c *Client) Me(ctx context.Context) (*Me, error) {
 	return &m, err
 }
 
-// Key is an API key; Secret is set only when it was just created.
-type Key struct {
-	ID        int64    `json:"id"`
-	Name      string   `json:"name"`
-	Scope     string   `json:"scope"`
-	Prefix    string   `json:"prefix"`
-	Tools     []string `json:"tools"`
-	CreatedAt string   `json:"createdAt"`
-	RevokedAt string   `json:"revokedAt,omitempty"`
-	Secret    string   `json:"key,omitempty"`
-}
-
 // CreateKey creates a key: scope owner, producer or worker (with tools).
-func (c *Client) CreateKey(ctx context.Context, name, scope string, tools []string) (*Key, error) {
+func (c *Client) CreateKey(ctx context.Context, name string, scope wire.Scope, tools []string) (*Key, error) {
 	var k Key
-	_, err := c.do(ctx, "POST", "/v1/keys", map[string]any{"name": name, "scope": scope, "tools": tools}, &k)
+	_, err := c.do(ctx, "POST", "/v1/keys", wire.KeyCreate{Name: name, Scope: scope, Tools: tools}, &k)
 	return &k, err
 }
 
 // ListKeys lists the project's keys.
 func (c *Client) ListKeys(ctx context.Context) ([]Key, error) {
-	var out struct {
-		Keys []Key `json:"keys"`
-	}
+	var out wire.KeyList
 	_, err := c.do(ctx, "GET", "/v1/keys", nil, &out)
 	return out.Keys, err
 }
@@ -184,91 +219,11 @@ func (c *Client) RevokeKey(ctx context.Context, id int64) error {
 	return err
 }
 
-// Policy is a retry policy: a preset, or CUSTOM with every field.
-type Policy struct {
-	Preset         string  `json:"preset"`
-	MaxAttempts    int     `json:"maxAttempts,omitempty"`
-	InitialDelayMs int64   `json:"initialDelayMs,omitempty"`
-	Multiplier     float64 `json:"multiplier,omitempty"`
-	MaxDelayMs     int64   `json:"maxDelayMs,omitempty"`
-	JitterPercent  float64 `json:"jitterPercent,omitempty"`
-}
-
-// MarshalJSON writes every field for CUSTOM (zero jitter included) and only
-// the preset otherwise, as the API requires.
-func (p Policy) MarshalJSON() ([]byte, error) {
-	if p.Preset != "CUSTOM" {
-		if p.Preset == "" {
-			return []byte("{}"), nil
-		}
-		return json.Marshal(map[string]string{"preset": p.Preset})
-	}
-	type all struct {
-		Preset         string  `json:"preset"`
-		MaxAttempts    int     `json:"maxAttempts"`
-		InitialDelayMs int64   `json:"initialDelayMs"`
-		Multiplier     float64 `json:"multiplier"`
-		MaxDelayMs     int64   `json:"maxDelayMs"`
-		JitterPercent  float64 `json:"jitterPercent"`
-	}
-	return json.Marshal(all(p))
-}
-
-// EndpointPolicy is the endpoint policy of the API: the retry policy with
-// the lease, concurrency, rate limit and circuit settings.
-type EndpointPolicy struct {
-	Policy
-	DefaultTimeoutMs        int64  `json:"defaultTimeoutMs,omitempty"`
-	MaxConcurrent           int64  `json:"maxConcurrent,omitempty"`
-	RateLimitPerMinute      *int64 `json:"rateLimitPerMinute"`
-	CircuitFailureThreshold int64  `json:"circuitFailureThreshold,omitempty"`
-	CircuitOpenMs           int64  `json:"circuitOpenMs,omitempty"`
-}
-
-func (p EndpointPolicy) fields() map[string]any {
-	type rest struct {
-		DefaultTimeoutMs        int64  `json:"defaultTimeoutMs,omitempty"`
-		MaxConcurrent           int64  `json:"maxConcurrent,omitempty"`
-		RateLimitPerMinute      *int64 `json:"rateLimitPerMinute"`
-		CircuitFailureThreshold int64  `json:"circuitFailureThreshold,omitempty"`
-		CircuitOpenMs           int64  `json:"circuitOpenMs,omitempty"`
-	}
-	m := map[string]any{}
-	b, _ := json.Marshal(p.Policy)
-	_ = json.Unmarshal(b, &m)
-	b, _ = json.Marshal(rest{p.DefaultTimeoutMs, p.MaxConcurrent, p.RateLimitPerMinute, p.CircuitFailureThreshold, p.CircuitOpenMs})
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
-// Endpoint is an endpoint as the API returns it.
-type Endpoint struct {
-	Name                    string          `json:"name"`
-	Version                 int64           `json:"version"`
-	Policy                  json.RawMessage `json:"policy"`
-	DefaultTimeoutMs        int64           `json:"defaultTimeoutMs"`
-	MaxConcurrent           int64           `json:"maxConcurrent"`
-	RateLimitPerMinute      *int64          `json:"rateLimitPerMinute"`
-	CircuitFailureThreshold int64           `json:"circuitFailureThreshold"`
-	CircuitOpenMs           int64           `json:"circuitOpenMs"`
-	Circuit                 struct {
-		State       string `json:"state"`
-		Failures    int64  `json:"failures"`
-		OpenedAt    string `json:"openedAt"`
-		HalfOpensAt string `json:"halfOpensAt"`
-		ProbeJobID  int64  `json:"probeJobId"`
-	} `json:"circuit"`
-	CreatedAt string `json:"createdAt"`
-	UpdatedAt string `json:"updatedAt"`
-}
-
 // CreateEndpoint creates an endpoint. Zero fields take the server defaults
 // (STANDARD, 30 s lease, 10 concurrent, no rate limit).
 func (c *Client) CreateEndpoint(ctx context.Context, name string, p EndpointPolicy) (*Endpoint, error) {
-	m := p.fields()
-	m["name"] = name
 	var e Endpoint
-	_, err := c.do(ctx, "POST", "/v1/endpoints", m, &e)
+	_, err := c.do(ctx, "POST", "/v1/endpoints", wire.EndpointCreate{Name: name, EndpointPolicy: p}, &e)
 	return &e, err
 }
 
@@ -281,9 +236,7 @@ func (c *Client) GetEndpoint(ctx context.Context, name string) (*Endpoint, error
 
 // ListEndpoints lists endpoints.
 func (c *Client) ListEndpoints(ctx context.Context) ([]Endpoint, error) {
-	var out struct {
-		Endpoints []Endpoint `json:"endpoints"`
-	}
+	var out wire.EndpointList
 	_, err := c.do(ctx, "GET", "/v1/endpoints", nil, &out)
 	return out.Endpoints, err
 }
@@ -292,37 +245,9 @@ func (c *Client) ListEndpoints(ctx context.Context) ([]Endpoint, error) {
 // on a stale version it returns an *Error with Status 409 whose Current
 // holds the endpoint as it is now.
 func (c *Client) UpdateEndpointPolicy(ctx context.Context, name string, expectedVersion int64, p EndpointPolicy) (*Endpoint, error) {
-	m := p.fields()
-	m["expectedVersion"] = expectedVersion
-	m["rateLimitPerMinute"] = p.RateLimitPerMinute
 	var e Endpoint
-	_, err := c.do(ctx, "PUT", "/v1/endpoints/"+url.PathEscape(name)+"/policy", m, &e)
+	_, err := c.do(ctx, "PUT", "/v1/endpoints/"+url.PathEscape(name)+"/policy", wire.EndpointPolicyUpdate{ExpectedVersion: expectedVersion, EndpointPolicy: p}, &e)
 	return &e, err
-}
-
-// ToolSpec is a tool contract to publish.
-type ToolSpec struct {
-	Name          string          `json:"name"`
-	Version       string          `json:"version"`
-	Endpoint      string          `json:"endpoint"`
-	Description   string          `json:"description,omitempty"`
-	PayloadSchema json.RawMessage `json:"payloadSchema,omitempty"`
-	TimeoutMs     *int64          `json:"timeoutMs,omitempty"`
-	RetryPreset   string          `json:"retryPreset,omitempty"`
-	RetryPolicy   *Policy         `json:"retryPolicy,omitempty"`
-}
-
-// Tool is a published contract.
-type Tool struct {
-	Name          string          `json:"name"`
-	Version       string          `json:"version"`
-	Endpoint      string          `json:"endpoint"`
-	Description   string          `json:"description"`
-	PayloadSchema json.RawMessage `json:"payloadSchema"`
-	TimeoutMs     *int64          `json:"timeoutMs"`
-	RetryPreset   *string         `json:"retryPreset"`
-	RetryPolicy   json.RawMessage `json:"retryPolicy"`
-	CreatedAt     string          `json:"createdAt"`
 }
 
 // PublishTool publishes a contract.
@@ -341,28 +266,15 @@ func (c *Client) GetTool(ctx context.Context, name, version string) (*Tool, erro
 
 // ListTools lists contracts.
 func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
-	var out struct {
-		Tools []Tool `json:"tools"`
-	}
+	var out wire.ToolList
 	_, err := c.do(ctx, "GET", "/v1/tools", nil, &out)
 	return out.Tools, err
-}
-
-// Run is a group of steps.
-type Run struct {
-	ID         int64          `json:"id"`
-	Name       string         `json:"name"`
-	State      string         `json:"state"`
-	CreatedAt  string         `json:"createdAt"`
-	FinishedAt string         `json:"finishedAt"`
-	Steps      []Job          `json:"steps"`
-	Counts     map[string]int `json:"counts"`
 }
 
 // StartRun opens a run.
 func (c *Client) StartRun(ctx context.Context, name string) (*Run, error) {
 	var r Run
-	_, err := c.do(ctx, "POST", "/v1/runs", map[string]any{"name": name}, &r)
+	_, err := c.do(ctx, "POST", "/v1/runs", wire.RunCreate{Name: name}, &r)
 	return &r, err
 }
 
@@ -380,69 +292,6 @@ func (c *Client) FinishRun(ctx context.Context, id int64) (*Run, error) {
 	return &r, err
 }
 
-// Job is a job as the API returns it.
-type Job struct {
-	ID              int64           `json:"id"`
-	State           string          `json:"state"`
-	Tool            string          `json:"tool"`
-	Version         string          `json:"version"`
-	Endpoint        string          `json:"endpoint"`
-	Attempt         int64           `json:"attempt"`
-	MaxAttempts     int64           `json:"maxAttempts"`
-	IdempotencyKey  *string         `json:"idempotencyKey"`
-	DueAt           string          `json:"dueAt"`
-	Policy          json.RawMessage `json:"policy"`
-	HeldBy          *Hold           `json:"heldBy"`
-	RunID           *int64          `json:"runId"`
-	ReplayOf        *int64          `json:"replayOf"`
-	CancelRequested bool            `json:"cancelRequested"`
-	WorkerID        string          `json:"workerId"`
-	LeaseExpiresAt  string          `json:"leaseExpiresAt"`
-	CreatedAt       string          `json:"createdAt"`
-	UpdatedAt       string          `json:"updatedAt"`
-	FinishedAt      string          `json:"finishedAt"`
-	Payload         json.RawMessage `json:"payload"`
-	Attempts        []Attempt       `json:"attempts"`
-}
-
-// Hold says which gate keeps a scheduled job waiting.
-type Hold struct {
-	Gate   string `json:"gate"`
-	Until  string `json:"until"`
-	Detail string `json:"detail"`
-}
-
-// Attempt is one claim of a job and the arithmetic that followed.
-type Attempt struct {
-	Number              int64    `json:"number"`
-	WorkerID            string   `json:"workerId"`
-	ClaimedAt           string   `json:"claimedAt"`
-	FinishedAt          string   `json:"finishedAt"`
-	DurationMs          *int64   `json:"durationMs"`
-	Outcome             string   `json:"outcome"`
-	Classification      string   `json:"classification"`
-	HTTPStatus          *int64   `json:"httpStatus"`
-	RetryAfterMs        *int64   `json:"retryAfterMs"`
-	CountsTowardCircuit bool     `json:"countsTowardCircuit"`
-	Message             string   `json:"message"`
-	BaseDelayMs         *float64 `json:"baseDelayMs"`
-	JitterSample        *float64 `json:"jitterSample"`
-	MinDelayMs          *int64   `json:"minDelayMs"`
-	MaxDelayMs          *int64   `json:"maxDelayMs"`
-	SelectedDelayMs     *int64   `json:"selectedDelayMs"`
-	NextDueAt           *string  `json:"nextDueAt"`
-}
-
-// EnqueueRequest is one job to enqueue.
-type EnqueueRequest struct {
-	Tool           string          `json:"tool"`
-	Payload        json.RawMessage `json:"payload,omitempty"`
-	IdempotencyKey string          `json:"idempotencyKey,omitempty"`
-	MaxAttempts    *int64          `json:"maxAttempts,omitempty"`
-	RunID          int64           `json:"runId,omitempty"`
-	RunAt          *time.Time      `json:"runAt,omitempty"`
-}
-
 // Enqueue stores a job. created is false when the idempotency key returned
 // an existing job.
 func (c *Client) Enqueue(ctx context.Context, r EnqueueRequest) (*Job, bool, error) {
@@ -451,26 +300,16 @@ func (c *Client) Enqueue(ctx context.Context, r EnqueueRequest) (*Job, bool, err
 	return &j, status == http.StatusCreated, err
 }
 
-// Enqueued is one result of a batch enqueue.
-type Enqueued struct {
-	ID      int64  `json:"id"`
-	State   string `json:"state"`
-	Created bool   `json:"created"`
-	DueAt   string `json:"dueAt"`
-}
-
 // EnqueueBatch stores up to 1000 jobs in one transaction.
 func (c *Client) EnqueueBatch(ctx context.Context, rs []EnqueueRequest) ([]Enqueued, error) {
-	var out struct {
-		Jobs []Enqueued `json:"jobs"`
-	}
-	_, err := c.do(ctx, "POST", "/v1/jobs/batch", map[string]any{"jobs": rs}, &out)
+	var out wire.JobBatchResult
+	_, err := c.do(ctx, "POST", "/v1/jobs/batch", wire.JobBatch{Jobs: rs}, &out)
 	return out.Jobs, err
 }
 
-// JobFilter selects jobs.
+// JobFilter selects jobs; the zero value selects every job.
 type JobFilter struct {
-	States        []string
+	States        []wire.JobState
 	Tool          string // name or name@version
 	Endpoint      string
 	RunID         int64
@@ -480,40 +319,39 @@ type JobFilter struct {
 	Limit         int
 }
 
-// Query renders the filter as URL query parameters.
-func (f JobFilter) Query() url.Values {
-	q := url.Values{}
-	if len(f.States) > 0 {
-		q.Set("state", strings.Join(f.States, ","))
+// Wire renders the filter as the API's query.
+func (f JobFilter) Wire() wire.JobQuery {
+	var q wire.JobQuery
+	states := make([]string, len(f.States))
+	for i, s := range f.States {
+		states[i] = string(s)
 	}
-	if f.Tool != "" {
-		q.Set("tool", f.Tool)
-	}
-	if f.Endpoint != "" {
-		q.Set("endpoint", f.Endpoint)
-	}
+	q.State, q.Tool, q.Endpoint, q.Cursor = strings.Join(states, ","), f.Tool, f.Endpoint, f.Cursor
 	if f.RunID != 0 {
-		q.Set("runId", strconv.FormatInt(f.RunID, 10))
+		q.RunID = strconv.FormatInt(f.RunID, 10)
 	}
 	if !f.CreatedAfter.IsZero() {
-		q.Set("createdAfter", f.CreatedAfter.UTC().Format(time.RFC3339Nano))
+		q.CreatedAfter = f.CreatedAfter.UTC().Format(time.RFC3339Nano)
 	}
 	if !f.CreatedBefore.IsZero() {
-		q.Set("createdBefore", f.CreatedBefore.UTC().Format(time.RFC3339Nano))
-	}
-	if f.Cursor != "" {
-		q.Set("cursor", f.Cursor)
+		q.CreatedBefore = f.CreatedBefore.UTC().Format(time.RFC3339Nano)
 	}
 	if f.Limit > 0 {
-		q.Set("limit", strconv.Itoa(f.Limit))
+		q.Limit = strconv.Itoa(f.Limit)
 	}
 	return q
 }
 
-// JobPage is one page of a job list; NextCursor is "" on the last page.
-type JobPage struct {
-	Jobs       []Job  `json:"jobs"`
-	NextCursor string `json:"nextCursor"`
+// Query renders the filter as URL query parameters.
+func (f JobFilter) Query() url.Values {
+	q, v := f.Wire(), url.Values{}
+	for name, val := range map[string]string{"state": q.State, "tool": q.Tool, "endpoint": q.Endpoint, "runId": q.RunID,
+		"createdAfter": q.CreatedAfter, "createdBefore": q.CreatedBefore, "cursor": q.Cursor, "limit": q.Limit} {
+		if val != "" {
+			v.Set(name, val)
+		}
+	}
+	return v
 }
 
 // ListJobs lists jobs newest first.
@@ -526,31 +364,18 @@ func (c *Client) ListJobs(ctx context.Context, f JobFilter) (*JobPage, error) {
 // CountJobs counts jobs matching a filter.
 func (c *Client) CountJobs(ctx context.Context, f JobFilter) (int64, error) {
 	f.Cursor, f.Limit = "", 0
-	var out struct {
-		Count int64 `json:"count"`
-	}
+	var out wire.JobCount
 	_, err := c.do(ctx, "GET", "/v1/jobs/count?"+f.Query().Encode(), nil, &out)
 	return out.Count, err
-}
-
-// BulkResult is what a bulk action did.
-type BulkResult struct {
-	Action string           `json:"action"`
-	Count  int              `json:"count"`
-	Jobs   []int64          `json:"jobs"`
-	Failed []map[string]any `json:"failed"`
 }
 
 // Bulk cancels or replays every job matching f; expectedCount is the count
 // the person confirmed (CountJobs), and a changed selection is a conflict.
 func (c *Client) Bulk(ctx context.Context, action string, f JobFilter, expectedCount int64) (*BulkResult, error) {
-	filter := map[string]string{}
 	f.Cursor, f.Limit = "", 0
-	for k, v := range f.Query() {
-		filter[k] = v[0]
-	}
+	q := f.Wire()
 	var out BulkResult
-	_, err := c.do(ctx, "POST", "/v1/jobs/bulk", map[string]any{"action": action, "filter": filter, "expectedCount": expectedCount}, &out)
+	_, err := c.do(ctx, "POST", "/v1/jobs/bulk", wire.JobBulk{Action: action, Filter: &q, ExpectedCount: &expectedCount}, &out)
 	return &out, err
 }
 
@@ -582,76 +407,18 @@ func (c *Client) ReplayJob(ctx context.Context, id int64) (*Job, error) {
 	return &j, err
 }
 
-// ClaimRequest asks for due jobs.
-type ClaimRequest struct {
-	WorkerID string   `json:"workerId"`
-	Tools    []string `json:"tools,omitempty"`
-	Max      int      `json:"max,omitempty"`
-	WaitMs   int64    `json:"waitMs,omitempty"`
-}
-
-// ClaimedJob is a leased job.
-type ClaimedJob struct {
-	ID             int64           `json:"id"`
-	Tool           string          `json:"tool"`
-	Version        string          `json:"version"`
-	Endpoint       string          `json:"endpoint"`
-	Attempt        int64           `json:"attempt"`
-	MaxAttempts    int64           `json:"maxAttempts"`
-	Payload        json.RawMessage `json:"payload"`
-	IdempotencyKey string          `json:"idempotencyKey"`
-	LeaseToken     string          `json:"leaseToken"`
-	LeaseExpiresAt string          `json:"leaseExpiresAt"`
-	TimeoutMs      int64           `json:"timeoutMs"`
-	RunID          int64           `json:"runId,omitempty"`
-}
-
 // Claim leases due jobs.
 func (c *Client) Claim(ctx context.Context, r ClaimRequest) ([]ClaimedJob, error) {
-	var out struct {
-		Jobs []ClaimedJob `json:"jobs"`
-	}
+	var out wire.ClaimResult
 	_, err := c.do(ctx, "POST", "/v1/claims", r, &out)
 	return out.Jobs, err
-}
-
-// HeartbeatResult is the extended lease.
-type HeartbeatResult struct {
-	LeaseExpiresAt  string `json:"leaseExpiresAt"`
-	CancelRequested bool   `json:"cancelRequested"`
 }
 
 // Heartbeat extends a lease.
 func (c *Client) Heartbeat(ctx context.Context, jobID int64, leaseToken string) (*HeartbeatResult, error) {
 	var h HeartbeatResult
-	_, err := c.do(ctx, "POST", "/v1/jobs/"+strconv.FormatInt(jobID, 10)+"/heartbeat", map[string]string{"leaseToken": leaseToken}, &h)
+	_, err := c.do(ctx, "POST", "/v1/jobs/"+strconv.FormatInt(jobID, 10)+"/heartbeat", wire.Heartbeat{LeaseToken: leaseToken}, &h)
 	return &h, err
-}
-
-// Report is a worker's outcome.
-type Report struct {
-	JobID        int64             `json:"jobId,omitempty"`
-	LeaseToken   string            `json:"leaseToken"`
-	Success      bool              `json:"success"`
-	HTTPStatus   int               `json:"httpStatus,omitempty"`
-	Headers      map[string]string `json:"headers,omitempty"`
-	ErrorKind    string            `json:"errorKind,omitempty"`
-	Retryable    *bool             `json:"retryable,omitempty"`
-	RetryAfterMs *int64            `json:"retryAfterMs,omitempty"`
-	Message      string            `json:"message,omitempty"`
-}
-
-// ReportResult is the answer to a single report.
-type ReportResult struct {
-	Job       Job  `json:"job"`
-	Duplicate bool `json:"duplicate"`
-	Decision  struct {
-		Outcome             string `json:"outcome"`
-		Classification      string `json:"classification"`
-		RetryAfterMs        int64  `json:"retryAfterMs"`
-		CountsTowardCircuit bool   `json:"countsTowardCircuit"`
-		Reason              string `json:"reason"`
-	} `json:"decision"`
 }
 
 // ReportOne reports one outcome.
@@ -663,28 +430,36 @@ func (c *Client) ReportOne(ctx context.Context, r Report) (*ReportResult, error)
 	return &out, err
 }
 
-// BatchResult is one result of a batch report.
-type BatchResult struct {
-	JobID          int64  `json:"jobId"`
-	OK             bool   `json:"ok"`
-	State          string `json:"state"`
-	Classification string `json:"classification"`
-	DueAt          string `json:"dueAt"`
-	Duplicate      bool   `json:"duplicate"`
-	Error          *Error `json:"error"`
-}
-
 // ReportBatch reports up to 1000 outcomes; each stands on its own.
 func (c *Client) ReportBatch(ctx context.Context, rs []Report) ([]BatchResult, error) {
-	var out struct {
-		Results []BatchResult `json:"results"`
-	}
-	_, err := c.do(ctx, "POST", "/v1/reports", map[string]any{"reports": rs}, &out)
+	var out wire.ReportBatchResult
+	_, err := c.do(ctx, "POST", "/v1/reports", wire.ReportBatch{Reports: rs}, &out)
 	return out.Results, err
+}
+
+// Overview reads the per-endpoint live state the dashboard shows.
+func (c *Client) Overview(ctx context.Context) (*wire.Overview, error) {
+	var out wire.Overview
+	_, err := c.do(ctx, "GET", "/v1/overview", nil, &out)
+	return &out, err
 }
 
 // AdvanceClock moves the clock of a server started with --dev-clock.
 func (c *Client) AdvanceClock(ctx context.Context, d time.Duration) error {
-	_, err := c.do(ctx, "POST", "/v1/dev/clock", map[string]int64{"advanceMs": d.Milliseconds()}, nil)
+	_, err := c.do(ctx, "POST", "/v1/dev/clock", wire.ClockAdvance{AdvanceMs: d.Milliseconds()}, nil)
 	return err
+}
+
+// parseRetryAfter reads a Retry-After header: delta-seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 {
+		return time.Duration(min(n, 3600)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return min(t.Sub(now), time.Hour)
+	}
+	return 0
 }

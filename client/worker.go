@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -101,7 +102,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	reporterDone := make(chan struct{})
 	go func() { w.reporter(); close(reporterDone) }()
 
-	backoff := 100 * time.Millisecond
+	failures := 0
 	for ctx.Err() == nil {
 		// Take at least one free slot, then as many more as are free.
 		select {
@@ -130,12 +131,12 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.onError(fmt.Errorf("claim: %w", err))
 			select {
 			case <-ctx.Done():
-			case <-time.After(backoff):
+			case <-time.After(apiBackoff(failures, err)):
 			}
-			backoff = min(backoff*2, 5*time.Second)
+			failures++
 			continue
 		}
-		backoff = 100 * time.Millisecond
+		failures = 0
 		for i := len(jobs); i < free; i++ {
 			slots <- struct{}{}
 		}
@@ -229,7 +230,6 @@ func (w *Worker) reporter() {
 		for i, p := range batch {
 			rs[i] = p.r
 		}
-		backoff := 100 * time.Millisecond
 		for attempt := 0; ; attempt++ {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			_, err := w.c.ReportBatch(ctx, rs)
@@ -249,8 +249,7 @@ func (w *Worker) reporter() {
 			if attempt >= 30 {
 				break
 			}
-			time.Sleep(backoff)
-			backoff = min(backoff*2, 5*time.Second)
+			time.Sleep(apiBackoff(attempt, err))
 		}
 		for _, p := range batch {
 			close(p.done)
@@ -368,4 +367,18 @@ func truncate(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// apiBackoff is the wait before retry n (from 0) of a failed call to
+// Ratchet itself: full jitter, a uniform draw from 0 to min(5 s, 100 ms ×
+// 2^n), so that workers that lost the server together do not come back
+// together; and never less than the Retry-After of a 503.
+func apiBackoff(n int, err error) time.Duration {
+	ceiling := min(100*time.Millisecond<<min(n, 16), 5*time.Second)
+	d := time.Duration(rand.Int64N(int64(ceiling) + 1))
+	var e *Error
+	if errors.As(err, &e) && e.RetryAfter > d {
+		d = e.RetryAfter
+	}
+	return d
 }

@@ -21,6 +21,7 @@
 package field
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 )
@@ -121,4 +122,29 @@ func As(err error) (Errors, bool) {
 		return Errors{e}, true
 	}
 	return nil, false
+}
+
+// errorJSON is the wire form of an Error: its three parts and the message
+// they make, so a client can show the message as is.
+type errorJSON struct {
+	Field   string `json:"field"`
+	Value   string `json:"value"`
+	Allowed string `json:"allowed"`
+	Message string `json:"message"`
+}
+
+// MarshalJSON writes {"field", "value", "allowed", "message"}.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	return json.Marshal(errorJSON{e.Field, e.Value, e.Allowed, e.Error()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; the message is derived, so
+// it is not kept.
+func (e *Error) UnmarshalJSON(data []byte) error {
+	var v errorJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*e = Error{Field: v.Field, Value: v.Value, Allowed: v.Allowed}
+	return nil
 }

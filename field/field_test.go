@@ -1,6 +1,7 @@
 package field_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -63,5 +64,21 @@ func TestMergeAndPrefixed(t *testing.T) {
 	_ = orig.Prefixed("p.")
 	if orig[0].Field != "x" {
 		t.Error("Prefixed must not change the original")
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	in := &field.Error{Field: "max", Value: "5000", Allowed: "an integer from 1 through 1000"}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"field":"max","value":"5000","allowed":"an integer from 1 through 1000","message":"max: 5000 is not allowed; an integer from 1 through 1000"}`
+	if string(b) != want {
+		t.Fatalf("marshal = %s, want %s", b, want)
+	}
+	var out field.Error
+	if err := json.Unmarshal(b, &out); err != nil || out != *in {
+		t.Fatalf("round trip = %+v, %v", out, err)
 	}
 }

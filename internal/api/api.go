@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -36,21 +37,32 @@ type API struct {
 	draining <-chan struct{}
 }
 
-// Route is one documented operation: the handler and its OpenAPI entry come
-// from the same table, so the document cannot drift from the mux.
+// Route is one operation: its handler and its OpenAPI entry come from the
+// same table, and its request and response types are the wire types the
+// handler decodes and returns, so the document cannot drift from the mux.
 type Route struct {
 	Method, Path string
 	Summary      string
 	Scopes       []wire.Scope // empty: no key needed
-	Request      string       // component schema of the body, "" for none
-	Response     string       // component schema of the success body
 	Status       int          // success status
-	Query        []Param
-	handler      http.HandlerFunc
+
+	request, response reflect.Type // nil for none
+	query             reflect.Type // the query parameters' struct, nil for none
+	idempotencyHeader bool
+	alsoStatus        []altStatus
+	handler           http.HandlerFunc
 }
 
-// Param documents a query parameter.
-type Param struct{ Name, Type, Description string }
+// altStatus is another success status of a route, with the same body.
+type altStatus struct {
+	status int
+	why    string
+}
+
+// RequestType and ResponseType are the wire types of the route's bodies
+// (nil for none).
+func (r Route) RequestType() reflect.Type  { return r.request }
+func (r Route) ResponseType() reflect.Type { return r.response }
 
 // New builds the API. draining, when closed, makes claims return no jobs at
 // once (graceful shutdown).
@@ -86,7 +98,7 @@ func (a *API) Register(mux *http.ServeMux) {
 		})
 	}
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, errorBody{Error: errorDetail{Code: "not_found", Message: "no such route: " + r.Method + " " + r.URL.Path + "; see /openapi.json"}})
+		writeJSON(w, http.StatusNotFound, wire.ErrorBody{Error: wire.ErrorDetail{Code: "not_found", Message: "no such route: " + r.Method + " " + r.URL.Path + "; see /openapi.json"}})
 	})
 }
 
@@ -116,38 +128,18 @@ func (s *statusWriter) Flush() {
 
 // --- errors ---
 
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code    string       `json:"code"`
-	Message string       `json:"message"`
-	Fields  []fieldError `json:"fields,omitempty"`
-	Current any          `json:"current,omitempty"`
-}
-
-type fieldError struct {
-	Field   string `json:"field"`
-	Value   string `json:"value"`
-	Allowed string `json:"allowed"`
-	Message string `json:"message"`
-}
-
 // writeError is the one place errors become status codes. Internal detail is
 // logged by the caller, never echoed.
 func writeError(w http.ResponseWriter, err error) {
 	var ee *engine.Error
 	be, isField := field.As(err)
-	status, d := http.StatusInternalServerError, errorDetail{Code: "internal", Message: "internal error"}
+	status, d := http.StatusInternalServerError, wire.ErrorDetail{Code: "internal", Message: "internal error"}
 	switch {
 	case errors.As(err, &ee):
-		d.Message = ee.Message
-		for _, f := range ee.Fields {
-			d.Fields = append(d.Fields, fieldError{Field: f.Field, Value: f.Value, Allowed: f.Allowed, Message: f.Error()})
-		}
+		d.Message, d.Fields = ee.Message, ee.Fields
 		if ep, ok := ee.Current.(*store.Endpoint); ok {
-			d.Current = endpointView(ep)
+			v := endpointView(ep)
+			d.Current = &v
 		}
 		switch ee.Kind {
 		case engine.KindInvalid:
@@ -168,17 +160,14 @@ func writeError(w http.ResponseWriter, err error) {
 		}
 	case isField:
 		status, d.Code = http.StatusBadRequest, "invalid_request"
-		d.Message = "invalid request: " + strings.ReplaceAll(be.Error(), "\n", "; ")
-		for _, f := range be {
-			d.Fields = append(d.Fields, fieldError{Field: f.Field, Value: f.Value, Allowed: f.Allowed, Message: f.Error()})
-		}
+		d.Message, d.Fields = "invalid request: "+strings.ReplaceAll(be.Error(), "\n", "; "), be
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		status, d.Code, d.Message = http.StatusServiceUnavailable, "unavailable", "the database is unavailable; try again"
 	}
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, status, errorBody{Error: d})
+	writeJSON(w, status, wire.ErrorBody{Error: d})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -198,51 +187,6 @@ func principal(r *http.Request) *engine.Principal {
 	return p
 }
 
-// handler is the shape of every authenticated operation: it returns the
-// response body (200, or the status of withStatus; nil for 204) or an error,
-// which writeError maps. w is only for bounding the request body.
-type handler func(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error)
-
-// statusBody carries a success status other than 200.
-type statusBody struct {
-	status int
-	body   any
-}
-
-func withStatus(status int, body any) any { return statusBody{status, body} }
-
-// auth wraps a handler: it resolves the bearer key, checks its scope, runs
-// the handler and writes its result.
-func (a *API) auth(scopes []wire.Scope, h handler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok {
-			writeError(w, engine.ErrUnauthenticated)
-			return
-		}
-		p, err := a.e.Authenticate(r.Context(), strings.TrimSpace(secret))
-		if err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		if err := p.Require(scopes...); err != nil {
-			writeError(w, err)
-			return
-		}
-		body, err := h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), p)
-		switch sb, isStatus := body.(statusBody); {
-		case err != nil:
-			a.fail(w, r, err)
-		case isStatus:
-			writeJSON(w, sb.status, sb.body)
-		case body == nil:
-			w.WriteHeader(http.StatusNoContent)
-		default:
-			writeJSON(w, http.StatusOK, body)
-		}
-	}
-}
-
 // fail logs unexpected errors and writes the mapped response.
 // statusClientClosed answers a request whose client went away before the
 // answer (nginx's 499): nobody reads it, and it is no server error.
@@ -253,7 +197,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
 		// The transaction was rolled back: nothing happened.
 		a.log.Debug("client went away", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeJSON(w, statusClientClosed, map[string]any{"error": errorDetail{Code: "client_closed", Message: "the client closed the request; nothing was changed"}})
+		writeJSON(w, statusClientClosed, wire.ErrorBody{Error: wire.ErrorDetail{Code: "client_closed", Message: "the client closed the request; nothing was changed"}})
 		return
 	}
 	if _, isField := field.As(err); !errors.As(err, &ee) && !isField {

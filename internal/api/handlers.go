@@ -2,9 +2,9 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +14,7 @@ import (
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/simulate"
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/wire"
 )
@@ -26,166 +27,141 @@ var (
 )
 
 func (a *API) table() []Route {
-	jobQuery := []Param{
-		{"state", "string", "comma-separated states: scheduled, running, succeeded, failed, exhausted, cancelled"},
-		{"tool", "string", `"name" or "name@version"`},
-		{"endpoint", "string", "endpoint name"},
-		{"runId", "integer", "run id"},
-		{"createdAfter", "string", "RFC 3339 time, inclusive"},
-		{"createdBefore", "string", "RFC 3339 time, exclusive"},
-		{"cursor", "string", "nextCursor of the previous page"},
-		{"limit", "integer", "1–500, default 100"},
-	}
+	sim := newSimulator(a.log)
 	return []Route{
-		{Method: "GET", Path: "/v1/me", Summary: "The calling key and its project", Scopes: anyKey, Response: "Me", Status: 200, handler: a.auth(anyKey, a.me)},
-		{Method: "POST", Path: "/v1/keys", Summary: "Create an API key (the secret is shown once)", Scopes: owner, Request: "KeyCreate", Response: "Key", Status: 201, handler: a.auth(owner, a.createKey)},
-		{Method: "GET", Path: "/v1/keys", Summary: "List API keys", Scopes: owner, Response: "KeyList", Status: 200, handler: a.auth(owner, a.listKeys)},
-		{Method: "DELETE", Path: "/v1/keys/{id}", Summary: "Revoke an API key", Scopes: owner, Status: 204, handler: a.auth(owner, a.revokeKey)},
-		{Method: "POST", Path: "/v1/endpoints", Summary: "Create an endpoint with its policy", Scopes: owner, Request: "EndpointCreate", Response: "Endpoint", Status: 201, handler: a.auth(owner, a.createEndpoint)},
-		{Method: "GET", Path: "/v1/endpoints", Summary: "List endpoints", Scopes: anyKey, Response: "EndpointList", Status: 200, handler: a.auth(anyKey, a.listEndpoints)},
-		{Method: "GET", Path: "/v1/endpoints/{name}", Summary: "Read an endpoint, its policy, version and circuit", Scopes: anyKey, Response: "Endpoint", Status: 200, handler: a.auth(anyKey, a.getEndpoint)},
-		{Method: "PUT", Path: "/v1/endpoints/{name}/policy", Summary: "Replace the endpoint policy; 409 with the current endpoint when expectedVersion is stale", Scopes: owner, Request: "EndpointPolicyUpdate", Response: "Endpoint", Status: 200, handler: a.auth(owner, a.updatePolicy)},
-		{Method: "POST", Path: "/v1/tools", Summary: "Publish an immutable tool contract", Scopes: owner, Request: "ToolPublish", Response: "Tool", Status: 201, handler: a.auth(owner, a.publishTool)},
-		{Method: "GET", Path: "/v1/tools", Summary: "List tool contracts", Scopes: anyKey, Response: "ToolList", Status: 200, handler: a.auth(anyKey, a.listTools)},
-		{Method: "GET", Path: "/v1/tools/{name}/{version}", Summary: "Read a tool contract", Scopes: anyKey, Response: "Tool", Status: 200, handler: a.auth(anyKey, a.getTool)},
-		{Method: "POST", Path: "/v1/runs", Summary: "Start a run", Scopes: producer, Request: "RunCreate", Response: "Run", Status: 201, handler: a.auth(producer, a.startRun)},
-		{Method: "GET", Path: "/v1/runs/{id}", Summary: "Read a run with its steps", Scopes: producer, Response: "Run", Status: 200, handler: a.auth(producer, a.getRun)},
-		{Method: "POST", Path: "/v1/runs/{id}/finish", Summary: "Finish a run", Scopes: producer, Response: "Run", Status: 200, handler: a.auth(producer, a.finishRun)},
-		{Method: "POST", Path: "/v1/jobs", Summary: "Enqueue a job (201 created, 200 when the idempotency key returns an existing job)", Scopes: producer, Request: "JobEnqueue", Response: "Job", Status: 201, handler: a.auth(producer, a.enqueue)},
-		{Method: "POST", Path: "/v1/jobs/batch", Summary: "Enqueue up to 1000 jobs in one transaction", Scopes: producer, Request: "JobBatch", Response: "JobBatchResult", Status: 200, handler: a.auth(producer, a.enqueueBatch)},
-		{Method: "GET", Path: "/v1/jobs", Summary: "List jobs, newest first, with filters and cursor paging", Scopes: producer, Response: "JobList", Status: 200, Query: jobQuery, handler: a.auth(producer, a.listJobs)},
-		{Method: "GET", Path: "/v1/jobs/count", Summary: "Count jobs matching the same filters as the list", Scopes: producer, Response: "Count", Status: 200, Query: jobQuery, handler: a.auth(producer, a.countJobs)},
-		{Method: "POST", Path: "/v1/jobs/bulk", Summary: "Cancel or replay every job matching a filter (at most 1000); expectedCount must equal the current count", Scopes: producer, Request: "JobBulk", Response: "JobBulkResult", Status: 200, handler: a.auth(producer, a.bulk)},
-		{Method: "GET", Path: "/v1/jobs/{id}", Summary: "Read a job with its attempts and what holds it", Scopes: producer, Response: "Job", Status: 200, handler: a.auth(producer, a.getJob)},
-		{Method: "GET", Path: "/v1/jobs/{id}/explain", Summary: "Which gate holds a scheduled job and until when", Scopes: producer, Response: "Hold", Status: 200, handler: a.auth(producer, a.explain)},
-		{Method: "POST", Path: "/v1/jobs/{id}/cancel", Summary: "Cancel a scheduled or running job", Scopes: producer, Response: "Job", Status: 200, handler: a.auth(producer, a.cancel)},
-		{Method: "POST", Path: "/v1/jobs/{id}/replay", Summary: "Replay a failed, exhausted or cancelled job as a new job", Scopes: producer, Response: "Job", Status: 201, handler: a.auth(producer, a.replay)},
-		{Method: "POST", Path: "/v1/claims", Summary: "Claim due jobs (batch, optional long poll)", Scopes: worker, Request: "ClaimRequest", Response: "ClaimResult", Status: 200, handler: a.auth(worker, a.claim)},
-		{Method: "POST", Path: "/v1/jobs/{id}/heartbeat", Summary: "Extend a lease", Scopes: worker, Request: "Heartbeat", Response: "HeartbeatResult", Status: 200, handler: a.auth(worker, a.heartbeat)},
-		{Method: "POST", Path: "/v1/jobs/{id}/report", Summary: "Report the outcome of a leased job", Scopes: worker, Request: "Report", Response: "ReportResult", Status: 200, handler: a.auth(worker, a.report)},
-		{Method: "POST", Path: "/v1/reports", Summary: "Report up to 1000 outcomes; each report succeeds or fails on its own", Scopes: worker, Request: "ReportBatch", Response: "ReportBatchResult", Status: 200, handler: a.auth(worker, a.reportBatch)},
-		{Method: "POST", Path: "/v1/dev/clock", Summary: "Advance the clock of a server started with --dev-clock (for tests of long backoffs)", Scopes: owner, Request: "ClockAdvance", Response: "ClockAdvance", Status: 200, handler: a.auth(owner, a.advanceClock)},
-		{Method: "GET", Path: "/v1/overview", Summary: "Per-endpoint live state for the dashboard", Scopes: anyKey, Response: "Overview", Status: 200, handler: a.auth(anyKey, a.overview)},
-		{Method: "POST", Path: "/api/simulate", Summary: "Run the contention simulator (no key; Content-Type: application/json; body: the config of ratchet simulate, e.g. {\"to\":100,\"runs\":20}; one sweep at a time, 503 while busy)", Status: 200, handler: newSimulator(a.log).serve},
+		route(a, "GET", "/v1/me", "The calling key and its project", anyKey, 200, a.me),
+		route(a, "POST", "/v1/keys", "Create an API key (the secret is shown once)", owner, 201, a.createKey),
+		route(a, "GET", "/v1/keys", "List API keys", owner, 200, a.listKeys),
+		route(a, "DELETE", "/v1/keys/{id}", "Revoke an API key", owner, 204, a.revokeKey),
+		route(a, "POST", "/v1/endpoints", "Create an endpoint with its policy", owner, 201, a.createEndpoint, rawBody()),
+		route(a, "GET", "/v1/endpoints", "List endpoints", anyKey, 200, a.listEndpoints),
+		route(a, "GET", "/v1/endpoints/{name}", "Read an endpoint, its policy, version and circuit", anyKey, 200, a.getEndpoint),
+		route(a, "PUT", "/v1/endpoints/{name}/policy", "Replace the endpoint policy; 409 with the current endpoint when expectedVersion is stale", owner, 200, a.updatePolicy, rawBody()),
+		route(a, "POST", "/v1/tools", "Publish an immutable tool contract", owner, 201, a.publishTool, rawBody()),
+		route(a, "GET", "/v1/tools", "List tool contracts", anyKey, 200, a.listTools),
+		route(a, "GET", "/v1/tools/{name}/{version}", "Read a tool contract", anyKey, 200, a.getTool),
+		route(a, "POST", "/v1/runs", "Start a run", producer, 201, a.startRun),
+		route(a, "GET", "/v1/runs/{id}", "Read a run with its steps", producer, 200, a.getRun),
+		route(a, "POST", "/v1/runs/{id}/finish", "Finish a run", producer, 200, a.finishRun),
+		route(a, "POST", "/v1/jobs", "Enqueue a job (201 created, 200 when the idempotency key returns an existing job)", producer, 201, a.enqueue,
+			idempotencyHeader(), also(200, "The idempotency key returned an existing job")),
+		route(a, "POST", "/v1/jobs/batch", "Enqueue up to 1000 jobs in one transaction", producer, 200, a.enqueueBatch),
+		route(a, "GET", "/v1/jobs", "List jobs, newest first, with filters and cursor paging", producer, 200, a.listJobs, inQuery()),
+		route(a, "GET", "/v1/jobs/count", "Count jobs matching the same filters as the list", producer, 200, a.countJobs, inQuery()),
+		route(a, "POST", "/v1/jobs/bulk", "Cancel or replay every job matching a filter (at most 1000); expectedCount must equal the current count", producer, 200, a.bulk),
+		route(a, "GET", "/v1/jobs/{id}", "Read a job with its attempts and what holds it", producer, 200, a.getJob),
+		route(a, "GET", "/v1/jobs/{id}/explain", "Which gate holds a scheduled job and until when", producer, 200, a.explain),
+		route(a, "POST", "/v1/jobs/{id}/cancel", "Cancel a scheduled or running job", producer, 200, a.cancel),
+		route(a, "POST", "/v1/jobs/{id}/replay", "Replay a failed, exhausted or cancelled job as a new job", producer, 201, a.replay),
+		route(a, "POST", "/v1/claims", "Claim due jobs (batch, optional long poll)", worker, 200, a.claim),
+		route(a, "POST", "/v1/jobs/{id}/heartbeat", "Extend a lease", worker, 200, a.heartbeat),
+		route(a, "POST", "/v1/jobs/{id}/report", "Report the outcome of a leased job", worker, 200, a.report),
+		route(a, "POST", "/v1/reports", "Report up to 1000 outcomes; each report succeeds or fails on its own", worker, 200, a.reportBatch),
+		route(a, "POST", "/v1/dev/clock", "Advance the clock of a server started with --dev-clock (for tests of long backoffs)", owner, 200, a.advanceClock),
+		route(a, "GET", "/v1/overview", "Per-endpoint live state for the dashboard", anyKey, 200, a.overview),
+		{Method: "POST", Path: "/api/simulate", Summary: "Run the contention simulator (no key; Content-Type: application/json; body: the config of ratchet simulate, e.g. {\"to\":100,\"runs\":20}; one sweep at a time, 503 while busy)",
+			Status: 200, request: reflect.TypeFor[simulate.Config](), response: reflect.TypeFor[simulate.Result](), handler: sim.serve},
 	}
 }
 
-func (a *API) me(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	proj, err := a.e.Project(r.Context(), p)
+func (a *API) me(c *call[none]) (*wire.Me, error) {
+	proj, err := a.e.Project(c.ctx(), c.p)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"project": map[string]any{"id": proj.ID, "name": proj.Name, "plan": proj.Plan}, "key": map[string]any{"id": p.KeyID, "scope": p.Scope, "tools": orEmpty(p.Tools)}}, nil
+	return &wire.Me{Project: wire.MeProject{ID: proj.ID, Name: proj.Name, Plan: proj.Plan}, Key: wire.MeKey{ID: c.p.KeyID, Scope: c.p.Scope, Tools: orEmpty(c.p.Tools)}}, nil
 }
 
-func orEmpty(s []string) []string {
+func orEmpty[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
 
-type keyCreate struct {
-	Name  string   `json:"name"`
-	Scope string   `json:"scope"`
-	Tools []string `json:"tools"`
-}
-
-func (a *API) createKey(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	var req keyCreate
-	if err := decode(w, r, &req); err != nil {
-		return nil, err
-	}
-	k, secret, err := a.e.CreateKey(r.Context(), p, engine.KeySpec{Name: req.Name, Scope: wire.Scope(req.Scope), Tools: req.Tools})
+func (a *API) createKey(c *call[wire.KeyCreate]) (*wire.Key, error) {
+	k, secret, err := a.e.CreateKey(c.ctx(), c.p, engine.KeySpec{Name: c.in.Name, Scope: c.in.Scope, Tools: c.in.Tools})
 	if err != nil {
 		return nil, err
 	}
-	return withStatus(201, keyView(k, secret)), nil
+	v := keyView(k, secret)
+	return &v, nil
 }
 
-func (a *API) listKeys(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	ks, err := a.e.ListKeys(r.Context(), p)
+func (a *API) listKeys(c *call[none]) (*wire.KeyList, error) {
+	ks, err := a.e.ListKeys(c.ctx(), c.p)
 	if err != nil {
 		return nil, err
 	}
-	out := []KeyView{}
+	out := &wire.KeyList{Keys: []wire.Key{}}
 	for i := range ks {
-		out = append(out, keyView(&ks[i], ""))
+		out.Keys = append(out.Keys, keyView(&ks[i], ""))
 	}
-	return map[string]any{"keys": out}, nil
+	return out, nil
 }
 
-func (a *API) revokeKey(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	id, err := pathInt(r, "id")
-	if err == nil {
-		err = a.e.RevokeKey(r.Context(), p, id)
-	}
+func (a *API) revokeKey(c *call[none]) (*none, error) {
+	id, err := pathInt(c.r, "id")
 	if err != nil {
 		return nil, err
 	}
-	return nil, nil
+	return nil, a.e.RevokeKey(c.ctx(), c.p, id)
 }
 
-func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	body, err := readBody(w, r)
+func (a *API) createEndpoint(c *call[wire.EndpointCreate]) (*wire.Endpoint, error) {
+	fields, err := backoff.ReadObject(c.body, "body")
 	if err != nil {
 		return nil, err
 	}
-	fields, err := backoff.ReadObject(body, "body")
-	if err != nil {
-		return nil, err
-	}
-	var name string
 	var errs field.Errors
 	if raw, ok := fields["name"]; !ok {
-		errs = append(errs, &field.Error{Field: "name", Value: field.Missing, Allowed: "required: the endpoint name, e.g. \"stripe\""})
-	} else if json.Unmarshal(raw, &name) != nil {
-		errs = append(errs, &field.Error{Field: "name", Value: string(raw), Allowed: "must be a string"})
+		errs.Add("name", field.Missing, "required: the endpoint name, e.g. \"stripe\"")
+	} else if !decodeString(raw, &c.in.Name) {
+		errs.Add("name", string(raw), "must be a string")
 	}
 	pol, perr := engine.ParseEndpointPolicy(fields, false, nil, "name")
-	if perr != nil {
-		errs.Merge(perr)
+	if !errs.Merge(perr) {
+		return nil, perr
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	ep, err := a.e.CreateEndpoint(r.Context(), p, name, pol)
+	ep, err := a.e.CreateEndpoint(c.ctx(), c.p, c.in.Name, pol)
 	if err != nil {
 		return nil, err
 	}
-	return withStatus(201, endpointView(ep)), nil
+	v := endpointView(ep)
+	return &v, nil
 }
 
-func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	eps, err := a.e.Endpoints(r.Context(), p)
+func (a *API) listEndpoints(c *call[none]) (*wire.EndpointList, error) {
+	eps, err := a.e.Endpoints(c.ctx(), c.p)
 	if err != nil {
 		return nil, err
 	}
-	out := []EndpointView{}
+	out := &wire.EndpointList{Endpoints: []wire.Endpoint{}}
 	for i := range eps {
-		out = append(out, endpointView(&eps[i]))
+		out.Endpoints = append(out.Endpoints, endpointView(&eps[i]))
 	}
-	return map[string]any{"endpoints": out}, nil
+	return out, nil
 }
 
-func (a *API) getEndpoint(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	ep, err := a.e.Endpoint(r.Context(), p, r.PathValue("name"))
+func (a *API) getEndpoint(c *call[none]) (*wire.Endpoint, error) {
+	ep, err := a.e.Endpoint(c.ctx(), c.p, c.r.PathValue("name"))
 	if err != nil {
 		return nil, err
 	}
-	return endpointView(ep), nil
+	v := endpointView(ep)
+	return &v, nil
 }
 
-func (a *API) updatePolicy(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	body, err := readBody(w, r)
+func (a *API) updatePolicy(c *call[wire.EndpointPolicyUpdate]) (*wire.Endpoint, error) {
+	fields, err := backoff.ReadObject(c.body, "body")
 	if err != nil {
 		return nil, err
 	}
-	fields, err := backoff.ReadObject(body, "body")
-	if err != nil {
-		return nil, err
-	}
-	ep, err := a.e.Endpoint(r.Context(), p, r.PathValue("name"))
+	name := c.r.PathValue("name")
+	ep, err := a.e.Endpoint(c.ctx(), c.p, name)
 	if err != nil {
 		return nil, err
 	}
@@ -194,48 +170,45 @@ func (a *API) updatePolicy(w http.ResponseWriter, r *http.Request, p *engine.Pri
 		return nil, err
 	}
 	var errs field.Errors
-	var expected int64
 	if raw, ok := fields["expectedVersion"]; !ok {
-		errs = append(errs, &field.Error{Field: "expectedVersion", Value: field.Missing, Allowed: "required: the version you read (currently " + strconv.FormatInt(ep.Version, 10) + ")"})
-	} else if json.Unmarshal(raw, &expected) != nil || expected < 1 {
-		errs = append(errs, &field.Error{Field: "expectedVersion", Value: string(raw), Allowed: "must be the integer version you read"})
+		errs.Add("expectedVersion", field.Missing, "required: the version you read (currently "+strconv.FormatInt(ep.Version, 10)+")")
+	} else if !decodeInt(raw, &c.in.ExpectedVersion) || c.in.ExpectedVersion < 1 {
+		errs.Add("expectedVersion", string(raw), "must be the integer version you read")
 	}
 	pol, perr := engine.ParseEndpointPolicy(fields, true, &cur, "expectedVersion")
-	if perr != nil {
-		errs.Merge(perr)
+	if !errs.Merge(perr) {
+		return nil, perr
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	ep, err = a.e.UpdateEndpointPolicy(r.Context(), p, r.PathValue("name"), expected, pol)
+	ep, err = a.e.UpdateEndpointPolicy(c.ctx(), c.p, name, c.in.ExpectedVersion, pol)
 	if err != nil {
 		return nil, err
 	}
-	return endpointView(ep), nil
+	v := endpointView(ep)
+	return &v, nil
 }
 
-func (a *API) publishTool(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	body, err := readBody(w, r)
+func (a *API) publishTool(c *call[wire.ToolPublish]) (*wire.Tool, error) {
+	spec, err := engine.ParseToolSpec(c.body)
 	if err != nil {
 		return nil, err
 	}
-	spec, err := engine.ParseToolSpec(body)
+	t, err := a.e.PublishTool(c.ctx(), c.p, spec)
 	if err != nil {
 		return nil, err
 	}
-	t, err := a.e.PublishTool(r.Context(), p, spec)
-	if err != nil {
-		return nil, err
-	}
-	return withStatus(201, toolView(t, spec.Endpoint)), nil
+	v := toolView(t, spec.Endpoint)
+	return &v, nil
 }
 
-func (a *API) listTools(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	ts, err := a.e.Tools(r.Context(), p)
+func (a *API) listTools(c *call[none]) (*wire.ToolList, error) {
+	ts, err := a.e.Tools(c.ctx(), c.p)
 	if err != nil {
 		return nil, err
 	}
-	eps, err := a.e.Endpoints(r.Context(), p)
+	eps, err := a.e.Endpoints(c.ctx(), c.p)
 	if err != nil {
 		return nil, err
 	}
@@ -243,380 +216,334 @@ func (a *API) listTools(w http.ResponseWriter, r *http.Request, p *engine.Princi
 	for _, ep := range eps {
 		names[ep.ID] = ep.Name
 	}
-	out := []ToolView{}
+	out := &wire.ToolList{Tools: []wire.Tool{}}
 	for i := range ts {
-		out = append(out, toolView(&ts[i], names[ts[i].EndpointID]))
+		out.Tools = append(out.Tools, toolView(&ts[i], names[ts[i].EndpointID]))
 	}
-	return map[string]any{"tools": out}, nil
+	return out, nil
 }
 
-func (a *API) getTool(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	t, ep, err := a.e.Tool(r.Context(), p, r.PathValue("name"), r.PathValue("version"))
+func (a *API) getTool(c *call[none]) (*wire.Tool, error) {
+	t, ep, err := a.e.Tool(c.ctx(), c.p, c.r.PathValue("name"), c.r.PathValue("version"))
 	if err != nil {
 		return nil, err
 	}
-	return toolView(t, ep.Name), nil
+	v := toolView(t, ep.Name)
+	return &v, nil
 }
 
-type runCreate struct {
-	Name string `json:"name"`
-}
-
-func (a *API) startRun(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	var req runCreate
-	if err := decode(w, r, &req); err != nil {
-		return nil, err
-	}
-	run, err := a.e.StartRun(r.Context(), p, req.Name)
+func (a *API) startRun(c *call[wire.RunCreate]) (*wire.Run, error) {
+	run, err := a.e.StartRun(c.ctx(), c.p, c.in.Name)
 	if err != nil {
 		return nil, err
 	}
-	return withStatus(201, runView(run, nil)), nil
+	v := runView(run, nil)
+	return &v, nil
 }
 
-func (a *API) getRun(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	id, err := pathInt(r, "id")
+func (a *API) getRun(c *call[none]) (*wire.Run, error) {
+	id, err := pathInt(c.r, "id")
 	if err != nil {
 		return nil, err
 	}
-	run, steps, err := a.e.GetRun(r.Context(), p, id, 500)
+	run, steps, err := a.e.GetRun(c.ctx(), c.p, id, 500)
 	if err != nil {
 		return nil, err
 	}
-	return runView(run, steps), nil
+	v := runView(run, steps)
+	return &v, nil
 }
 
-func (a *API) finishRun(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	id, err := pathInt(r, "id")
+func (a *API) finishRun(c *call[none]) (*wire.Run, error) {
+	id, err := pathInt(c.r, "id")
 	if err != nil {
 		return nil, err
 	}
-	run, err := a.e.FinishRun(r.Context(), p, id)
+	run, err := a.e.FinishRun(c.ctx(), c.p, id)
 	if err != nil {
 		return nil, err
 	}
-	return runView(run, nil), nil
+	v := runView(run, nil)
+	return &v, nil
 }
 
-type enqueueReq struct {
-	Tool           string          `json:"tool"`
-	Payload        json.RawMessage `json:"payload"`
-	IdempotencyKey string          `json:"idempotencyKey"`
-	MaxAttempts    *int64          `json:"maxAttempts"`
-	RunID          int64           `json:"runId"`
-	RunAt          string          `json:"runAt"`
-}
-
-func (req enqueueReq) toEngine(prefix string) (engine.EnqueueRequest, error) {
+// enqueueRequest turns one wire enqueue into the engine's; prefix names the
+// job within a batch ("jobs[3].").
+func enqueueRequest(req wire.JobEnqueue, prefix string) (engine.EnqueueRequest, error) {
 	out := engine.EnqueueRequest{Tool: req.Tool, Payload: req.Payload, IdempotencyKey: req.IdempotencyKey, MaxAttempts: req.MaxAttempts, RunID: req.RunID}
 	if req.RunAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, req.RunAt)
 		if err != nil {
-			return out, field.Errors{{Field: prefix + "runAt", Value: strconv.Quote(req.RunAt), Allowed: "must be an RFC 3339 time, e.g. 2026-12-02T09:00:00Z"}}
+			return out, field.New(prefix+"runAt", strconv.Quote(req.RunAt), "must be an RFC 3339 time, e.g. 2026-12-02T09:00:00Z")
 		}
 		out.RunAt = &t
 	}
 	return out, nil
 }
 
-func (a *API) enqueue(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	var req enqueueReq
-	if err := decode(w, r, &req); err != nil {
-		return nil, err
-	}
-	if h := r.Header.Get("Idempotency-Key"); h != "" {
-		if req.IdempotencyKey != "" && req.IdempotencyKey != h {
-			return nil, field.Errors{{Field: "idempotencyKey", Value: strconv.Quote(req.IdempotencyKey), Allowed: "must equal the Idempotency-Key header (" + strconv.Quote(h) + ") when both are given"}}
+func (a *API) enqueue(c *call[wire.JobEnqueue]) (*wire.Job, error) {
+	if h := c.r.Header.Get("Idempotency-Key"); h != "" {
+		if c.in.IdempotencyKey != "" && c.in.IdempotencyKey != h {
+			return nil, field.New("idempotencyKey", strconv.Quote(c.in.IdempotencyKey), "must equal the Idempotency-Key header ("+strconv.Quote(h)+") when both are given")
 		}
-		req.IdempotencyKey = h
+		c.in.IdempotencyKey = h
 	}
-	er, err := req.toEngine("")
+	er, err := enqueueRequest(c.in, "")
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.e.Enqueue(r.Context(), p, er)
+	res, err := a.e.Enqueue(c.ctx(), c.p, er)
 	if err != nil {
 		return nil, err
 	}
-	status := 201
 	if !res.Created {
-		status = 200
+		c.status = http.StatusOK
 	}
-	return withStatus(status, jobView(res.Job, nil, nil, true)), nil
+	v := jobView(res.Job, nil, nil, true)
+	return &v, nil
 }
 
-type batchReq struct {
-	Jobs []enqueueReq `json:"jobs"`
-}
-
-func (a *API) enqueueBatch(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	var req batchReq
-	if err := decode(w, r, &req); err != nil {
-		return nil, err
+func (a *API) enqueueBatch(c *call[wire.JobBatch]) (*wire.JobBatchResult, error) {
+	if n := len(c.in.Jobs); n == 0 || n > wire.MaxBatch {
+		return nil, field.New("jobs", strconv.Itoa(n)+" jobs", "must hold 1 through 1000 jobs")
 	}
-	reqs := make([]engine.EnqueueRequest, len(req.Jobs))
+	reqs := make([]engine.EnqueueRequest, len(c.in.Jobs))
 	var errs field.Errors
-	for i, j := range req.Jobs {
-		er, err := j.toEngine("jobs[" + strconv.Itoa(i) + "].")
-		if err != nil {
-			errs.Merge(err)
-		}
+	for i, j := range c.in.Jobs {
+		er, err := enqueueRequest(j, "jobs["+strconv.Itoa(i)+"].")
+		errs.Merge(err)
 		reqs[i] = er
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	res, err := a.e.EnqueueBatch(r.Context(), p, reqs)
+	res, err := a.e.EnqueueBatch(c.ctx(), c.p, reqs)
 	if err != nil {
 		return nil, err
 	}
-	type item struct {
-		ID      int64  `json:"id"`
-		State   string `json:"state"`
-		Created bool   `json:"created"`
-		DueAt   string `json:"dueAt"`
-	}
-	out := make([]item, len(res))
+	out := &wire.JobBatchResult{Jobs: make([]wire.JobBatchItem, len(res))}
 	for i, x := range res {
-		out[i] = item{ID: x.Job.ID, State: string(x.Job.State), Created: x.Created, DueAt: ft(x.Job.DueAt)}
+		out.Jobs[i] = wire.JobBatchItem{ID: x.Job.ID, State: x.Job.State, Created: x.Created, DueAt: ft(x.Job.DueAt)}
 	}
-	return map[string]any{"jobs": out}, nil
+	return out, nil
 }
 
-func parseFilter(r *http.Request, p *engine.Principal, e *engine.Engine) (store.JobFilter, error) {
-	q := r.URL.Query()
+// jobFilter checks a job query and resolves it to a store filter. An
+// endpoint that does not exist selects no jobs; any other failure to look it
+// up is an error, not an empty list.
+func (a *API) jobFilter(ctx context.Context, p *engine.Principal, q wire.JobQuery) (store.JobFilter, error) {
 	var f store.JobFilter
 	var errs field.Errors
-	for _, k := range sortedQueryKeys(q) {
-		switch k {
-		case "state", "tool", "endpoint", "runId", "createdAfter", "createdBefore", "cursor", "limit":
-		default:
-			errs = append(errs, &field.Error{Field: k, Value: field.Unknown, Allowed: "query parameters are state, tool, endpoint, runId, createdAfter, createdBefore, cursor, limit"})
-		}
-	}
-	if s := q.Get("state"); s != "" {
-		for _, st := range strings.Split(s, ",") {
+	if q.State != "" {
+		for _, st := range strings.Split(q.State, ",") {
 			if !slices.Contains(wire.JobStates(), wire.JobState(st)) {
-				errs = append(errs, &field.Error{Field: "state", Value: strconv.Quote(st), Allowed: "must be one of " + strings.Join(wire.JobStates(), ", ")})
+				errs.Add("state", strconv.Quote(st), "must be one of "+strings.Join(strs(wire.JobStates()), ", "))
 			}
 			f.States = append(f.States, wire.JobState(st))
 		}
 	}
-	if t := q.Get("tool"); t != "" {
-		f.Tool, f.Version, _ = strings.Cut(t, "@")
+	if q.Tool != "" {
+		f.Tool, f.Version, _ = strings.Cut(q.Tool, "@")
 	}
-	if name := q.Get("endpoint"); name != "" {
-		ep, err := e.Endpoint(r.Context(), p, name)
-		if err != nil {
-			f.EndpointID = -1 // no such endpoint: an empty list, not an error
-		} else {
+	if q.Endpoint != "" {
+		ep, err := a.e.Endpoint(ctx, p, q.Endpoint)
+		var ee *engine.Error
+		switch {
+		case err == nil:
 			f.EndpointID = ep.ID
+		case errors.As(err, &ee) && ee.Kind == engine.KindNotFound:
+			f.EndpointID = -1 // no such endpoint: an empty list, not an error
+		default:
+			return f, err
 		}
 	}
-	intParam := func(name string, lo, hi int64, dst *int64) {
-		if s := q.Get(name); s != "" {
-			v, err := strconv.ParseInt(s, 10, 64)
-			if err != nil || v < lo || v > hi {
-				errs = append(errs, &field.Error{Field: name, Value: strconv.Quote(s), Allowed: "must be an integer from " + strconv.FormatInt(lo, 10) + " through " + strconv.FormatInt(hi, 10)})
-				return
-			}
-			*dst = v
+	intParam := func(name, s string, lo, hi int64, dst *int64) {
+		if s == "" {
+			return
 		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < lo || v > hi {
+			errs.Add(name, strconv.Quote(s), "must be an integer from "+strconv.FormatInt(lo, 10)+" through "+strconv.FormatInt(hi, 10))
+			return
+		}
+		*dst = v
 	}
-	intParam("runId", 1, 1<<62, &f.RunID)
-	intParam("cursor", 1, 1<<62, &f.AfterID)
-	var limit int64 = 100
-	intParam("limit", 1, 500, &limit)
+	intParam("runId", q.RunID, 1, 1<<62, &f.RunID)
+	intParam("cursor", q.Cursor, 1, 1<<62, &f.AfterID)
+	limit := int64(wire.DefaultListLimit)
+	intParam("limit", q.Limit, 1, wire.MaxListLimit, &limit)
 	f.Limit = int(limit)
-	timeParam := func(name string, dst *int64) {
-		if s := q.Get(name); s != "" {
-			t, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				errs = append(errs, &field.Error{Field: name, Value: strconv.Quote(s), Allowed: "must be an RFC 3339 time"})
-				return
-			}
-			*dst = t.UnixMilli()
+	timeParam := func(name, s string, dst *int64) {
+		if s == "" {
+			return
 		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			errs.Add(name, strconv.Quote(s), "must be an RFC 3339 time")
+			return
+		}
+		*dst = t.UnixMilli()
 	}
-	timeParam("createdAfter", &f.CreatedAfter)
-	timeParam("createdBefore", &f.CreatedBefore)
-	if len(errs) > 0 {
-		return f, errs
-	}
-	return f, nil
+	timeParam("createdAfter", q.CreatedAfter, &f.CreatedAfter)
+	timeParam("createdBefore", q.CreatedBefore, &f.CreatedBefore)
+	return f, errs.Err()
 }
 
-func (a *API) listJobs(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	f, err := parseFilter(r, p, a.e)
+func (a *API) listJobs(c *call[wire.JobQuery]) (*wire.JobList, error) {
+	f, err := a.jobFilter(c.ctx(), c.p, c.in)
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := a.e.Jobs(r.Context(), p, f)
+	jobs, err := a.e.Jobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err
 	}
-	out := []JobView{}
+	out := &wire.JobList{Jobs: []wire.Job{}}
 	for i := range jobs {
-		out = append(out, jobView(&jobs[i], nil, nil, false))
+		out.Jobs = append(out.Jobs, jobView(&jobs[i], nil, nil, false))
 	}
-	var next *string
 	if len(jobs) == f.Limit {
-		c := strconv.FormatInt(jobs[len(jobs)-1].ID, 10)
-		next = &c
+		next := strconv.FormatInt(jobs[len(jobs)-1].ID, 10)
+		out.NextCursor = &next
 	}
-	return map[string]any{"jobs": out, "nextCursor": next}, nil
+	return out, nil
 }
 
-func (a *API) countJobs(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	f, err := parseFilter(r, p, a.e)
+func (a *API) countJobs(c *call[wire.JobQuery]) (*wire.JobCount, error) {
+	f, err := a.jobFilter(c.ctx(), c.p, c.in)
 	if err != nil {
 		return nil, err
 	}
 	f.AfterID, f.Limit = 0, 0
-	n, err := a.e.CountJobs(r.Context(), p, f)
+	n, err := a.e.CountJobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"count": n}, nil
+	return &wire.JobCount{Count: n}, nil
 }
 
-func (a *API) getJob(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	id, err := pathInt(r, "id")
+func (a *API) getJob(c *call[none]) (*wire.Job, error) {
+	id, err := pathInt(c.r, "id")
 	if err != nil {
 		return nil, err
 	}
-	j, as, hold, err := a.e.Job(r.Context(), p, id)
+	j, as, hold, err := a.e.Job(c.ctx(), c.p, id)
 	if err != nil {
 		return nil, err
 	}
-	return jobView(j, as, hold, true), nil
+	v := jobView(j, as, hold, true)
+	return &v, nil
 }
 
-func (a *API) explain(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	id, err := pathInt(r, "id")
+func (a *API) explain(c *call[none]) (*wire.Hold, error) {
+	id, err := pathInt(c.r, "id")
 	if err != nil {
 		return nil, err
 	}
-	return a.e.Explain(r.Context(), p, id)
+	return a.e.Explain(c.ctx(), c.p, id)
 }
 
-func (a *API) cancel(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	id, err := pathInt(r, "id")
+func (a *API) cancel(c *call[none]) (*wire.Job, error) {
+	id, err := pathInt(c.r, "id")
 	if err != nil {
 		return nil, err
 	}
-	j, err := a.e.Cancel(r.Context(), p, id)
+	j, err := a.e.Cancel(c.ctx(), c.p, id)
 	if err != nil {
 		return nil, err
 	}
-	return jobView(j, nil, nil, false), nil
+	v := jobView(j, nil, nil, false)
+	return &v, nil
 }
 
-func (a *API) replay(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	id, err := pathInt(r, "id")
+func (a *API) replay(c *call[none]) (*wire.Job, error) {
+	id, err := pathInt(c.r, "id")
 	if err != nil {
 		return nil, err
 	}
-	j, err := a.e.Replay(r.Context(), p, id)
+	j, err := a.e.Replay(c.ctx(), c.p, id)
 	if err != nil {
 		return nil, err
 	}
-	return withStatus(201, jobView(j, nil, nil, false)), nil
-}
-
-type bulkReq struct {
-	Action        string            `json:"action"`
-	Filter        map[string]string `json:"filter"`
-	ExpectedCount *int64            `json:"expectedCount"`
+	v := jobView(j, nil, nil, false)
+	return &v, nil
 }
 
 // bulk cancels or replays every job matching a filter. The caller first
 // counts (GET /v1/jobs/count) and sends that count; if the set changed in
 // between, nothing is done and the new count comes back as a conflict.
-func (a *API) bulk(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	var req bulkReq
-	if err := decode(w, r, &req); err != nil {
-		return nil, err
-	}
+func (a *API) bulk(c *call[wire.JobBulk]) (*wire.JobBulkResult, error) {
+	req := c.in
 	var errs field.Errors
 	if req.Action != "cancel" && req.Action != "replay" {
-		errs = append(errs, &field.Error{Field: "action", Value: strconv.Quote(req.Action), Allowed: "must be cancel or replay"})
+		errs.Add("action", strconv.Quote(req.Action), "must be cancel or replay")
 	}
 	if req.ExpectedCount == nil {
-		errs = append(errs, &field.Error{Field: "expectedCount", Value: field.Missing, Allowed: "required: the count shown to the person who confirmed"})
+		errs.Add("expectedCount", field.Missing, "required: the count shown to the person who confirmed")
 	}
-	fr, _ := http.NewRequestWithContext(r.Context(), "GET", "/?", nil)
-	qv := fr.URL.Query()
-	for k, v := range req.Filter {
-		qv.Set(k, v)
+	var q wire.JobQuery
+	if req.Filter != nil {
+		q = *req.Filter
 	}
-	fr.URL.RawQuery = qv.Encode()
-	f, err := parseFilter(fr, p, a.e)
-	if err != nil {
-		fes, ok := field.As(err)
-		if !ok {
-			return nil, err
-		}
+	q.Cursor, q.Limit = "", ""
+	f, err := a.jobFilter(c.ctx(), c.p, q)
+	if fes, ok := field.As(err); ok {
 		errs = append(errs, fes.Prefixed("filter.")...)
+	} else if err != nil {
+		return nil, err
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	f.AfterID, f.Limit = 0, 0
-	n, err := a.e.CountJobs(r.Context(), p, f)
+	n, err := a.e.CountJobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err
 	}
 	if n != *req.ExpectedCount {
 		return nil, &engine.Error{Kind: engine.KindConflict, Message: "the selection now holds " + strconv.FormatInt(n, 10) + " jobs, not " + strconv.FormatInt(*req.ExpectedCount, 10) + "; nothing was done, confirm the new count"}
 	}
-	if n > 1000 {
-		return nil, field.Errors{{Field: "filter", Value: strconv.FormatInt(n, 10) + " jobs", Allowed: "a bulk action takes at most 1000 jobs; narrow the filter"}}
+	if n > wire.MaxBatch {
+		return nil, field.New("filter", strconv.FormatInt(n, 10)+" jobs", "a bulk action takes at most 1000 jobs; narrow the filter")
 	}
-	f.Limit = 1000
-	jobs, err := a.e.Jobs(r.Context(), p, f)
+	f.Limit = wire.MaxBatch
+	jobs, err := a.e.Jobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err
 	}
-	done, failed := []int64{}, []map[string]any{}
+	out := &wire.JobBulkResult{Action: req.Action, Jobs: []int64{}, Failed: []wire.JobBulkFailed{}}
 	for _, j := range jobs {
+		id := j.ID
 		var err error
 		if req.Action == "cancel" {
-			_, err = a.e.Cancel(r.Context(), p, j.ID)
+			_, err = a.e.Cancel(c.ctx(), c.p, j.ID)
 		} else {
 			var nj *store.Job
-			nj, err = a.e.Replay(r.Context(), p, j.ID)
-			if err == nil {
-				done = append(done, nj.ID)
-				continue
+			if nj, err = a.e.Replay(c.ctx(), c.p, j.ID); err == nil {
+				id = nj.ID
 			}
 		}
 		if err != nil {
-			failed = append(failed, map[string]any{"id": j.ID, "error": err.Error()})
+			var ee *engine.Error
+			if !errors.As(err, &ee) {
+				return nil, err // the database failed: not this job's fault
+			}
+			out.Failed = append(out.Failed, wire.JobBulkFailed{ID: j.ID, Error: ee.Error()})
 			continue
 		}
-		done = append(done, j.ID)
+		out.Jobs = append(out.Jobs, id)
 	}
-	return map[string]any{"action": req.Action, "count": len(done), "jobs": done, "failed": failed}, nil
+	out.Count = len(out.Jobs)
+	return out, nil
 }
 
-type claimReq struct {
-	WorkerID string   `json:"workerId"`
-	Tools    []string `json:"tools"`
-	Max      int      `json:"max"`
-	WaitMs   int64    `json:"waitMs"`
-}
-
-func (a *API) claim(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	var req claimReq
-	if err := decode(w, r, &req); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(r.Context())
+func (a *API) claim(c *call[wire.ClaimRequest]) (*wire.ClaimResult, error) {
+	req := c.in
+	ctx, cancel := context.WithCancel(c.ctx())
 	defer cancel()
 	select {
 	case <-a.draining:
-		return map[string]any{"jobs": []any{}}, nil
+		return &wire.ClaimResult{Jobs: []wire.ClaimedJob{}}, nil
 	default:
 	}
 	go func() {
@@ -626,154 +553,131 @@ func (a *API) claim(w http.ResponseWriter, r *http.Request, p *engine.Principal)
 		case <-ctx.Done():
 		}
 	}()
-	if req.WaitMs < 0 || req.WaitMs > 1<<31 {
-		return nil, field.Errors{{Field: "waitMs", Value: strconv.FormatInt(req.WaitMs, 10), Allowed: "must be from 0 through 30000 milliseconds"}}
+	if req.WaitMs < 0 || req.WaitMs > wire.MaxWaitMs {
+		return nil, field.New("waitMs", strconv.FormatInt(req.WaitMs, 10), "must be from 0 through 30000 milliseconds")
 	}
-	cs, err := a.e.Claim(ctx, p, engine.ClaimRequest{WorkerID: req.WorkerID, Tools: req.Tools, Max: req.Max, Wait: time.Duration(req.WaitMs) * time.Millisecond})
+	cs, err := a.e.Claim(ctx, c.p, engine.ClaimRequest{WorkerID: req.WorkerID, Tools: req.Tools, Max: req.Max, Wait: time.Duration(req.WaitMs) * time.Millisecond})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]engine.ClaimedJSON, len(cs))
-	for i, c := range cs {
-		out[i] = c.JSON()
+	out := &wire.ClaimResult{Jobs: make([]wire.ClaimedJob, len(cs))}
+	for i, cl := range cs {
+		out.Jobs[i] = claimedView(cl)
 	}
-	return map[string]any{"jobs": out}, nil
+	return out, nil
 }
 
-type heartbeatReq struct {
-	LeaseToken string `json:"leaseToken"`
-}
-
-func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	id, err := pathInt(r, "id")
+func (a *API) heartbeat(c *call[wire.Heartbeat]) (*wire.HeartbeatResult, error) {
+	id, err := pathInt(c.r, "id")
 	if err != nil {
 		return nil, err
 	}
-	var req heartbeatReq
-	if err := decode(w, r, &req); err != nil {
-		return nil, err
-	}
-	j, err := a.e.Heartbeat(r.Context(), p, id, req.LeaseToken)
+	j, err := a.e.Heartbeat(c.ctx(), c.p, id, c.in.LeaseToken)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"leaseExpiresAt": ft(j.LeaseExpiresAt), "cancelRequested": j.CancelRequested}, nil
+	return &wire.HeartbeatResult{LeaseExpiresAt: ft(j.LeaseExpiresAt), CancelRequested: j.CancelRequested}, nil
 }
 
-// ReportBody is a worker's report on the wire.
-type ReportBody struct {
-	JobID        int64             `json:"jobId,omitempty"`
-	LeaseToken   string            `json:"leaseToken"`
-	Success      bool              `json:"success"`
-	HTTPStatus   int               `json:"httpStatus"`
-	Headers      map[string]string `json:"headers"`
-	ErrorKind    string            `json:"errorKind"`
-	Retryable    *bool             `json:"retryable"`
-	RetryAfterMs *int64            `json:"retryAfterMs"`
-	Message      string            `json:"message"`
-}
-
-func (b ReportBody) toEngine(id int64) engine.ReportRequest {
+func reportRequest(b wire.Report, id int64) engine.ReportRequest {
 	return engine.ReportRequest{JobID: id, LeaseToken: b.LeaseToken, Report: classify.Report{Success: b.Success, HTTPStatus: b.HTTPStatus, Headers: b.Headers,
 		ErrorKind: b.ErrorKind, Retryable: b.Retryable, RetryAfterMs: b.RetryAfterMs, Message: b.Message}}
 }
 
-type decisionView struct {
-	Outcome             string `json:"outcome"`
-	Classification      string `json:"classification"`
-	RetryAfterMs        int64  `json:"retryAfterMs"`
-	CountsTowardCircuit bool   `json:"countsTowardCircuit"`
-	Reason              string `json:"reason"`
-}
-
-func (a *API) report(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	id, err := pathInt(r, "id")
+func (a *API) report(c *call[wire.Report]) (*wire.ReportResult, error) {
+	id, err := pathInt(c.r, "id")
 	if err != nil {
 		return nil, err
 	}
-	var req ReportBody
-	if err := decode(w, r, &req); err != nil {
-		return nil, err
+	if c.in.JobID != 0 && c.in.JobID != id {
+		return nil, field.New("jobId", strconv.FormatInt(c.in.JobID, 10), "must be absent or equal the job id of the path ("+strconv.FormatInt(id, 10)+")")
 	}
-	if req.JobID != 0 && req.JobID != id {
-		return nil, field.Errors{{Field: "jobId", Value: strconv.FormatInt(req.JobID, 10), Allowed: "must be absent or equal the job id of the path (" + strconv.FormatInt(id, 10) + ")"}}
-	}
-	res, err := a.e.Report(r.Context(), p, req.toEngine(id))
+	res, err := a.e.Report(c.ctx(), c.p, reportRequest(c.in, id))
 	if err != nil {
 		return nil, err
 	}
 	d := res.Decision
-	return map[string]any{"job": jobView(res.Job, nil, nil, false), "duplicate": res.Duplicate,
-		"decision": decisionView{Outcome: string(d.Outcome), Classification: d.Classification, RetryAfterMs: d.RetryAfterMs, CountsTowardCircuit: d.CountsTowardCircuit, Reason: d.Reason}}, nil
+	return &wire.ReportResult{Job: jobView(res.Job, nil, nil, false), Duplicate: res.Duplicate,
+		Decision: wire.Decision{Outcome: string(d.Outcome), Classification: d.Classification, RetryAfterMs: d.RetryAfterMs, CountsTowardCircuit: d.CountsTowardCircuit, Reason: d.Reason}}, nil
 }
 
-type reportBatchReq struct {
-	Reports []ReportBody `json:"reports"`
-}
-
-func (a *API) reportBatch(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	var req reportBatchReq
-	if err := decode(w, r, &req); err != nil {
-		return nil, err
+func (a *API) reportBatch(c *call[wire.ReportBatch]) (*wire.ReportBatchResult, error) {
+	if n := len(c.in.Reports); n == 0 || n > wire.MaxBatch {
+		return nil, field.New("reports", strconv.Itoa(n)+" reports", "must hold 1 through 1000 reports")
 	}
 	var errs field.Errors
-	rs := make([]engine.ReportRequest, len(req.Reports))
-	for i, b := range req.Reports {
+	rs := make([]engine.ReportRequest, len(c.in.Reports))
+	for i, b := range c.in.Reports {
 		if b.JobID <= 0 {
-			errs = append(errs, &field.Error{Field: "reports[" + strconv.Itoa(i) + "].jobId", Value: strconv.FormatInt(b.JobID, 10), Allowed: "required: the id of the claimed job"})
+			errs.Add("reports["+strconv.Itoa(i)+"].jobId", strconv.FormatInt(b.JobID, 10), "required: the id of the claimed job")
 		}
-		rs[i] = b.toEngine(b.JobID)
+		rs[i] = reportRequest(b, b.JobID)
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	items, err := a.e.ReportBatch(r.Context(), p, rs)
+	items, err := a.e.ReportBatch(c.ctx(), c.p, rs)
 	if err != nil {
 		return nil, err
 	}
-	type result struct {
-		JobID          int64        `json:"jobId"`
-		OK             bool         `json:"ok"`
-		State          string       `json:"state,omitempty"`
-		Classification string       `json:"classification,omitempty"`
-		DueAt          string       `json:"dueAt,omitempty"`
-		Duplicate      bool         `json:"duplicate,omitempty"`
-		Error          *errorDetail `json:"error,omitempty"`
-	}
-	out := make([]result, len(items))
+	out := &wire.ReportBatchResult{Results: make([]wire.ReportBatchItem, len(items))}
 	for i, it := range items {
-		out[i] = result{JobID: rs[i].JobID}
+		r := wire.ReportBatchItem{JobID: rs[i].JobID}
 		if it.Err != nil {
-			d := errorDetail{Code: "conflict", Message: it.Err.Error()}
+			d := wire.ErrorDetail{Code: "conflict", Message: it.Err.Error()}
 			var ee *engine.Error
 			if errors.As(it.Err, &ee) && ee.Kind == engine.KindNotFound {
 				d.Code = "not_found"
 			} else if ee != nil && ee.Kind == engine.KindForbidden {
 				d.Code = "forbidden"
 			}
-			out[i].Error = &d
+			r.Error = &d
+			out.Results[i] = r
 			continue
 		}
-		out[i].OK, out[i].State, out[i].Classification, out[i].Duplicate = true, it.Job.State, it.Decision.Classification, it.Duplicate
+		r.OK, r.State, r.Classification, r.Duplicate = true, it.Job.State, it.Decision.Classification, it.Duplicate
 		if it.Job.State == wire.JobScheduled {
-			out[i].DueAt = ft(it.Job.DueAt)
+			r.DueAt = ft(it.Job.DueAt)
 		}
+		out.Results[i] = r
 	}
-	return map[string]any{"results": out}, nil
+	return out, nil
 }
 
-type clockAdvance struct {
-	AdvanceMs int64  `json:"advanceMs"`
-	Now       string `json:"now,omitempty"`
+func (a *API) advanceClock(c *call[wire.ClockAdvance]) (*wire.ClockAdvance, error) {
+	if c.in.AdvanceMs < 0 {
+		return nil, field.New("advanceMs", strconv.FormatInt(c.in.AdvanceMs, 10), "must be 0 or more milliseconds")
+	}
+	if err := a.e.AdvanceClock(c.ctx(), time.Duration(c.in.AdvanceMs)*time.Millisecond); err != nil {
+		return nil, err
+	}
+	return &wire.ClockAdvance{AdvanceMs: c.in.AdvanceMs, Now: ft(a.e.Clock().Now().UnixMilli())}, nil
 }
 
-func (a *API) advanceClock(w http.ResponseWriter, r *http.Request, p *engine.Principal) (any, error) {
-	var req clockAdvance
-	if err := decode(w, r, &req); err != nil {
+func (a *API) overview(c *call[none]) (*wire.Overview, error) {
+	ovs, err := a.e.Overview(c.ctx(), c.p)
+	if err != nil {
 		return nil, err
 	}
-	if err := a.e.AdvanceClock(r.Context(), time.Duration(req.AdvanceMs)*time.Millisecond); err != nil {
-		return nil, err
+	out := &wire.Overview{Now: ft(a.e.Clock().Now().UnixMilli()), Endpoints: []wire.OverviewEndpoint{}}
+	for _, o := range ovs {
+		v := wire.OverviewEndpoint{Endpoint: endpointView(o.Endpoint), Running: o.Running, ClaimsInWindow: o.ClaimsInWindow, Scheduled: o.Scheduled,
+			Due: o.Due, Outcomes5m: orEmptyMap(o.Outcomes5m), Outcomes1h: orEmptyMap(o.Outcomes1h)}
+		if o.HeldBy != "" {
+			h := &wire.Hold{Gate: o.HeldBy, Detail: o.HeldDetail}
+			if o.HeldUntil > 0 {
+				h.Until = timeMs(o.HeldUntil)
+			}
+			v.HeldBy = h
+		}
+		out.Endpoints = append(out.Endpoints, v)
 	}
-	return clockAdvance{AdvanceMs: req.AdvanceMs, Now: ft(a.e.Clock().Now().UnixMilli())}, nil
+	return out, nil
+}
+
+func orEmptyMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/getratchet/ratchet/internal/simulate"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // postSimulate sends a config to /api/simulate and returns the status, the
@@ -39,9 +40,9 @@ func postSimulate(t *testing.T, url, contentType, body string) (int, http.Header
 }
 
 // errorOf decodes the API's error shape.
-func errorOf(t *testing.T, b []byte) errorDetail {
+func errorOf(t *testing.T, b []byte) wire.ErrorDetail {
 	t.Helper()
-	var e errorBody
+	var e wire.ErrorBody
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil || e.Error.Code == "" {

@@ -137,7 +137,7 @@ func (t *httpTarget) enqueueBatch(ctx context.Context, n int) error {
 }
 
 func (t *httpTarget) enqueueAt(ctx context.Context, runAt time.Time) (int64, time.Time, error) {
-	j, _, err := t.c.Enqueue(ctx, client.EnqueueRequest{Tool: t.tool, Payload: json.RawMessage("{}"), RunAt: &runAt})
+	j, _, err := t.c.Enqueue(ctx, client.EnqueueRequest{Tool: t.tool, Payload: json.RawMessage("{}"), RunAt: runAt.UTC().Format(time.RFC3339Nano)})
 	if err != nil {
 		return 0, time.Time{}, err
 	}

@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
 	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // claimRec is what a worker saw of one attempt: the lease it held and when
@@ -122,7 +124,7 @@ func loadOnAllNodes(t *testing.T, ctx context.Context, dbURL string, nodes []*te
 	)
 	o := owners[0]
 	if _, err := o.CreateEndpoint(ctx, "limited", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: "CUSTOM", MaxAttempts: 5, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0},
+		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 5, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
 		DefaultTimeoutMs: 20000, MaxConcurrent: maxConc, CircuitFailureThreshold: 1000,
 	}); err != nil {
 		t.Fatal(err)
@@ -198,7 +200,7 @@ func loadOnAllNodes(t *testing.T, ctx context.Context, dbURL string, nodes []*te
 		return l["succeeded"] == limitJobs && m["succeeded"] == rate, "limited " + fmtStates(l) + ", metered " + fmtStates(m)
 	})
 	// The remaining metered jobs stay held by the rate limit on every node.
-	page, err := owners[0].ListJobs(ctx, client.JobFilter{Tool: "metered", States: []string{"scheduled"}, Limit: 100})
+	page, err := owners[0].ListJobs(ctx, client.JobFilter{Tool: "metered", States: []wire.JobState{wire.JobScheduled}, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +316,7 @@ func metricsStatus(t *testing.T, nodes []*testproc.Server, code string) float64 
 func circuitOnAllNodes(t *testing.T, ctx context.Context, a, b, c *client.Client) {
 	const openMs = 4000
 	if _, err := a.CreateEndpoint(ctx, "fragile", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: "CUSTOM", MaxAttempts: 10, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0},
+		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 10, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
 		DefaultTimeoutMs: 20000, MaxConcurrent: 10, CircuitFailureThreshold: 2, CircuitOpenMs: openMs,
 	}); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
 )
@@ -27,7 +28,7 @@ func TestRescueOnEveryNode(t *testing.T) {
 	o := client.New(nodes[0].URL, ownerKey)
 	const jobs, attemptsPerJob = 90, 2
 	if _, err := o.CreateEndpoint(ctx, "lossy", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: "CUSTOM", MaxAttempts: attemptsPerJob, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0},
+		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: attemptsPerJob, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
 		DefaultTimeoutMs: 1000, MaxConcurrent: 1000, CircuitFailureThreshold: 1000,
 	}); err != nil {
 		t.Fatal(err)
@@ -108,7 +109,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	o := client.New(nodes[0].URL, ownerKey)
 	const jobs = 300
 	if _, err := o.CreateEndpoint(ctx, "api", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: "CUSTOM", MaxAttempts: 10, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0},
+		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 10, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
 		DefaultTimeoutMs: 5000, MaxConcurrent: 16, CircuitFailureThreshold: 1000,
 	}); err != nil {
 		t.Fatal(err)

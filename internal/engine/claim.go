@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -405,29 +404,6 @@ func appendClaimed(out []Claimed, jobs []store.Job, lease string) []Claimed {
 		out = append(out, Claimed{Job: j, LeaseToken: lease, LeaseExpiresAt: j.LeaseExpiresAt, IdempotencyKey: key})
 	}
 	return out
-}
-
-// ClaimedJSON is the wire form of a claimed job.
-type ClaimedJSON struct {
-	ID             int64           `json:"id"`
-	Tool           string          `json:"tool"`
-	Version        string          `json:"version"`
-	Endpoint       string          `json:"endpoint"`
-	Attempt        int64           `json:"attempt"`
-	MaxAttempts    int64           `json:"maxAttempts"`
-	Payload        json.RawMessage `json:"payload"`
-	IdempotencyKey string          `json:"idempotencyKey"`
-	LeaseToken     string          `json:"leaseToken"`
-	LeaseExpiresAt string          `json:"leaseExpiresAt"`
-	TimeoutMs      int64           `json:"timeoutMs"`
-	RunID          int64           `json:"runId,omitzero"`
-}
-
-// JSON renders the claimed job for a worker.
-func (c Claimed) JSON() ClaimedJSON {
-	return ClaimedJSON{ID: c.Job.ID, Tool: c.Job.Tool, Version: c.Job.Version, Endpoint: c.Job.Endpoint, Attempt: c.Job.Attempt, MaxAttempts: c.Job.MaxAttempts,
-		Payload: c.Job.Payload, IdempotencyKey: c.IdempotencyKey, LeaseToken: c.LeaseToken, LeaseExpiresAt: FormatTime(c.LeaseExpiresAt),
-		TimeoutMs: c.Job.TimeoutMs, RunID: c.Job.RunID}
 }
 
 // FormatTime renders unix milliseconds as RFC 3339 UTC with milliseconds.

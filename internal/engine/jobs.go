@@ -17,16 +17,7 @@ import (
 
 // Snapshot is the resolved policy copied into a job at enqueue. Later edits
 // of the tool or endpoint never change it.
-type Snapshot struct {
-	Preset backoff.Preset `json:"preset"`
-	backoff.Params
-	TimeoutMs int64 `json:"timeoutMs"`
-	// Source says where the retry policy came from: "tool", "endpoint" or
-	// "default" (STANDARD). MaxAttemptsOverridden is true when the enqueue
-	// set maxAttempts explicitly.
-	Source                string `json:"source"`
-	MaxAttemptsOverridden bool   `json:"maxAttemptsOverridden"`
-}
+type Snapshot = wire.PolicySnapshot
 
 // ParseSnapshot reads a job's stored snapshot.
 func ParseSnapshot(raw json.RawMessage) (Snapshot, error) {
@@ -411,11 +402,7 @@ func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job
 }
 
 // Hold says which gate keeps a scheduled job from being claimed now.
-type Hold struct {
-	Gate   wire.Gate `json:"gate"`           // due_time, circuit, max_concurrent, rate_limit, none
-	Until  time.Time `json:"until,omitzero"` // when the gate opens, if known
-	Detail string    `json:"detail"`         // one sentence for people
-}
+type Hold = wire.Hold
 
 // Explain reports what holds a job now. A job that is not scheduled is held
 // by nothing (gate "none", saying its state); a due job with open gates

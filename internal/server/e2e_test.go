@@ -17,8 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/wire"
 )
 
 const ownerKey = "rk_test_owner_key_0123456789abcdef"
@@ -47,7 +49,7 @@ func TestWalkThroughHTTP(t *testing.T) {
 	c := ctx(t)
 	owner := client.New(srv.URL, ownerKey)
 	ep, err := owner.CreateEndpoint(c, "stripe", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: "CUSTOM", MaxAttempts: 6, InitialDelayMs: 10000, Multiplier: 2, MaxDelayMs: 600000, JitterPercent: 20},
+		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 6, InitialDelayMs: 10000, Multiplier: 2, MaxDelayMs: 600000, JitterPercent: 20}},
 		DefaultTimeoutMs: 30000, MaxConcurrent: 10,
 	})
 	if err != nil {
@@ -135,11 +137,10 @@ func TestWalkThroughHTTP(t *testing.T) {
 	}
 	_, err = owner.UpdateEndpointPolicy(c, "stripe", ep.Version, client.EndpointPolicy{Policy: client.Policy{Preset: "RELAXED"}, DefaultTimeoutMs: 20000, MaxConcurrent: 9})
 	ae := apiErr(t, err, http.StatusConflict)
-	var cur client.Endpoint
-	if json.Unmarshal(ae.Current, &cur) != nil || cur.Version != ep2.Version || cur.MaxConcurrent != 3 {
-		t.Fatalf("409 body current: %s", ae.Current)
+	if cur := ae.Current; cur == nil || cur.Version != ep2.Version || cur.MaxConcurrent != 3 {
+		t.Fatalf("409 body current: %+v", ae.Current)
 	}
-	if now, _ := owner.GetEndpoint(c, "stripe"); now.Version != ep2.Version || now.MaxConcurrent != 3 || !strings.Contains(string(now.Policy), "AGGRESSIVE") {
+	if now, _ := owner.GetEndpoint(c, "stripe"); now.Version != ep2.Version || now.MaxConcurrent != 3 || now.Policy.Preset != backoff.Aggressive {
 		t.Fatalf("stale update changed the endpoint: %+v", now)
 	}
 
@@ -229,7 +230,7 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 	c := ctx(t)
 	owner := client.New(srv.URL, ownerKey)
 	if _, err := owner.CreateEndpoint(c, "flaky", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: "CUSTOM", MaxAttempts: 4, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0},
+		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 4, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
 		DefaultTimeoutMs: 1000, MaxConcurrent: 64, CircuitFailureThreshold: 1000,
 	}); err != nil {
 		t.Fatal(err)
@@ -298,7 +299,7 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 	testproc.Start(t, dir, nil, args...)
 
 	// Every job reaches a final state.
-	final := map[string]bool{"succeeded": true, "failed": true, "exhausted": true}
+	final := map[wire.JobState]bool{"succeeded": true, "failed": true, "exhausted": true}
 	var jobs []client.Job
 	for finishBy := time.Now().Add(90 * time.Second); ; {
 		jobs = jobs[:0]
@@ -309,10 +310,10 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 				t.Fatal(err)
 			}
 			jobs = append(jobs, page.Jobs...)
-			if page.NextCursor == "" {
+			if page.NextCursor == nil {
 				break
 			}
-			cursor = page.NextCursor
+			cursor = *page.NextCursor
 		}
 		done := 0
 		for _, j := range jobs {
@@ -331,7 +332,7 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 	if len(jobs) != n {
 		t.Fatalf("%d jobs listed, want %d", len(jobs), n)
 	}
-	counts := map[string]int{}
+	counts := map[wire.JobState]int{}
 	timedOut := 0
 	for _, lj := range jobs {
 		j, err := owner.GetJob(c, lj.ID)

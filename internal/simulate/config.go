@@ -63,18 +63,18 @@ const (
 // the zero value is not valid. JSON field names are camelCase and ParseConfig
 // rejects unknown ones.
 type Config struct {
-	From  int    `json:"from"`  // first number of clients; default 10
-	To    int    `json:"to"`    // last number of clients, included if on a step; default 190
-	Step  int    `json:"step"`  // clients added per point; default 10
-	Runs  int    `json:"runs"`  // simulations averaged per point and mode; default 100
-	Modes []Mode `json:"modes"` // default StudyModes
-	Seed  uint64 `json:"seed"`  // 0 through 2^53−1; default 1
+	From  int    `json:"from" required:"false"`  // first number of clients; default 10
+	To    int    `json:"to" required:"false"`    // last number of clients, included if on a step; default 190
+	Step  int    `json:"step" required:"false"`  // clients added per point; default 10
+	Runs  int    `json:"runs" required:"false"`  // simulations averaged per point and mode; default 100
+	Modes []Mode `json:"modes" required:"false"` // default StudyModes
+	Seed  uint64 `json:"seed" required:"false"`  // 0 through 2^53−1; default 1
 
-	BaseMs float64 `json:"baseMs"` // study modes' base delay; default 5 (the study's)
-	CapMs  float64 `json:"capMs"`  // study modes' cap; default 2000 (the study's)
+	BaseMs float64 `json:"baseMs" required:"false"` // study modes' base delay; default 5 (the study's)
+	CapMs  float64 `json:"capMs" required:"false"`  // study modes' cap; default 2000 (the study's)
 
-	LatencyMeanMs float64 `json:"latencyMeanMs"` // one network hop is |Normal(mean, sd)|; default 10
-	LatencySdMs   float64 `json:"latencySdMs"`   // default 2
+	LatencyMeanMs float64 `json:"latencyMeanMs" required:"false"` // one network hop is |Normal(mean, sd)|; default 10
+	LatencySdMs   float64 `json:"latencySdMs" required:"false"`   // default 2
 
 	// Policy is the Ratchet policy of mode policy. Its delays are milliseconds
 	// of simulated time like everything else.

@@ -16,6 +16,7 @@ import (
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
 	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/wire"
 )
 
 const ownerKey = "rk_dashboard_test_owner_key_0001"
@@ -142,7 +143,7 @@ func seedDashboard(t *testing.T, base, freeKey string) fixture {
 	fx := fixture{freeKey: freeKey}
 	two, one := int64(2), int64(1)
 	must(c.CreateEndpoint(ctx, "stripe", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, CircuitFailureThreshold: two, CircuitOpenMs: 600_000}))(t)
-	must(c.CreateEndpoint(ctx, "openai", client.EndpointPolicy{Policy: client.Policy{Preset: "CUSTOM", MaxAttempts: 4, InitialDelayMs: 10_000, Multiplier: 2, MaxDelayMs: 600_000, JitterPercent: 20},
+	must(c.CreateEndpoint(ctx, "openai", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 4, InitialDelayMs: 10_000, Multiplier: 2, MaxDelayMs: 600_000, JitterPercent: 20}},
 		DefaultTimeoutMs: 60_000, MaxConcurrent: 8, CircuitFailureThreshold: 1000, CircuitOpenMs: 30_000}))(t)
 	must(c.CreateEndpoint(ctx, "slack", client.EndpointPolicy{Policy: client.Policy{Preset: "AGGRESSIVE"}, RateLimitPerMinute: &one}))(t)
 	schema := json.RawMessage(`{"type":"object","required":["amount"],"properties":{"amount":{"type":"integer","minimum":1},"currency":{"type":"string"}}}`)
@@ -372,10 +373,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		a.click("#save")
 		a.tab.WaitFor(`document.getElementById("save-state").textContent === "Saved as version 3."`)
 		ep := must(c.GetEndpoint(ctx, "openai"))(t)
-		var pol map[string]any
-		_ = json.Unmarshal(ep.Policy, &pol)
-		if ep.Version != 3 || ep.MaxConcurrent != 4 || ep.RateLimitPerMinute == nil || *ep.RateLimitPerMinute != 120 || ep.CircuitOpenMs != 45000 || pol["maxAttempts"] != float64(5) || pol["jitterPercent"] != float64(10) {
-			t.Errorf("saved endpoint: version %d, %+v, policy %s", ep.Version, ep, ep.Policy)
+		pol := ep.Policy.Custom
+		if ep.Version != 3 || ep.MaxConcurrent != 4 || ep.RateLimitPerMinute == nil || *ep.RateLimitPerMinute != 120 || ep.CircuitOpenMs != 45000 || pol.MaxAttempts != 5 || pol.JitterPercent != 10 {
+			t.Errorf("saved endpoint: version %d, %+v, policy %+v", ep.Version, ep, ep.Policy)
 		}
 		a.shot("06-policy-saved")
 
@@ -437,7 +437,7 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Errorf("result = %q", got)
 		}
 		a.shot("10-bulk-done")
-		n := must(c.CountJobs(ctx, client.JobFilter{States: []string{"scheduled"}, Tool: "complete@1"}))(t)
+		n := must(c.CountJobs(ctx, client.JobFilter{States: []wire.JobState{wire.JobScheduled}, Tool: "complete@1"}))(t)
 		if n != 4 { // the arithmetic job and the three replays
 			t.Errorf("scheduled complete@1 jobs after replay: %d, want 4", n)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
 	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/wire"
 )
 
 const scaleJobs = 100_000
@@ -96,7 +97,7 @@ func TestDashboardScale(t *testing.T) {
 	})
 	timed("GET /v1/jobs/count", func() error { _, err := c.CountJobs(ctx, client.JobFilter{}); return err })
 	timed("GET /v1/jobs/count?tool=tool1@1&state=..", func() error {
-		_, err := c.CountJobs(ctx, client.JobFilter{Tool: "tool1@1", States: []string{"scheduled"}})
+		_, err := c.CountJobs(ctx, client.JobFilter{Tool: "tool1@1", States: []wire.JobState{wire.JobScheduled}})
 		return err
 	})
 

@@ -1,0 +1,132 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/getratchet/ratchet/internal/api"
+)
+
+var update = flag.Bool("update", false, "rewrite the checked-in openapi.json from the route table")
+
+// docPath is the checked-in OpenAPI document the TypeScript and Python SDKs
+// are generated from.
+var docPath = filepath.Join("..", "..", "openapi.json")
+
+// Document renders the document as it is checked in: the version is "dev"
+// (the server puts its own version in what it serves).
+func document(t *testing.T) []byte {
+	t.Helper()
+	a := api.New(nil, nil, nil, nil)
+	b, err := json.MarshalIndent(a.OpenAPI("dev"), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+// TestOpenAPIDocumentCheckedIn fails when the route table or a wire type
+// changed and openapi.json was not regenerated:
+//
+//	go test ./internal/api -run TestOpenAPIDocumentCheckedIn -update
+func TestOpenAPIDocumentCheckedIn(t *testing.T) {
+	got := document(t)
+	if *update {
+		if err := os.WriteFile(docPath, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatalf("read the checked-in document: %v (regenerate it with -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("openapi.json differs from the document the route table generates; run\n\tgo test ./internal/api -run TestOpenAPIDocumentCheckedIn -update\nand commit it (and regenerate the SDKs' types)")
+	}
+}
+
+// openObjects are the only places a schema may accept any JSON: a job's
+// payload and a tool's payload schema, which are the producer's documents.
+var openObjects = []string{
+	"ClaimedJob.payload", "Job.payload", "JobEnqueue.payload", "Tool.payloadSchema", "ToolPublish.payloadSchema",
+}
+
+// TestOpenAPISchemasAreClosed walks every schema of the document: every
+// object lists its properties and refuses others (or is a map with a typed
+// value), every success response but 204 has a schema, and an open schema
+// appears only where openObjects allow.
+func TestOpenAPISchemasAreClosed(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(document(t), &doc); err != nil {
+		t.Fatal(err)
+	}
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	var open []string
+	var walk func(where string, s any)
+	walk = func(where string, s any) {
+		m, ok := s.(map[string]any)
+		if !ok {
+			return
+		}
+		if len(m) == 0 || (len(m) == 1 && m["description"] != nil) {
+			open = append(open, where)
+			return
+		}
+		if m["type"] == "object" {
+			_, hasProps := m["properties"]
+			ap, hasAP := m["additionalProperties"]
+			switch {
+			case hasProps && ap != false:
+				t.Errorf("%s: an object with properties must set additionalProperties false", where)
+			case !hasProps && !hasAP:
+				t.Errorf("%s: an untyped object", where)
+			}
+		}
+		for _, k := range []string{"properties"} {
+			if props, ok := m[k].(map[string]any); ok {
+				for name, p := range props {
+					walk(strings.TrimSuffix(where, ".")+"."+name, p)
+				}
+			}
+		}
+		for _, k := range []string{"items", "additionalProperties"} {
+			if sub, ok := m[k].(map[string]any); ok {
+				walk(where+"[]", sub)
+			}
+		}
+		for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+			if subs, ok := m[k].([]any); ok {
+				for _, sub := range subs {
+					walk(where, sub)
+				}
+			}
+		}
+	}
+	for name, s := range schemas {
+		walk(name, s)
+	}
+	sort.Strings(open)
+	for _, w := range open {
+		if !slices.Contains(openObjects, w) {
+			t.Errorf("%s accepts any JSON; only a payload may", w)
+		}
+	}
+	for path, item := range doc["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			for status, resp := range op.(map[string]any)["responses"].(map[string]any) {
+				r := resp.(map[string]any)
+				if status != "204" && r["content"] == nil {
+					t.Errorf("%s %s answers %s without a schema", method, path, status)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package api
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/getratchet/ratchet/field"
+	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/wire"
+)
+
+// call is one request to a typed handler: the authenticated key, the decoded
+// request and, for routes that parse their own body, its bytes.
+type call[Req any] struct {
+	r      *http.Request
+	p      *engine.Principal
+	in     Req
+	body   []byte
+	status int // the success status; the route's unless the handler says otherwise
+}
+
+func (c *call[Req]) ctx() context.Context { return c.r.Context() }
+
+// none is the request or response of a route without a body.
+type none struct{}
+
+// decoding says how a route reads its request.
+type decoding int
+
+const (
+	decodeJSON  decoding = iota // strictly into the request type
+	decodeNone                  // no body: a non-empty one is an error
+	decodeRaw                   // the handler parses call.body itself, for field-level messages; the request type documents it
+	decodeQuery                 // the URL query into the request type's string fields
+)
+
+// option adjusts a route.
+type option func(*Route, *decoding)
+
+// rawBody makes the handler parse the body: its parser names every bad field
+// of a policy document with the policy's own rules.
+func rawBody() option { return func(_ *Route, d *decoding) { *d = decodeRaw } }
+
+// inQuery reads the request from the URL query.
+func inQuery() option { return func(_ *Route, d *decoding) { *d = decodeQuery } }
+
+// idempotencyHeader documents the Idempotency-Key header.
+func idempotencyHeader() option { return func(r *Route, _ *decoding) { r.idempotencyHeader = true } }
+
+// also documents another success status with the same body.
+func also(status int, why string) option {
+	return func(r *Route, _ *decoding) { r.alsoStatus = append(r.alsoStatus, altStatus{status, why}) }
+}
+
+// route builds a typed route: the one wrapper that authenticates, decodes
+// the request into Req, runs the handler and writes its *Resp with the
+// route's status (204 when Resp is none), or maps its error.
+func route[Req, Resp any](a *API, method, path, summary string, scopes []wire.Scope, status int, h func(c *call[Req]) (*Resp, error), opts ...option) Route {
+	r := Route{Method: method, Path: path, Summary: summary, Scopes: scopes, Status: status}
+	reqType, respType := reflect.TypeFor[Req](), reflect.TypeFor[Resp]()
+	mode := decodeJSON
+	if reqType == reflect.TypeFor[none]() {
+		mode = decodeNone
+	}
+	for _, o := range opts {
+		o(&r, &mode)
+	}
+	switch mode {
+	case decodeJSON, decodeRaw:
+		r.request = reqType
+	case decodeQuery:
+		r.query = reqType
+	}
+	if respType != reflect.TypeFor[none]() {
+		r.response = respType
+	}
+	r.handler = func(w http.ResponseWriter, req *http.Request) {
+		c := &call[Req]{r: req, status: status}
+		if len(scopes) > 0 {
+			p, err := a.authenticate(req, scopes)
+			if err != nil {
+				a.fail(w, req, err)
+				return
+			}
+			c.p = p
+		}
+		if err := c.decode(w, mode); err != nil {
+			a.fail(w, req, err)
+			return
+		}
+		resp, err := h(c)
+		switch {
+		case err != nil:
+			a.fail(w, req, err)
+		case r.response == nil:
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			writeJSON(w, c.status, resp)
+		}
+	}
+	return r
+}
+
+// authenticate resolves the bearer key and checks its scope.
+func (a *API) authenticate(r *http.Request, scopes []wire.Scope) (*engine.Principal, error) {
+	secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return nil, engine.ErrUnauthenticated
+	}
+	p, err := a.e.Authenticate(r.Context(), strings.TrimSpace(secret))
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Require(scopes...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (c *call[Req]) decode(w http.ResponseWriter, mode decoding) error {
+	switch mode {
+	case decodeQuery:
+		return decodeQueryInto(c.r.URL.Query(), &c.in)
+	case decodeNone:
+		body, err := readBody(w, c.r)
+		if err != nil {
+			return err
+		}
+		if len(strings.TrimSpace(string(body))) > 0 {
+			return field.New("body", "a body of "+strconv.Itoa(len(body))+" bytes", "must be empty: this route takes no body")
+		}
+		return nil
+	}
+	body, err := readBody(w, c.r)
+	if err != nil {
+		return err
+	}
+	c.body = body
+	if mode == decodeRaw {
+		return nil
+	}
+	return decodeBytes(body, &c.in)
+}
+
+// decodeQueryInto sets the string fields of the struct v points to from the
+// query parameters named by their json tags. An unknown or repeated
+// parameter is an error naming it.
+func decodeQueryInto(q url.Values, v any) error {
+	rv := reflect.ValueOf(v).Elem()
+	t := rv.Type()
+	known := map[string]int{}
+	var names []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		known[name] = i
+		names = append(names, name)
+	}
+	var errs field.Errors
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		i, ok := known[k]
+		switch {
+		case !ok:
+			errs.Add(k, field.Unknown, "query parameters are "+strings.Join(names, ", "))
+		case len(q[k]) > 1:
+			errs.Add(k, field.Repeated, "give each query parameter once")
+		default:
+			rv.Field(i).SetString(q.Get(k))
+		}
+	}
+	return errs.Err()
+}
+
+// joinOr lists scopes as "a or b".
+func joinOr(scopes []wire.Scope) string {
+	parts := make([]string, len(scopes))
+	for i, s := range scopes {
+		parts[i] = string(s)
+	}
+	return strings.Join(parts, ", ")
+}

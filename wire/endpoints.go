@@ -1,0 +1,128 @@
+package wire
+
+import (
+	"encoding/json"
+
+	"github.com/getratchet/ratchet/backoff"
+)
+
+// EndpointPolicy is everything an owner sets on an endpoint, flat as the
+// API takes it: the retry policy's fields (a preset, or CUSTOM with every
+// field) beside the lease, concurrency, rate limit and circuit settings.
+// Zero settings are left out and take the server's defaults on create; an
+// update must carry the policy, defaultTimeoutMs, maxConcurrent and
+// rateLimitPerMinute (null for none), while circuit settings left out stay.
+type EndpointPolicy struct {
+	Policy                  backoff.Policy `json:"-" schema:"inline"`
+	DefaultTimeoutMs        int64          `json:"defaultTimeoutMs,omitzero" bound:"timeoutMs" doc:"the lease of a claim; default 30000"`
+	MaxConcurrent           int64          `json:"maxConcurrent,omitzero" bound:"maxConcurrent" doc:"running jobs at most; default 10"`
+	RateLimitPerMinute      *int64         `json:"rateLimitPerMinute" required:"false" bound:"rateLimitPerMinute" doc:"claims per 60 s at most; null for no limit (required in an update)"`
+	CircuitFailureThreshold int64          `json:"circuitFailureThreshold,omitzero" bound:"circuitFailureThreshold" doc:"consecutive provider-unhealthy failures that open the circuit; default 5"`
+	CircuitOpenMs           int64          `json:"circuitOpenMs,omitzero" bound:"circuitOpenMs" doc:"how long the circuit stays open before a half-open probe; default 30000"`
+}
+
+// endpointSettings is EndpointPolicy without its policy, for marshalling.
+type endpointSettings struct {
+	DefaultTimeoutMs        int64  `json:"defaultTimeoutMs,omitzero"`
+	MaxConcurrent           int64  `json:"maxConcurrent,omitzero"`
+	RateLimitPerMinute      *int64 `json:"rateLimitPerMinute"`
+	CircuitFailureThreshold int64  `json:"circuitFailureThreshold,omitzero"`
+	CircuitOpenMs           int64  `json:"circuitOpenMs,omitzero"`
+}
+
+// fields renders the flat object, with extra members (name, expectedVersion).
+func (p EndpointPolicy) fields(extra map[string]any) ([]byte, error) {
+	m := map[string]json.RawMessage{}
+	if p.Policy.Preset != "" {
+		b, err := json.Marshal(p.Policy)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, err
+		}
+	}
+	b, err := json.Marshal(endpointSettings{p.DefaultTimeoutMs, p.MaxConcurrent, p.RateLimitPerMinute, p.CircuitFailureThreshold, p.CircuitOpenMs})
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range extra {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = b
+	}
+	return json.Marshal(m)
+}
+
+// MarshalJSON writes the flat object.
+func (p EndpointPolicy) MarshalJSON() ([]byte, error) { return p.fields(nil) }
+
+// EndpointCreate is POST /v1/endpoints.
+type EndpointCreate struct {
+	Name string `json:"name" pattern:"name"`
+	EndpointPolicy
+}
+
+// MarshalJSON writes the flat object with the name.
+func (c EndpointCreate) MarshalJSON() ([]byte, error) {
+	return c.EndpointPolicy.fields(map[string]any{"name": c.Name})
+}
+
+// EndpointPolicyUpdate is PUT /v1/endpoints/{name}/policy. ExpectedVersion
+// is the version read; a stale one answers 409 with the current endpoint.
+type EndpointPolicyUpdate struct {
+	ExpectedVersion int64 `json:"expectedVersion" bound:"id" requires:"preset,defaultTimeoutMs,maxConcurrent,rateLimitPerMinute"`
+	EndpointPolicy
+}
+
+// MarshalJSON writes the flat object with the expected version.
+func (u EndpointPolicyUpdate) MarshalJSON() ([]byte, error) {
+	return u.EndpointPolicy.fields(map[string]any{"expectedVersion": u.ExpectedVersion})
+}
+
+// Endpoint is an endpoint with its policy, the policy's schedule, its
+// settings and its circuit.
+type Endpoint struct {
+	Name                    string         `json:"name"`
+	Version                 int64          `json:"version"`
+	Policy                  backoff.Policy `json:"policy"`
+	Schedule                []ScheduleRow  `json:"schedule"`
+	DefaultTimeoutMs        int64          `json:"defaultTimeoutMs"`
+	MaxConcurrent           int64          `json:"maxConcurrent"`
+	RateLimitPerMinute      *int64         `json:"rateLimitPerMinute"`
+	CircuitFailureThreshold int64          `json:"circuitFailureThreshold"`
+	CircuitOpenMs           int64          `json:"circuitOpenMs"`
+	Circuit                 Circuit        `json:"circuit"`
+	CreatedAt               string         `json:"createdAt" format:"date-time"`
+	UpdatedAt               string         `json:"updatedAt" format:"date-time"`
+}
+
+// ScheduleRow is one row of a policy's schedule: after failed attempt
+// FailedAttempt, the base delay and its jitter range, and what comes next.
+// The last row has no delays: the policy is exhausted.
+type ScheduleRow struct {
+	FailedAttempt int     `json:"failedAttempt"`
+	BaseDelayMs   float64 `json:"baseDelayMs,omitzero"`
+	MinDelayMs    int64   `json:"minDelayMs,omitzero"`
+	MaxDelayMs    int64   `json:"maxDelayMs,omitzero"`
+	Next          string  `json:"next" doc:"\"attempt N\", or \"exhausted; no automatic attempt N\""`
+}
+
+// Circuit is an endpoint's circuit breaker.
+type Circuit struct {
+	State       CircuitState `json:"state"`
+	Failures    int64        `json:"failures" doc:"consecutive counted failures while closed"`
+	OpenedAt    string       `json:"openedAt,omitempty" format:"date-time"`
+	HalfOpensAt string       `json:"halfOpensAt,omitempty" format:"date-time"`
+	ProbeJobID  int64        `json:"probeJobId,omitzero" doc:"the half-open probe in flight"`
+}
+
+// EndpointList is GET /v1/endpoints.
+type EndpointList struct {
+	Endpoints []Endpoint `json:"endpoints"`
+}

@@ -1,0 +1,155 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/getratchet/ratchet/backoff"
+)
+
+// JobEnqueue is POST /v1/jobs, and one job of POST /v1/jobs/batch. The
+// Idempotency-Key header may carry IdempotencyKey instead; a repeated key
+// returns the existing job.
+type JobEnqueue struct {
+	Tool           string          `json:"tool" pattern:"toolRef"`
+	Payload        json.RawMessage `json:"payload,omitempty" doc:"any JSON, checked against the tool's payload schema; at most 256 KiB"`
+	IdempotencyKey string          `json:"idempotencyKey,omitempty" maxLength:"255"`
+	MaxAttempts    *int64          `json:"maxAttempts,omitempty" bound:"maxAttempts" doc:"overrides the policy's count only"`
+	RunID          int64           `json:"runId,omitzero" bound:"id"`
+	RunAt          string          `json:"runAt,omitempty" format:"date-time" doc:"not before this time; default now"`
+}
+
+// Job is a job with its policy snapshot, what holds it and, when read by
+// id, its attempts and payload.
+type Job struct {
+	ID              int64           `json:"id"`
+	State           JobState        `json:"state"`
+	Tool            string          `json:"tool"`
+	Version         string          `json:"version"`
+	Endpoint        string          `json:"endpoint"`
+	Attempt         int64           `json:"attempt" doc:"attempts started so far"`
+	MaxAttempts     int64           `json:"maxAttempts"`
+	IdempotencyKey  *string         `json:"idempotencyKey"`
+	DueAt           string          `json:"dueAt" format:"date-time"`
+	Policy          PolicySnapshot  `json:"policy"`
+	HeldBy          *Hold           `json:"heldBy" doc:"what holds it now; set when the job is read by id"`
+	RunID           *int64          `json:"runId"`
+	ReplayOf        *int64          `json:"replayOf"`
+	CancelRequested bool            `json:"cancelRequested"`
+	WorkerID        string          `json:"workerId,omitempty"`
+	LeaseExpiresAt  string          `json:"leaseExpiresAt,omitempty" format:"date-time"`
+	CreatedAt       string          `json:"createdAt" format:"date-time"`
+	UpdatedAt       string          `json:"updatedAt" format:"date-time"`
+	FinishedAt      string          `json:"finishedAt,omitempty" format:"date-time"`
+	Payload         json.RawMessage `json:"payload,omitempty" doc:"set when the job is read by id or enqueued"`
+	Attempts        []Attempt       `json:"attempts" doc:"set when the job is read by id"`
+}
+
+// PolicySnapshot is the retry policy resolved at enqueue and copied into the
+// job: later edits of the tool or endpoint never change it.
+type PolicySnapshot struct {
+	Preset backoff.Preset `json:"preset"`
+	backoff.Params
+	TimeoutMs int64 `json:"timeoutMs" doc:"the lease of each claim"`
+	// Source says where the retry policy came from.
+	Source string `json:"source" enum:"tool,endpoint,default"`
+	// MaxAttemptsOverridden is true when the enqueue set maxAttempts.
+	MaxAttemptsOverridden bool `json:"maxAttemptsOverridden"`
+}
+
+// Hold says what keeps a scheduled job waiting, and until when if known.
+type Hold struct {
+	Gate   Gate      `json:"gate"`
+	Until  time.Time `json:"until,omitzero"`
+	Detail string    `json:"detail" doc:"one sentence for people"`
+}
+
+// Attempt is one claim of a job and the delay arithmetic that followed it.
+// The delay fields are null when no retry was scheduled.
+type Attempt struct {
+	Number              int64          `json:"number"`
+	WorkerID            string         `json:"workerId"`
+	ClaimedAt           string         `json:"claimedAt" format:"date-time"`
+	FinishedAt          string         `json:"finishedAt,omitempty" format:"date-time"`
+	DurationMs          *int64         `json:"durationMs"`
+	Outcome             AttemptOutcome `json:"outcome"`
+	Classification      string         `json:"classification" doc:"the decision's code, e.g. http_503 or retry_after; empty while running"`
+	HTTPStatus          *int64         `json:"httpStatus"`
+	RetryAfterMs        *int64         `json:"retryAfterMs"`
+	CountsTowardCircuit bool           `json:"countsTowardCircuit"`
+	Message             string         `json:"message,omitempty"`
+	BaseDelayMs         *float64       `json:"baseDelayMs"`
+	JitterSample        *float64       `json:"jitterSample"`
+	MinDelayMs          *int64         `json:"minDelayMs"`
+	MaxDelayMs          *int64         `json:"maxDelayMs"`
+	SelectedDelayMs     *int64         `json:"selectedDelayMs"`
+	NextDueAt           *string        `json:"nextDueAt" format:"date-time"`
+}
+
+// JobBatch is POST /v1/jobs/batch: 1 to 1000 jobs in one transaction.
+type JobBatch struct {
+	Jobs []JobEnqueue `json:"jobs" minItems:"1" maxItems:"1000"`
+}
+
+// JobBatchResult answers a batch enqueue, one item per job in order.
+type JobBatchResult struct {
+	Jobs []JobBatchItem `json:"jobs"`
+}
+
+// JobBatchItem is one job of a batch enqueue; Created is false when its
+// idempotency key returned an existing job.
+type JobBatchItem struct {
+	ID      int64    `json:"id"`
+	State   JobState `json:"state"`
+	Created bool     `json:"created"`
+	DueAt   string   `json:"dueAt" format:"date-time"`
+}
+
+// JobQuery selects jobs: the query parameters of GET /v1/jobs and
+// /v1/jobs/count, and the filter of a bulk action. Every value is a string,
+// as in a URL.
+type JobQuery struct {
+	State         string `json:"state,omitempty" doc:"comma-separated states"`
+	Tool          string `json:"tool,omitempty" doc:"\"name\" or \"name@version\""`
+	Endpoint      string `json:"endpoint,omitempty"`
+	RunID         string `json:"runId,omitempty" doc:"a run id"`
+	CreatedAfter  string `json:"createdAfter,omitempty" doc:"RFC 3339 time, inclusive"`
+	CreatedBefore string `json:"createdBefore,omitempty" doc:"RFC 3339 time, exclusive"`
+	Cursor        string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
+	Limit         string `json:"limit,omitempty" doc:"1–500, default 100"`
+}
+
+// JobList is GET /v1/jobs: newest first; NextCursor is null on the last page.
+type JobList struct {
+	Jobs       []Job   `json:"jobs"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// JobCount is GET /v1/jobs/count.
+type JobCount struct {
+	Count int64 `json:"count"`
+}
+
+// JobBulk is POST /v1/jobs/bulk: cancel or replay every job the filter
+// selects (at most 1000). ExpectedCount is the count the person confirmed;
+// when the selection holds another count, nothing is done (409).
+type JobBulk struct {
+	Action        string    `json:"action" enum:"cancel,replay"`
+	Filter        *JobQuery `json:"filter,omitempty"`
+	ExpectedCount *int64    `json:"expectedCount" minimum:"0"`
+}
+
+// JobBulkResult is what a bulk action did: the ids acted on (for replay,
+// the new jobs) and the jobs it could not act on.
+type JobBulkResult struct {
+	Action string          `json:"action" enum:"cancel,replay"`
+	Count  int             `json:"count"`
+	Jobs   []int64         `json:"jobs"`
+	Failed []JobBulkFailed `json:"failed"`
+}
+
+// JobBulkFailed is a job a bulk action could not act on, and why.
+type JobBulkFailed struct {
+	ID    int64  `json:"id"`
+	Error string `json:"error"`
+}

@@ -1,0 +1,62 @@
+package wire
+
+import "github.com/getratchet/ratchet/backoff"
+
+// Limits the server enforces at the edge. The engine validates with these
+// constants, the OpenAPI document publishes them (through the `bound` tags
+// of the wire types) and the pages read them from there, so a limit is
+// written once. Retry-policy limits are the backoff package's.
+const (
+	MinTimeoutMs          = 1_000      // a lease (defaultTimeoutMs, a tool's timeoutMs)
+	MaxTimeoutMs          = 43_200_000 // 12 hours
+	MinMaxConcurrent      = 1
+	MaxMaxConcurrent      = 100_000
+	MinRateLimitPerMinute = 1
+	MaxRateLimitPerMinute = 1_000_000
+	MinCircuitThreshold   = 1
+	MaxCircuitThreshold   = 1_000
+	MinCircuitOpenMs      = 1_000
+	MaxCircuitOpenMs      = 86_400_000
+	MaxNameLen            = 200 // key, run and worker names; tool descriptions are longer
+	MaxDescriptionLen     = 2_000
+	MaxIdempotencyKeyLen  = 255
+	MaxPayloadBytes       = 256 << 10
+	MaxBatch              = 1_000 // jobs of a batch enqueue, reports of a batch report, jobs of a claim or bulk action
+	MaxWaitMs             = 30_000
+	MaxListLimit          = 500
+	DefaultListLimit      = 100
+
+	// NamePattern is an endpoint or tool name; VersionPattern a tool version.
+	NamePattern    = `^[a-z0-9][a-z0-9._-]{0,63}$`
+	VersionPattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`
+	// ToolRefPattern is "name@version".
+	ToolRefPattern = `^[a-z0-9][a-z0-9._-]{0,63}@[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`
+)
+
+// Range is an inclusive numeric range.
+type Range struct{ Min, Max float64 }
+
+// bounds are the ranges the `bound` struct tags name.
+var bounds = map[string]Range{
+	"maxAttempts":             {backoff.MinAttempts, backoff.MaxAttempts},
+	"initialDelayMs":          {backoff.MinInitialDelayMs, backoff.MaxInitialDelayMs},
+	"multiplier":              {backoff.MinMultiplier, backoff.MaxMultiplier},
+	"maxDelayMs":              {backoff.MinInitialDelayMs, backoff.MaxMaxDelayMs},
+	"jitterPercent":           {backoff.MinJitterPercent, backoff.MaxJitterPercent},
+	"timeoutMs":               {MinTimeoutMs, MaxTimeoutMs},
+	"maxConcurrent":           {MinMaxConcurrent, MaxMaxConcurrent},
+	"rateLimitPerMinute":      {MinRateLimitPerMinute, MaxRateLimitPerMinute},
+	"circuitFailureThreshold": {MinCircuitThreshold, MaxCircuitThreshold},
+	"circuitOpenMs":           {MinCircuitOpenMs, MaxCircuitOpenMs},
+	"claimMax":                {1, MaxBatch},
+	"waitMs":                  {0, MaxWaitMs},
+	"id":                      {1, 1 << 53},
+	"httpStatus":              {0, 599},
+	"retryAfterMs":            {0, 1 << 53},
+}
+
+// Bound is the range a `bound` tag names.
+func Bound(name string) (Range, bool) {
+	r, ok := bounds[name]
+	return r, ok
+}
