@@ -5,11 +5,12 @@
 // of backoff/testdata/vectors.json. Pure: no DOM, no clock, no randomness but
 // the seeded mulberry32.
 
-export const MAX_CALC_ATTEMPTS = 15;
+import { LIMITS, PRESETS, PRESET_NAMES, GATES, MAX_CALC_ATTEMPTS, SAFETY_LIMIT_MS, JITTER_MODES, FIRST_WAITS } from "./limits.js";
+
+// The limits, presets and modes come from the server's Go constants
+// (limits.js is generated from them).
+export { LIMITS, PRESETS, PRESET_NAMES, GATES, MAX_CALC_ATTEMPTS, SAFETY_LIMIT_MS, JITTER_MODES, FIRST_WAITS };
 export const MAX_CALC_MS = 1e12;
-export const SAFETY_LIMIT_MS = 86_400_000;
-export const JITTER_MODES = ["none", "full", "equal", "decorrelated"];
-export const FIRST_WAITS = ["base", "multiplied"];
 
 // mulberry32 returns a generator of draws in [0, 1), exact to the widely
 // copied reference and to backoff.Mulberry32. A seed is taken modulo 2^32.
@@ -182,12 +183,6 @@ export function waitsForSeed(i, seed) {
 
 // ---- Ratchet policies (seed 000) ----
 
-export const PRESETS = Object.freeze({
-  STANDARD: Object.freeze({ maxAttempts: 5, initialDelayMs: 30_000, multiplier: 2, maxDelayMs: 900_000, jitterPercent: 20 }),
-  AGGRESSIVE: Object.freeze({ maxAttempts: 8, initialDelayMs: 5_000, multiplier: 2, maxDelayMs: 300_000, jitterPercent: 20 }),
-  RELAXED: Object.freeze({ maxAttempts: 3, initialDelayMs: 120_000, multiplier: 2, maxDelayMs: 1_800_000, jitterPercent: 20 }),
-});
-export const PRESET_NAMES = ["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"];
 export const POLICY_FIELDS = ["maxAttempts", "initialDelayMs", "multiplier", "maxDelayMs", "jitterPercent"];
 
 // policyParams resolves a policy document ({preset, ...fields}) to its numbers.
@@ -220,12 +215,13 @@ export function validatePolicyText(text) {
     return f;
   };
   const p = {};
-  p.maxAttempts = read("maxAttempts", 1, 10, true, "must be an integer from 1 through 10");
-  p.initialDelayMs = read("initialDelayMs", 1000, 1_800_000, true, "must be an integer from 1000 through 1800000 milliseconds");
-  p.multiplier = read("multiplier", 1, 4, false, "must be a number from 1 through 4");
-  const lo = p.initialDelayMs === 0 ? 1000 : p.initialDelayMs;
-  p.maxDelayMs = read("maxDelayMs", lo, 86_400_000, true, `must be an integer from the initial delay (${lo}) through 86400000 milliseconds`);
-  p.jitterPercent = read("jitterPercent", 0, 50, false, "must be a number from 0 through 50");
+  const L = LIMITS;
+  p.maxAttempts = read("maxAttempts", L.maxAttempts.min, L.maxAttempts.max, true, `must be an integer from ${L.maxAttempts.min} through ${L.maxAttempts.max}`);
+  p.initialDelayMs = read("initialDelayMs", L.initialDelayMs.min, L.initialDelayMs.max, true, `must be an integer from ${L.initialDelayMs.min} through ${L.initialDelayMs.max} milliseconds`);
+  p.multiplier = read("multiplier", L.multiplier.min, L.multiplier.max, false, `must be a number from ${L.multiplier.min} through ${L.multiplier.max}`);
+  const lo = p.initialDelayMs === 0 ? L.initialDelayMs.min : p.initialDelayMs;
+  p.maxDelayMs = read("maxDelayMs", lo, L.maxDelayMs.max, true, `must be an integer from the initial delay (${lo}) through ${L.maxDelayMs.max} milliseconds`);
+  p.jitterPercent = read("jitterPercent", L.jitterPercent.min, L.jitterPercent.max, false, `must be a number from ${L.jitterPercent.min} through ${L.jitterPercent.max}`);
   return { params: errors.length ? null : p, errors };
 }
 

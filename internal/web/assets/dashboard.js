@@ -252,12 +252,15 @@ function metric(label, value, extra, cls) {
   return h("div", { class: "metric " + (cls || "") }, h("dt", { text: label }), h("dd", {}, value), extra || null);
 }
 
-const GATE_NAMES = {
+// What each gate is called in a sentence; the gate names are the server's
+// (limits.js), so a gate added there shows by its name until it is worded here.
+const GATE_WORDS = {
   circuit: "the circuit breaker",
   max_concurrent: "the concurrency limit",
   rate_limit: "the rate limit",
   due_time: "their due time",
 };
+const GATE_NAMES = Object.fromEntries(B.GATES.map((g) => [g, GATE_WORDS[g] || g.replaceAll("_", " ")]));
 
 function heldLine(ep) {
   if (ep.due === 0) return h("p", { class: "held held-none" }, ep.scheduled ? `No job is due yet; ${num(ep.scheduled)} scheduled for later.` : "No jobs waiting.");
@@ -329,14 +332,22 @@ const POLICY_INPUTS = [
   { key: "maxDelayMs", label: "Max delay", unit: "ms" },
   { key: "jitterPercent", label: "Jitter", unit: "± %" },
 ];
-// The other endpoint settings, with the server's ranges and messages
-// (engine.ParseEndpointPolicy), so a rejection reads the same here and there.
+// range gives an endpoint setting the server's bounds (limits.js, generated
+// from the Go constants) and its message (engine.ParseEndpointPolicy), so a
+// rejection reads the same here and there.
+function range(bound, unit, nullable) {
+  const { min, max } = B.LIMITS[bound];
+  const allowed = `${nullable ? "must be null (no limit) or" : "must be"} an integer from ${min} through ${max}${unit}`;
+  return { lo: min, hi: max, allowed };
+}
+
+// The other endpoint settings.
 const LIMIT_INPUTS = [
-  { key: "defaultTimeoutMs", label: "Lease timeout", unit: "ms", lo: 1000, hi: 43_200_000, allowed: "must be an integer from 1000 through 43200000 milliseconds", help: "How long a worker holds a claimed job before it counts as timed out." },
-  { key: "maxConcurrent", label: "Max concurrent", unit: "jobs", lo: 1, hi: 100_000, allowed: "must be an integer from 1 through 100000", help: "Running jobs at once against this endpoint." },
-  { key: "rateLimitPerMinute", label: "Rate limit", unit: "claims / minute", lo: 1, hi: 1_000_000, nullable: true, allowed: "must be null (no limit) or an integer from 1 through 1000000", help: "Empty for no limit." },
-  { key: "circuitFailureThreshold", label: "Circuit threshold", unit: "failures", lo: 1, hi: 1000, allowed: "must be an integer from 1 through 1000", help: "Consecutive provider-unhealthy failures that open the circuit." },
-  { key: "circuitOpenMs", label: "Circuit open for", unit: "ms", lo: 1000, hi: 86_400_000, allowed: "must be an integer from 1000 through 86400000 milliseconds", help: "How long an open circuit blocks claims before a probe." },
+  { key: "defaultTimeoutMs", label: "Lease timeout", unit: "ms", ...range("timeoutMs", " milliseconds"), help: "How long a worker holds a claimed job before it counts as timed out." },
+  { key: "maxConcurrent", label: "Max concurrent", unit: "jobs", ...range("maxConcurrent", ""), help: "Running jobs at once against this endpoint." },
+  { key: "rateLimitPerMinute", label: "Rate limit", unit: "claims / minute", ...range("rateLimitPerMinute", "", true), nullable: true, help: "Empty for no limit." },
+  { key: "circuitFailureThreshold", label: "Circuit threshold", unit: "failures", ...range("circuitFailureThreshold", ""), help: "Consecutive provider-unhealthy failures that open the circuit." },
+  { key: "circuitOpenMs", label: "Circuit open for", unit: "ms", ...range("circuitOpenMs", " milliseconds"), help: "How long an open circuit blocks claims before a probe." },
 ];
 const FIELD_LABELS = Object.fromEntries([["preset", "Retry preset"], ...POLICY_INPUTS.map((f) => [f.key, f.label]), ...LIMIT_INPUTS.map((f) => [f.key, f.label])]);
 const ALL_KEYS = ["preset", ...POLICY_INPUTS.map((f) => f.key), ...LIMIT_INPUTS.map((f) => f.key)];

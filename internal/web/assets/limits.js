@@ -1,0 +1,21 @@
+// Generated from the Go constants of packages backoff and wire by
+// internal/web.LimitsJS; do not edit. Regenerate with
+//   go test ./internal/web -run TestLimitsJSIsCurrent -update
+
+const freeze = (v) => {
+  if (v && typeof v === "object") {
+    Object.values(v).forEach(freeze);
+    Object.freeze(v);
+  }
+  return v;
+};
+
+export const LIMITS = freeze({"circuitFailureThreshold":{"max":1000,"min":1},"circuitOpenMs":{"max":86400000,"min":1000},"initialDelayMs":{"max":1800000,"min":1000},"jitterPercent":{"max":50,"min":0},"maxAttempts":{"max":10,"min":1},"maxConcurrent":{"max":100000,"min":1},"maxDelayMs":{"max":86400000,"min":1000},"multiplier":{"max":4,"min":1},"rateLimitPerMinute":{"max":1000000,"min":1},"timeoutMs":{"max":43200000,"min":1000}});
+export const PRESETS = freeze({"AGGRESSIVE":{"maxAttempts":8,"initialDelayMs":5000,"multiplier":2,"maxDelayMs":300000,"jitterPercent":20},"RELAXED":{"maxAttempts":3,"initialDelayMs":120000,"multiplier":2,"maxDelayMs":1800000,"jitterPercent":20},"STANDARD":{"maxAttempts":5,"initialDelayMs":30000,"multiplier":2,"maxDelayMs":900000,"jitterPercent":20}});
+export const PRESET_NAMES = freeze(["STANDARD","AGGRESSIVE","RELAXED","CUSTOM"]);
+export const JOB_STATES = freeze(["scheduled","running","succeeded","failed","exhausted","cancelled"]);
+export const GATES = freeze(["due_time","circuit","max_concurrent","rate_limit","none"]);
+export const JITTER_MODES = freeze(["none","full","equal","decorrelated"]);
+export const FIRST_WAITS = freeze(["base","multiplied"]);
+export const MAX_CALC_ATTEMPTS = 15;
+export const SAFETY_LIMIT_MS = 86400000;

@@ -1,0 +1,55 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/wire"
+)
+
+// LimitsJS renders assets/limits.js: the limits, presets and enums the pages
+// share with the server, from the Go constants (package backoff and package
+// wire) so they are written once. TestLimitsJSIsCurrent keeps the checked-in
+// file equal to this; regenerate it with
+//
+//	go test ./internal/web -run TestLimitsJSIsCurrent -update
+func LimitsJS() []byte {
+	limits := map[string]wire.Range{}
+	for _, name := range []string{"maxAttempts", "initialDelayMs", "multiplier", "maxDelayMs", "jitterPercent",
+		"timeoutMs", "maxConcurrent", "rateLimitPerMinute", "circuitFailureThreshold", "circuitOpenMs"} {
+		r, _ := wire.Bound(name)
+		limits[name] = r
+	}
+	presets := map[backoff.Preset]backoff.Params{}
+	for _, p := range backoff.Presets {
+		if params, ok := backoff.PresetParams(p); ok {
+			presets[p] = params
+		}
+	}
+	var b bytes.Buffer
+	b.WriteString("// Generated from the Go constants of packages backoff and wire by\n// internal/web.LimitsJS; do not edit. Regenerate with\n//   go test ./internal/web -run TestLimitsJSIsCurrent -update\n\n")
+	b.WriteString("const freeze = (v) => {\n  if (v && typeof v === \"object\") {\n    Object.values(v).forEach(freeze);\n    Object.freeze(v);\n  }\n  return v;\n};\n\n")
+	def := func(name string, v any) {
+		j, err := json.Marshal(v)
+		if err != nil {
+			panic(err) // only constant maps and lists are rendered
+		}
+		fmt.Fprintf(&b, "export const %s = freeze(%s);\n", name, j)
+	}
+	limitsJSON := map[string]map[string]float64{}
+	for k, r := range limits {
+		limitsJSON[k] = map[string]float64{"min": r.Min, "max": r.Max}
+	}
+	def("LIMITS", limitsJSON)
+	def("PRESETS", presets)
+	def("PRESET_NAMES", backoff.Presets)
+	def("JOB_STATES", wire.JobStates())
+	def("GATES", wire.Gates())
+	def("JITTER_MODES", backoff.JitterModes)
+	def("FIRST_WAITS", []backoff.FirstWait{backoff.FirstWaitBase, backoff.FirstWaitMultiplied})
+	fmt.Fprintf(&b, "export const MAX_CALC_ATTEMPTS = %d;\n", backoff.MaxCalcAttempts)
+	fmt.Fprintf(&b, "export const SAFETY_LIMIT_MS = %d;\n", backoff.SafetyLimitMs)
+	return b.Bytes()
+}
