@@ -133,7 +133,9 @@ const (
 )
 
 // CircuitStates lists every circuit state.
-func CircuitStates() []CircuitState { return []CircuitState{CircuitClosed, CircuitOpen, CircuitHalfOpen} }
+func CircuitStates() []CircuitState {
+	return []CircuitState{CircuitClosed, CircuitOpen, CircuitHalfOpen}
+}
 
 // Scope is what an API key may do.
 type Scope string
