@@ -46,8 +46,9 @@ func apiErr(t *testing.T, err error, status int) *client.Error {
 // project isolation and stale leases.
 func TestWalkThroughHTTP(t *testing.T) {
 	srv := testproc.Start(t, "", nil, "--bootstrap-key", ownerKey, "--dev-clock")
+	k := newContract(t, srv.URL)
 	c := ctx(t)
-	owner := client.New(srv.URL, ownerKey)
+	owner := k.client(srv.URL, ownerKey)
 	ep, err := owner.CreateEndpoint(c, "stripe", client.EndpointPolicy{
 		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 6, InitialDelayMs: 10000, Multiplier: 2, MaxDelayMs: 600000, JitterPercent: 20}},
 		DefaultTimeoutMs: 30000, MaxConcurrent: 10,
@@ -67,7 +68,7 @@ func TestWalkThroughHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	producer, worker := client.New(srv.URL, pk.Secret), client.New(srv.URL, wk.Secret)
+	producer, worker := k.client(srv.URL, pk.Secret), k.client(srv.URL, wk.Secret)
 
 	job, created, err := producer.Enqueue(c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"amount":4200}`), IdempotencyKey: "order-42"})
 	if err != nil || !created {
@@ -151,7 +152,7 @@ func TestWalkThroughHTTP(t *testing.T) {
 	apiErr(t, err, http.StatusForbidden)
 	_, err = producer.UpdateEndpointPolicy(c, "stripe", ep2.Version, upd)
 	apiErr(t, err, http.StatusForbidden)
-	_, err = client.New(srv.URL, "rk_wrong").GetJob(c, job.ID)
+	_, err = k.client(srv.URL, "rk_wrong").GetJob(c, job.ID)
 	apiErr(t, err, http.StatusUnauthorized)
 
 	// Bad input: 400 naming the field, the value and what is allowed.
@@ -170,7 +171,7 @@ func TestWalkThroughHTTP(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no key in %s", out)
 	}
-	other := client.New(srv.URL, string(m[1]))
+	other := k.client(srv.URL, string(m[1]))
 	_, err = other.GetJob(c, job.ID)
 	apiErr(t, err, http.StatusNotFound)
 	_, err = other.CancelJob(c, job.ID)
@@ -227,8 +228,9 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 	addr := freeAddr(t)
 	args := []string{"--bootstrap-key", ownerKey, "--addr", addr}
 	srv := testproc.Start(t, dir, nil, args...)
+	k := newContract(t, srv.URL)
 	c := ctx(t)
-	owner := client.New(srv.URL, ownerKey)
+	owner := k.client(srv.URL, ownerKey)
 	if _, err := owner.CreateEndpoint(c, "flaky", client.EndpointPolicy{
 		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 4, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
 		DefaultTimeoutMs: 1000, MaxConcurrent: 64, CircuitFailureThreshold: 1000,
@@ -248,7 +250,7 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 	}
 
 	var handled atomic.Int64
-	w := client.NewWorker(client.New(srv.URL, ownerKey), client.WorkerOptions{ID: "sdk", Concurrency: 16, Wait: 500 * time.Millisecond})
+	w := client.NewWorker(k.client(srv.URL, ownerKey), client.WorkerOptions{ID: "sdk", Concurrency: 16, Wait: 500 * time.Millisecond})
 	w.Handle("call@1", func(ctx context.Context, j *client.ClaimedJob) error {
 		handled.Add(1)
 		switch outcome(j.ID, j.Attempt) {
@@ -273,7 +275,7 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 	rogueDone := make(chan struct{})
 	go func() {
 		defer close(rogueDone)
-		rogue := client.New(srv.URL, ownerKey)
+		rogue := k.client(srv.URL, ownerKey)
 		for rogueCtx.Err() == nil {
 			_, _ = rogue.Claim(rogueCtx, client.ClaimRequest{WorkerID: "crashing", Tools: []string{"call@1"}, Max: 2})
 			select {
@@ -397,8 +399,9 @@ func TestDurabilityAfterKill(t *testing.T) {
 	addr := freeAddr(t)
 	args := []string{"--bootstrap-key", ownerKey, "--addr", addr}
 	srv := testproc.Start(t, dir, nil, args...)
+	k := newContract(t, srv.URL)
 	c := ctx(t)
-	owner := client.New(srv.URL, ownerKey)
+	owner := k.client(srv.URL, ownerKey)
 	if _, err := owner.CreateEndpoint(c, "api", client.EndpointPolicy{MaxConcurrent: 1000}); err != nil {
 		t.Fatal(err)
 	}
