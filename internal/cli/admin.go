@@ -10,40 +10,89 @@ import (
 	"github.com/getratchet/ratchet/internal/server"
 )
 
-const migrateUsage = "migrate [up|status] [--database URL]"
+// The admin commands work on the database directly, without a server.
 
-// runMigrate applies or lists the store's migrations.
-func runMigrate(ctx context.Context, env *Env, args []string) error {
-	sub := "up"
+// databaseFlag registers --database, which every command that opens the
+// database takes with the same default and environment variable.
+func databaseFlag(f *flagSet, env *Env) *string {
+	return f.String("database", envOr(env, "RATCHET_DATABASE_URL", "ratchet.db"), "SQLite file path, sqlite://PATH or postgres://URL (RATCHET_DATABASE_URL)")
+}
+
+// migrateGroup's first row is what a bare `ratchet migrate` runs.
+func migrateGroup() *group {
+	return &group{name: "migrate", dispatch: runMigrateGroup, subs: []subcommand{
+		{"up", "apply the migrations the database lacks", "", migrateUpCommand{}},
+		{"status", "list every migration and whether it is applied", "", migrateStatusCommand{}},
+	}}
+}
+
+// runMigrateGroup dispatches migrate. The subcommand is optional, so flags
+// may come first; the subcommands share one usage line.
+func runMigrateGroup(ctx context.Context, env *Env, g *group, args []string) error {
+	name := g.subs[0].name
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
+		name, args = args[0], args[1:]
 	}
-	if sub != "up" && sub != "status" {
-		return usagef("migrate subcommand %q is not known; use up or status", sub)
+	s, ok := g.find(name)
+	if !ok {
+		return usagef("%s subcommand %q is not known; use %s", g.name, name, orList(g.names()))
 	}
-	f := newFlagSet("migrate", migrateUsage, env.Stderr)
-	db := f.String("database", envOr(env, "RATCHET_DATABASE_URL", "ratchet.db"), "SQLite file path, sqlite://PATH or postgres://URL (RATCHET_DATABASE_URL)")
+	return s.cmd.Run(ctx, env, args)
+}
+
+// migrateDatabase parses the flags of a migrate subcommand, which share one
+// usage line, and returns the database to open.
+func migrateDatabase(env *Env, args []string) (string, error) {
+	g := migrateGroup()
+	f := newFlagSet(g.name, g.name+" ["+strings.Join(g.names(), "|")+"] [--database URL]", env.Stderr)
+	db := databaseFlag(f, env)
 	if err := f.parse(args); err != nil {
+		return "", err
+	}
+	return *db, nil
+}
+
+// migrateUpCommand is `ratchet migrate up`.
+type migrateUpCommand struct{}
+
+// Run applies what is pending and names each migration it applied.
+func (migrateUpCommand) Run(ctx context.Context, env *Env, args []string) error {
+	db, err := migrateDatabase(env, args)
+	if err != nil {
 		return err
 	}
-	st, err := server.OpenStore(ctx, *db, "", false)
+	st, err := server.OpenStore(ctx, db, "", false) // Migrate below, to print what it applied
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if sub == "up" {
-		applied, err := st.Migrate(ctx)
-		if err != nil {
-			return err
-		}
-		if len(applied) == 0 {
-			fmt.Fprintln(env.Stdout, "The database is up to date.")
-		}
-		for _, m := range applied {
-			fmt.Fprintln(env.Stdout, "applied "+m)
-		}
-		return nil
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		return err
 	}
+	if len(applied) == 0 {
+		fmt.Fprintln(env.Stdout, "The database is up to date.")
+	}
+	for _, m := range applied {
+		fmt.Fprintln(env.Stdout, "applied "+m)
+	}
+	return nil
+}
+
+// migrateStatusCommand is `ratchet migrate status`.
+type migrateStatusCommand struct{}
+
+// Run lists the migrations without applying any.
+func (migrateStatusCommand) Run(ctx context.Context, env *Env, args []string) error {
+	db, err := migrateDatabase(env, args)
+	if err != nil {
+		return err
+	}
+	st, err := server.OpenStore(ctx, db, "", false) // unmigrated, so pending ones show
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	ms, err := st.Migrations(ctx)
 	if err != nil {
 		return err
@@ -60,19 +109,39 @@ func runMigrate(ctx context.Context, env *Env, args []string) error {
 	return tw.Flush()
 }
 
-const projectUsage = "project create --name NAME [--plan FREE|BASIC|PRO] [--database URL]"
+// projectGroup administers projects for hosts that serve several tenants.
+func projectGroup() *group {
+	return &group{name: "project", dispatch: runProjectGroup, subs: []subcommand{
+		{"create", "create a project and print its owner key once", "--name NAME [--plan FREE|BASIC|PRO] [--database URL]", projectCreateCommand{}},
+	}}
+}
 
-// runProject administers projects directly on the database (for hosts that
-// serve several tenants): it prints the new project's owner key once.
-func runProject(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] != "create" {
-		return usagef("usage: ratchet %s", projectUsage)
+// runProjectGroup dispatches project. Anything but a known subcommand,
+// --help included, is answered with the usage as an error.
+func runProjectGroup(ctx context.Context, env *Env, g *group, args []string) error {
+	if len(args) > 0 {
+		if s, ok := g.find(args[0]); ok {
+			return s.cmd.Run(ctx, env, args[1:])
+		}
 	}
-	f := newFlagSet("project create", projectUsage, env.Stderr)
+	lines := make([]string, len(g.subs))
+	for i, s := range g.subs {
+		lines[i] = "usage: ratchet " + g.synopsis(s.name)
+	}
+	return usagef("%s", strings.Join(lines, "\n"))
+}
+
+// projectCreateCommand is `ratchet project create`.
+type projectCreateCommand struct{}
+
+// Run works on the database directly, with no server or key, and prints the
+// new project's owner key once.
+func (projectCreateCommand) Run(ctx context.Context, env *Env, args []string) error {
+	f := projectGroup().flagSet("create", env)
 	name := f.String("name", "", "project name")
 	plan := f.String("plan", "FREE", "plan: FREE, BASIC or PRO")
-	db := f.String("database", envOr(env, "RATCHET_DATABASE_URL", "ratchet.db"), "SQLite file path, sqlite://PATH or postgres://URL (RATCHET_DATABASE_URL)")
-	if err := f.parse(args[1:]); err != nil {
+	db := databaseFlag(f, env)
+	if err := f.parse(args); err != nil {
 		return err
 	}
 	if *name == "" || len(*name) > 200 {

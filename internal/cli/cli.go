@@ -14,8 +14,12 @@ import (
 
 // Exit codes.
 const (
-	ExitOK    = 0
+	// ExitOK is a command that did what it was asked.
+	ExitOK = 0
+	// ExitError is a failure that is not the user's input: the server
+	// refused, the network or the disk failed.
 	ExitError = 1
+	// ExitUsage is bad input: a flag, an argument or a document.
 	ExitUsage = 2
 )
 
@@ -23,7 +27,10 @@ const (
 // exits with status 2.
 type UsageError struct{ Err error }
 
+// Error returns the message of the wrapped error.
 func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap lets errors.As reach field errors inside a usage error.
 func (e *UsageError) Unwrap() error { return e.Err }
 
 func usagef(format string, args ...any) error {
@@ -33,33 +40,41 @@ func usagef(format string, args ...any) error {
 // Env carries the process's streams and environment so commands can be run
 // in tests without a subprocess.
 type Env struct {
-	Stdin  io.Reader
+	// Stdin is read by flags that take "-" for standard input.
+	Stdin io.Reader
+	// Stdout receives what a command prints.
 	Stdout io.Writer
+	// Stderr receives errors, flag usage and progress.
 	Stderr io.Writer
+	// Getenv reads RATCHET_ variables; nil means an empty environment.
 	Getenv func(string) string
 }
 
+// command is one row of the top-level table.
 type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, env *Env, args []string) error
+	group   *group // the table run dispatches to, when the command has subcommands
 }
 
 func commands() []command {
+	migrate, project, policy := migrateGroup(), projectGroup(), policyGroup()
+	endpoints, tools, jobs, runs, keys := endpointsGroup(), toolsGroup(), jobsGroup(), runsGroup(), keysGroup()
 	return []command{
-		{"serve", "run the Ratchet server (embedded SQLite, no configuration needed)", runServe},
-		{"migrate", "apply or list database migrations (up, status)", runMigrate},
-		{"project", "create another project with its owner key (multi-tenant hosts)", runProject},
-		{"calc", "print a backoff calculator schedule (none, full, equal, decorrelated jitter)", runCalc},
-		{"policy", "validate a retry policy and print its schedule or one delay", runPolicy},
-		{"simulate", "simulate clients contending with backoff and jitter (the 2015 study, and your policies)", runSimulate},
-		{"endpoints", "list, read, create endpoints and set their policy (on a server: --server, --key)", runEndpoints},
-		{"tools", "list, read and publish tool contracts (on a server)", runTools},
-		{"jobs", "list, read, enqueue, cancel, replay and explain jobs (on a server)", runJobs},
-		{"runs", "start, read and finish runs (on a server)", runRuns},
-		{"keys", "list, create and revoke API keys (on a server)", runKeys},
-		{"bench", "measure burn-down throughput and due-to-claim lag (engine or HTTP, SQLite by default)", runBench},
-		{"version", "print the version", runVersion},
+		{"serve", "run the Ratchet server (embedded SQLite, no configuration needed)", runServe, nil},
+		{"migrate", "apply or list database migrations (up, status)", migrate.run, migrate},
+		{"project", "create another project with its owner key (multi-tenant hosts)", project.run, project},
+		{"calc", "print a backoff calculator schedule (none, full, equal, decorrelated jitter)", runCalc, nil},
+		{"policy", "validate a retry policy and print its schedule or one delay", policy.run, policy},
+		{"simulate", "simulate clients contending with backoff and jitter (the 2015 study, and your policies)", runSimulate, nil},
+		{"endpoints", "list, read, create endpoints and set their policy (on a server: --server, --key)", endpoints.run, endpoints},
+		{"tools", "list, read and publish tool contracts (on a server)", tools.run, tools},
+		{"jobs", "list, read, enqueue, cancel, replay and explain jobs (on a server)", jobs.run, jobs},
+		{"runs", "start, read and finish runs (on a server)", runs.run, runs},
+		{"keys", "list, create and revoke API keys (on a server)", keys.run, keys},
+		{"bench", "measure burn-down throughput and due-to-claim lag (engine or HTTP, SQLite by default)", runBench, nil},
+		{"version", "print the version", runVersion, nil},
 	}
 }
 

@@ -21,6 +21,8 @@ func run(t *testing.T, stdin string, args ...string) (string, string, int) {
 	return out.String(), errOut.String(), code
 }
 
+// vectorFile is the part of backoff/testdata/vectors.json the calculator
+// tests read.
 type vectorFile struct {
 	Calculator []struct {
 		Name   string `json:"name"`

@@ -32,8 +32,12 @@ func newFlagSet(name, usage string, stderr io.Writer) *flagSet {
 	return f
 }
 
+// String registers a flag read as text, to be converted by the methods
+// below so that errors name the flag.
 func (f *flagSet) String(name, def, usage string) *string { return f.fs.String(name, def, usage) }
-func (f *flagSet) Bool(name string, usage string) *bool   { return f.fs.Bool(name, false, usage) }
+
+// Bool registers a switch; it defaults to false.
+func (f *flagSet) Bool(name string, usage string) *bool { return f.fs.Bool(name, false, usage) }
 
 // parse parses args. --help prints usage and returns errHelp.
 func (f *flagSet) parse(args []string) error {

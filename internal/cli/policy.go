@@ -11,30 +11,41 @@ import (
 	"github.com/getratchet/ratchet/field"
 )
 
-const (
-	policyUsage      = "policy show|delay [flags]"
-	policyShowUsage  = "policy show (--preset NAME | --file F) [--json]"
-	policyDelayUsage = "policy delay --attempt N --sample U [--retry-after-ms M] (--preset NAME | --file F) [--json]"
-	maxPolicyFile    = 1 << 20
-)
+// maxPolicyFile bounds what --file reads; a policy is a few hundred bytes.
+const maxPolicyFile = 1 << 20
 
-func runPolicy(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintf(env.Stderr, "Usage: ratchet %s\n\n  show   validate a policy and print its schedule table\n  delay  print the selected delay after one failed attempt\n", policyUsage)
-		return usagef("policy needs a subcommand: show or delay")
-	}
-	switch args[0] {
-	case "show":
-		return runPolicyShow(ctx, env, args[1:])
-	case "delay":
-		return runPolicyDelay(ctx, env, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintf(env.Stdout, "Usage: ratchet %s\n  %s\n  %s\n", policyUsage, policyShowUsage, policyDelayUsage)
-		return nil
-	}
-	return usagef("policy subcommand %q is not known; use show or delay", args[0])
+func policyGroup() *group {
+	return &group{name: "policy", dispatch: runPolicyGroup, subs: []subcommand{
+		{"show", "validate a policy and print its schedule table", "(--preset NAME | --file F) [--json]", policyShowCommand{}},
+		{"delay", "print the selected delay after one failed attempt", "--attempt N --sample U [--retry-after-ms M] (--preset NAME | --file F) [--json]", policyDelayCommand{}},
+	}}
 }
 
+// runPolicyGroup dispatches policy. Unlike the client groups, help is a
+// success printed on standard output; a missing subcommand prints the
+// summaries before the usage error.
+func runPolicyGroup(ctx context.Context, env *Env, g *group, args []string) error {
+	headline := g.name + " " + strings.Join(g.names(), "|") + " [flags]"
+	if len(args) == 0 {
+		fmt.Fprintf(env.Stderr, "Usage: ratchet %s\n\n", headline)
+		g.printSummaries(env.Stderr)
+		return usagef("%s needs a subcommand: %s", g.name, orList(g.names()))
+	}
+	if s, ok := g.find(args[0]); ok {
+		return s.cmd.Run(ctx, env, args[1:])
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprintf(env.Stdout, "Usage: ratchet %s\n", headline)
+		for _, s := range g.subs {
+			fmt.Fprintf(env.Stdout, "  %s\n", g.synopsis(s.name))
+		}
+		return nil
+	}
+	return usagef("%s subcommand %q is not known; use %s", g.name, args[0], orList(g.names()))
+}
+
+// policySource is the --preset and --file pair of policy show and delay.
 type policySource struct {
 	preset *string
 	file   *string
@@ -106,8 +117,13 @@ func readInput(env *Env, path string) ([]byte, error) {
 	return data, nil
 }
 
-func runPolicyShow(_ context.Context, env *Env, args []string) error {
-	f := newFlagSet("policy show", policyShowUsage, env.Stderr)
+// policyShowCommand is `ratchet policy show`.
+type policyShowCommand struct{}
+
+// Run validates the policy and prints its schedule, or with --json the
+// schedule and the policy as read.
+func (policyShowCommand) Run(_ context.Context, env *Env, args []string) error {
+	f := policyGroup().flagSet("show", env)
 	src := addPolicySource(f)
 	asJSON := f.Bool("json", "print the schedule as JSON")
 	if err := f.parse(args); err != nil {
@@ -129,8 +145,12 @@ func runPolicyShow(_ context.Context, env *Env, args []string) error {
 	return err
 }
 
-func runPolicyDelay(_ context.Context, env *Env, args []string) error {
-	f := newFlagSet("policy delay", policyDelayUsage, env.Stderr)
+// policyDelayCommand is `ratchet policy delay`.
+type policyDelayCommand struct{}
+
+// Run reports every missing or bad flag at once, before loading the policy.
+func (policyDelayCommand) Run(_ context.Context, env *Env, args []string) error {
+	f := policyGroup().flagSet("delay", env)
 	src := addPolicySource(f)
 	attempt := f.String("attempt", "", "the failed attempt, from 1")
 	sample := f.String("sample", "", "the random sample u, from 0 through 1")

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +27,7 @@ type remote struct {
 	cap    *captureTransport
 	asJSON bool
 	out    io.Writer
+	server string // as given, for the message when it cannot be reached
 }
 
 // remoteFlags adds the flags every client command shares.
@@ -53,8 +56,48 @@ func (rf remoteFlags) connect(f *flagSet, env *Env) (*remote, error) {
 		return nil, err
 	}
 	tr := &captureTransport{next: http.DefaultTransport}
-	return &remote{c: client.New(s, *rf.key, client.WithHTTPClient(&http.Client{Transport: tr})), cap: tr, asJSON: *rf.asJSON, out: env.Stdout}, nil
+	return &remote{c: client.New(s, *rf.key, client.WithHTTPClient(&http.Client{Transport: tr})), cap: tr, asJSON: *rf.asJSON, out: env.Stdout, server: *rf.server}, nil
 }
+
+// commonFlagsHelp ends the help of every client group: the flags
+// addRemoteFlags registers, documented once rather than per subcommand.
+const commonFlagsHelp = "common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --json"
+
+// clientFlags starts the flags of one client subcommand with the shared
+// ones. Its --help shows the whole group's help, where the shared flags and
+// the sibling subcommands are described.
+func clientFlags(g *group, sub string, env *Env) (*flagSet, remoteFlags) {
+	f := newFlagSet(g.name+" "+sub, g.name+" "+sub+"\n"+clientHelp(g), env.Stderr)
+	return f, addRemoteFlags(f, env)
+}
+
+// connectClient parses the flags of a client subcommand that validates
+// nothing of its own, and connects. more registers flags the subcommand
+// accepts besides the shared ones; nil for none.
+func connectClient(g *group, sub string, env *Env, args []string, more func(*flagSet)) (*remote, error) {
+	f, rf := clientFlags(g, sub, env)
+	if more != nil {
+		more(f)
+	}
+	if err := f.parse(args); err != nil {
+		return nil, err
+	}
+	return rf.connect(f, env)
+}
+
+// connectID is connectClient for a subcommand addressed by ID (jobs get,
+// keys revoke): the ID comes first, then the flags.
+func connectID(g *group, sub string, env *Env, args []string, more func(*flagSet)) (int64, *remote, error) {
+	id, args, err := positionalID(g.name+" "+sub, args)
+	if err != nil {
+		return 0, nil, err
+	}
+	r, err := connectClient(g, sub, env, args, more)
+	return id, r, err
+}
+
+// fail is apiErr for this connection.
+func (r *remote) fail(err error) error { return apiErr(err, r.server) }
 
 // captureTransport keeps the body of the last response so --json can print
 // exactly what the API said.
@@ -64,6 +107,7 @@ type captureTransport struct {
 	last []byte
 }
 
+// RoundTrip reads the whole body, keeps it and hands the SDK a copy.
 func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
@@ -140,20 +184,33 @@ func apiErr(err error, server string) error {
 	return errors.New(b.String())
 }
 
-// subcommand splits "sub [POSITIONAL] --flags..." and checks sub is known.
-func subcommand(cmd string, args []string, usage string, subs ...string) (string, []string, error) {
+// clientHelp lists the synopsis of every row of a client group's table,
+// then what its subcommands share.
+func clientHelp(g *group) string {
+	var b strings.Builder
+	for _, s := range g.subs {
+		b.WriteString("  ratchet " + g.synopsis(s.name) + "\n")
+	}
+	b.WriteString(g.footer)
+	return b.String()
+}
+
+// runClientGroup dispatches "GROUP SUB [POSITIONAL] --flags..." for the
+// client groups. A missing subcommand and --help are both usage errors that
+// print the group's help.
+func runClientGroup(ctx context.Context, env *Env, g *group, args []string) error {
+	names := strings.Join(g.names(), ", ")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return "", nil, usagef("usage:\n%s", usage)
+			return usagef("usage:\n%s", clientHelp(g))
 		}
-		return "", nil, usagef("%s needs a subcommand: %s\nusage:\n%s", cmd, strings.Join(subs, ", "), usage)
+		return usagef("%s needs a subcommand: %s\nusage:\n%s", g.name, names, clientHelp(g))
 	}
-	for _, s := range subs {
-		if s == args[0] {
-			return s, args[1:], nil
-		}
+	s, ok := g.find(args[0])
+	if !ok {
+		return usagef("%s subcommand %q is not known; use %s", g.name, args[0], names)
 	}
-	return "", nil, usagef("%s subcommand %q is not known; use %s", cmd, args[0], strings.Join(subs, ", "))
+	return s.cmd.Run(ctx, env, args[1:])
 }
 
 // positional takes the one argument (a name or id) that follows a
@@ -165,6 +222,7 @@ func positional(cmd, what string, args []string) (string, []string, error) {
 	return args[0], args[1:], nil
 }
 
+// positionalID is positional for a positive integer ID.
 func positionalID(cmd string, args []string) (int64, []string, error) {
 	s, rest, err := positional(cmd, "an ID", args)
 	if err != nil {
@@ -177,10 +235,22 @@ func positionalID(cmd string, args []string) (int64, []string, error) {
 	return id, rest, nil
 }
 
+// readFileOrStdin reads a file named by a flag; "-" is standard input.
+func readFileOrStdin(env *Env, path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(env.Stdin)
+	}
+	return os.ReadFile(path)
+}
+
 // stringList is a repeatable string flag.
 type stringList []string
 
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
+// String joins the values given; with none it is empty, so --help prints
+// no default.
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+// Set appends, so each --tool adds one.
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func orDash(s string) string {

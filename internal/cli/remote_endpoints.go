@@ -6,21 +6,25 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/getratchet/ratchet/client"
 )
 
-const endpointsUsage = `  ratchet endpoints list
-  ratchet endpoints get NAME
-  ratchet endpoints create NAME [policy flags]
-  ratchet endpoints set-policy NAME --expected-version N [policy flags]
-policy flags: --preset STANDARD|AGGRESSIVE|RELAXED|CUSTOM --max-attempts N --initial-delay-ms MS --multiplier X
+// policyFlagsHelp documents the flags of addPolicyFlags in the endpoints
+// help, once for both subcommands that take them.
+const policyFlagsHelp = `policy flags: --preset STANDARD|AGGRESSIVE|RELAXED|CUSTOM --max-attempts N --initial-delay-ms MS --multiplier X
   --max-delay-ms MS --jitter-percent P --timeout-ms MS --max-concurrent N --rate-limit N|none
-  --circuit-threshold N --circuit-open-ms MS
-common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --json`
+  --circuit-threshold N --circuit-open-ms MS`
+
+func endpointsGroup() *group {
+	return &group{name: "endpoints", dispatch: runClientGroup, footer: policyFlagsHelp + "\n" + commonFlagsHelp, subs: []subcommand{
+		{"list", "list endpoints with their policy, limits and circuit", "", endpointsListCommand{}},
+		{"get", "print one endpoint, with the version set-policy needs", "NAME", endpointsGetCommand{}},
+		{"create", "create an endpoint; unset policy flags take the server's defaults", "NAME [policy flags]", endpointsCreateCommand{}},
+		{"set-policy", "change the flags given, keeping the rest of the current policy", "NAME --expected-version N [policy flags]", endpointsSetPolicyCommand{}},
+	}}
+}
 
 // policyFlags are the endpoint policy flags of create and set-policy. Only
 // the flags given are sent; ranges are checked by the server, which names
@@ -87,87 +91,118 @@ func (pf policyFlags) apply(f *flagSet, p *client.EndpointPolicy) {
 	intFlag("circuit-open-ms", pf.circuitOpen, 1000, 86_400_000, &p.CircuitOpenMs)
 }
 
-func runEndpoints(ctx context.Context, env *Env, args []string) error {
-	sub, args, err := subcommand("endpoints", args, endpointsUsage, "list", "get", "create", "set-policy")
+// endpointsListCommand is `ratchet endpoints list`.
+type endpointsListCommand struct{}
+
+// Run lists the endpoints with the policy summarized; --json has each whole schedule.
+func (endpointsListCommand) Run(ctx context.Context, env *Env, args []string) error {
+	r, err := connectClient(endpointsGroup(), "list", env, args, nil)
 	if err != nil {
 		return err
 	}
-	var name string
-	if sub != "list" {
-		if name, args, err = positional("endpoints "+sub, "an endpoint NAME", args); err != nil {
-			return err
+	eps, err := r.c.ListEndpoints(ctx)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		fmt.Fprintln(w, "NAME\tVERSION\tPOLICY\tTIMEOUT\tMAX CONCURRENT\tRATE/MIN\tCIRCUIT")
+		for _, e := range eps {
+			fmt.Fprintf(w, "%s\t%d\t%s\t%dms\t%d\t%s\t%s\n", e.Name, e.Version, policySummary(e.Policy), e.DefaultTimeoutMs, e.MaxConcurrent, intOrDash(e.RateLimitPerMinute), e.Circuit.State)
 		}
+	})
+}
+
+// endpointsGetCommand is `ratchet endpoints get`.
+type endpointsGetCommand struct{}
+
+// Run prints one endpoint, including the version set-policy must be given.
+func (endpointsGetCommand) Run(ctx context.Context, env *Env, args []string) error {
+	name, args, err := positional("endpoints get", "an endpoint NAME", args)
+	if err != nil {
+		return err
 	}
-	f := newFlagSet("endpoints "+sub, "endpoints "+sub+"\n"+endpointsUsage, env.Stderr)
-	rf := addRemoteFlags(f, env)
-	var pf policyFlags
-	var expected *string
-	if sub == "create" || sub == "set-policy" {
-		pf = addPolicyFlags(f)
+	r, err := connectClient(endpointsGroup(), "get", env, args, nil)
+	if err != nil {
+		return err
 	}
-	if sub == "set-policy" {
-		expected = f.String("expected-version", "", "the version you read (endpoints get); a stale one is refused with 409")
+	e, err := r.c.GetEndpoint(ctx, name)
+	return showEndpoint(r, e, err)
+}
+
+// endpointsCreateCommand is `ratchet endpoints create`.
+type endpointsCreateCommand struct{}
+
+// Run sends only the policy flags given, so the server's defaults fill the rest.
+func (endpointsCreateCommand) Run(ctx context.Context, env *Env, args []string) error {
+	name, args, err := positional("endpoints create", "an endpoint NAME", args)
+	if err != nil {
+		return err
 	}
+	f, rf := clientFlags(endpointsGroup(), "create", env)
+	pf := addPolicyFlags(f)
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	var expectedVersion int64
-	if sub == "set-policy" {
-		if !f.isSet("expected-version") {
-			f.fail("expected-version", "", "required: the version you read with 'ratchet endpoints get'")
-		} else {
-			expectedVersion = f.integer("expected-version", *expected, 1, math.MaxInt64, "must be the integer version you read")
-		}
-	}
 	var pol client.EndpointPolicy
-	if sub == "create" || sub == "set-policy" {
-		pf.apply(f, &pol) // for set-policy: to check the flags before any request
-	}
+	pf.apply(f, &pol)
 	r, err := rf.connect(f, env)
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "list":
-		eps, err := r.c.ListEndpoints(ctx)
-		if err != nil {
-			return apiErr(err, *rf.server)
-		}
-		return r.show(func(w io.Writer) {
-			fmt.Fprintln(w, "NAME\tVERSION\tPOLICY\tTIMEOUT\tMAX CONCURRENT\tRATE/MIN\tCIRCUIT")
-			for _, e := range eps {
-				fmt.Fprintf(w, "%s\t%d\t%s\t%dms\t%d\t%s\t%s\n", e.Name, e.Version, policySummary(e.Policy), e.DefaultTimeoutMs, e.MaxConcurrent, intOrDash(e.RateLimitPerMinute), e.Circuit.State)
-			}
-		})
-	case "get":
-		e, err := r.c.GetEndpoint(ctx, name)
-		if err != nil {
-			return apiErr(err, *rf.server)
-		}
-		return r.show(func(w io.Writer) { printEndpoint(w, e) })
-	case "create":
-		e, err := r.c.CreateEndpoint(ctx, name, pol)
-		if err != nil {
-			return apiErr(err, *rf.server)
-		}
-		return r.show(func(w io.Writer) { printEndpoint(w, e) })
-	default: // set-policy: an update carries the whole policy, so start from the current one
-		cur, err := r.c.GetEndpoint(ctx, name)
-		if err != nil {
-			return apiErr(err, *rf.server)
-		}
-		if err := json.Unmarshal(cur.Policy, &pol.Policy); err != nil {
-			return fmt.Errorf("read the policy of endpoint %q: %w", name, err)
-		}
-		pol.DefaultTimeoutMs, pol.MaxConcurrent, pol.RateLimitPerMinute = cur.DefaultTimeoutMs, cur.MaxConcurrent, cur.RateLimitPerMinute
-		pol.CircuitFailureThreshold, pol.CircuitOpenMs = cur.CircuitFailureThreshold, cur.CircuitOpenMs
-		pf.apply(f, &pol)
-		e, err := r.c.UpdateEndpointPolicy(ctx, name, expectedVersion, pol)
-		if err != nil {
-			return apiErr(err, *rf.server)
-		}
-		return r.show(func(w io.Writer) { printEndpoint(w, e) })
+	e, err := r.c.CreateEndpoint(ctx, name, pol)
+	return showEndpoint(r, e, err)
+}
+
+// endpointsSetPolicyCommand is `ratchet endpoints set-policy`.
+type endpointsSetPolicyCommand struct{}
+
+// Run checks the flags before any request, then lays them over the current
+// policy: an update replaces the whole policy, and a stale version is refused.
+func (endpointsSetPolicyCommand) Run(ctx context.Context, env *Env, args []string) error {
+	name, args, err := positional("endpoints set-policy", "an endpoint NAME", args)
+	if err != nil {
+		return err
 	}
+	f, rf := clientFlags(endpointsGroup(), "set-policy", env)
+	pf := addPolicyFlags(f)
+	expected := f.String("expected-version", "", "the version you read (endpoints get); a stale one is refused with 409")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	var expectedVersion int64
+	if !f.isSet("expected-version") {
+		f.fail("expected-version", "", "required: the version you read with 'ratchet endpoints get'")
+	} else {
+		expectedVersion = f.integer("expected-version", *expected, 1, math.MaxInt64, "must be the integer version you read")
+	}
+	var pol client.EndpointPolicy
+	pf.apply(f, &pol) // to check the flags before any request
+	r, err := rf.connect(f, env)
+	if err != nil {
+		return err
+	}
+	// An update carries the whole policy, so start from the current one.
+	cur, err := r.c.GetEndpoint(ctx, name)
+	if err != nil {
+		return r.fail(err)
+	}
+	if err := json.Unmarshal(cur.Policy, &pol.Policy); err != nil {
+		return fmt.Errorf("read the policy of endpoint %q: %w", name, err)
+	}
+	pol.DefaultTimeoutMs, pol.MaxConcurrent, pol.RateLimitPerMinute = cur.DefaultTimeoutMs, cur.MaxConcurrent, cur.RateLimitPerMinute
+	pol.CircuitFailureThreshold, pol.CircuitOpenMs = cur.CircuitFailureThreshold, cur.CircuitOpenMs
+	pf.apply(f, &pol)
+	e, err := r.c.UpdateEndpointPolicy(ctx, name, expectedVersion, pol)
+	return showEndpoint(r, e, err)
+}
+
+// showEndpoint prints what get, create and set-policy all answer: the
+// endpoint as it now is.
+func showEndpoint(r *remote, e *client.Endpoint, err error) error {
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) { printEndpoint(w, e) })
 }
 
 func policySummary(raw json.RawMessage) string {
@@ -190,131 +225,4 @@ func printEndpoint(w io.Writer, e *client.Endpoint) {
 	fmt.Fprintf(w, "rate limit:\t%s per minute\n", intOrDash(e.RateLimitPerMinute))
 	fmt.Fprintf(w, "circuit:\t%s (%d failures; opens at %d, stays open %dms)\n", e.Circuit.State, e.Circuit.Failures, e.CircuitFailureThreshold, e.CircuitOpenMs)
 	fmt.Fprintf(w, "updated:\t%s\n", orDash(e.UpdatedAt))
-}
-
-const toolsUsage = `  ratchet tools list
-  ratchet tools get NAME@VERSION
-  ratchet tools publish --file FILE   (a tool contract document; - reads standard input)
-common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --json`
-
-func runTools(ctx context.Context, env *Env, args []string) error {
-	sub, args, err := subcommand("tools", args, toolsUsage, "list", "get", "publish")
-	if err != nil {
-		return err
-	}
-	var ref string
-	if sub == "get" {
-		if ref, args, err = positional("tools get", "NAME@VERSION", args); err != nil {
-			return err
-		}
-	}
-	f := newFlagSet("tools "+sub, "tools "+sub+"\n"+toolsUsage, env.Stderr)
-	rf := addRemoteFlags(f, env)
-	file := f.String("file", "", "publish: the contract document (JSON); - for standard input")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	name, version, ok := strings.Cut(ref, "@")
-	if sub == "get" && (!ok || name == "" || version == "") {
-		f.fail("tool", ref, `must be "name@version", e.g. "charge-card@1"`)
-	}
-	var spec client.ToolSpec
-	if sub == "publish" {
-		if *file == "" {
-			f.fail("file", "", "required: the tool contract document to publish (JSON), or - for standard input")
-		} else if err := readToolSpec(env, *file, &spec); err != nil {
-			return err
-		}
-	}
-	r, err := rf.connect(f, env)
-	if err != nil {
-		return err
-	}
-	switch sub {
-	case "list":
-		ts, err := r.c.ListTools(ctx)
-		if err != nil {
-			return apiErr(err, *rf.server)
-		}
-		return r.show(func(w io.Writer) {
-			fmt.Fprintln(w, "TOOL\tENDPOINT\tRETRY\tTIMEOUT\tDESCRIPTION")
-			for _, t := range ts {
-				fmt.Fprintf(w, "%s@%s\t%s\t%s\t%s\t%s\n", t.Name, t.Version, t.Endpoint, toolRetry(&t), toolTimeout(&t), oneLine(t.Description, 60))
-			}
-		})
-	case "get":
-		t, err := r.c.GetTool(ctx, name, version)
-		if err != nil {
-			return apiErr(err, *rf.server)
-		}
-		return r.show(func(w io.Writer) { printTool(w, t) })
-	default:
-		t, err := r.c.PublishTool(ctx, spec)
-		if err != nil {
-			return apiErr(err, *rf.server)
-		}
-		return r.show(func(w io.Writer) { printTool(w, t) })
-	}
-}
-
-func readToolSpec(env *Env, file string, spec *client.ToolSpec) error {
-	var data []byte
-	var err error
-	if file == "-" {
-		data, err = io.ReadAll(env.Stdin)
-	} else {
-		data, err = os.ReadFile(file)
-	}
-	if err != nil {
-		return &UsageError{Err: fmt.Errorf("--file: %w", err)}
-	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(spec); err != nil {
-		return usagef("--file %s: not a tool contract document: %v (fields are name, version, endpoint, description, payloadSchema, timeoutMs, retryPreset, retryPolicy)", file, err)
-	}
-	return nil
-}
-
-func toolRetry(t *client.Tool) string {
-	if t.RetryPreset == nil || *t.RetryPreset == "" {
-		return "endpoint's"
-	}
-	if *t.RetryPreset == "CUSTOM" {
-		return "CUSTOM"
-	}
-	return *t.RetryPreset
-}
-
-func toolTimeout(t *client.Tool) string {
-	if t.TimeoutMs == nil {
-		return "endpoint's"
-	}
-	return strconv.FormatInt(*t.TimeoutMs, 10) + "ms"
-}
-
-func printTool(w io.Writer, t *client.Tool) {
-	fmt.Fprintf(w, "tool:\t%s@%s\n", t.Name, t.Version)
-	fmt.Fprintf(w, "endpoint:\t%s\n", t.Endpoint)
-	fmt.Fprintf(w, "description:\t%s\n", orDash(t.Description))
-	retry := toolRetry(t)
-	if retry == "CUSTOM" {
-		retry = policySummary(t.RetryPolicy)
-	}
-	fmt.Fprintf(w, "retry:\t%s\n", retry)
-	fmt.Fprintf(w, "timeout:\t%s\n", toolTimeout(t))
-	schema := "any JSON"
-	if len(t.PayloadSchema) > 0 && string(t.PayloadSchema) != "null" {
-		schema = oneLine(string(t.PayloadSchema), 100)
-	}
-	fmt.Fprintf(w, "payload schema:\t%s\n", schema)
-	fmt.Fprintf(w, "published:\t%s\n", orDash(t.CreatedAt))
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,178 +13,251 @@ import (
 	"github.com/getratchet/ratchet/client"
 )
 
-const jobsUsage = `  ratchet jobs list [--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--limit N] [--cursor C]
-  ratchet jobs get ID
-  ratchet jobs enqueue --tool NAME@VERSION [--payload JSON | --payload-file FILE] [--idempotency-key K]
-                       [--max-attempts N] [--run-id N] [--run-at RFC3339]
-  ratchet jobs cancel ID
-  ratchet jobs replay ID
-  ratchet jobs explain ID
-common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --json`
+func jobsGroup() *group {
+	return &group{name: "jobs", dispatch: runClientGroup, footer: commonFlagsHelp, subs: []subcommand{
+		{"list", "list jobs a page at a time, filtered by state, tool, endpoint or run",
+			"[--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--limit N] [--cursor C]", &jobsListCommand{}},
+		{"get", "print a job with its policy and every attempt", "ID", jobsGetCommand{}},
+		{"enqueue", "enqueue a job for a published tool",
+			"--tool NAME@VERSION [--payload JSON | --payload-file FILE] [--idempotency-key K]\n" +
+				"                       [--max-attempts N] [--run-id N] [--run-at RFC3339]", &jobsEnqueueCommand{}},
+		{"cancel", "cancel a job, or ask its worker to stop", "ID", jobsCancelCommand{}},
+		{"replay", "enqueue a finished job again as a new job", "ID", jobsReplayCommand{}},
+		{"explain", "say what holds a job back from being claimed", "ID", jobsExplainCommand{}},
+	}}
+}
 
-func runJobs(ctx context.Context, env *Env, args []string) error {
-	sub, args, err := subcommand("jobs", args, jobsUsage, "list", "get", "enqueue", "cancel", "replay", "explain")
-	if err != nil {
-		return err
-	}
-	var id int64
-	if sub != "list" && sub != "enqueue" {
-		if id, args, err = positionalID("jobs "+sub, args); err != nil {
-			return err
-		}
-	}
-	f := newFlagSet("jobs "+sub, "jobs "+sub+"\n"+jobsUsage, env.Stderr)
-	rf := addRemoteFlags(f, env)
-	var filter client.JobFilter
-	var req client.EnqueueRequest
-	var (
-		state, tool, endpoint, runID, limit, cursor *string
-		payload, payloadFile, idemKey, maxAttempts  *string
-		runAt                                       *string
-	)
-	switch sub {
-	case "list":
-		state = f.String("state", "", "comma-separated states: scheduled, running, succeeded, failed, exhausted, cancelled")
-		tool = f.String("tool", "", `"name" or "name@version"`)
-		endpoint = f.String("endpoint", "", "endpoint name")
-		runID = f.String("run-id", "", "run id")
-		limit = f.String("limit", "", "jobs per page, 1–500 (server default 100)")
-		cursor = f.String("cursor", "", "the next cursor a previous page printed")
-	case "enqueue":
-		tool = f.String("tool", "", `the published tool: "name@version"`)
-		payload = f.String("payload", "", "the payload as JSON (default {})")
-		payloadFile = f.String("payload-file", "", "read the payload from a file; - for standard input")
-		idemKey = f.String("idempotency-key", "", "a key: enqueueing it again returns the existing job")
-		maxAttempts = f.String("max-attempts", "", "override the policy's attempt count, 1–10")
-		runID = f.String("run-id", "", "add the job to this open run")
-		runAt = f.String("run-at", "", "first due time, RFC 3339 (e.g. 2026-12-02T09:00:00Z); default now")
-	}
+// parseRunID reads --run-id, which list and enqueue both take.
+func parseRunID(f *flagSet, text string) int64 {
+	return f.integer("run-id", text, 1, math.MaxInt64, "must be a positive integer")
+}
+
+// jobsListCommand is `ratchet jobs list`.
+type jobsListCommand struct {
+	state, tool, endpoint, runID, limit, cursor *string
+}
+
+// Run prints one page, and the cursor of the next when there is one.
+func (c *jobsListCommand) Run(ctx context.Context, env *Env, args []string) error {
+	f, rf := clientFlags(jobsGroup(), "list", env)
+	c.state = f.String("state", "", "comma-separated states: scheduled, running, succeeded, failed, exhausted, cancelled")
+	c.tool = f.String("tool", "", `"name" or "name@version"`)
+	c.endpoint = f.String("endpoint", "", "endpoint name")
+	c.runID = f.String("run-id", "", "run id")
+	c.limit = f.String("limit", "", "jobs per page, 1–500 (server default 100)")
+	c.cursor = f.String("cursor", "", "the next cursor a previous page printed")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	switch sub {
-	case "list":
-		if *state != "" {
-			filter.States = strings.Split(*state, ",")
+	filter := c.filter(f)
+	r, err := rf.connect(f, env)
+	if err != nil {
+		return err
+	}
+	page, err := r.c.ListJobs(ctx, filter)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		printJobRows(w, page.Jobs)
+		if page.NextCursor != "" {
+			fmt.Fprintf(w, "\nmore: --cursor %s\n", page.NextCursor)
 		}
-		filter.Tool, filter.Endpoint, filter.Cursor = *tool, *endpoint, *cursor
-		if *runID != "" {
-			filter.RunID = f.integer("run-id", *runID, 1, math.MaxInt64, "must be a positive integer")
-		}
-		if *limit != "" {
-			filter.Limit = int(f.integer("limit", *limit, 1, 500, "must be an integer from 1 through 500"))
-		}
-	case "enqueue":
-		req.Tool, req.IdempotencyKey = *tool, *idemKey
-		if *tool == "" {
-			f.fail("tool", "", `required: "name@version" of a published tool`)
-		}
-		switch {
-		case f.isSet("payload") && f.isSet("payload-file"):
-			f.fail("payload-file", *payloadFile, "give --payload or --payload-file, not both")
-		case f.isSet("payload"):
-			req.Payload = json.RawMessage(*payload)
-		case f.isSet("payload-file"):
-			var data []byte
-			var err error
-			if *payloadFile == "-" {
-				data, err = io.ReadAll(env.Stdin)
-			} else {
-				data, err = os.ReadFile(*payloadFile)
-			}
-			if err != nil {
-				return &UsageError{Err: fmt.Errorf("--payload-file: %w", err)}
-			}
-			req.Payload = json.RawMessage(data)
-		}
-		if req.Payload != nil && !json.Valid(req.Payload) {
-			f.fail("payload", oneLine(string(req.Payload), 60), "must be JSON, e.g. '{\"orderId\": 42}'")
-		}
-		if *maxAttempts != "" {
-			n := f.integer("max-attempts", *maxAttempts, 1, 10, "must be an integer from 1 through 10")
-			req.MaxAttempts = &n
-		}
-		if *runID != "" {
-			req.RunID = f.integer("run-id", *runID, 1, math.MaxInt64, "must be a positive integer")
-		}
-		if *runAt != "" {
-			t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(*runAt))
-			if err != nil {
-				f.fail("run-at", *runAt, "must be an RFC 3339 time, e.g. 2026-12-02T09:00:00Z")
-			} else {
-				req.RunAt = &t
-			}
-		}
+	})
+}
+
+// filter leaves out what was not given, so the server applies its defaults.
+func (c *jobsListCommand) filter(f *flagSet) client.JobFilter {
+	var filter client.JobFilter
+	if *c.state != "" {
+		filter.States = strings.Split(*c.state, ",")
+	}
+	filter.Tool, filter.Endpoint, filter.Cursor = *c.tool, *c.endpoint, *c.cursor
+	if *c.runID != "" {
+		filter.RunID = parseRunID(f, *c.runID)
+	}
+	if *c.limit != "" {
+		filter.Limit = int(f.integer("limit", *c.limit, 1, 500, "must be an integer from 1 through 500"))
+	}
+	return filter
+}
+
+// jobsGetCommand is `ratchet jobs get`.
+type jobsGetCommand struct{}
+
+// Run prints a job with every attempt and the delay each one chose.
+func (jobsGetCommand) Run(ctx context.Context, env *Env, args []string) error {
+	id, r, err := connectID(jobsGroup(), "get", env, args, nil)
+	if err != nil {
+		return err
+	}
+	j, err := r.c.GetJob(ctx, id)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) { printJob(w, j) })
+}
+
+// jobsEnqueueCommand is `ratchet jobs enqueue`.
+type jobsEnqueueCommand struct {
+	tool, payload, payloadFile, idemKey, maxAttempts, runID, runAt *string
+}
+
+// Run reports an idempotent repeat as such, so a script that retries does
+// not look as if it enqueued twice.
+func (c *jobsEnqueueCommand) Run(ctx context.Context, env *Env, args []string) error {
+	f, rf := clientFlags(jobsGroup(), "enqueue", env)
+	c.tool = f.String("tool", "", `the published tool: "name@version"`)
+	c.payload = f.String("payload", "", "the payload as JSON (default {})")
+	c.payloadFile = f.String("payload-file", "", "read the payload from a file; - for standard input")
+	c.idemKey = f.String("idempotency-key", "", "a key: enqueueing it again returns the existing job")
+	c.maxAttempts = f.String("max-attempts", "", "override the policy's attempt count, 1–10")
+	c.runID = f.String("run-id", "", "add the job to this open run")
+	c.runAt = f.String("run-at", "", "first due time, RFC 3339 (e.g. 2026-12-02T09:00:00Z); default now")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	req, err := c.request(f, env)
+	if err != nil {
+		return err
 	}
 	r, err := rf.connect(f, env)
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error { return apiErr(err, *rf.server) }
-	switch sub {
-	case "list":
-		page, err := r.c.ListJobs(ctx, filter)
-		if err != nil {
-			return fail(err)
+	j, created, err := r.c.Enqueue(ctx, req)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		if created {
+			fmt.Fprintf(w, "enqueued job %d (%s@%s, %s, due %s, up to %d attempts)\n", j.ID, j.Tool, j.Version, j.State, j.DueAt, j.MaxAttempts)
+		} else {
+			fmt.Fprintf(w, "job %d already has idempotency key %q; nothing new was enqueued (it is %s)\n", j.ID, req.IdempotencyKey, j.State)
 		}
-		return r.show(func(w io.Writer) {
-			fmt.Fprintln(w, "ID\tSTATE\tTOOL\tATTEMPT/MAX\tDUE\tHELD BY")
-			for _, j := range page.Jobs {
-				fmt.Fprintf(w, "%d\t%s\t%s@%s\t%d/%d\t%s\t%s\n", j.ID, j.State, j.Tool, j.Version, j.Attempt, j.MaxAttempts, due(&j), heldBy(j.HeldBy))
-			}
-			if page.NextCursor != "" {
-				fmt.Fprintf(w, "\nmore: --cursor %s\n", page.NextCursor)
-			}
-		})
-	case "get":
-		j, err := r.c.GetJob(ctx, id)
+	})
+}
+
+// request builds the enqueue request. Flag problems are collected in f, to
+// be reported with --server and --key; only an unreadable payload file
+// stops here.
+func (c *jobsEnqueueCommand) request(f *flagSet, env *Env) (client.EnqueueRequest, error) {
+	req := client.EnqueueRequest{Tool: *c.tool, IdempotencyKey: *c.idemKey}
+	if *c.tool == "" {
+		f.fail("tool", "", `required: "name@version" of a published tool`)
+	}
+	payload, err := c.payloadJSON(f, env)
+	if err != nil {
+		return req, err
+	}
+	req.Payload = payload
+	if *c.maxAttempts != "" {
+		n := f.integer("max-attempts", *c.maxAttempts, 1, 10, "must be an integer from 1 through 10")
+		req.MaxAttempts = &n
+	}
+	if *c.runID != "" {
+		req.RunID = parseRunID(f, *c.runID)
+	}
+	if *c.runAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(*c.runAt))
 		if err != nil {
-			return fail(err)
+			f.fail("run-at", *c.runAt, "must be an RFC 3339 time, e.g. 2026-12-02T09:00:00Z")
+		} else {
+			req.RunAt = &t
 		}
-		return r.show(func(w io.Writer) { printJob(w, j) })
-	case "enqueue":
-		j, created, err := r.c.Enqueue(ctx, req)
+	}
+	return req, nil
+}
+
+// payloadJSON reads --payload or --payload-file; nil when neither is given,
+// so the server's default applies.
+func (c *jobsEnqueueCommand) payloadJSON(f *flagSet, env *Env) (json.RawMessage, error) {
+	var payload json.RawMessage
+	switch {
+	case f.isSet("payload") && f.isSet("payload-file"):
+		f.fail("payload-file", *c.payloadFile, "give --payload or --payload-file, not both")
+	case f.isSet("payload"):
+		payload = json.RawMessage(*c.payload)
+	case f.isSet("payload-file"):
+		data, err := readFileOrStdin(env, *c.payloadFile)
 		if err != nil {
-			return fail(err)
+			return nil, &UsageError{Err: fmt.Errorf("--payload-file: %w", err)}
 		}
-		return r.show(func(w io.Writer) {
-			if created {
-				fmt.Fprintf(w, "enqueued job %d (%s@%s, %s, due %s, up to %d attempts)\n", j.ID, j.Tool, j.Version, j.State, j.DueAt, j.MaxAttempts)
-			} else {
-				fmt.Fprintf(w, "job %d already has idempotency key %q; nothing new was enqueued (it is %s)\n", j.ID, req.IdempotencyKey, j.State)
-			}
-		})
-	case "cancel":
-		j, err := r.c.CancelJob(ctx, id)
-		if err != nil {
-			return fail(err)
+		payload = json.RawMessage(data)
+	}
+	if payload != nil && !json.Valid(payload) {
+		f.fail("payload", oneLine(string(payload), 60), "must be JSON, e.g. '{\"orderId\": 42}'")
+	}
+	return payload, nil
+}
+
+// jobsCancelCommand is `ratchet jobs cancel`.
+type jobsCancelCommand struct{}
+
+// Run says whether the job stopped or was only asked to: a running job
+// learns of it at its worker's next heartbeat or report.
+func (jobsCancelCommand) Run(ctx context.Context, env *Env, args []string) error {
+	id, r, err := connectID(jobsGroup(), "cancel", env, args, nil)
+	if err != nil {
+		return err
+	}
+	j, err := r.c.CancelJob(ctx, id)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		if j.State == "cancelled" {
+			fmt.Fprintf(w, "job %d is cancelled\n", j.ID)
+		} else {
+			fmt.Fprintf(w, "job %d is %s; cancellation requested: the worker learns it at its next heartbeat or report\n", j.ID, j.State)
 		}
-		return r.show(func(w io.Writer) {
-			if j.State == "cancelled" {
-				fmt.Fprintf(w, "job %d is cancelled\n", j.ID)
-			} else {
-				fmt.Fprintf(w, "job %d is %s; cancellation requested: the worker learns it at its next heartbeat or report\n", j.ID, j.State)
-			}
-		})
-	case "replay":
-		j, err := r.c.ReplayJob(ctx, id)
-		if err != nil {
-			return fail(err)
-		}
-		return r.show(func(w io.Writer) {
-			fmt.Fprintf(w, "replayed job %d as job %d (%s, due %s)\n", id, j.ID, j.State, j.DueAt)
-		})
-	default: // explain
-		h, err := r.c.ExplainJob(ctx, id)
-		if err != nil {
-			return fail(err)
-		}
-		return r.show(func(w io.Writer) {
-			fmt.Fprintf(w, "job:\t%d\n", id)
-			fmt.Fprintf(w, "held by:\t%s\n", h.Gate)
-			fmt.Fprintf(w, "until:\t%s\n", orDash(h.Until))
-			fmt.Fprintf(w, "why:\t%s\n", orDash(h.Detail))
-		})
+	})
+}
+
+// jobsReplayCommand is `ratchet jobs replay`.
+type jobsReplayCommand struct{}
+
+// Run enqueues a finished job again as a new job; the original is kept.
+func (jobsReplayCommand) Run(ctx context.Context, env *Env, args []string) error {
+	id, r, err := connectID(jobsGroup(), "replay", env, args, nil)
+	if err != nil {
+		return err
+	}
+	j, err := r.c.ReplayJob(ctx, id)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		fmt.Fprintf(w, "replayed job %d as job %d (%s, due %s)\n", id, j.ID, j.State, j.DueAt)
+	})
+}
+
+// jobsExplainCommand is `ratchet jobs explain`.
+type jobsExplainCommand struct{}
+
+// Run names what holds the job back and until when, for a job that seems stuck.
+func (jobsExplainCommand) Run(ctx context.Context, env *Env, args []string) error {
+	id, r, err := connectID(jobsGroup(), "explain", env, args, nil)
+	if err != nil {
+		return err
+	}
+	h, err := r.c.ExplainJob(ctx, id)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		fmt.Fprintf(w, "job:\t%d\n", id)
+		fmt.Fprintf(w, "held by:\t%s\n", h.Gate)
+		fmt.Fprintf(w, "until:\t%s\n", orDash(h.Until))
+		fmt.Fprintf(w, "why:\t%s\n", orDash(h.Detail))
+	})
+}
+
+// printJobRows is the job table of jobs list and runs get.
+func printJobRows(w io.Writer, jobs []client.Job) {
+	fmt.Fprintln(w, "ID\tSTATE\tTOOL\tATTEMPT/MAX\tDUE\tHELD BY")
+	for _, j := range jobs {
+		fmt.Fprintf(w, "%d\t%s\t%s@%s\t%d/%d\t%s\t%s\n", j.ID, j.State, j.Tool, j.Version, j.Attempt, j.MaxAttempts, due(&j), heldBy(j.HeldBy))
 	}
 }
 
@@ -250,137 +322,5 @@ func printJob(w io.Writer, j *client.Job) {
 			next = *a.NextDueAt
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, orDash(a.WorkerID), orDash(a.Outcome), orDash(a.Classification), intOrDash(a.HTTPStatus), delay, next)
-	}
-}
-
-const runsUsage = `  ratchet runs start [--name NAME]
-  ratchet runs get ID
-  ratchet runs finish ID
-common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --json`
-
-func runRuns(ctx context.Context, env *Env, args []string) error {
-	sub, args, err := subcommand("runs", args, runsUsage, "start", "get", "finish")
-	if err != nil {
-		return err
-	}
-	var id int64
-	if sub != "start" {
-		if id, args, err = positionalID("runs "+sub, args); err != nil {
-			return err
-		}
-	}
-	f := newFlagSet("runs "+sub, "runs "+sub+"\n"+runsUsage, env.Stderr)
-	rf := addRemoteFlags(f, env)
-	name := f.String("name", "", "start: a name for the run")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	r, err := rf.connect(f, env)
-	if err != nil {
-		return err
-	}
-	var run *client.Run
-	switch sub {
-	case "start":
-		run, err = r.c.StartRun(ctx, *name)
-	case "get":
-		run, err = r.c.GetRun(ctx, id)
-	default:
-		run, err = r.c.FinishRun(ctx, id)
-	}
-	if err != nil {
-		return apiErr(err, *rf.server)
-	}
-	return r.show(func(w io.Writer) {
-		fmt.Fprintf(w, "run:\t%d\n", run.ID)
-		fmt.Fprintf(w, "name:\t%s\n", orDash(run.Name))
-		fmt.Fprintf(w, "state:\t%s\n", run.State)
-		fmt.Fprintf(w, "created:\t%s\n", run.CreatedAt)
-		if run.FinishedAt != "" {
-			fmt.Fprintf(w, "finished:\t%s\n", run.FinishedAt)
-		}
-		if len(run.Counts) > 0 {
-			var parts []string
-			for _, s := range []string{"scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"} {
-				if n := run.Counts[s]; n > 0 {
-					parts = append(parts, fmt.Sprintf("%d %s", n, s))
-				}
-			}
-			fmt.Fprintf(w, "steps:\t%s\n", orDash(strings.Join(parts, ", ")))
-		}
-		if len(run.Steps) > 0 {
-			fmt.Fprintf(w, "\nID\tSTATE\tTOOL\tATTEMPT/MAX\tDUE\tHELD BY\n")
-			for _, j := range run.Steps {
-				fmt.Fprintf(w, "%d\t%s\t%s@%s\t%d/%d\t%s\t%s\n", j.ID, j.State, j.Tool, j.Version, j.Attempt, j.MaxAttempts, due(&j), heldBy(j.HeldBy))
-			}
-		}
-	})
-}
-
-const keysUsage = `  ratchet keys list
-  ratchet keys create --scope owner|producer|worker [--name NAME] [--tool NAME@VERSION ...]
-  ratchet keys revoke ID
-common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --json`
-
-func runKeys(ctx context.Context, env *Env, args []string) error {
-	sub, args, err := subcommand("keys", args, keysUsage, "list", "create", "revoke")
-	if err != nil {
-		return err
-	}
-	var id int64
-	if sub == "revoke" {
-		if id, args, err = positionalID("keys revoke", args); err != nil {
-			return err
-		}
-	}
-	f := newFlagSet("keys "+sub, "keys "+sub+"\n"+keysUsage, env.Stderr)
-	rf := addRemoteFlags(f, env)
-	scope := f.String("scope", "", "create: owner, producer or worker")
-	name := f.String("name", "", "create: a name to recognise the key by")
-	var tools stringList
-	f.fs.Var(&tools, "tool", "create: a tool@version a worker key may run (repeat the flag for more)")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	if sub == "create" && *scope != "owner" && *scope != "producer" && *scope != "worker" {
-		f.fail("scope", *scope, "required: owner, producer or worker")
-	}
-	r, err := rf.connect(f, env)
-	if err != nil {
-		return err
-	}
-	switch sub {
-	case "list":
-		ks, err := r.c.ListKeys(ctx)
-		if err != nil {
-			return apiErr(err, *rf.server)
-		}
-		return r.show(func(w io.Writer) {
-			fmt.Fprintln(w, "ID\tNAME\tSCOPE\tPREFIX\tTOOLS\tCREATED\tREVOKED")
-			for _, k := range ks {
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\n", k.ID, orDash(k.Name), k.Scope, k.Prefix, orDash(strings.Join(k.Tools, ",")), k.CreatedAt, orDash(k.RevokedAt))
-			}
-		})
-	case "create":
-		k, err := r.c.CreateKey(ctx, *name, *scope, tools)
-		if err != nil {
-			return apiErr(err, *rf.server)
-		}
-		return r.show(func(w io.Writer) {
-			fmt.Fprintf(w, "created %s key %d", k.Scope, k.ID)
-			if len(k.Tools) > 0 {
-				fmt.Fprintf(w, " for %s", strings.Join(k.Tools, ", "))
-			}
-			fmt.Fprintf(w, ". It is shown once; keep it:\n\n    %s\n", k.Secret)
-		})
-	default:
-		if err := r.c.RevokeKey(ctx, id); err != nil {
-			return apiErr(err, *rf.server)
-		}
-		if r.asJSON {
-			return nil // the API answers 204 with no body
-		}
-		_, err := fmt.Fprintf(r.out, "revoked key %d\n", id)
-		return err
 	}
 }

@@ -15,7 +15,7 @@ const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key K
 func runServe(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("serve", serveUsage, env.Stderr)
 	addr := f.String("addr", envOr(env, "RATCHET_ADDR", "127.0.0.1:8080"), "listen address (RATCHET_ADDR)")
-	db := f.String("database", envOr(env, "RATCHET_DATABASE_URL", "ratchet.db"), "SQLite file path, sqlite://PATH or postgres://URL (RATCHET_DATABASE_URL)")
+	db := databaseFlag(f, env)
 	boot := f.String("bootstrap-key", envOr(env, "RATCHET_BOOTSTRAP_KEY", ""), "owner key to create on first start instead of printing a new one (RATCHET_BOOTSTRAP_KEY)")
 	retention := f.String("retention", envOr(env, "RATCHET_RETENTION", "168h"), "prune finished jobs older than this; 0 or negative keeps them (RATCHET_RETENTION)")
 	maxWait := f.String("max-wait", envOr(env, "RATCHET_MAX_WAIT", "30s"), "longest claim long poll, 1s–5m (RATCHET_MAX_WAIT)")

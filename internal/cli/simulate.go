@@ -112,6 +112,8 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
+// simulateFlags are the texts of the simulate flags, converted together by
+// simulateConfig so that every problem is reported at once.
 type simulateFlags struct {
 	clients, sweep, runs, modes, seed, base, capMs string
 	budget, retryAfter, overload, window, workers  string

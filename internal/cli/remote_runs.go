@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/getratchet/ratchet/client"
+)
+
+func runsGroup() *group {
+	return &group{name: "runs", dispatch: runClientGroup, footer: commonFlagsHelp, subs: []subcommand{
+		{"start", "open a run that jobs can join with --run-id", "[--name NAME]", runsStartCommand{}},
+		{"get", "print a run with its step counts and jobs", "ID", runsGetCommand{}},
+		{"finish", "finish a run: its jobs go on, new ones may not join", "ID", runsFinishCommand{}},
+	}}
+}
+
+// runNameFlag registers --name. Only start reads it; get and finish accept
+// it as well because the runs commands always have.
+func runNameFlag(f *flagSet) *string {
+	return f.String("name", "", "start: a name for the run")
+}
+
+// runsStartCommand is `ratchet runs start`.
+type runsStartCommand struct{}
+
+// Run opens a run; its ID is what jobs enqueue --run-id takes.
+func (runsStartCommand) Run(ctx context.Context, env *Env, args []string) error {
+	f, rf := clientFlags(runsGroup(), "start", env)
+	name := runNameFlag(f)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	r, err := rf.connect(f, env)
+	if err != nil {
+		return err
+	}
+	run, err := r.c.StartRun(ctx, *name)
+	return showRun(r, run, err)
+}
+
+// runsGetCommand is `ratchet runs get`.
+type runsGetCommand struct{}
+
+// Run prints a run with its jobs counted by state.
+func (runsGetCommand) Run(ctx context.Context, env *Env, args []string) error {
+	id, r, err := connectID(runsGroup(), "get", env, args, func(f *flagSet) { runNameFlag(f) })
+	if err != nil {
+		return err
+	}
+	run, err := r.c.GetRun(ctx, id)
+	return showRun(r, run, err)
+}
+
+// runsFinishCommand is `ratchet runs finish`.
+type runsFinishCommand struct{}
+
+// Run finishes a run: its jobs go on, new ones are refused.
+func (runsFinishCommand) Run(ctx context.Context, env *Env, args []string) error {
+	id, r, err := connectID(runsGroup(), "finish", env, args, func(f *flagSet) { runNameFlag(f) })
+	if err != nil {
+		return err
+	}
+	run, err := r.c.FinishRun(ctx, id)
+	return showRun(r, run, err)
+}
+
+// showRun prints what every runs subcommand answers: the run as it now is.
+func showRun(r *remote, run *client.Run, err error) error {
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		fmt.Fprintf(w, "run:\t%d\n", run.ID)
+		fmt.Fprintf(w, "name:\t%s\n", orDash(run.Name))
+		fmt.Fprintf(w, "state:\t%s\n", run.State)
+		fmt.Fprintf(w, "created:\t%s\n", run.CreatedAt)
+		if run.FinishedAt != "" {
+			fmt.Fprintf(w, "finished:\t%s\n", run.FinishedAt)
+		}
+		if len(run.Counts) > 0 {
+			var parts []string
+			for _, s := range []string{"scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"} {
+				if n := run.Counts[s]; n > 0 {
+					parts = append(parts, fmt.Sprintf("%d %s", n, s))
+				}
+			}
+			fmt.Fprintf(w, "steps:\t%s\n", orDash(strings.Join(parts, ", ")))
+		}
+		if len(run.Steps) > 0 {
+			fmt.Fprint(w, "\n")
+			printJobRows(w, run.Steps)
+		}
+	})
+}
