@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/getratchet/ratchet/backoff"
 )
@@ -59,9 +58,9 @@ type PolicySnapshot struct {
 
 // Hold says what keeps a scheduled job waiting, and until when if known.
 type Hold struct {
-	Gate   Gate      `json:"gate"`
-	Until  time.Time `json:"until,omitzero"`
-	Detail string    `json:"detail" doc:"one sentence for people"`
+	Gate   Gate   `json:"gate"`
+	Until  string `json:"until,omitempty" format:"date-time" doc:"when the gate opens, if known"`
+	Detail string `json:"detail" doc:"one sentence for people"`
 }
 
 // Attempt is one claim of a job and the delay arithmetic that followed it.

@@ -666,7 +666,7 @@ func (a *API) overview(c *call[none]) (*wire.Overview, error) {
 		if o.HeldBy != "" {
 			h := &wire.Hold{Gate: o.HeldBy, Detail: o.HeldDetail}
 			if o.HeldUntil > 0 {
-				h.Until = timeMs(o.HeldUntil)
+				h.Until = ft(o.HeldUntil)
 			}
 			v.HeldBy = h
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // The admin commands work on the database directly, without a server.
@@ -159,7 +160,7 @@ func (projectCreateCommand) Run(ctx context.Context, env *Env, args []string) er
 	if err != nil {
 		return err
 	}
-	p, key, err := eng.CreateProject(ctx, *name, strings.ToUpper(*plan))
+	p, key, err := eng.CreateProject(ctx, *name, wire.Plan(strings.ToUpper(*plan)))
 	if err != nil {
 		return &UsageError{Err: err}
 	}

@@ -177,8 +177,6 @@ func apiErr(err error, server string) error {
 		}
 		if f.Allowed != "" {
 			b.WriteString(": " + f.Allowed)
-		} else if f.Message != "" {
-			b.WriteString(": " + f.Message)
 		}
 	}
 	return errors.New(b.String())

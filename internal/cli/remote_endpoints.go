@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 
+	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/client"
 )
 
@@ -55,7 +55,7 @@ func addPolicyFlags(f *flagSet) policyFlags {
 // the server checks them again, with the relations between fields.
 func (pf policyFlags) apply(f *flagSet, p *client.EndpointPolicy) {
 	if f.isSet("preset") {
-		p.Preset = strings.ToUpper(*pf.preset)
+		p.Policy.Preset = backoff.Preset(strings.ToUpper(*pf.preset))
 	}
 	intFlag := func(name string, text *string, lo, hi int64, dst *int64) {
 		if f.isSet(name) {
@@ -63,17 +63,17 @@ func (pf policyFlags) apply(f *flagSet, p *client.EndpointPolicy) {
 		}
 	}
 	if f.isSet("max-attempts") {
-		p.MaxAttempts = int(f.integer("max-attempts", *pf.maxAttempts, 1, 10, "must be an integer from 1 through 10"))
+		p.Policy.Custom.MaxAttempts = int(f.integer("max-attempts", *pf.maxAttempts, 1, 10, "must be an integer from 1 through 10"))
 	}
-	intFlag("initial-delay-ms", pf.initialDelay, 1000, 1_800_000, &p.InitialDelayMs)
+	intFlag("initial-delay-ms", pf.initialDelay, 1000, 1_800_000, &p.Policy.Custom.InitialDelayMs)
 	if f.isSet("multiplier") {
-		if p.Multiplier = f.number("multiplier", *pf.multiplier, "must be a number from 1 through 4"); p.Multiplier < 1 || p.Multiplier > 4 {
+		if p.Policy.Custom.Multiplier = f.number("multiplier", *pf.multiplier, "must be a number from 1 through 4"); p.Policy.Custom.Multiplier < 1 || p.Policy.Custom.Multiplier > 4 {
 			f.fail("multiplier", *pf.multiplier, "must be a number from 1 through 4")
 		}
 	}
-	intFlag("max-delay-ms", pf.maxDelay, 1000, 86_400_000, &p.MaxDelayMs)
+	intFlag("max-delay-ms", pf.maxDelay, 1000, 86_400_000, &p.Policy.Custom.MaxDelayMs)
 	if f.isSet("jitter-percent") {
-		if p.JitterPercent = f.number("jitter-percent", *pf.jitter, "must be a number from 0 through 50"); p.JitterPercent < 0 || p.JitterPercent > 50 {
+		if p.Policy.Custom.JitterPercent = f.number("jitter-percent", *pf.jitter, "must be a number from 0 through 50"); p.Policy.Custom.JitterPercent < 0 || p.Policy.Custom.JitterPercent > 50 {
 			f.fail("jitter-percent", *pf.jitter, "must be a number from 0 through 50")
 		}
 	}
@@ -186,9 +186,7 @@ func (endpointsSetPolicyCommand) Run(ctx context.Context, env *Env, args []strin
 	if err != nil {
 		return r.fail(err)
 	}
-	if err := json.Unmarshal(cur.Policy, &pol.Policy); err != nil {
-		return fmt.Errorf("read the policy of endpoint %q: %w", name, err)
-	}
+	pol.Policy = cur.Policy
 	pol.DefaultTimeoutMs, pol.MaxConcurrent, pol.RateLimitPerMinute = cur.DefaultTimeoutMs, cur.MaxConcurrent, cur.RateLimitPerMinute
 	pol.CircuitFailureThreshold, pol.CircuitOpenMs = cur.CircuitFailureThreshold, cur.CircuitOpenMs
 	pf.apply(f, &pol)
@@ -205,15 +203,15 @@ func showEndpoint(r *remote, e *client.Endpoint, err error) error {
 	return r.show(func(w io.Writer) { printEndpoint(w, e) })
 }
 
-func policySummary(raw json.RawMessage) string {
-	var p client.Policy
-	if json.Unmarshal(raw, &p) != nil || p.Preset == "" {
+func policySummary(p backoff.Policy) string {
+	if p.Preset == "" {
 		return "-"
 	}
-	if p.Preset != "CUSTOM" {
-		return p.Preset
+	if p.Preset != backoff.Custom {
+		return string(p.Preset)
 	}
-	return fmt.Sprintf("CUSTOM %d× from %dms ×%g to %dms ±%g%%", p.MaxAttempts, p.InitialDelayMs, p.Multiplier, p.MaxDelayMs, p.JitterPercent)
+	c := p.Custom
+	return fmt.Sprintf("CUSTOM %d× from %dms ×%g to %dms ±%g%%", c.MaxAttempts, c.InitialDelayMs, c.Multiplier, c.MaxDelayMs, c.JitterPercent)
 }
 
 func printEndpoint(w io.Writer, e *client.Endpoint) {

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/client"
+	"github.com/getratchet/ratchet/wire"
 )
 
 func jobsGroup() *group {
@@ -60,8 +62,8 @@ func (c *jobsListCommand) Run(ctx context.Context, env *Env, args []string) erro
 	}
 	return r.show(func(w io.Writer) {
 		printJobRows(w, page.Jobs)
-		if page.NextCursor != "" {
-			fmt.Fprintf(w, "\nmore: --cursor %s\n", page.NextCursor)
+		if page.NextCursor != nil {
+			fmt.Fprintf(w, "\nmore: --cursor %s\n", *page.NextCursor)
 		}
 	})
 }
@@ -70,7 +72,9 @@ func (c *jobsListCommand) Run(ctx context.Context, env *Env, args []string) erro
 func (c *jobsListCommand) filter(f *flagSet) client.JobFilter {
 	var filter client.JobFilter
 	if *c.state != "" {
-		filter.States = strings.Split(*c.state, ",")
+		for _, s := range strings.Split(*c.state, ",") {
+			filter.States = append(filter.States, wire.JobState(s))
+		}
 	}
 	filter.Tool, filter.Endpoint, filter.Cursor = *c.tool, *c.endpoint, *c.cursor
 	if *c.runID != "" {
@@ -163,7 +167,7 @@ func (c *jobsEnqueueCommand) request(f *flagSet, env *Env) (client.EnqueueReques
 		if err != nil {
 			f.fail("run-at", *c.runAt, "must be an RFC 3339 time, e.g. 2026-12-02T09:00:00Z")
 		} else {
-			req.RunAt = &t
+			req.RunAt = t.UTC().Format(time.RFC3339Nano)
 		}
 	}
 	return req, nil
@@ -273,9 +277,9 @@ func heldBy(h *client.Hold) string {
 		return "-"
 	}
 	if h.Until != "" {
-		return h.Gate + " until " + h.Until
+		return string(h.Gate) + " until " + h.Until
 	}
-	return h.Gate
+	return string(h.Gate)
 }
 
 func printJob(w io.Writer, j *client.Job) {
@@ -293,7 +297,7 @@ func printJob(w io.Writer, j *client.Job) {
 		key = *j.IdempotencyKey
 	}
 	fmt.Fprintf(w, "idempotency key:\t%s\n", key)
-	fmt.Fprintf(w, "policy:\t%s\n", policySummary(j.Policy))
+	fmt.Fprintf(w, "policy:\t%s\n", policySummary(backoff.Policy{Preset: j.Policy.Preset, Custom: j.Policy.Params}))
 	if j.RunID != nil {
 		fmt.Fprintf(w, "run:\t%d\n", *j.RunID)
 	}
@@ -321,6 +325,6 @@ func printJob(w io.Writer, j *client.Job) {
 		if a.NextDueAt != nil {
 			next = *a.NextDueAt
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, orDash(a.WorkerID), orDash(a.Outcome), orDash(a.Classification), intOrDash(a.HTTPStatus), delay, next)
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, orDash(a.WorkerID), orDash(string(a.Outcome)), orDash(a.Classification), intOrDash(a.HTTPStatus), delay, next)
 	}
 }

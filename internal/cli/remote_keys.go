@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/getratchet/ratchet/wire"
 )
 
 func keysGroup() *group {
@@ -70,7 +72,7 @@ func (keysCreateCommand) Run(ctx context.Context, env *Env, args []string) error
 	if err != nil {
 		return err
 	}
-	k, err := r.c.CreateKey(ctx, *kf.name, *kf.scope, kf.tools)
+	k, err := r.c.CreateKey(ctx, *kf.name, wire.Scope(*kf.scope), kf.tools)
 	if err != nil {
 		return r.fail(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/getratchet/ratchet/client"
+	"github.com/getratchet/ratchet/wire"
 )
 
 func runsGroup() *group {
@@ -82,7 +83,7 @@ func showRun(r *remote, run *client.Run, err error) error {
 		}
 		if len(run.Counts) > 0 {
 			var parts []string
-			for _, s := range []string{"scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"} {
+			for _, s := range wire.JobStates() {
 				if n := run.Counts[s]; n > 0 {
 					parts = append(parts, fmt.Sprintf("%d %s", n, s))
 				}

@@ -122,10 +122,7 @@ func toolRetry(t *client.Tool) string {
 	if t.RetryPreset == nil || *t.RetryPreset == "" {
 		return "endpoint's"
 	}
-	if *t.RetryPreset == "CUSTOM" {
-		return "CUSTOM"
-	}
-	return *t.RetryPreset
+	return string(*t.RetryPreset)
 }
 
 func toolTimeout(t *client.Tool) string {
@@ -140,8 +137,8 @@ func printTool(w io.Writer, t *client.Tool) {
 	fmt.Fprintf(w, "endpoint:\t%s\n", t.Endpoint)
 	fmt.Fprintf(w, "description:\t%s\n", orDash(t.Description))
 	retry := toolRetry(t)
-	if retry == "CUSTOM" {
-		retry = policySummary(t.RetryPolicy)
+	if retry == "CUSTOM" && t.RetryPolicy != nil {
+		retry = policySummary(*t.RetryPolicy)
 	}
 	fmt.Fprintf(w, "retry:\t%s\n", retry)
 	fmt.Fprintf(w, "timeout:\t%s\n", toolTimeout(t))

@@ -69,7 +69,7 @@ func TestGateRateLimit(t *testing.T) {
 	}
 	list, _ := h.e.Jobs(h.ctx, h.owner, store.JobFilter{States: []wire.JobState{wire.JobScheduled}})
 	hd := h.hold(list[0].ID)
-	if hd.Gate != "rate_limit" || !hd.Until.Equal(t0.Add(60*time.Second)) || list[0].Attempt != 0 {
+	if hd.Gate != "rate_limit" || hd.Until != engine.FormatTime(t0.Add(60*time.Second).UnixMilli()) || list[0].Attempt != 0 {
 		t.Fatalf("hold %+v (attempt %d)", hd, list[0].Attempt)
 	}
 	h.clk.Advance(30 * time.Second) // the window slides past the first claims
@@ -130,7 +130,7 @@ func TestCircuit(t *testing.T) {
 		t.Fatalf("claimed %d through an open circuit", len(got))
 	}
 	hd := h.hold(ids[3])
-	if hd.Gate != "circuit" || !hd.Until.Equal(t0.Add(30*time.Second)) {
+	if hd.Gate != "circuit" || hd.Until != engine.FormatTime(t0.Add(30*time.Second).UnixMilli()) {
 		t.Fatalf("hold %+v", hd)
 	}
 	for _, id := range ids {
@@ -214,7 +214,7 @@ func TestCancelReplayExplain(t *testing.T) {
 	}
 	h.u = 0
 	r := h.fail(h.claimOne("call@1"), 500, nil)
-	if hd := h.hold(nj.ID); hd.Gate != "due_time" || hd.Until.UnixMilli() != r.Job.DueAt {
+	if hd := h.hold(nj.ID); hd.Gate != "due_time" || hd.Until != engine.FormatTime(r.Job.DueAt) {
 		t.Fatalf("hold %+v due %d", hd, r.Job.DueAt)
 	}
 	if _, _, hd, err := h.e.Job(h.ctx, h.owner, nj.ID); err != nil || hd == nil || hd.Gate != "due_time" {

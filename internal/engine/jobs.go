@@ -428,7 +428,7 @@ func (e *Engine) explain(ctx context.Context, q store.Queries, j *store.Job) (*H
 	}
 	now := e.nowMs()
 	if j.DueAt > now {
-		return &Hold{Gate: wire.GateDueTime, Until: time.UnixMilli(j.DueAt).UTC(), Detail: "not due yet: the backoff delay has not passed"}, nil
+		return &Hold{Gate: wire.GateDueTime, Until: FormatTime(j.DueAt), Detail: "not due yet: the backoff delay has not passed"}, nil
 	}
 	ep, err := q.EndpointByID(ctx, j.EndpointID, false)
 	if err != nil {
@@ -441,7 +441,7 @@ func (e *Engine) explain(ctx context.Context, q store.Queries, j *store.Job) (*H
 	if g.allowed == 0 {
 		h := &Hold{Gate: g.gate, Detail: g.detail}
 		if g.until > 0 {
-			h.Until = time.UnixMilli(g.until).UTC()
+			h.Until = FormatTime(g.until)
 		}
 		return h, nil
 	}
