@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -608,11 +609,11 @@ func (q *Queries) rowsFrom(n int, types []string, row func(i int) []any) (string
 		for c, v := range row(i) {
 			switch col := cols[c].(type) {
 			case []int64:
-				col[i] = v.(int64)
+				col[i] = cellOf(v, reflect.Value.Int, reflect.Int64)
 			case []string:
-				col[i] = v.(string)
+				col[i] = cellOf(v, reflect.Value.String, reflect.String)
 			case []float64:
-				col[i] = v.(float64)
+				col[i] = cellOf(v, reflect.Value.Float, reflect.Float64)
 			}
 		}
 	}
@@ -621,6 +622,17 @@ func (q *Queries) rowsFrom(n int, types []string, row func(i int) []any) (string
 		names[c] = "column" + strconv.Itoa(c+1)
 	}
 	return "unnest(" + casts(types, "[]") + ") AS v(" + strings.Join(names, ", ") + ")", cols
+}
+
+// cellOf reads a cell of an array column: a value of the column's Go kind,
+// named types included (a wire.JobState is a TEXT cell, as the drivers
+// bind it in a VALUES list).
+func cellOf[T any](v any, get func(reflect.Value) T, kind reflect.Kind) T {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != kind {
+		panic(fmt.Sprintf("rowsFrom: a %T in a column of %s", v, kind))
+	}
+	return get(rv)
 }
 
 // inChunks calls fn with consecutive parts of n items: of at most
