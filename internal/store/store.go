@@ -37,7 +37,8 @@ type Store interface {
 	Read(ctx context.Context, fn func(q Queries) error) error
 	// Migrate applies the numbered migrations that have not run yet.
 	Migrate(ctx context.Context) (applied []string, err error)
-	// Migrations lists every migration with whether it has been applied.
+	// Migrations lists every migration with whether it has been applied. A
+	// failed read is an error, never a list of unapplied migrations.
 	Migrations(ctx context.Context) ([]Migration, error)
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
@@ -52,6 +53,8 @@ type Store interface {
 	// same time (PostgreSQL), rather than one after another (SQLite's single
 	// writer). The engine claims optimistically only where they do.
 	ConcurrentWriters() bool
+	// Close releases the database. Afterwards every method fails (Wakeups
+	// simply stays quiet); closing again does nothing.
 	Close() error
 }
 

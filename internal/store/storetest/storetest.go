@@ -68,6 +68,7 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentClaimsDue", testConcurrentClaimsDue},
 		{"Notify", testNotify},
 		{"Ping", testPing},
+		{"Close", testClose},
 	}
 	t.Run("Migrate", func(t *testing.T) {
 		t.Parallel()
@@ -287,6 +288,44 @@ func testMigrate(t *testing.T, s store.Store) {
 	}
 	// The schema works: a project round trips.
 	newProject(t, s, "after-migrate")
+	// A failed read of the migrations is an error, never a list that
+	// reports every migration unapplied.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if ms, err := s.Migrations(cctx); err == nil {
+		t.Errorf("Migrations with a cancelled context = %+v, want an error", ms)
+	}
+}
+
+// testClose: a closed store refuses work with errors (Migrations too: it
+// must not report the migrations unapplied), and closing again is
+// harmless.
+func testClose(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	newProject(t, s, "before-close")
+	if err := s.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if err := s.Ping(ctx); err == nil {
+		t.Error("Ping of a closed store succeeded")
+	}
+	ran := false
+	if err := s.Tx(ctx, func(store.Queries) error { ran = true; return nil }); err == nil || ran {
+		t.Errorf("Tx of a closed store = %v (fn ran: %v), want an error before fn", err, ran)
+	}
+	ran = false
+	if err := s.Read(ctx, func(store.Queries) error { ran = true; return nil }); err == nil || ran {
+		t.Errorf("Read of a closed store = %v (fn ran: %v), want an error before fn", err, ran)
+	}
+	if ms, err := s.Migrations(ctx); err == nil {
+		t.Errorf("Migrations of a closed store = %+v, want an error", ms)
+	}
+	if applied, err := s.Migrate(ctx); err == nil {
+		t.Errorf("Migrate of a closed store applied %v, want an error", applied)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
 }
 
 // testConcurrentWriters holds the store to what ConcurrentWriters reports:
