@@ -27,7 +27,7 @@ func Upgrade0003(t *testing.T, db *sql.DB, files []store.MigrationFile, open fun
 	}
 	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT '')`)
 	for _, f := range files[:2] {
-		exec(f.Up)
+		exec(f.SQL)
 		exec(`INSERT INTO schema_migrations (version, name) VALUES (` + strconv.Itoa(f.Version) + `, '` + f.Name + `')`)
 	}
 	exec(`INSERT INTO projects (id, name, plan, created_at) VALUES (1, 'p', 'PRO', 1)`)
