@@ -126,7 +126,7 @@ func (e *Engine) toolIDs(ctx context.Context, projectID int64, refs []string) ([
 	err := e.st.Read(ctx, func(q store.Queries) error {
 		for _, ref := range missing {
 			name, version, _ := ParseToolRef(ref)
-			t, err := q.ToolGet(ctx, projectID, name, version)
+			t, err := q.ToolGetInProject(ctx, &store.ToolGetInProjectParams{ProjectID: projectID, Name: name, Version: version})
 			if err != nil {
 				continue // not published (yet): nothing to claim for it
 			}
@@ -165,7 +165,7 @@ func (e *Engine) gates(ctx context.Context, q store.Queries, ep *store.Endpoint,
 		}
 		g.halfOpen, g.allowed = true, 1
 	}
-	running, err := q.CountRunning(ctx, ep.ID, ep.MaxConcurrent)
+	running, err := q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep.ID, Limit: ep.MaxConcurrent})
 	if err != nil {
 		return gate{err: err}
 	}
@@ -177,7 +177,7 @@ func (e *Engine) gates(ctx context.Context, q store.Queries, ep *store.Endpoint,
 	}
 	if ep.RateLimitPerMinute != nil {
 		limit := *ep.RateLimitPerMinute
-		n, earliest, err := q.ClaimsSince(ctx, ep.ID, now-RateWindowMs+1, limit)
+		n, earliest, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: now - RateWindowMs + 1, Limit: limit})
 		if err != nil {
 			return gate{err: err}
 		}
@@ -233,12 +233,12 @@ func (e *Engine) tryClaim(ctx context.Context, p *Principal, r ClaimRequest, too
 // Only an endpoint whose circuit is closed is claimed this way. It returns
 // errOptimisticMiss when the gates do not confirm the claim; the caller
 // rolls the transaction back and claims on the locked path.
-func (e *Engine) optimistic(ctx context.Context, q store.Queries, ep *store.Endpoint, params store.ClaimDueParams) ([]store.Job, error) {
+func (e *Engine) optimistic(ctx context.Context, q store.Queries, ep *store.Endpoint, params *store.JobsClaimDueParams) ([]store.Job, error) {
 	jobs, err := q.JobsClaimDue(ctx, params)
 	if err != nil || len(jobs) == 0 {
 		return nil, err
 	}
-	locked, err := q.EndpointByID(ctx, ep.ID, true)
+	locked, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: ep.ID, Lock: true})
 	if err != nil {
 		return nil, err
 	}
@@ -264,17 +264,17 @@ func (e *Engine) confirm(ctx context.Context, q store.Queries, ep *store.Endpoin
 	if ep.CircuitState != wire.CircuitClosed {
 		return false, nil
 	}
-	running, err := q.CountRunning(ctx, ep.ID, ep.MaxConcurrent+1)
+	running, err := q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep.ID, Limit: ep.MaxConcurrent + 1})
 	if err != nil || running > ep.MaxConcurrent {
 		return false, err
 	}
-	finished, err := q.AttemptsFinishedSince(ctx, ep.ID, t0, ep.MaxConcurrent-running+1)
+	finished, err := q.AttemptsFinishedSince(ctx, &store.AttemptsFinishedSinceParams{EndpointID: ep.ID, Since: t0, Limit: ep.MaxConcurrent - running + 1})
 	if err != nil || running+finished > ep.MaxConcurrent {
 		return false, err
 	}
 	if ep.RateLimitPerMinute != nil {
 		limit := *ep.RateLimitPerMinute
-		n, _, err := q.ClaimsSince(ctx, ep.ID, t0-RateWindowMs+1, limit+1)
+		n, _, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: t0 - RateWindowMs + 1, Limit: limit + 1})
 		if err != nil || n > limit {
 			return false, err
 		}
@@ -291,7 +291,7 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 	err := e.st.Tx(ctx, func(q store.Queries) error {
 		out, wakeAt, held = out[:0], 0, held[:0]
 		now := e.nowMs()
-		eps, err := q.DueEndpoints(ctx, toolIDs, now)
+		eps, err := q.DueEndpoints(ctx, &store.DueEndpointsParams{ToolIDs: toolIDs, Now: now})
 		if err != nil {
 			return err
 		}
@@ -306,7 +306,7 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 				break
 			}
 			if optimistic {
-				ep, err := q.EndpointByID(ctx, id, false)
+				ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: id})
 				if err != nil {
 					return err
 				}
@@ -317,7 +317,7 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 						limit = min(limit, *ep.RateLimitPerMinute)
 					}
 					now = e.nowMs()
-					jobs, err := e.optimistic(ctx, q, ep, store.ClaimDueParams{EndpointID: id, ToolIDs: toolIDs,
+					jobs, err := e.optimistic(ctx, q, ep, &store.JobsClaimDueParams{EndpointID: id, ToolIDs: toolIDs,
 						Limit: int(limit), WorkerID: r.WorkerID, LeaseToken: lease, Now: now})
 					if err != nil {
 						return err
@@ -327,7 +327,7 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 					continue
 				}
 			}
-			ep, err := q.EndpointByID(ctx, id, true)
+			ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: id, Lock: true})
 			if err != nil {
 				return err
 			}
@@ -355,7 +355,7 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 			now = e.nowMs()
 			// One statement claims and returns the jobs as claimed (oldest due
 			// first), where a SELECT and an UPDATE by id read them twice.
-			jobs, err := q.JobsClaimDue(ctx, store.ClaimDueParams{EndpointID: id, ToolIDs: toolIDs, Limit: int(min(remaining, g.allowed)),
+			jobs, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: id, ToolIDs: toolIDs, Limit: int(min(remaining, g.allowed)),
 				WorkerID: r.WorkerID, LeaseToken: lease, Now: now})
 			if err != nil {
 				return err

@@ -157,7 +157,7 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 			res, ok := cache[r.Tool]
 			if !ok {
 				name, version, _ := ParseToolRef(r.Tool)
-				t, err := q.ToolGet(ctx, p.ProjectID, name, version)
+				t, err := q.ToolGetInProject(ctx, &store.ToolGetInProjectParams{ProjectID: p.ProjectID, Name: name, Version: version})
 				if errors.Is(err, store.ErrNotFound) {
 					errs = append(errs, &field.Error{Field: prefix + "tool", Value: strconv.Quote(r.Tool), Allowed: "must name a published tool of this project"})
 					continue
@@ -165,7 +165,7 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 				if err != nil {
 					return err
 				}
-				ep, err := q.EndpointByID(ctx, t.EndpointID, false)
+				ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: t.EndpointID})
 				if err != nil {
 					return err
 				}
@@ -173,7 +173,7 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 				cache[r.Tool] = res
 			}
 			if r.RunID != 0 && !runs[r.RunID] {
-				run, err := q.RunGet(ctx, p.ProjectID, r.RunID)
+				run, err := q.RunGetInProject(ctx, &store.RunGetInProjectParams{ProjectID: p.ProjectID, ID: r.RunID})
 				if errors.Is(err, store.ErrNotFound) {
 					errs = append(errs, &field.Error{Field: prefix + "runId", Value: strconv.FormatInt(r.RunID, 10), Allowed: "must name a run of this project"})
 					continue
@@ -279,7 +279,7 @@ func (e *Engine) Job(ctx context.Context, p *Principal, id int64) (*store.Job, [
 	var as []store.Attempt
 	var h *Hold
 	err := e.st.Read(ctx, func(q store.Queries) (err error) {
-		if j, err = q.JobGet(ctx, p.ProjectID, id); err != nil {
+		if j, err = q.JobGetInProject(ctx, &store.JobGetInProjectParams{ProjectID: p.ProjectID, ID: id}); err != nil {
 			return err
 		}
 		if as, err = q.AttemptList(ctx, id); err != nil {
@@ -325,7 +325,7 @@ func (e *Engine) Cancel(ctx context.Context, p *Principal, id int64) (*store.Job
 	}
 	var j *store.Job
 	err := e.st.Tx(ctx, func(q store.Queries) (err error) {
-		if j, err = q.JobGet(ctx, p.ProjectID, id); err != nil {
+		if j, err = q.JobGetInProject(ctx, &store.JobGetInProjectParams{ProjectID: p.ProjectID, ID: id}); err != nil {
 			return err
 		}
 		now := e.nowMs()
@@ -357,7 +357,7 @@ func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job
 	}
 	var nj *store.Job
 	err := e.st.Tx(ctx, func(q store.Queries) error {
-		j, err := q.JobGet(ctx, p.ProjectID, id)
+		j, err := q.JobGetInProject(ctx, &store.JobGetInProjectParams{ProjectID: p.ProjectID, ID: id})
 		if err != nil {
 			return err
 		}
@@ -366,11 +366,11 @@ func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job
 		default:
 			return conflict("job %d is %s; only failed, exhausted or cancelled jobs can be replayed", id, j.State)
 		}
-		t, err := q.ToolByID(ctx, j.ToolID)
+		t, err := q.ToolGetAnyProject(ctx, j.ToolID)
 		if err != nil {
 			return err
 		}
-		ep, err := q.EndpointByID(ctx, j.EndpointID, false)
+		ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: j.EndpointID})
 		if err != nil {
 			return err
 		}
@@ -410,7 +410,7 @@ type Hold = wire.Hold
 func (e *Engine) Explain(ctx context.Context, p *Principal, id int64) (*Hold, error) {
 	var h *Hold
 	err := e.st.Read(ctx, func(q store.Queries) error {
-		j, err := q.JobGet(ctx, p.ProjectID, id)
+		j, err := q.JobGetInProject(ctx, &store.JobGetInProjectParams{ProjectID: p.ProjectID, ID: id})
 		if err != nil {
 			return err
 		}
@@ -430,7 +430,7 @@ func (e *Engine) explain(ctx context.Context, q store.Queries, j *store.Job) (*H
 	if j.DueAt > now {
 		return &Hold{Gate: wire.GateDueTime, Until: FormatTime(j.DueAt), Detail: "not due yet: the backoff delay has not passed"}, nil
 	}
-	ep, err := q.EndpointByID(ctx, j.EndpointID, false)
+	ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: j.EndpointID})
 	if err != nil {
 		return nil, err
 	}

@@ -35,13 +35,13 @@ func (e *Engine) Overview(ctx context.Context, p *Principal) ([]EndpointOverview
 		for i := range eps {
 			ep := &eps[i]
 			o := EndpointOverview{Endpoint: ep}
-			if o.Running, err = q.CountRunning(ctx, ep.ID, 1<<40); err != nil {
+			if o.Running, err = q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep.ID, Limit: 1 << 40}); err != nil {
 				return err
 			}
-			if o.ClaimsInWindow, _, err = q.ClaimsSince(ctx, ep.ID, now-RateWindowMs+1, 1<<40); err != nil {
+			if o.ClaimsInWindow, _, err = q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: now - RateWindowMs + 1, Limit: 1 << 40}); err != nil {
 				return err
 			}
-			if o.Scheduled, o.Due, err = q.CountScheduled(ctx, ep.ID, now); err != nil {
+			if o.Scheduled, o.Due, err = q.CountScheduled(ctx, &store.CountScheduledParams{EndpointID: ep.ID, DueBy: now}); err != nil {
 				return err
 			}
 			if o.Due > 0 {
@@ -51,10 +51,10 @@ func (e *Engine) Overview(ctx context.Context, p *Principal) ([]EndpointOverview
 					o.HeldBy, o.HeldUntil, o.HeldDetail = g.gate, g.until, g.detail
 				}
 			}
-			if o.Outcomes5m, err = q.AttemptOutcomes(ctx, ep.ID, now-int64(5*time.Minute/time.Millisecond)); err != nil {
+			if o.Outcomes5m, err = q.AttemptOutcomes(ctx, &store.AttemptOutcomesParams{EndpointID: ep.ID, Since: now - int64(5*time.Minute/time.Millisecond)}); err != nil {
 				return err
 			}
-			if o.Outcomes1h, err = q.AttemptOutcomes(ctx, ep.ID, now-int64(time.Hour/time.Millisecond)); err != nil {
+			if o.Outcomes1h, err = q.AttemptOutcomes(ctx, &store.AttemptOutcomesParams{EndpointID: ep.ID, Since: now - int64(time.Hour/time.Millisecond)}); err != nil {
 				return err
 			}
 			out = append(out, o)

@@ -166,7 +166,7 @@ func TestOptimisticClaimsHoldMaxConcurrentPostgres(t *testing.T) {
 				}
 				idle = 0
 				err = h.st.Read(h.ctx, func(q store.Queries) error {
-					running, err := q.CountRunning(h.ctx, ep.ID, 1000)
+					running, err := q.CountRunning(h.ctx, &store.CountRunningParams{EndpointID: ep.ID, Limit: 1000})
 					if err == nil && running > ep.MaxConcurrent {
 						t.Errorf("%d jobs of the endpoint running after a claim, maxConcurrent %d", running, ep.MaxConcurrent)
 					}

@@ -37,7 +37,7 @@ func (e *Engine) Heartbeat(ctx context.Context, p *Principal, jobID int64, lease
 	}
 	var j *store.Job
 	err := e.st.Tx(ctx, func(q store.Queries) (err error) {
-		if j, err = q.JobGet(ctx, p.ProjectID, jobID); err != nil {
+		if j, err = q.JobGetInProject(ctx, &store.JobGetInProjectParams{ProjectID: p.ProjectID, ID: jobID}); err != nil {
 			return err
 		}
 		if err := checkAllowed(p, j); err != nil {
@@ -210,7 +210,7 @@ func (e *Engine) loadBatch(ctx context.Context, q store.Queries, projectID int64
 			uniq = append(uniq, id)
 		}
 	}
-	jobs, err := q.JobsByIDs(ctx, projectID, uniq, lock)
+	jobs, err := q.JobsGetInProject(ctx, &store.JobsGetInProjectParams{ProjectID: projectID, IDs: uniq, Lock: lock})
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +282,7 @@ func (b *batch) attempt(ctx context.Context, q store.Queries, jobID, n int64) (*
 	if a, ok := b.attempts[k]; ok {
 		return a, nil
 	}
-	a, err := q.AttemptGet(ctx, jobID, n)
+	a, err := q.AttemptGet(ctx, &store.AttemptGetParams{JobID: jobID, Number: n})
 	if err != nil {
 		return nil, err
 	}
@@ -502,7 +502,7 @@ func (c endpointCache) get(ctx context.Context, q store.Queries, id int64) (*sto
 	if ce, ok := c[id]; ok {
 		return ce.ep, nil
 	}
-	ep, err := q.EndpointByID(ctx, id, false)
+	ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: id})
 	if err != nil {
 		return nil, err
 	}
@@ -514,7 +514,7 @@ func (c endpointCache) lock(ctx context.Context, q store.Queries, id int64) (*st
 	if ce, ok := c[id]; ok && ce.locked {
 		return ce.ep, nil
 	}
-	ep, err := q.EndpointByID(ctx, id, true)
+	ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: id, Lock: true})
 	if err != nil {
 		return nil, err
 	}
@@ -530,7 +530,7 @@ func (e *Engine) Rescue(ctx context.Context) (int, error) {
 		n := 0
 		err := e.st.Tx(ctx, func(q store.Queries) error {
 			now := e.clk.Now()
-			jobs, err := q.ExpiredLeases(ctx, now.UnixMilli(), 200)
+			jobs, err := q.ExpiredLeases(ctx, &store.ExpiredLeasesParams{Now: now.UnixMilli(), Limit: 200})
 			if err != nil {
 				return err
 			}
@@ -577,7 +577,7 @@ func (e *Engine) Prune(ctx context.Context) (int64, error) {
 	for {
 		var n int64
 		err := e.st.Tx(ctx, func(q store.Queries) (err error) {
-			n, err = q.JobsPrune(ctx, before, 500)
+			n, err = q.JobsPrune(ctx, &store.JobsPruneParams{FinishedBefore: before, Limit: 500})
 			return err
 		})
 		if err != nil {

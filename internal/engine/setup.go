@@ -214,7 +214,9 @@ func (e *Engine) RevokeKey(ctx context.Context, p *Principal, id int64) error {
 	if err := p.Require(wire.ScopeOwner); err != nil {
 		return err
 	}
-	err := e.st.Tx(ctx, func(q store.Queries) error { return q.KeyRevoke(ctx, p.ProjectID, id, e.nowMs()) })
+	err := e.st.Tx(ctx, func(q store.Queries) error {
+		return q.KeyRevoke(ctx, &store.KeyRevokeParams{ProjectID: p.ProjectID, ID: id, Now: e.nowMs()})
+	})
 	return storeErr(err, "key "+strconv.FormatInt(id, 10))
 }
 
@@ -385,7 +387,7 @@ func (e *Engine) CreateEndpoint(ctx context.Context, p *Principal, name string, 
 func (e *Engine) Endpoint(ctx context.Context, p *Principal, name string) (*store.Endpoint, error) {
 	var ep *store.Endpoint
 	err := e.st.Read(ctx, func(q store.Queries) (err error) {
-		ep, err = q.EndpointGet(ctx, p.ProjectID, name)
+		ep, err = q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ProjectID, Name: name})
 		return err
 	})
 	return ep, storeErr(err, "endpoint "+strconv.Quote(name))
@@ -410,7 +412,7 @@ func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name st
 	}
 	var ep *store.Endpoint
 	err := e.st.Tx(ctx, func(q store.Queries) error {
-		cur, err := q.EndpointGet(ctx, p.ProjectID, name)
+		cur, err := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ProjectID, Name: name})
 		if err != nil {
 			return err
 		}
@@ -424,9 +426,9 @@ func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name st
 		cur.DefaultTimeoutMs, cur.MaxConcurrent, cur.RateLimitPerMinute = pol.DefaultTimeoutMs, pol.MaxConcurrent, pol.RateLimitPerMinute
 		cur.CircuitThreshold, cur.CircuitOpenMs = pol.CircuitFailureThreshold, pol.CircuitOpenMs
 		cur.UpdatedAt = e.nowMs()
-		if err := q.EndpointUpdatePolicy(ctx, cur, expectedVersion); err != nil {
+		if err := q.EndpointUpdatePolicy(ctx, &store.EndpointUpdatePolicyParams{Endpoint: cur, ExpectedVersion: expectedVersion}); err != nil {
 			if errors.Is(err, store.ErrConflict) {
-				latest, _ := q.EndpointGet(ctx, p.ProjectID, name)
+				latest, _ := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ProjectID, Name: name})
 				return &Error{Kind: KindConflict, Message: fmt.Sprintf("endpoint %q changed while saving; read it and reapply your change", name), Current: latest}
 			}
 			return err

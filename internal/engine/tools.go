@@ -211,7 +211,7 @@ func (e *Engine) PublishTool(ctx context.Context, p *Principal, s ToolSpec) (*st
 	t := &store.Tool{ProjectID: p.ProjectID, Name: s.Name, Version: s.Version, Description: s.Description, Schema: s.PayloadSchema,
 		TimeoutMs: s.TimeoutMs, RetryPolicy: policy, CreatedAt: e.nowMs()}
 	err := e.st.Tx(ctx, func(q store.Queries) error {
-		ep, err := q.EndpointGet(ctx, p.ProjectID, s.Endpoint)
+		ep, err := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ProjectID, Name: s.Endpoint})
 		if errors.Is(err, store.ErrNotFound) {
 			return invalidField("endpoint", strconv.Quote(s.Endpoint), "must name an existing endpoint of this project")
 		}
@@ -237,10 +237,10 @@ func (e *Engine) Tool(ctx context.Context, p *Principal, name, version string) (
 	var t *store.Tool
 	var ep *store.Endpoint
 	err := e.st.Read(ctx, func(q store.Queries) (err error) {
-		if t, err = q.ToolGet(ctx, p.ProjectID, name, version); err != nil {
+		if t, err = q.ToolGetInProject(ctx, &store.ToolGetInProjectParams{ProjectID: p.ProjectID, Name: name, Version: version}); err != nil {
 			return err
 		}
-		ep, err = q.EndpointByID(ctx, t.EndpointID, false)
+		ep, err = q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: t.EndpointID})
 		return err
 	})
 	return t, ep, storeErr(err, fmt.Sprintf("tool %s@%s", name, version))
@@ -276,7 +276,7 @@ func (e *Engine) FinishRun(ctx context.Context, p *Principal, id int64) (*store.
 	}
 	var r *store.Run
 	err := e.st.Tx(ctx, func(q store.Queries) error {
-		cur, err := q.RunGet(ctx, p.ProjectID, id)
+		cur, err := q.RunGetInProject(ctx, &store.RunGetInProjectParams{ProjectID: p.ProjectID, ID: id})
 		if err != nil {
 			return err
 		}
@@ -284,10 +284,10 @@ func (e *Engine) FinishRun(ctx context.Context, p *Principal, id int64) (*store.
 			r = cur
 			return nil
 		}
-		if err := q.RunFinish(ctx, p.ProjectID, id, e.nowMs()); err != nil {
+		if err := q.RunFinish(ctx, &store.RunFinishParams{ProjectID: p.ProjectID, ID: id, Now: e.nowMs()}); err != nil {
 			return err
 		}
-		r, err = q.RunGet(ctx, p.ProjectID, id)
+		r, err = q.RunGetInProject(ctx, &store.RunGetInProjectParams{ProjectID: p.ProjectID, ID: id})
 		return err
 	})
 	return r, storeErr(err, "run "+strconv.FormatInt(id, 10))
@@ -298,7 +298,7 @@ func (e *Engine) GetRun(ctx context.Context, p *Principal, id int64, limit int) 
 	var r *store.Run
 	var jobs []store.Job
 	err := e.st.Read(ctx, func(q store.Queries) (err error) {
-		if r, err = q.RunGet(ctx, p.ProjectID, id); err != nil {
+		if r, err = q.RunGetInProject(ctx, &store.RunGetInProjectParams{ProjectID: p.ProjectID, ID: id}); err != nil {
 			return err
 		}
 		jobs, err = q.JobList(ctx, store.JobFilter{ProjectID: p.ProjectID, RunID: id, Limit: limit})

@@ -4,64 +4,60 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
-	"slices"
 	"strconv"
+	"strings"
 )
 
 // MigrationFile is one parsed migration of a driver.
 type MigrationFile struct {
 	Version int
 	Name    string
-	Up      string
-	Down    string
+	SQL     string
 }
 
-var migrationName = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.(up|down)\.sql$`)
+var migrationName = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
 
-// LoadMigrations reads NNNN_name.up.sql / NNNN_name.down.sql files from fsys
-// and validates them: numbers start at 1 with no gaps, every up has a down,
-// and no file is named otherwise. Both drivers use the same numbers and names.
+// LoadMigrations reads NNNN_name.sql files from fsys and validates them:
+// numbers start at 1 with no gaps, each number has one file, and no file is
+// named otherwise. Both drivers use the same numbers and names.
+//
+// Migrations only go forward. Nothing ever ran a down migration (`ratchet
+// migrate` has up and status), so none are kept: to undo an upgrade,
+// restore the backup taken before it.
 func LoadMigrations(fsys fs.FS) ([]MigrationFile, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, err
 	}
-	byVersion := map[int]*MigrationFile{}
+	byVersion := map[int]MigrationFile{}
 	for _, e := range entries {
 		m := migrationName.FindStringSubmatch(e.Name())
 		if m == nil {
-			return nil, fmt.Errorf("migration file %q: name must be NNNN_name.up.sql or NNNN_name.down.sql", e.Name())
+			if strings.HasSuffix(e.Name(), ".down.sql") || strings.HasSuffix(e.Name(), ".up.sql") {
+				return nil, fmt.Errorf("migration file %q: migrations only go forward; name it NNNN_name.sql, with no down file", e.Name())
+			}
+			return nil, fmt.Errorf("migration file %q: name must be NNNN_name.sql", e.Name())
 		}
 		v, _ := strconv.Atoi(m[1])
+		if prev, ok := byVersion[v]; ok {
+			return nil, fmt.Errorf("migration %04d has two files: %04d_%s.sql and %s", v, v, prev.Name, e.Name())
+		}
 		body, err := fs.ReadFile(fsys, e.Name())
 		if err != nil {
 			return nil, err
 		}
-		mf := byVersion[v]
-		if mf == nil {
-			mf = &MigrationFile{Version: v, Name: m[2]}
-			byVersion[v] = mf
+		if strings.TrimSpace(string(body)) == "" {
+			return nil, fmt.Errorf("migration file %q is empty", e.Name())
 		}
-		if mf.Name != m[2] {
-			return nil, fmt.Errorf("migration %04d has two names: %q and %q", v, mf.Name, m[2])
-		}
-		if m[3] == "up" {
-			mf.Up = string(body)
-		} else {
-			mf.Down = string(body)
-		}
+		byVersion[v] = MigrationFile{Version: v, Name: m[2], SQL: string(body)}
 	}
-	var out []MigrationFile
+	out := make([]MigrationFile, 0, len(byVersion))
 	for v := 1; v <= len(byVersion); v++ {
 		mf, ok := byVersion[v]
 		if !ok {
 			return nil, fmt.Errorf("migration %04d is missing (versions must run 1..N without gaps)", v)
 		}
-		if mf.Up == "" || mf.Down == "" {
-			return nil, fmt.Errorf("migration %04d_%s needs both an up and a down file", v, mf.Name)
-		}
-		out = append(out, *mf)
+		out = append(out, mf)
 	}
-	slices.SortFunc(out, func(a, b MigrationFile) int { return a.Version - b.Version })
 	return out, nil
 }

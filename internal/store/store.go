@@ -31,13 +31,14 @@ var (
 type Store interface {
 	// Tx runs fn in a read-write transaction and commits when fn returns nil.
 	// Writers are serialised per driver as needed; PostgreSQL callers lock the
-	// rows they decide on (EndpointGet with ForUpdate, JobsClaimable).
+	// rows they decide on (EndpointGetAnyProject with Lock, JobsClaimable).
 	Tx(ctx context.Context, fn func(q Queries) error) error
 	// Read runs fn in a read-only snapshot.
 	Read(ctx context.Context, fn func(q Queries) error) error
 	// Migrate applies the numbered migrations that have not run yet.
 	Migrate(ctx context.Context) (applied []string, err error)
-	// Migrations lists every migration with whether it has been applied.
+	// Migrations lists every migration with whether it has been applied. A
+	// failed read is an error, never a list of unapplied migrations.
 	Migrations(ctx context.Context) ([]Migration, error)
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
@@ -52,6 +53,8 @@ type Store interface {
 	// same time (PostgreSQL), rather than one after another (SQLite's single
 	// writer). The engine claims optimistically only where they do.
 	ConcurrentWriters() bool
+	// Close releases the database. Afterwards every method fails (Wakeups
+	// simply stays quiet); closing again does nothing.
 	Close() error
 }
 
@@ -208,40 +211,32 @@ type AttemptKey struct {
 	JobID, Number int64
 }
 
-// JobFilter selects jobs for listing and bulk actions.
+// JobFilter selects jobs for listing and bulk actions (JobList, JobCount).
+// Every field but ProjectID narrows the selection; its zero value does not.
 type JobFilter struct {
-	ProjectID     int64
-	States        []wire.JobState
-	Tool          string // name, optional
-	Version       string // optional, with Tool
-	EndpointID    int64
-	RunID         int64
-	CreatedAfter  int64 // inclusive, 0 for none
-	CreatedBefore int64 // exclusive, 0 for none
-	DueBefore     int64 // due at or before, 0 for none
-	AfterID       int64 // cursor: ids below this (newest first)
-	Limit         int
-}
-
-// ClaimParams hands due jobs of one endpoint to a worker.
-type ClaimParams struct {
-	IDs        []int64
-	WorkerID   string
-	LeaseToken string
-	Now        int64
-}
-
-// ClaimDueParams hands up to Limit due jobs of one endpoint to a worker.
-type ClaimDueParams struct {
-	EndpointID int64
-	ToolIDs    []int64
-	Limit      int
-	WorkerID   string
-	LeaseToken string
-	Now        int64
+	ProjectID     int64           // the project whose jobs are selected; required
+	States        []wire.JobState // jobs in any of these states; none: every state
+	Tool          string          // tool name, optional
+	Version       string          // tool version, optional, with Tool
+	EndpointID    int64           // jobs of this endpoint, 0 for any
+	RunID         int64           // jobs of this run, 0 for any
+	CreatedAfter  int64           // created at or after, 0 for none
+	CreatedBefore int64           // created before, 0 for none
+	DueBefore     int64           // due at or before, 0 for none
+	AfterID       int64           // cursor: ids below this (newest first), 0 for none
+	Limit         int             // JobList's page size, 0 for 100; JobCount ignores it
 }
 
 // Queries are the operations available inside a transaction.
+//
+// Methods follow one shape: EntityVerb(ctx, *EntityVerbParams) wherever a
+// method needs several values of one type or a flag; a method that takes one
+// id (or one value of each of a few types) takes it as it is. Lookups say
+// whether they check the project: XGetInProject finds a row only in the
+// project given, XGetAnyProject finds it by id alone (for callers that
+// already hold an id they trust, such as a job's tool).
+//
+// Times are unix milliseconds chosen by the caller.
 type Queries interface {
 	ProjectCreate(ctx context.Context, p *Project) error
 	ProjectGet(ctx context.Context, id int64) (*Project, error)
@@ -251,32 +246,45 @@ type Queries interface {
 	ProjectCount(ctx context.Context) (int64, error)
 	ProjectSetPlan(ctx context.Context, id int64, plan wire.Plan) error
 
-	KeyCreate(ctx context.Context, k *APIKey) error
+	KeyCreate(ctx context.Context, k *APIKey) error // ErrConflict when the hash exists
+	// KeyByHash finds a key of any project by the hash of its secret.
 	KeyByHash(ctx context.Context, hash string) (*APIKey, error)
 	KeyList(ctx context.Context, projectID int64) ([]APIKey, error)
-	KeyRevoke(ctx context.Context, projectID, id, now int64) error
+	// KeyRevoke revokes a valid key of the project; ErrNotFound when the
+	// project has no such key or it is revoked already.
+	KeyRevoke(ctx context.Context, p *KeyRevokeParams) error
 
 	EndpointCreate(ctx context.Context, e *Endpoint) error // ErrConflict when the name exists
-	EndpointGet(ctx context.Context, projectID int64, name string) (*Endpoint, error)
-	// EndpointByID reads an endpoint; forUpdate locks its row until commit so
-	// gate decisions about it are serialised across nodes.
-	EndpointByID(ctx context.Context, id int64, forUpdate bool) (*Endpoint, error)
+	// EndpointGetInProject finds the project's endpoint by name.
+	EndpointGetInProject(ctx context.Context, p *EndpointGetInProjectParams) (*Endpoint, error)
+	// EndpointGetAnyProject reads an endpoint by id, whatever its project;
+	// with Lock it locks the row until commit so gate decisions about it are
+	// serialised across nodes.
+	EndpointGetAnyProject(ctx context.Context, p *EndpointGetAnyProjectParams) (*Endpoint, error)
 	// EndpointList lists a project's endpoints by name; projectID 0 lists
 	// every project's (for metrics).
 	EndpointList(ctx context.Context, projectID int64) ([]Endpoint, error)
-	// EndpointUpdatePolicy writes the policy fields when Version equals
-	// expectedVersion and bumps it; otherwise ErrConflict.
-	EndpointUpdatePolicy(ctx context.Context, e *Endpoint, expectedVersion int64) error
+	// EndpointUpdatePolicy writes the policy fields of p.Endpoint when its
+	// stored version is p.ExpectedVersion, bumps the version and sets
+	// p.Endpoint.Version to the new one; otherwise (or when the endpoint is
+	// missing) ErrConflict.
+	EndpointUpdatePolicy(ctx context.Context, p *EndpointUpdatePolicyParams) error
 	EndpointUpdateCircuit(ctx context.Context, e *Endpoint) error
 
 	ToolCreate(ctx context.Context, t *Tool) error // ErrConflict when name@version exists
-	ToolGet(ctx context.Context, projectID int64, name, version string) (*Tool, error)
-	ToolByID(ctx context.Context, id int64) (*Tool, error)
+	// ToolGetInProject finds the project's tool by name and version.
+	ToolGetInProject(ctx context.Context, p *ToolGetInProjectParams) (*Tool, error)
+	// ToolGetAnyProject reads a tool by id, whatever its project.
+	ToolGetAnyProject(ctx context.Context, id int64) (*Tool, error)
 	ToolList(ctx context.Context, projectID int64) ([]Tool, error)
 
 	RunCreate(ctx context.Context, r *Run) error
-	RunGet(ctx context.Context, projectID, id int64) (*Run, error)
-	RunFinish(ctx context.Context, projectID, id, now int64) error
+	// RunGetInProject finds the project's run by id; ErrNotFound when the
+	// run belongs to another project.
+	RunGetInProject(ctx context.Context, p *RunGetInProjectParams) (*Run, error)
+	// RunFinish finishes an open run of the project; ErrNotFound when the
+	// project has no such open run.
+	RunFinish(ctx context.Context, p *RunFinishParams) error
 
 	// JobInsert stores a new job and sets its ID. A repeated idempotency key
 	// in the project returns ErrConflict and stores nothing.
@@ -285,18 +293,22 @@ type Queries interface {
 	// IDs, ascending in the order given.
 	JobsInsert(ctx context.Context, jobs []*Job) error
 	JobByIdempotencyKey(ctx context.Context, projectID int64, key string) (*Job, error)
-	JobGet(ctx context.Context, projectID, id int64) (*Job, error)
-	JobByID(ctx context.Context, id int64) (*Job, error)
+	// JobGetInProject finds the project's job by id; ErrNotFound when the
+	// job belongs to another project. In a Tx it locks the row until commit
+	// (PostgreSQL: FOR UPDATE).
+	JobGetInProject(ctx context.Context, p *JobGetInProjectParams) (*Job, error)
+	// JobGetAnyProject reads a job by id, whatever its project, and locks
+	// it as JobGetInProject does.
+	JobGetAnyProject(ctx context.Context, id int64) (*Job, error)
 	// JobUpdate writes the mutable fields of a job (state, due time, lease,
 	// attempt, cancel flag, timestamps).
 	JobUpdate(ctx context.Context, j *Job) error
-	// JobsByIDs reads the project's jobs with these ids in id order, all
-	// but their payloads (left empty); ids that are missing or belong to
-	// another project are left out. With lock
-	// it locks them (PostgreSQL: FOR UPDATE) as JobGet does; without, a
-	// caller that writes what it read guards the write (JobsUpdate with
-	// guards).
-	JobsByIDs(ctx context.Context, projectID int64, ids []int64, lock bool) ([]Job, error)
+	// JobsGetInProject reads the project's jobs with these ids in id order,
+	// all but their payloads (left empty); ids that are missing or belong to
+	// another project are left out. With Lock it locks them (PostgreSQL:
+	// FOR UPDATE) as JobGetInProject does; without, a caller that writes
+	// what it read guards the write (JobsUpdate with guards).
+	JobsGetInProject(ctx context.Context, p *JobsGetInProjectParams) ([]Job, error)
 	// JobsUpdate is JobUpdate for many jobs with distinct ids, in one round
 	// trip; ErrNotFound when any of them is missing. With guards (one per
 	// job) a job is written only while its row still holds its guard, and
@@ -308,53 +320,217 @@ type Queries interface {
 	// every project's.
 	JobCountsByState(ctx context.Context, projectID int64) (map[wire.JobState]int64, error)
 
-	// DueEndpoints lists endpoints with scheduled jobs of these tools due at
-	// or before now.
-	DueEndpoints(ctx context.Context, toolIDs []int64, now int64) ([]int64, error)
-	// JobsClaimable returns up to limit scheduled jobs of the endpoint for
-	// these tools, due at or before now, oldest due first, locking them
-	// (PostgreSQL: FOR UPDATE SKIP LOCKED).
-	JobsClaimable(ctx context.Context, endpointID int64, toolIDs []int64, now int64, limit int) ([]Job, error)
-	// JobsClaim moves the jobs to running with the lease (expiry = now + the
+	// DueEndpoints lists, in id order, the endpoints with scheduled jobs of
+	// p.ToolIDs due at or before p.Now.
+	DueEndpoints(ctx context.Context, p *DueEndpointsParams) ([]int64, error)
+	// JobsClaimable returns up to p.Limit scheduled jobs of the endpoint for
+	// p.ToolIDs, due at or before p.Now, oldest due first (then lowest id),
+	// locking them (PostgreSQL: FOR UPDATE SKIP LOCKED).
+	JobsClaimable(ctx context.Context, p *JobsClaimableParams) ([]Job, error)
+	// JobsClaim moves the jobs to running with the lease (expiry = Now + the
 	// job's timeout), increments their attempt and starts their attempts.
-	JobsClaim(ctx context.Context, p ClaimParams) error
+	// ErrConflict when any of them is no longer scheduled; then none is
+	// claimed.
+	JobsClaim(ctx context.Context, p *JobsClaimParams) error
 	// JobsClaimDue is JobsClaimable followed by JobsClaim in one step: it
 	// moves up to Limit scheduled jobs of the endpoint for these tools, due at
 	// or before Now, oldest due first (then lowest id), to running with the
 	// lease, starts their attempts, and returns the jobs as they are after
 	// the claim (all but their policies, left empty), in that order.
 	// PostgreSQL skips rows another transaction has locked.
-	JobsClaimDue(ctx context.Context, p ClaimDueParams) ([]Job, error)
+	JobsClaimDue(ctx context.Context, p *JobsClaimDueParams) ([]Job, error)
 	// CountScheduled counts the endpoint's scheduled jobs, and of those the
-	// ones due at or before dueBy.
-	CountScheduled(ctx context.Context, endpointID, dueBy int64) (scheduled, due int64, err error)
-	// CountRunning counts running jobs of the endpoint, stopping at limit.
-	CountRunning(ctx context.Context, endpointID, limit int64) (int64, error)
-	// ClaimsSince counts attempts of the endpoint claimed at or after since,
-	// stopping at limit, and returns the earliest such claim time.
-	ClaimsSince(ctx context.Context, endpointID, since, limit int64) (count, earliest int64, err error)
+	// ones due at or before p.DueBy.
+	CountScheduled(ctx context.Context, p *CountScheduledParams) (scheduled, due int64, err error)
+	// CountRunning counts running jobs of the endpoint, stopping at p.Limit.
+	CountRunning(ctx context.Context, p *CountRunningParams) (int64, error)
+	// ClaimsSince counts attempts of the endpoint (finished or running)
+	// claimed at or after p.Since, stopping at p.Limit, and returns the
+	// earliest such claim time (0 when none).
+	ClaimsSince(ctx context.Context, p *ClaimsSinceParams) (count, earliest int64, err error)
 	// AttemptsFinishedSince counts attempts of the endpoint finished at or
-	// after since, stopping at limit.
-	AttemptsFinishedSince(ctx context.Context, endpointID, since, limit int64) (int64, error)
+	// after p.Since, stopping at p.Limit.
+	AttemptsFinishedSince(ctx context.Context, p *AttemptsFinishedSinceParams) (int64, error)
 	// NextDueAt is the earliest due time of scheduled jobs of these tools
 	// (0 when none).
 	NextDueAt(ctx context.Context, toolIDs []int64) (int64, error)
-	// ExpiredLeases lists running jobs whose lease ended at or before now.
-	ExpiredLeases(ctx context.Context, now int64, limit int) ([]Job, error)
+	// ExpiredLeases lists up to p.Limit running jobs whose lease ended at or
+	// before p.Now, earliest expiry first, locking them (PostgreSQL: FOR
+	// UPDATE SKIP LOCKED).
+	ExpiredLeases(ctx context.Context, p *ExpiredLeasesParams) ([]Job, error)
 	// JobsPrune deletes finished jobs (and their attempts) that finished
-	// before the given time, at most limit of them, and returns how many.
-	JobsPrune(ctx context.Context, finishedBefore int64, limit int) (int64, error)
+	// before p.FinishedBefore, at most p.Limit of them, and returns how
+	// many.
+	JobsPrune(ctx context.Context, p *JobsPruneParams) (int64, error)
 
-	AttemptGet(ctx context.Context, jobID, number int64) (*Attempt, error)
+	// AttemptGet reads one attempt, finished or running; ErrNotFound when
+	// the job has no such attempt.
+	AttemptGet(ctx context.Context, p *AttemptGetParams) (*Attempt, error)
 	// AttemptsByKeys reads the attempts with these keys, in no particular
 	// order; keys without an attempt are left out.
 	AttemptsByKeys(ctx context.Context, keys []AttemptKey) ([]Attempt, error)
+	// AttemptFinish stores the running attempt a names as finished;
+	// ErrNotFound when its job is not running that attempt or the attempt
+	// is finished already.
 	AttemptFinish(ctx context.Context, a *Attempt) error
 	// AttemptsFinish is AttemptFinish for many attempts with distinct keys,
 	// in one round trip; ErrNotFound when any of them is missing.
 	AttemptsFinish(ctx context.Context, as []*Attempt) error
+	// AttemptList lists a job's attempts by number, the running one last.
 	AttemptList(ctx context.Context, jobID int64) ([]Attempt, error)
 	// AttemptOutcomes counts the endpoint's attempts finished at or after
-	// since, by outcome.
-	AttemptOutcomes(ctx context.Context, endpointID, since int64) (map[wire.AttemptOutcome]int64, error)
+	// p.Since, by outcome. Running attempts are not counted.
+	AttemptOutcomes(ctx context.Context, p *AttemptOutcomesParams) (map[wire.AttemptOutcome]int64, error)
+}
+
+// KeyRevokeParams names a key to revoke.
+type KeyRevokeParams struct {
+	ProjectID int64 // the project the key must belong to
+	ID        int64 // the key's id
+	Now       int64 // the revocation time, stored as RevokedAt
+}
+
+// EndpointGetInProjectParams names an endpoint within a project.
+type EndpointGetInProjectParams struct {
+	ProjectID int64  // the project the endpoint must belong to
+	Name      string // the endpoint's name, unique in the project
+}
+
+// EndpointGetAnyProjectParams names an endpoint by id alone.
+type EndpointGetAnyProjectParams struct {
+	ID int64 // the endpoint's id
+	// Lock locks the endpoint's row until the transaction ends (PostgreSQL:
+	// FOR UPDATE), so decisions made on it are serialised across nodes. Not
+	// in a Read.
+	Lock bool
+}
+
+// EndpointUpdatePolicyParams is an optimistic write of an endpoint's
+// policy.
+type EndpointUpdatePolicyParams struct {
+	// Endpoint carries the id and the fields to write (Policy,
+	// DefaultTimeoutMs, MaxConcurrent, RateLimitPerMinute, CircuitThreshold,
+	// CircuitOpenMs, UpdatedAt); its Version is set to the new version.
+	Endpoint *Endpoint
+	// ExpectedVersion is the version the caller read; the write happens
+	// only while the stored row still has it.
+	ExpectedVersion int64
+}
+
+// ToolGetInProjectParams names a tool within a project.
+type ToolGetInProjectParams struct {
+	ProjectID int64  // the project the tool must belong to
+	Name      string // the tool's name
+	Version   string // the tool's version; name@version is unique in the project
+}
+
+// RunGetInProjectParams names a run within a project.
+type RunGetInProjectParams struct {
+	ProjectID int64 // the project the run must belong to
+	ID        int64 // the run's id
+}
+
+// RunFinishParams names an open run to finish.
+type RunFinishParams struct {
+	ProjectID int64 // the project the run must belong to
+	ID        int64 // the run's id
+	Now       int64 // the finish time, stored as FinishedAt
+}
+
+// JobGetInProjectParams names a job within a project.
+type JobGetInProjectParams struct {
+	ProjectID int64 // the project the job must belong to
+	ID        int64 // the job's id
+}
+
+// JobsGetInProjectParams names jobs within a project.
+type JobsGetInProjectParams struct {
+	ProjectID int64   // the project the jobs must belong to; others are left out
+	IDs       []int64 // the jobs' ids, in any order; missing ones are left out
+	// Lock locks the jobs' rows until the transaction ends (PostgreSQL: FOR
+	// UPDATE). Not in a Read.
+	Lock bool
+}
+
+// DueEndpointsParams asks which endpoints have work due.
+type DueEndpointsParams struct {
+	ToolIDs []int64 // only jobs of these tools count; none: no endpoints
+	Now     int64   // jobs due at or before Now are due
+}
+
+// JobsClaimableParams selects jobs to claim from one endpoint.
+type JobsClaimableParams struct {
+	EndpointID int64   // the endpoint whose jobs are read
+	ToolIDs    []int64 // only jobs of these tools; none: no jobs
+	Now        int64   // jobs due at or before Now are claimable
+	Limit      int     // at most this many jobs; 0 or less: none
+}
+
+// JobsClaimParams hands scheduled jobs, chosen by the caller, to a worker.
+type JobsClaimParams struct {
+	IDs        []int64 // the jobs to claim; every one must still be scheduled
+	WorkerID   string  // the worker the jobs go to
+	LeaseToken string  // the lease the worker reports with
+	Now        int64   // the claim time; each lease expires Now + the job's timeout
+}
+
+// JobsClaimDueParams hands up to Limit due jobs of one endpoint to a worker.
+type JobsClaimDueParams struct {
+	EndpointID int64   // the endpoint whose jobs are claimed
+	ToolIDs    []int64 // only jobs of these tools; none: no jobs
+	Limit      int     // at most this many jobs; 0 or less: none
+	WorkerID   string  // the worker the jobs go to
+	LeaseToken string  // the lease the worker reports with
+	Now        int64   // jobs due at or before Now are claimed, at Now; each lease expires Now + the job's timeout
+}
+
+// CountScheduledParams asks how many of an endpoint's jobs wait.
+type CountScheduledParams struct {
+	EndpointID int64 // the endpoint whose scheduled jobs are counted
+	DueBy      int64 // jobs due at or before DueBy are counted as due too
+}
+
+// CountRunningParams asks how many of an endpoint's jobs run.
+type CountRunningParams struct {
+	EndpointID int64 // the endpoint whose running jobs are counted
+	Limit      int64 // counting stops here: the caller only needs to know whether the count reaches it
+}
+
+// ClaimsSinceParams asks how many claims an endpoint made in a window.
+type ClaimsSinceParams struct {
+	EndpointID int64 // the endpoint whose attempts are counted
+	Since      int64 // attempts claimed at or after Since count
+	Limit      int64 // counting stops here
+}
+
+// AttemptsFinishedSinceParams asks how many of an endpoint's attempts
+// finished in a window.
+type AttemptsFinishedSinceParams struct {
+	EndpointID int64 // the endpoint whose attempts are counted
+	Since      int64 // attempts finished at or after Since count
+	Limit      int64 // counting stops here
+}
+
+// ExpiredLeasesParams asks for running jobs whose lease has ended.
+type ExpiredLeasesParams struct {
+	Now   int64 // a lease that ended at or before Now has expired
+	Limit int   // at most this many jobs
+}
+
+// JobsPruneParams selects finished jobs to delete.
+type JobsPruneParams struct {
+	FinishedBefore int64 // jobs that finished before this time go
+	Limit          int   // at most this many jobs go
+}
+
+// AttemptGetParams names one attempt.
+type AttemptGetParams struct {
+	JobID  int64 // the attempt's job
+	Number int64 // the attempt's number: 1 for the job's first
+}
+
+// AttemptOutcomesParams asks how an endpoint's recent attempts ended.
+type AttemptOutcomesParams struct {
+	EndpointID int64 // the endpoint whose attempts are counted
+	Since      int64 // attempts finished at or after Since count
 }

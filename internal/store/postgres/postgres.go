@@ -4,8 +4,8 @@
 // The queries are the shared sqlstore ones, run over pgx's database/sql
 // adapter with numbered placeholders and row locks. Transactions are READ
 // COMMITTED: the engine serialises every gate decision by locking the
-// endpoint row (EndpointByID with forUpdate) and takes jobs with FOR UPDATE
-// SKIP LOCKED, so nodes never hand one job out twice nor overrun an
+// endpoint row (EndpointGetAnyProject with Lock) and takes jobs with FOR
+// UPDATE SKIP LOCKED, so nodes never hand one job out twice nor overrun an
 // endpoint's limits. Reads run in a read-only REPEATABLE READ snapshot and
 // take no locks.
 //
@@ -282,7 +282,7 @@ func (db *DB) Migrate(ctx context.Context) (applied []string, err error) {
 		if err != nil {
 			return applied, translate(err)
 		}
-		if _, err := tx.ExecContext(ctx, m.Up); err != nil {
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 			_ = tx.Rollback()
 			return applied, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, translate(err))
 		}

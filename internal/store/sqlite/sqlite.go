@@ -215,7 +215,7 @@ func (db *DB) Migrate(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return applied, err
 		}
-		if _, err := tx.ExecContext(ctx, m.Up); err != nil {
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 			_ = tx.Rollback()
 			return applied, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 		}
@@ -234,7 +234,7 @@ func (db *DB) Migrate(ctx context.Context) ([]string, error) {
 func (db *DB) appliedVersions(ctx context.Context) (map[int]bool, error) {
 	rows, err := db.writer.QueryContext(ctx, `SELECT version FROM schema_migrations`)
 	if err != nil {
-		return nil, err
+		return nil, translate(err)
 	}
 	defer rows.Close()
 	done := map[int]bool{}
@@ -245,7 +245,7 @@ func (db *DB) appliedVersions(ctx context.Context) (map[int]bool, error) {
 		}
 		done[v] = true
 	}
-	return done, rows.Err()
+	return done, translate(rows.Err())
 }
 
 // Migrations lists the driver's migrations with their status.
@@ -254,9 +254,13 @@ func (db *DB) Migrations(ctx context.Context) ([]store.Migration, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A failed query is an error: read as "no schema_migrations table", it
+	// would report every migration as unapplied.
 	done := map[int]bool{}
 	var exists int
-	_ = db.writer.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&exists)
+	if err := db.writer.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("look for schema_migrations: %w", translate(err))
+	}
 	if exists > 0 {
 		if done, err = db.appliedVersions(ctx); err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -222,8 +223,8 @@ func (q *Queries) KeyList(ctx context.Context, projectID int64) ([]store.APIKey,
 	return out, q.D.Translate(rows.Err())
 }
 
-func (q *Queries) KeyRevoke(ctx context.Context, projectID, id, now int64) error {
-	return q.expectOne(q.exec(ctx, `UPDATE api_keys SET revoked_at = ? WHERE project_id = ? AND id = ? AND revoked_at = 0`, now, projectID, id))
+func (q *Queries) KeyRevoke(ctx context.Context, p *store.KeyRevokeParams) error {
+	return q.expectOne(q.exec(ctx, `UPDATE api_keys SET revoked_at = ? WHERE project_id = ? AND id = ? AND revoked_at = 0`, p.Now, p.ProjectID, p.ID))
 }
 
 // --- endpoints ---
@@ -259,17 +260,17 @@ func (q *Queries) EndpointCreate(ctx context.Context, e *store.Endpoint) error {
 	return err
 }
 
-func (q *Queries) EndpointGet(ctx context.Context, projectID int64, name string) (*store.Endpoint, error) {
-	e, err := scanEndpoint(q.row(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE project_id = ? AND name = ?`, projectID, name))
+func (q *Queries) EndpointGetInProject(ctx context.Context, p *store.EndpointGetInProjectParams) (*store.Endpoint, error) {
+	e, err := scanEndpoint(q.row(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE project_id = ? AND name = ?`, p.ProjectID, p.Name))
 	return e, q.D.Translate(err)
 }
 
-func (q *Queries) EndpointByID(ctx context.Context, id int64, forUpdate bool) (*store.Endpoint, error) {
+func (q *Queries) EndpointGetAnyProject(ctx context.Context, p *store.EndpointGetAnyProjectParams) (*store.Endpoint, error) {
 	s := `SELECT ` + endpointCols + ` FROM endpoints WHERE id = ?`
-	if forUpdate {
+	if p.Lock {
 		s += q.forUpdate()
 	}
-	e, err := scanEndpoint(q.row(ctx, s, id))
+	e, err := scanEndpoint(q.row(ctx, s, p.ID))
 	return e, q.D.Translate(err)
 }
 
@@ -294,7 +295,8 @@ func (q *Queries) EndpointList(ctx context.Context, projectID int64) ([]store.En
 	return out, q.D.Translate(rows.Err())
 }
 
-func (q *Queries) EndpointUpdatePolicy(ctx context.Context, e *store.Endpoint, expectedVersion int64) error {
+func (q *Queries) EndpointUpdatePolicy(ctx context.Context, p *store.EndpointUpdatePolicyParams) error {
+	e, expectedVersion := p.Endpoint, p.ExpectedVersion
 	r, err := q.exec(ctx, `UPDATE endpoints SET policy = ?, default_timeout_ms = ?, max_concurrent = ?, rate_limit_per_minute = ?,
 		circuit_threshold = ?, circuit_open_ms = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ?`,
 		string(e.Policy), e.DefaultTimeoutMs, e.MaxConcurrent, nullInt(e.RateLimitPerMinute), e.CircuitThreshold, e.CircuitOpenMs,
@@ -346,12 +348,12 @@ func (q *Queries) ToolCreate(ctx context.Context, t *store.Tool) error {
 	return err
 }
 
-func (q *Queries) ToolGet(ctx context.Context, projectID int64, name, version string) (*store.Tool, error) {
-	t, err := scanTool(q.row(ctx, `SELECT `+toolCols+` FROM tools WHERE project_id = ? AND name = ? AND version = ?`, projectID, name, version))
+func (q *Queries) ToolGetInProject(ctx context.Context, p *store.ToolGetInProjectParams) (*store.Tool, error) {
+	t, err := scanTool(q.row(ctx, `SELECT `+toolCols+` FROM tools WHERE project_id = ? AND name = ? AND version = ?`, p.ProjectID, p.Name, p.Version))
 	return t, q.D.Translate(err)
 }
 
-func (q *Queries) ToolByID(ctx context.Context, id int64) (*store.Tool, error) {
+func (q *Queries) ToolGetAnyProject(ctx context.Context, id int64) (*store.Tool, error) {
 	t, err := scanTool(q.row(ctx, `SELECT `+toolCols+` FROM tools WHERE id = ?`, id))
 	return t, q.D.Translate(err)
 }
@@ -384,15 +386,15 @@ func (q *Queries) RunCreate(ctx context.Context, r *store.Run) error {
 	return err
 }
 
-func (q *Queries) RunGet(ctx context.Context, projectID, id int64) (*store.Run, error) {
+func (q *Queries) RunGetInProject(ctx context.Context, p *store.RunGetInProjectParams) (*store.Run, error) {
 	var r store.Run
-	err := q.row(ctx, `SELECT id, project_id, name, state, created_at, finished_at FROM runs WHERE project_id = ? AND id = ?`, projectID, id).
+	err := q.row(ctx, `SELECT id, project_id, name, state, created_at, finished_at FROM runs WHERE project_id = ? AND id = ?`, p.ProjectID, p.ID).
 		Scan(&r.ID, &r.ProjectID, &r.Name, &r.State, &r.CreatedAt, &r.FinishedAt)
 	return &r, q.D.Translate(err)
 }
 
-func (q *Queries) RunFinish(ctx context.Context, projectID, id, now int64) error {
-	return q.expectOne(q.exec(ctx, `UPDATE runs SET state = 'finished', finished_at = ? WHERE project_id = ? AND id = ? AND state = 'open'`, now, projectID, id))
+func (q *Queries) RunFinish(ctx context.Context, p *store.RunFinishParams) error {
+	return q.expectOne(q.exec(ctx, `UPDATE runs SET state = 'finished', finished_at = ? WHERE project_id = ? AND id = ? AND state = 'open'`, p.Now, p.ProjectID, p.ID))
 }
 
 // --- jobs ---
@@ -536,12 +538,12 @@ func (q *Queries) JobByIdempotencyKey(ctx context.Context, projectID int64, key 
 	return j, q.D.Translate(err)
 }
 
-func (q *Queries) JobGet(ctx context.Context, projectID, id int64) (*store.Job, error) {
-	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND id = ?`+q.forUpdate(), projectID, id))
+func (q *Queries) JobGetInProject(ctx context.Context, p *store.JobGetInProjectParams) (*store.Job, error) {
+	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND id = ?`+q.forUpdate(), p.ProjectID, p.ID))
 	return j, q.D.Translate(err)
 }
 
-func (q *Queries) JobByID(ctx context.Context, id int64) (*store.Job, error) {
+func (q *Queries) JobGetAnyProject(ctx context.Context, id int64) (*store.Job, error) {
 	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`+q.forUpdate(), id))
 	return j, q.D.Translate(err)
 }
@@ -608,11 +610,11 @@ func (q *Queries) rowsFrom(n int, types []string, row func(i int) []any) (string
 		for c, v := range row(i) {
 			switch col := cols[c].(type) {
 			case []int64:
-				col[i] = v.(int64)
+				col[i] = cellOf(v, reflect.Value.Int, reflect.Int64)
 			case []string:
-				col[i] = v.(string)
+				col[i] = cellOf(v, reflect.Value.String, reflect.String)
 			case []float64:
-				col[i] = v.(float64)
+				col[i] = cellOf(v, reflect.Value.Float, reflect.Float64)
 			}
 		}
 	}
@@ -621,6 +623,17 @@ func (q *Queries) rowsFrom(n int, types []string, row func(i int) []any) (string
 		names[c] = "column" + strconv.Itoa(c+1)
 	}
 	return "unnest(" + casts(types, "[]") + ") AS v(" + strings.Join(names, ", ") + ")", cols
+}
+
+// cellOf reads a cell of an array column: a value of the column's Go kind,
+// named types included (a wire.JobState is a TEXT cell, as the drivers
+// bind it in a VALUES list).
+func cellOf[T any](v any, get func(reflect.Value) T, kind reflect.Kind) T {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != kind {
+		panic(fmt.Sprintf("rowsFrom: a %T in a column of %s", v, kind))
+	}
+	return get(rv)
 }
 
 // inChunks calls fn with consecutive parts of n items: of at most
@@ -639,9 +652,10 @@ func (q *Queries) inChunks(n int, fn func(lo, hi int) error) error {
 	return nil
 }
 
-func (q *Queries) JobsByIDs(ctx context.Context, projectID int64, ids []int64, lock bool) ([]store.Job, error) {
+func (q *Queries) JobsGetInProject(ctx context.Context, p *store.JobsGetInProjectParams) ([]store.Job, error) {
+	projectID, ids := p.ProjectID, p.IDs
 	forUpdate := ""
-	if lock {
+	if p.Lock {
 		forUpdate = q.forUpdate()
 	}
 	var out []store.Job
@@ -842,7 +856,8 @@ func int64Args(ids []int64) []any {
 // that seeks the jobs_due index. A SELECT DISTINCT over the jobs walked every
 // scheduled job on every claim: with 20,000 queued that was a fifth of the
 // burn-down's CPU.
-func (q *Queries) DueEndpoints(ctx context.Context, toolIDs []int64, now int64) ([]int64, error) {
+func (q *Queries) DueEndpoints(ctx context.Context, p *store.DueEndpointsParams) ([]int64, error) {
+	toolIDs, now := p.ToolIDs, p.Now
 	if len(toolIDs) == 0 {
 		return nil, nil
 	}
@@ -867,12 +882,13 @@ func (q *Queries) DueEndpoints(ctx context.Context, toolIDs []int64, now int64) 
 	return out, q.D.Translate(rows.Err())
 }
 
-func (q *Queries) JobsClaimable(ctx context.Context, endpointID int64, toolIDs []int64, now int64, limit int) ([]store.Job, error) {
+func (q *Queries) JobsClaimable(ctx context.Context, p *store.JobsClaimableParams) ([]store.Job, error) {
+	toolIDs, limit := p.ToolIDs, p.Limit
 	if len(toolIDs) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	args := append([]any{endpointID}, int64Args(toolIDs)...)
-	args = append(args, now)
+	args := append([]any{p.EndpointID}, int64Args(toolIDs)...)
+	args = append(args, p.Now)
 	lock := ""
 	if q.D.Locking {
 		lock = " FOR UPDATE SKIP LOCKED"
@@ -881,7 +897,7 @@ func (q *Queries) JobsClaimable(ctx context.Context, endpointID int64, toolIDs [
 		placeholders(len(toolIDs))+`) AND due_at <= ? ORDER BY due_at, id LIMIT `+strconv.Itoa(limit)+lock, args...))
 }
 
-func (q *Queries) JobsClaim(ctx context.Context, p store.ClaimParams) error {
+func (q *Queries) JobsClaim(ctx context.Context, p *store.JobsClaimParams) error {
 	if len(p.IDs) == 0 {
 		return nil
 	}
@@ -901,7 +917,7 @@ func (q *Queries) JobsClaim(ctx context.Context, p store.ClaimParams) error {
 // JobsClaimDue claims with one UPDATE ... RETURNING instead of a SELECT of
 // the rows and an UPDATE by id. The attempt it starts is the job row's
 // claim columns until the attempt finishes (see AttemptsFinish).
-func (q *Queries) JobsClaimDue(ctx context.Context, p store.ClaimDueParams) ([]store.Job, error) {
+func (q *Queries) JobsClaimDue(ctx context.Context, p *store.JobsClaimDueParams) ([]store.Job, error) {
 	if len(p.ToolIDs) == 0 || p.Limit <= 0 {
 		return nil, nil
 	}
@@ -929,20 +945,21 @@ func (q *Queries) JobsClaimDue(ctx context.Context, p store.ClaimDueParams) ([]s
 
 // CountScheduled reads only jobs_due (an index-only scan where the index
 // covers the query): the state is the index's predicate, written out.
-func (q *Queries) CountScheduled(ctx context.Context, endpointID, dueBy int64) (int64, int64, error) {
+func (q *Queries) CountScheduled(ctx context.Context, p *store.CountScheduledParams) (int64, int64, error) {
 	var n, due int64
 	err := q.row(ctx, `SELECT count(*), COALESCE(sum(CASE WHEN due_at <= ? THEN 1 ELSE 0 END), 0) FROM jobs
-		WHERE state = 'scheduled' AND endpoint_id = ?`, dueBy, endpointID).Scan(&n, &due)
+		WHERE state = 'scheduled' AND endpoint_id = ?`, p.DueBy, p.EndpointID).Scan(&n, &due)
 	return n, due, q.D.Translate(err)
 }
 
-func (q *Queries) CountRunning(ctx context.Context, endpointID, limit int64) (int64, error) {
+func (q *Queries) CountRunning(ctx context.Context, p *store.CountRunningParams) (int64, error) {
 	var n int64
-	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE endpoint_id = ? AND state = 'running' LIMIT ?) AS r`, endpointID, limit).Scan(&n)
+	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE endpoint_id = ? AND state = 'running' LIMIT ?) AS r`, p.EndpointID, p.Limit).Scan(&n)
 	return n, q.D.Translate(err)
 }
 
-func (q *Queries) ClaimsSince(ctx context.Context, endpointID, since, limit int64) (int64, int64, error) {
+func (q *Queries) ClaimsSince(ctx context.Context, p *store.ClaimsSinceParams) (int64, int64, error) {
+	endpointID, since, limit := p.EndpointID, p.Since, p.Limit
 	var n int64
 	var earliest sql.NullInt64
 	// Finished attempts and running ones (the claim columns of running
@@ -955,9 +972,9 @@ func (q *Queries) ClaimsSince(ctx context.Context, endpointID, since, limit int6
 	return min(n, limit), earliest.Int64, q.D.Translate(err)
 }
 
-func (q *Queries) AttemptsFinishedSince(ctx context.Context, endpointID, since, limit int64) (int64, error) {
+func (q *Queries) AttemptsFinishedSince(ctx context.Context, p *store.AttemptsFinishedSinceParams) (int64, error) {
 	var n int64
-	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM attempts WHERE endpoint_id = ? AND finished_at >= ? LIMIT ?) AS f`, endpointID, since, limit).Scan(&n)
+	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM attempts WHERE endpoint_id = ? AND finished_at >= ? LIMIT ?) AS f`, p.EndpointID, p.Since, p.Limit).Scan(&n)
 	return n, q.D.Translate(err)
 }
 
@@ -975,17 +992,17 @@ func (q *Queries) NextDueAt(ctx context.Context, toolIDs []int64) (int64, error)
 	return due.Int64, q.D.Translate(err)
 }
 
-func (q *Queries) ExpiredLeases(ctx context.Context, now int64, limit int) ([]store.Job, error) {
+func (q *Queries) ExpiredLeases(ctx context.Context, p *store.ExpiredLeasesParams) ([]store.Job, error) {
 	lock := ""
 	if q.D.Locking {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
 	return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE state = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT `+
-		strconv.Itoa(limit)+lock, now))
+		strconv.Itoa(p.Limit)+lock, p.Now))
 }
 
-func (q *Queries) JobsPrune(ctx context.Context, finishedBefore int64, limit int) (int64, error) {
-	rows, err := q.query(ctx, `SELECT id FROM jobs WHERE finished_at > 0 AND finished_at < ? AND state IN ('succeeded', 'failed', 'exhausted', 'cancelled') LIMIT `+strconv.Itoa(limit), finishedBefore)
+func (q *Queries) JobsPrune(ctx context.Context, p *store.JobsPruneParams) (int64, error) {
+	rows, err := q.query(ctx, `SELECT id FROM jobs WHERE finished_at > 0 AND finished_at < ? AND state IN ('succeeded', 'failed', 'exhausted', 'cancelled') LIMIT `+strconv.Itoa(p.Limit), p.FinishedBefore)
 	if err != nil {
 		return 0, err
 	}
@@ -1042,7 +1059,8 @@ const jobRunning = `(j.state || '') = 'running'`
 const runningAttempt = `SELECT j.id, j.attempt, j.endpoint_id, j.worker_id, j.lease_token, j.claimed_at, 0, '', '', 0, 0, '',
 	CAST(0 AS DOUBLE PRECISION), CAST(0 AS DOUBLE PRECISION), 0, 0, 0, 0, 0 FROM jobs j`
 
-func (q *Queries) AttemptGet(ctx context.Context, jobID, number int64) (*store.Attempt, error) {
+func (q *Queries) AttemptGet(ctx context.Context, p *store.AttemptGetParams) (*store.Attempt, error) {
+	jobID, number := p.JobID, p.Number
 	a, err := scanAttempt(q.row(ctx, `SELECT `+attemptCols+` FROM attempts WHERE job_id = ? AND number = ?
 		UNION ALL `+runningAttempt+` WHERE j.id = ? AND j.attempt = ? AND `+jobRunning+``, jobID, number, jobID, number))
 	return a, q.D.Translate(err)
@@ -1133,8 +1151,8 @@ func (q *Queries) AttemptList(ctx context.Context, jobID int64) ([]store.Attempt
 	return out, q.D.Translate(rows.Err())
 }
 
-func (q *Queries) AttemptOutcomes(ctx context.Context, endpointID, since int64) (map[wire.AttemptOutcome]int64, error) {
-	rows, err := q.query(ctx, `SELECT outcome, count(*) FROM attempts WHERE endpoint_id = ? AND finished_at >= ? AND finished_at > 0 GROUP BY outcome`, endpointID, since)
+func (q *Queries) AttemptOutcomes(ctx context.Context, p *store.AttemptOutcomesParams) (map[wire.AttemptOutcome]int64, error) {
+	rows, err := q.query(ctx, `SELECT outcome, count(*) FROM attempts WHERE endpoint_id = ? AND finished_at >= ? AND finished_at > 0 GROUP BY outcome`, p.EndpointID, p.Since)
 	if err != nil {
 		return nil, err
 	}

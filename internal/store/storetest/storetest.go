@@ -60,12 +60,15 @@ func Run(t *testing.T, open Opener) {
 		{"JobsPrune", testJobsPrune},
 		{"Attempts", testAttempts},
 		{"AttemptsBatch", testAttemptsBatch},
+		{"AttemptOutcomes", testAttemptOutcomes},
 		{"TxRollback", testTxRollback},
 		{"Read", testRead},
+		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentClaims", testConcurrentClaims},
 		{"ConcurrentClaimsDue", testConcurrentClaimsDue},
 		{"Notify", testNotify},
 		{"Ping", testPing},
+		{"Close", testClose},
 	}
 	t.Run("Migrate", func(t *testing.T) {
 		t.Parallel()
@@ -191,7 +194,7 @@ func setState(t *testing.T, s store.Store, j *store.Job, state wire.JobState, fi
 // endAttempt finishes the running attempt of a job that is leaving
 // running for state.
 func endAttempt(ctx context.Context, q store.Queries, id int64, state wire.JobState, at int64) error {
-	cur, err := q.JobByID(ctx, id)
+	cur, err := q.JobGetAnyProject(ctx, id)
 	if err != nil || cur.State != wire.JobRunning || state == wire.JobRunning || cur.Attempt == 0 {
 		return err
 	}
@@ -207,7 +210,7 @@ func reschedule(t *testing.T, s store.Store, id, dueAt int64) {
 		if err := endAttempt(t.Context(), q, id, wire.JobScheduled, dueAt); err != nil {
 			return err
 		}
-		j, err := q.JobByID(t.Context(), id)
+		j, err := q.JobGetAnyProject(t.Context(), id)
 		if err != nil {
 			return err
 		}
@@ -219,7 +222,7 @@ func reschedule(t *testing.T, s store.Store, id, dueAt int64) {
 func claim(t *testing.T, s store.Store, workerID, lease string, now int64, ids ...int64) {
 	t.Helper()
 	tx(t, s, func(q store.Queries) error {
-		return q.JobsClaim(t.Context(), store.ClaimParams{IDs: ids, WorkerID: workerID, LeaseToken: lease, Now: now})
+		return q.JobsClaim(t.Context(), &store.JobsClaimParams{IDs: ids, WorkerID: workerID, LeaseToken: lease, Now: now})
 	})
 }
 
@@ -235,7 +238,7 @@ func getJob(t *testing.T, s store.Store, id int64) *store.Job {
 	t.Helper()
 	var j *store.Job
 	read(t, s, func(q store.Queries) (err error) {
-		j, err = q.JobByID(t.Context(), id)
+		j, err = q.JobGetAnyProject(t.Context(), id)
 		return err
 	})
 	return j
@@ -285,6 +288,110 @@ func testMigrate(t *testing.T, s store.Store) {
 	}
 	// The schema works: a project round trips.
 	newProject(t, s, "after-migrate")
+	// A failed read of the migrations is an error, never a list that
+	// reports every migration unapplied.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if ms, err := s.Migrations(cctx); err == nil {
+		t.Errorf("Migrations with a cancelled context = %+v, want an error", ms)
+	}
+}
+
+// testClose: a closed store refuses work with errors (Migrations too: it
+// must not report the migrations unapplied), and closing again is
+// harmless.
+func testClose(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	newProject(t, s, "before-close")
+	if err := s.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if err := s.Ping(ctx); err == nil {
+		t.Error("Ping of a closed store succeeded")
+	}
+	ran := false
+	if err := s.Tx(ctx, func(store.Queries) error { ran = true; return nil }); err == nil || ran {
+		t.Errorf("Tx of a closed store = %v (fn ran: %v), want an error before fn", err, ran)
+	}
+	ran = false
+	if err := s.Read(ctx, func(store.Queries) error { ran = true; return nil }); err == nil || ran {
+		t.Errorf("Read of a closed store = %v (fn ran: %v), want an error before fn", err, ran)
+	}
+	if ms, err := s.Migrations(ctx); err == nil {
+		t.Errorf("Migrations of a closed store = %+v, want an error", ms)
+	}
+	if applied, err := s.Migrate(ctx); err == nil {
+		t.Errorf("Migrate of a closed store applied %v, want an error", applied)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+}
+
+// testConcurrentWriters holds the store to what ConcurrentWriters reports:
+// with it, a second write transaction on other rows commits while the
+// first is open; without, it waits for the first to end.
+func testConcurrentWriters(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, b := newProject(t, s, "a"), newProject(t, s, "b")
+	var holdOnce, releaseOnce sync.Once
+	holding, release := make(chan struct{}), make(chan struct{})
+	defer releaseOnce.Do(func() { close(release) })
+	first, second := make(chan error, 1), make(chan error, 1)
+	go func() {
+		first <- s.Tx(ctx, func(q store.Queries) error {
+			if err := q.ProjectSetPlan(ctx, a.ID, wire.PlanBasic); err != nil {
+				return err
+			}
+			holdOnce.Do(func() { close(holding) })
+			<-release
+			return nil
+		})
+	}()
+	select {
+	case <-holding:
+	case err := <-first:
+		t.Fatalf("first transaction ended before it held: %v", err)
+	}
+	go func() {
+		second <- s.Tx(ctx, func(q store.Queries) error { return q.ProjectSetPlan(ctx, b.ID, wire.PlanFree) })
+	}()
+	if s.ConcurrentWriters() {
+		select {
+		case err := <-second:
+			if err != nil {
+				t.Fatalf("second transaction: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("ConcurrentWriters, but a second write transaction waited 10s for the first")
+		}
+		releaseOnce.Do(func() { close(release) })
+	} else {
+		select {
+		case err := <-second:
+			t.Fatalf("not ConcurrentWriters, but a second write transaction ended (%v) while the first was open", err)
+		case <-time.After(300 * time.Millisecond):
+		}
+		releaseOnce.Do(func() { close(release) })
+		if err := <-second; err != nil {
+			t.Fatalf("second transaction: %v", err)
+		}
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("first transaction: %v", err)
+	}
+	read(t, s, func(q store.Queries) error {
+		for id, want := range map[int64]wire.Plan{a.ID: wire.PlanBasic, b.ID: wire.PlanFree} {
+			p, err := q.ProjectGet(ctx, id)
+			if err != nil {
+				return err
+			}
+			if p.Plan != want {
+				t.Errorf("project %d plan = %s, want %s (both transactions committed)", id, p.Plan, want)
+			}
+		}
+		return nil
+	})
 }
 
 func testPing(t *testing.T, s store.Store) {
@@ -400,9 +507,15 @@ func testKeys(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	txErr(t, s, "KeyRevoke from another project", store.ErrNotFound, func(q store.Queries) error { return q.KeyRevoke(ctx, other.ID, owner.ID, 5000) })
-	tx(t, s, func(q store.Queries) error { return q.KeyRevoke(ctx, p.ID, owner.ID, 5000) })
-	txErr(t, s, "KeyRevoke twice", store.ErrNotFound, func(q store.Queries) error { return q.KeyRevoke(ctx, p.ID, owner.ID, 6000) })
+	txErr(t, s, "KeyRevoke from another project", store.ErrNotFound, func(q store.Queries) error {
+		return q.KeyRevoke(ctx, &store.KeyRevokeParams{ProjectID: other.ID, ID: owner.ID, Now: 5000})
+	})
+	tx(t, s, func(q store.Queries) error {
+		return q.KeyRevoke(ctx, &store.KeyRevokeParams{ProjectID: p.ID, ID: owner.ID, Now: 5000})
+	})
+	txErr(t, s, "KeyRevoke twice", store.ErrNotFound, func(q store.Queries) error {
+		return q.KeyRevoke(ctx, &store.KeyRevokeParams{ProjectID: p.ID, ID: owner.ID, Now: 6000})
+	})
 	read(t, s, func(q store.Queries) error {
 		got, err := q.KeyByHash(ctx, "h-owner")
 		if err != nil {
@@ -443,20 +556,34 @@ func testEndpoints(t *testing.T, s store.Store) {
 		}
 	}
 	read(t, s, func(q store.Queries) error {
-		got, err := q.EndpointGet(ctx, p.ID, "stripe")
+		got, err := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ID, Name: "stripe"})
 		if err != nil {
 			return err
 		}
-		check("EndpointGet", got, stripe)
-		got, err = q.EndpointByID(ctx, openai.ID, false)
+		check("EndpointGetInProject", got, stripe)
+		got, err = q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: openai.ID})
 		if err != nil {
 			return err
 		}
-		check("EndpointByID (nil rate limit)", got, openai)
-		_, err = q.EndpointGet(ctx, p.ID, "missing")
-		wantErr(t, "EndpointGet missing", err, store.ErrNotFound)
-		_, err = q.EndpointByID(ctx, otherStripe.ID+100, false)
-		wantErr(t, "EndpointByID missing", err, store.ErrNotFound)
+		check("EndpointGetAnyProject (nil rate limit)", got, openai)
+		_, err = q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ID, Name: "missing"})
+		wantErr(t, "EndpointGetInProject missing", err, store.ErrNotFound)
+		_, err = q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: otherStripe.ID + 100})
+		wantErr(t, "EndpointGetAnyProject missing", err, store.ErrNotFound)
+		// The name is the project's: each project finds its own endpoint;
+		// by id, any project's is found.
+		got, err = q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: other.ID, Name: "stripe"})
+		if err != nil {
+			return err
+		}
+		check("EndpointGetInProject of the other project", got, otherStripe)
+		_, err = q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: other.ID, Name: "openai"})
+		wantErr(t, "EndpointGetInProject of another project's name", err, store.ErrNotFound)
+		got, err = q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: otherStripe.ID})
+		if err != nil {
+			return err
+		}
+		check("EndpointGetAnyProject of the other project's endpoint", got, otherStripe)
 		list, err := q.EndpointList(ctx, p.ID)
 		if err != nil {
 			return err
@@ -473,13 +600,13 @@ func testEndpoints(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	// forUpdate inside a write transaction reads the same row.
+	// Lock inside a write transaction reads the same row.
 	tx(t, s, func(q store.Queries) error {
-		got, err := q.EndpointByID(ctx, stripe.ID, true)
+		got, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: stripe.ID, Lock: true})
 		if err != nil {
 			return err
 		}
-		check("EndpointByID forUpdate", got, stripe)
+		check("EndpointGetAnyProject with Lock", got, stripe)
 		return nil
 	})
 }
@@ -517,7 +644,9 @@ func testEndpointUpdatePolicy(t *testing.T, s store.Store) {
 	upd.Policy = json.RawMessage(`{"preset":"CUSTOM","maxAttempts":3}`)
 	upd.DefaultTimeoutMs, upd.MaxConcurrent, upd.RateLimitPerMinute = 5000, 2, ptr(60)
 	upd.CircuitThreshold, upd.CircuitOpenMs, upd.UpdatedAt = 9, 1234, 7000
-	tx(t, s, func(q store.Queries) error { return q.EndpointUpdatePolicy(ctx, &upd, 1) })
+	tx(t, s, func(q store.Queries) error {
+		return q.EndpointUpdatePolicy(ctx, &store.EndpointUpdatePolicyParams{Endpoint: &upd, ExpectedVersion: 1})
+	})
 	if upd.Version != 2 {
 		t.Fatalf("version after update = %d, want 2", upd.Version)
 	}
@@ -526,8 +655,8 @@ func testEndpointUpdatePolicy(t *testing.T, s store.Store) {
 	stale := upd
 	stale.Policy, stale.MaxConcurrent, stale.RateLimitPerMinute, stale.UpdatedAt = json.RawMessage(`{"preset":"NONE"}`), 99, nil, 9000
 	tx(t, s, func(q store.Queries) error {
-		wantErr(t, "EndpointUpdatePolicy with a stale version", q.EndpointUpdatePolicy(ctx, &stale, 1), store.ErrConflict)
-		cur, err := q.EndpointByID(ctx, ep.ID, true)
+		wantErr(t, "EndpointUpdatePolicy with a stale version", q.EndpointUpdatePolicy(ctx, &store.EndpointUpdatePolicyParams{Endpoint: &stale, ExpectedVersion: 1}), store.ErrConflict)
+		cur, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: ep.ID, Lock: true})
 		if err != nil {
 			return fmt.Errorf("read after conflict: %w", err)
 		}
@@ -537,7 +666,7 @@ func testEndpointUpdatePolicy(t *testing.T, s store.Store) {
 		return nil
 	})
 	read(t, s, func(q store.Queries) error {
-		got, err := q.EndpointByID(ctx, ep.ID, false)
+		got, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: ep.ID})
 		if err != nil {
 			return err
 		}
@@ -549,9 +678,11 @@ func testEndpointUpdatePolicy(t *testing.T, s store.Store) {
 	})
 	// Back to unlimited: a nil rate limit is written as NULL.
 	upd.RateLimitPerMinute = nil
-	tx(t, s, func(q store.Queries) error { return q.EndpointUpdatePolicy(ctx, &upd, 2) })
+	tx(t, s, func(q store.Queries) error {
+		return q.EndpointUpdatePolicy(ctx, &store.EndpointUpdatePolicyParams{Endpoint: &upd, ExpectedVersion: 2})
+	})
 	read(t, s, func(q store.Queries) error {
-		got, err := q.EndpointGet(ctx, p.ID, "stripe")
+		got, err := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ID, Name: "stripe"})
 		if err != nil {
 			return err
 		}
@@ -563,7 +694,7 @@ func testEndpointUpdatePolicy(t *testing.T, s store.Store) {
 	txErr(t, s, "EndpointUpdatePolicy of a missing endpoint", store.ErrConflict, func(q store.Queries) error {
 		missing := upd
 		missing.ID += 100
-		return q.EndpointUpdatePolicy(ctx, &missing, 3)
+		return q.EndpointUpdatePolicy(ctx, &store.EndpointUpdatePolicyParams{Endpoint: &missing, ExpectedVersion: 3})
 	})
 }
 
@@ -575,7 +706,7 @@ func testEndpointCircuit(t *testing.T, s store.Store) {
 	ep.MaxConcurrent = 999 // not a circuit field: must not be written
 	tx(t, s, func(q store.Queries) error { return q.EndpointUpdateCircuit(ctx, ep) })
 	read(t, s, func(q store.Queries) error {
-		got, err := q.EndpointByID(ctx, ep.ID, false)
+		got, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: ep.ID})
 		if err != nil {
 			return err
 		}
@@ -613,37 +744,55 @@ func testTools(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	newTool(t, s, other.ID, oep.ID, "charge", "v1") // same name@version, other project
+	otool := newTool(t, s, other.ID, oep.ID, "charge", "v1") // same name@version, other project
 	txErr(t, s, "ToolCreate of a published name@version", store.ErrConflict, func(q store.Queries) error {
 		return q.ToolCreate(ctx, &store.Tool{ProjectID: p.ID, Name: "charge", Version: "v2", EndpointID: ep.ID, CreatedAt: 4000})
 	})
 	read(t, s, func(q store.Queries) error {
-		got, err := q.ToolGet(ctx, p.ID, "charge", "v2")
+		got, err := q.ToolGetInProject(ctx, &store.ToolGetInProjectParams{ProjectID: p.ID, Name: "charge", Version: "v2"})
 		if err != nil {
 			return err
 		}
 		if got.ID != full.ID || got.EndpointID != ep.ID || got.Description != "Charge a card" || string(got.Schema) != string(full.Schema) ||
 			!eqPtr(got.TimeoutMs, ptr(12_000)) || string(got.RetryPolicy) != string(full.RetryPolicy) || got.CreatedAt != 3000 {
-			t.Errorf("ToolGet full = %+v", got)
+			t.Errorf("ToolGetInProject full = %+v", got)
 		}
-		got, err = q.ToolByID(ctx, bare.ID)
+		got, err = q.ToolGetAnyProject(ctx, bare.ID)
 		if err != nil {
 			return err
 		}
 		if got.Name != "charge" || got.Version != "v1" || got.Schema != nil || got.TimeoutMs != nil || got.RetryPolicy != nil {
-			t.Errorf("ToolByID bare = %+v, want nil schema, timeout and policy", got)
+			t.Errorf("ToolGetAnyProject bare = %+v, want nil schema, timeout and policy", got)
 		}
-		got, err = q.ToolByID(ctx, refund.ID)
+		got, err = q.ToolGetAnyProject(ctx, refund.ID)
 		if err != nil {
 			return err
 		}
 		if got.Schema != nil {
 			t.Errorf("a JSON null schema reads back as %q, want nil", got.Schema)
 		}
-		_, err = q.ToolGet(ctx, p.ID, "charge", "v3")
-		wantErr(t, "ToolGet missing", err, store.ErrNotFound)
-		_, err = q.ToolByID(ctx, refund.ID+100)
-		wantErr(t, "ToolByID missing", err, store.ErrNotFound)
+		_, err = q.ToolGetInProject(ctx, &store.ToolGetInProjectParams{ProjectID: p.ID, Name: "charge", Version: "v3"})
+		wantErr(t, "ToolGetInProject missing", err, store.ErrNotFound)
+		_, err = q.ToolGetAnyProject(ctx, refund.ID+100)
+		wantErr(t, "ToolGetAnyProject missing", err, store.ErrNotFound)
+		// name@version is the project's: each project finds its own tool;
+		// by id, any project's is found.
+		got, err = q.ToolGetInProject(ctx, &store.ToolGetInProjectParams{ProjectID: other.ID, Name: "charge", Version: "v1"})
+		if err != nil {
+			return err
+		}
+		if got.ID != otool.ID || got.ProjectID != other.ID || got.EndpointID != oep.ID {
+			t.Errorf("ToolGetInProject of the other project's charge@v1 = %+v, want tool %d", got, otool.ID)
+		}
+		_, err = q.ToolGetInProject(ctx, &store.ToolGetInProjectParams{ProjectID: other.ID, Name: "charge", Version: "v2"})
+		wantErr(t, "ToolGetInProject of another project's name@version", err, store.ErrNotFound)
+		got, err = q.ToolGetAnyProject(ctx, otool.ID)
+		if err != nil {
+			return err
+		}
+		if got.ID != otool.ID || got.ProjectID != other.ID || got.Name != "charge" || got.Version != "v1" {
+			t.Errorf("ToolGetAnyProject of the other project's tool = %+v, want tool %d", got, otool.ID)
+		}
 		list, err := q.ToolList(ctx, p.ID)
 		if err != nil {
 			return err
@@ -668,19 +817,25 @@ func testRuns(t *testing.T, s store.Store) {
 	if r.ID == 0 || r.State != "open" {
 		t.Fatalf("created run %+v, want an id and state open", r)
 	}
-	txErr(t, s, "RunFinish from another project", store.ErrNotFound, func(q store.Queries) error { return q.RunFinish(ctx, other.ID, r.ID, 3000) })
-	tx(t, s, func(q store.Queries) error { return q.RunFinish(ctx, p.ID, r.ID, 3000) })
-	txErr(t, s, "RunFinish twice", store.ErrNotFound, func(q store.Queries) error { return q.RunFinish(ctx, p.ID, r.ID, 4000) })
+	txErr(t, s, "RunFinish from another project", store.ErrNotFound, func(q store.Queries) error {
+		return q.RunFinish(ctx, &store.RunFinishParams{ProjectID: other.ID, ID: r.ID, Now: 3000})
+	})
+	tx(t, s, func(q store.Queries) error {
+		return q.RunFinish(ctx, &store.RunFinishParams{ProjectID: p.ID, ID: r.ID, Now: 3000})
+	})
+	txErr(t, s, "RunFinish twice", store.ErrNotFound, func(q store.Queries) error {
+		return q.RunFinish(ctx, &store.RunFinishParams{ProjectID: p.ID, ID: r.ID, Now: 4000})
+	})
 	read(t, s, func(q store.Queries) error {
-		got, err := q.RunGet(ctx, p.ID, r.ID)
+		got, err := q.RunGetInProject(ctx, &store.RunGetInProjectParams{ProjectID: p.ID, ID: r.ID})
 		if err != nil {
 			return err
 		}
 		if want := (store.Run{ID: r.ID, ProjectID: p.ID, Name: "nightly", State: "finished", CreatedAt: 2000, FinishedAt: 3000}); *got != want {
-			t.Errorf("RunGet = %+v, want %+v", *got, want)
+			t.Errorf("RunGetInProject = %+v, want %+v", *got, want)
 		}
-		_, err = q.RunGet(ctx, other.ID, r.ID)
-		wantErr(t, "RunGet from another project", err, store.ErrNotFound)
+		_, err = q.RunGetInProject(ctx, &store.RunGetInProjectParams{ProjectID: other.ID, ID: r.ID})
+		wantErr(t, "RunGetInProject from another project", err, store.ErrNotFound)
 		return nil
 	})
 }
@@ -744,35 +899,35 @@ func testJobInsert(t *testing.T, s store.Store) {
 	}
 	// Reads inside Read and inside Tx agree with what was written.
 	read(t, s, func(q store.Queries) error {
-		got, err := q.JobGet(ctx, f.p.ID, j.ID)
+		got, err := q.JobGetInProject(ctx, &store.JobGetInProjectParams{ProjectID: f.p.ID, ID: j.ID})
 		if err != nil {
 			return err
 		}
-		sameJob(t, "JobGet", got, j)
-		got, err = q.JobByID(ctx, j.ID)
+		sameJob(t, "JobGetInProject", got, j)
+		got, err = q.JobGetAnyProject(ctx, j.ID)
 		if err != nil {
 			return err
 		}
-		sameJob(t, "JobByID", got, j)
+		sameJob(t, "JobGetAnyProject", got, j)
 		got, err = q.JobByIdempotencyKey(ctx, f.p.ID, "order-1")
 		if err != nil {
 			return err
 		}
 		sameJob(t, "JobByIdempotencyKey", got, j)
-		_, err = q.JobGet(ctx, other.ID, j.ID)
-		wantErr(t, "JobGet from another project", err, store.ErrNotFound)
-		_, err = q.JobByID(ctx, j.ID+100)
-		wantErr(t, "JobByID missing", err, store.ErrNotFound)
+		_, err = q.JobGetInProject(ctx, &store.JobGetInProjectParams{ProjectID: other.ID, ID: j.ID})
+		wantErr(t, "JobGetInProject from another project", err, store.ErrNotFound)
+		_, err = q.JobGetAnyProject(ctx, j.ID+100)
+		wantErr(t, "JobGetAnyProject missing", err, store.ErrNotFound)
 		_, err = q.JobByIdempotencyKey(ctx, other.ID, "order-1")
 		wantErr(t, "JobByIdempotencyKey from another project", err, store.ErrNotFound)
 		return nil
 	})
 	tx(t, s, func(q store.Queries) error {
-		got, err := q.JobGet(ctx, f.p.ID, j.ID)
+		got, err := q.JobGetInProject(ctx, &store.JobGetInProjectParams{ProjectID: f.p.ID, ID: j.ID})
 		if err != nil {
 			return err
 		}
-		sameJob(t, "JobGet in Tx", got, j)
+		sameJob(t, "JobGetInProject in Tx", got, j)
 		return nil
 	})
 }
@@ -856,8 +1011,8 @@ func testJobUpdate(t *testing.T, s store.Store) {
 	})
 }
 
-// testJobsBatch holds JobsByIDs and JobsUpdate to JobGet and JobUpdate, row
-// for row, including batches longer than one statement takes.
+// testJobsBatch holds JobsGetInProject and JobsUpdate to JobGetInProject and
+// JobUpdate, row for row, including batches longer than one statement takes.
 func testJobsBatch(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := newFixture(t, s)
@@ -885,27 +1040,27 @@ func testJobsBatch(t *testing.T, s store.Store) {
 	}
 	asked = append(asked, oj.ID, oj.ID+1000)
 	tx(t, s, func(q store.Queries) error {
-		got, err := q.JobsByIDs(ctx, f.p.ID, asked, true)
+		got, err := q.JobsGetInProject(ctx, &store.JobsGetInProjectParams{ProjectID: f.p.ID, IDs: asked, Lock: true})
 		if err != nil {
 			return err
 		}
 		if !slices.Equal(ids(got), want) {
-			t.Errorf("JobsByIDs = %d jobs %v..., want %d %v...", len(got), ids(got)[:min(3, len(got))], len(want), want[:3])
+			t.Errorf("JobsGetInProject = %d jobs %v..., want %d %v...", len(got), ids(got)[:min(3, len(got))], len(want), want[:3])
 		}
 		for i := range got {
 			if w := js[got[i].ID-js[0].ID]; w.ID == got[i].ID {
 				want := *w
 				want.Payload = json.RawMessage{} // not read
-				sameJob(t, "JobsByIDs", &got[i], &want)
+				sameJob(t, "JobsGetInProject", &got[i], &want)
 			}
 		}
-		none, err := q.JobsByIDs(ctx, f.p.ID, nil, false)
+		none, err := q.JobsGetInProject(ctx, &store.JobsGetInProjectParams{ProjectID: f.p.ID, IDs: nil})
 		if err != nil || len(none) != 0 {
-			t.Errorf("JobsByIDs(no ids) = %v, %v", none, err)
+			t.Errorf("JobsGetInProject(no ids) = %v, %v", none, err)
 		}
-		none, err = q.JobsByIDs(ctx, other.ID+100, asked, false)
+		none, err = q.JobsGetInProject(ctx, &store.JobsGetInProjectParams{ProjectID: other.ID + 100, IDs: asked})
 		if err != nil || len(none) != 0 {
-			t.Errorf("JobsByIDs(another project) = %d jobs, %v", len(none), err)
+			t.Errorf("JobsGetInProject(another project) = %d jobs, %v", len(none), err)
 		}
 		return nil
 	})
@@ -929,7 +1084,7 @@ func testJobsBatch(t *testing.T, s store.Store) {
 			if i < len(upd) {
 				w = upd[i]
 			}
-			got, err := q.JobGet(ctx, f.p.ID, j.ID)
+			got, err := q.JobGetInProject(ctx, &store.JobGetInProjectParams{ProjectID: f.p.ID, ID: j.ID})
 			if err != nil {
 				return err
 			}
@@ -1139,7 +1294,7 @@ func testDueEndpoints(t *testing.T, s store.Store) {
 	}
 	read(t, s, func(q store.Queries) error {
 		for _, c := range cases {
-			got, err := q.DueEndpoints(ctx, c.tools, c.now)
+			got, err := q.DueEndpoints(ctx, &store.DueEndpointsParams{ToolIDs: c.tools, Now: c.now})
 			if err != nil {
 				return err
 			}
@@ -1179,7 +1334,7 @@ func testJobsClaimable(t *testing.T, s store.Store) {
 	}
 	tx(t, s, func(q store.Queries) error {
 		for _, cs := range cases {
-			got, err := q.JobsClaimable(ctx, f.ep.ID, cs.tools, cs.now, cs.limit)
+			got, err := q.JobsClaimable(ctx, &store.JobsClaimableParams{EndpointID: f.ep.ID, ToolIDs: cs.tools, Now: cs.now, Limit: cs.limit})
 			if err != nil {
 				return err
 			}
@@ -1187,7 +1342,7 @@ func testJobsClaimable(t *testing.T, s store.Store) {
 				t.Errorf("JobsClaimable %s = %v, want %v", cs.name, ids(got), cs.want)
 			}
 		}
-		got, err := q.JobsClaimable(ctx, f.ep.ID, all, 5000, 1)
+		got, err := q.JobsClaimable(ctx, &store.JobsClaimableParams{EndpointID: f.ep.ID, ToolIDs: all, Now: 5000, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -1242,7 +1397,7 @@ func testJobsClaim(t *testing.T, s store.Store) {
 	// Claiming a job that is no longer scheduled is a conflict, and the
 	// whole claim is refused.
 	txErr(t, s, "JobsClaim of a running job", store.ErrConflict, func(q store.Queries) error {
-		return q.JobsClaim(ctx, store.ClaimParams{IDs: []int64{c.ID, a.ID}, WorkerID: "w-2", LeaseToken: "lease-2", Now: 3000})
+		return q.JobsClaim(ctx, &store.JobsClaimParams{IDs: []int64{c.ID, a.ID}, WorkerID: "w-2", LeaseToken: "lease-2", Now: 3000})
 	})
 	if got := getJob(t, s, c.ID); got.State != wire.JobScheduled {
 		t.Errorf("job %d was claimed by a refused claim: %+v", c.ID, got)
@@ -1263,7 +1418,7 @@ func testJobsClaim(t *testing.T, s store.Store) {
 	})
 	// An empty claim is a no-op.
 	tx(t, s, func(q store.Queries) error {
-		return q.JobsClaim(ctx, store.ClaimParams{WorkerID: "w", LeaseToken: "l", Now: 1})
+		return q.JobsClaim(ctx, &store.JobsClaimParams{WorkerID: "w", LeaseToken: "l", Now: 1})
 	})
 }
 
@@ -1282,7 +1437,7 @@ func testJobsClaimDue(t *testing.T, s store.Store) {
 	b.TimeoutMs = 5000
 	f.insert(t, s, a, b, c, d, future, elsewhere, running)
 	setState(t, s, running, wire.JobRunning, 0)
-	claimDue := func(p store.ClaimDueParams) []store.Job {
+	claimDue := func(p *store.JobsClaimDueParams) []store.Job {
 		t.Helper()
 		p.EndpointID = f.ep.ID
 		var got []store.Job
@@ -1293,18 +1448,18 @@ func testJobsClaimDue(t *testing.T, s store.Store) {
 		return got
 	}
 	// Nothing to do: no tools, no room, nothing due yet, another tool.
-	for _, p := range []store.ClaimDueParams{{ToolIDs: nil, Limit: 10, Now: 5000}, {ToolIDs: all, Limit: 0, Now: 5000},
+	for _, p := range []*store.JobsClaimDueParams{{ToolIDs: nil, Limit: 10, Now: 5000}, {ToolIDs: all, Limit: 0, Now: 5000},
 		{ToolIDs: all, Limit: 10, Now: 999}, {ToolIDs: []int64{chat.ID}, Limit: 10, Now: 5000}} {
 		if got := claimDue(p); len(got) != 0 {
 			t.Errorf("JobsClaimDue(%+v) = %v, want none", p, ids(got))
 		}
 	}
 	// Due order then id, up to the limit, of the requested tools only.
-	got := claimDue(store.ClaimDueParams{ToolIDs: []int64{f.tool.ID}, Limit: 1, WorkerID: "w-1", LeaseToken: "lease-1", Now: 2000})
+	got := claimDue(&store.JobsClaimDueParams{ToolIDs: []int64{f.tool.ID}, Limit: 1, WorkerID: "w-1", LeaseToken: "lease-1", Now: 2000})
 	if want := []int64{c.ID}; !slices.Equal(ids(got), want) {
 		t.Errorf("JobsClaimDue(tool filter, limit 1) = %v, want %v", ids(got), want)
 	}
-	got = append(got, claimDue(store.ClaimDueParams{ToolIDs: all, Limit: 3, WorkerID: "w-2", LeaseToken: "lease-2", Now: 4000})...)
+	got = append(got, claimDue(&store.JobsClaimDueParams{ToolIDs: all, Limit: 3, WorkerID: "w-2", LeaseToken: "lease-2", Now: 4000})...)
 	if want := []int64{c.ID, b.ID, d.ID, a.ID}; !slices.Equal(ids(got), want) {
 		t.Errorf("JobsClaimDue = %v, want %v", ids(got), want)
 	}
@@ -1340,7 +1495,7 @@ func testJobsClaimDue(t *testing.T, s store.Store) {
 	// Its attempt finished, rescheduled and claimed again: attempt 2 is
 	// another row.
 	reschedule(t, s, a.ID, 6000)
-	got = claimDue(store.ClaimDueParams{ToolIDs: all, Limit: 10, WorkerID: "w-3", LeaseToken: "lease-3", Now: 6000})
+	got = claimDue(&store.JobsClaimDueParams{ToolIDs: all, Limit: 10, WorkerID: "w-3", LeaseToken: "lease-3", Now: 6000})
 	if len(got) != 1 || got[0].ID != a.ID || got[0].Attempt != 2 {
 		t.Fatalf("second claim = %+v", got)
 	}
@@ -1362,12 +1517,12 @@ func testJobsClaimDue(t *testing.T, s store.Store) {
 	f.insert(t, s, many...)
 	var n int
 	tx(t, s, func(q store.Queries) error {
-		got, err := q.JobsClaimDue(ctx, store.ClaimDueParams{EndpointID: ep2.ID, ToolIDs: all, Limit: 1000, WorkerID: "w", LeaseToken: "l", Now: 10})
+		got, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: ep2.ID, ToolIDs: all, Limit: 1000, WorkerID: "w", LeaseToken: "l", Now: 10})
 		n = len(got)
 		return err
 	})
 	read(t, s, func(q store.Queries) error {
-		running, err := q.CountRunning(ctx, ep2.ID, 10_000)
+		running, err := q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep2.ID, Limit: 10_000})
 		if err == nil && (n != 701 || running != 701) {
 			t.Errorf("claimed %d of 701 jobs, %d running", n, running)
 		}
@@ -1390,7 +1545,7 @@ func testCountRunning(t *testing.T, s store.Store) {
 	claim(t, s, "w", "l", 10, other.ID)
 	read(t, s, func(q store.Queries) error {
 		for _, c := range []struct{ limit, want int64 }{{10, 3}, {3, 3}, {2, 2}, {1, 1}} {
-			n, err := q.CountRunning(ctx, f.ep.ID, c.limit)
+			n, err := q.CountRunning(ctx, &store.CountRunningParams{EndpointID: f.ep.ID, Limit: c.limit})
 			if err != nil {
 				return err
 			}
@@ -1398,7 +1553,7 @@ func testCountRunning(t *testing.T, s store.Store) {
 				t.Errorf("CountRunning(limit %d) = %d, want %d", c.limit, n, c.want)
 			}
 		}
-		n, err := q.CountRunning(ctx, ep2.ID+100, 10)
+		n, err := q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep2.ID + 100, Limit: 10})
 		if err != nil {
 			return err
 		}
@@ -1422,7 +1577,7 @@ func testCountScheduled(t *testing.T, s store.Store) {
 	claim(t, s, "w", "l", 600, d.ID)
 	read(t, s, func(q store.Queries) error {
 		for _, c := range []struct{ dueBy, n, due int64 }{{999, 3, 0}, {1000, 3, 1}, {2500, 3, 2}, {3000, 3, 3}} {
-			n, due, err := q.CountScheduled(ctx, f.ep.ID, c.dueBy)
+			n, due, err := q.CountScheduled(ctx, &store.CountScheduledParams{EndpointID: f.ep.ID, DueBy: c.dueBy})
 			if err != nil {
 				return err
 			}
@@ -1430,7 +1585,7 @@ func testCountScheduled(t *testing.T, s store.Store) {
 				t.Errorf("CountScheduled(due by %d) = %d, %d; want %d, %d", c.dueBy, n, due, c.n, c.due)
 			}
 		}
-		n, due, err := q.CountScheduled(ctx, ep2.ID+100, 5000)
+		n, due, err := q.CountScheduled(ctx, &store.CountScheduledParams{EndpointID: ep2.ID + 100, DueBy: 5000})
 		if err != nil || n != 0 || due != 0 {
 			t.Errorf("CountScheduled of an endpoint without jobs = %d, %d, %v", n, due, err)
 		}
@@ -1454,7 +1609,7 @@ func testAttemptsFinishedSince(t *testing.T, s store.Store) {
 	setState(t, s, getJob(t, s, other.ID), wire.JobFailed, 200)
 	read(t, s, func(q store.Queries) error {
 		for _, c := range []struct{ since, limit, want int64 }{{0, 10, 3}, {100, 10, 3}, {101, 10, 2}, {300, 10, 1}, {301, 10, 0}, {0, 2, 2}} {
-			n, err := q.AttemptsFinishedSince(ctx, f.ep.ID, c.since, c.limit)
+			n, err := q.AttemptsFinishedSince(ctx, &store.AttemptsFinishedSinceParams{EndpointID: f.ep.ID, Since: c.since, Limit: c.limit})
 			if err != nil {
 				return err
 			}
@@ -1493,7 +1648,7 @@ func testClaimsSince(t *testing.T, s store.Store) {
 	}
 	read(t, s, func(q store.Queries) error {
 		for _, c := range cases {
-			n, earliest, err := q.ClaimsSince(ctx, f.ep.ID, c.since, c.limit)
+			n, earliest, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: f.ep.ID, Since: c.since, Limit: c.limit})
 			if err != nil {
 				return err
 			}
@@ -1542,7 +1697,7 @@ func testExpiredLeases(t *testing.T, s store.Store) {
 	check := func(now int64, limit int, want []int64) {
 		t.Helper()
 		tx(t, s, func(q store.Queries) error {
-			got, err := q.ExpiredLeases(ctx, now, limit)
+			got, err := q.ExpiredLeases(ctx, &store.ExpiredLeasesParams{Now: now, Limit: limit})
 			if err != nil {
 				return err
 			}
@@ -1575,15 +1730,24 @@ func testJobsPrune(t *testing.T, s store.Store) {
 	// js[4] running, js[5] scheduled, js[6] cancelled before it ran.
 	setState(t, s, js[6], wire.JobCancelled, 400) // pruned
 	var n int64
-	tx(t, s, func(q store.Queries) (err error) { n, err = q.JobsPrune(ctx, 1000, 2); return err })
+	tx(t, s, func(q store.Queries) (err error) {
+		n, err = q.JobsPrune(ctx, &store.JobsPruneParams{FinishedBefore: 1000, Limit: 2})
+		return err
+	})
 	if n != 2 {
 		t.Fatalf("JobsPrune(limit 2) = %d, want 2", n)
 	}
-	tx(t, s, func(q store.Queries) (err error) { n, err = q.JobsPrune(ctx, 1000, 100); return err })
+	tx(t, s, func(q store.Queries) (err error) {
+		n, err = q.JobsPrune(ctx, &store.JobsPruneParams{FinishedBefore: 1000, Limit: 100})
+		return err
+	})
 	if n != 2 {
 		t.Fatalf("second JobsPrune = %d, want the remaining 2", n)
 	}
-	tx(t, s, func(q store.Queries) (err error) { n, err = q.JobsPrune(ctx, 1000, 100); return err })
+	tx(t, s, func(q store.Queries) (err error) {
+		n, err = q.JobsPrune(ctx, &store.JobsPruneParams{FinishedBefore: 1000, Limit: 100})
+		return err
+	})
 	if n != 0 {
 		t.Fatalf("third JobsPrune = %d, want 0", n)
 	}
@@ -1630,7 +1794,7 @@ func testAttempts(t *testing.T, s store.Store) {
 		if err := q.AttemptFinish(ctx, done); err != nil {
 			return err
 		}
-		jj, err := q.JobByID(ctx, j.ID)
+		jj, err := q.JobGetAnyProject(ctx, j.ID)
 		if err != nil {
 			return err
 		}
@@ -1639,14 +1803,14 @@ func testAttempts(t *testing.T, s store.Store) {
 	})
 	claim(t, s, "w-2", "lease-2", 62_000, j.ID)
 	read(t, s, func(q store.Queries) error {
-		got, err := q.AttemptGet(ctx, j.ID, 1)
+		got, err := q.AttemptGet(ctx, &store.AttemptGetParams{JobID: j.ID, Number: 1})
 		if err != nil {
 			return err
 		}
 		if *got != *done {
 			t.Errorf("AttemptGet after finish:\n got %+v\nwant %+v", *got, *done)
 		}
-		_, err = q.AttemptGet(ctx, j.ID, 3)
+		_, err = q.AttemptGet(ctx, &store.AttemptGetParams{JobID: j.ID, Number: 3})
 		wantErr(t, "AttemptGet missing", err, store.ErrNotFound)
 		list, err := q.AttemptList(ctx, j.ID)
 		if err != nil {
@@ -1715,7 +1879,7 @@ func testAttemptsBatch(t *testing.T, s store.Store) {
 			t.Errorf("AttemptsByKeys = %d attempts, want %d", len(got), len(keys))
 		}
 		for i := range got {
-			want, err := q.AttemptGet(ctx, got[i].JobID, got[i].Number)
+			want, err := q.AttemptGet(ctx, &store.AttemptGetParams{JobID: got[i].JobID, Number: got[i].Number})
 			if err != nil {
 				return err
 			}
@@ -1733,7 +1897,7 @@ func testAttemptsBatch(t *testing.T, s store.Store) {
 	})
 	read(t, s, func(q store.Queries) error {
 		for _, a := range fin {
-			got, err := q.AttemptGet(ctx, a.JobID, a.Number)
+			got, err := q.AttemptGet(ctx, &store.AttemptGetParams{JobID: a.JobID, Number: a.Number})
 			if err != nil {
 				return err
 			}
@@ -1742,7 +1906,7 @@ func testAttemptsBatch(t *testing.T, s store.Store) {
 			}
 		}
 		// The other attempt of the first ten jobs is untouched.
-		got, err := q.AttemptGet(ctx, js[0].ID, 1)
+		got, err := q.AttemptGet(ctx, &store.AttemptGetParams{JobID: js[0].ID, Number: 1})
 		if err != nil {
 			return err
 		}
@@ -1765,11 +1929,80 @@ func testAttemptsBatch(t *testing.T, s store.Store) {
 		return q.AttemptsFinish(ctx, []*store.Attempt{&a, &missing})
 	})
 	read(t, s, func(q store.Queries) error {
-		got, err := q.AttemptGet(ctx, fin[0].JobID, fin[0].Number)
+		got, err := q.AttemptGet(ctx, &store.AttemptGetParams{JobID: fin[0].JobID, Number: fin[0].Number})
 		if err == nil && *got != *fin[0] {
 			t.Errorf("attempt changed by a refused AttemptsFinish: %+v", got)
 		}
 		return err
+	})
+}
+
+// testAttemptOutcomes counts an endpoint's finished attempts by outcome
+// from a time on: each attempt of a job counts, running attempts and other
+// endpoints' do not, and the time is inclusive.
+func testAttemptOutcomes(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	js := []*store.Job{job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1)}
+	other := job(f.p, ep2, chat, 1)
+	f.insert(t, s, append(js, other)...)
+	claim(t, s, "w", "l", 10, js[0].ID, js[1].ID, js[2].ID, js[3].ID, js[4].ID, other.ID)
+	// finish ends the running attempt of job id with outcome at time at,
+	// and schedules the job again.
+	finish := func(id int64, outcome wire.AttemptOutcome, at int64) {
+		t.Helper()
+		tx(t, s, func(q store.Queries) error {
+			j, err := q.JobGetAnyProject(ctx, id)
+			if err != nil {
+				return err
+			}
+			a := store.RunningAttempt(j)
+			a.FinishedAt, a.Outcome = at, outcome
+			if err := q.AttemptFinish(ctx, &a); err != nil {
+				return err
+			}
+			j.State, j.DueAt, j.LeaseToken, j.UpdatedAt = wire.JobScheduled, at, "", at
+			return q.JobUpdate(ctx, j)
+		})
+	}
+	// On f.ep: succeeded at 100; failed at 200, then its second attempt
+	// succeeded at 350; failed at 300; timed out at 400; js[4] running.
+	// On ep2: succeeded at 300.
+	finish(js[0].ID, wire.OutcomeSucceeded, 100)
+	finish(js[1].ID, wire.OutcomeFailed, 200)
+	claim(t, s, "w", "l2", 250, js[1].ID)
+	finish(js[1].ID, wire.OutcomeSucceeded, 350)
+	finish(js[2].ID, wire.OutcomeFailed, 300)
+	finish(js[3].ID, wire.OutcomeTimedOut, 400)
+	finish(other.ID, wire.OutcomeSucceeded, 300)
+	type counts = map[wire.AttemptOutcome]int64
+	cases := []struct {
+		name     string
+		endpoint int64
+		since    int64
+		want     counts
+	}{
+		{"every attempt", f.ep.ID, 0, counts{wire.OutcomeSucceeded: 2, wire.OutcomeFailed: 2, wire.OutcomeTimedOut: 1}},
+		{"since is inclusive", f.ep.ID, 200, counts{wire.OutcomeSucceeded: 1, wire.OutcomeFailed: 2, wire.OutcomeTimedOut: 1}},
+		{"after the first failure", f.ep.ID, 201, counts{wire.OutcomeSucceeded: 1, wire.OutcomeFailed: 1, wire.OutcomeTimedOut: 1}},
+		{"the last one", f.ep.ID, 400, counts{wire.OutcomeTimedOut: 1}},
+		{"none since", f.ep.ID, 401, counts{}},
+		{"another endpoint", ep2.ID, 0, counts{wire.OutcomeSucceeded: 1}},
+		{"an endpoint without attempts", ep2.ID + 100, 0, counts{}},
+	}
+	read(t, s, func(q store.Queries) error {
+		for _, c := range cases {
+			got, err := q.AttemptOutcomes(ctx, &store.AttemptOutcomesParams{EndpointID: c.endpoint, Since: c.since})
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			if !maps.Equal(got, c.want) {
+				t.Errorf("AttemptOutcomes %s (since %d) = %v, want %v", c.name, c.since, got, c.want)
+			}
+		}
+		return nil
 	})
 }
 
@@ -1818,7 +2051,7 @@ func testTxRollback(t *testing.T, s store.Store) {
 		if jn != 0 {
 			t.Errorf("jobs after rollback = %d, want 0", jn)
 		}
-		ep, err := q.EndpointByID(ctx, f.ep.ID, false)
+		ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: f.ep.ID})
 		if err != nil {
 			return err
 		}
@@ -1882,10 +2115,10 @@ func testRead(t *testing.T, s store.Store) {
 	// Read sees committed writes and returns fn's error.
 	boom := errors.New("boom")
 	err := s.Read(ctx, func(q store.Queries) error {
-		if _, err := q.JobGet(ctx, f.p.ID, j.ID); err != nil {
+		if _, err := q.JobGetInProject(ctx, &store.JobGetInProjectParams{ProjectID: f.p.ID, ID: j.ID}); err != nil {
 			return err
 		}
-		if _, err := q.EndpointGet(ctx, f.p.ID, f.ep.Name); err != nil {
+		if _, err := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: f.p.ID, Name: f.ep.Name}); err != nil {
 			return err
 		}
 		return boom
@@ -1900,7 +2133,7 @@ func testRead(t *testing.T, s store.Store) {
 	go func() {
 		defer wg.Done()
 		_ = s.Tx(ctx, func(q store.Queries) error {
-			if _, err := q.EndpointByID(ctx, f.ep.ID, true); err != nil {
+			if _, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: f.ep.ID, Lock: true}); err != nil {
 				return err
 			}
 			close(started)
@@ -1910,7 +2143,7 @@ func testRead(t *testing.T, s store.Store) {
 	}()
 	<-started
 	read(t, s, func(q store.Queries) error {
-		_, err := q.EndpointByID(ctx, f.ep.ID, false)
+		_, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: f.ep.ID})
 		return err
 	})
 	close(release)
@@ -1923,17 +2156,17 @@ func testRead(t *testing.T, s store.Store) {
 // may never run more than maxConcurrent jobs.
 func testConcurrentClaims(t *testing.T, s store.Store) {
 	concurrentClaims(t, s, func(ctx context.Context, q store.Queries, endpointID, toolID int64, limit int, worker, lease string) ([]int64, error) {
-		ready, err := q.JobsClaimable(ctx, endpointID, []int64{toolID}, 100, limit)
+		ready, err := q.JobsClaimable(ctx, &store.JobsClaimableParams{EndpointID: endpointID, ToolIDs: []int64{toolID}, Now: 100, Limit: limit})
 		if err != nil || len(ready) == 0 {
 			return nil, err
 		}
-		return ids(ready), q.JobsClaim(ctx, store.ClaimParams{IDs: ids(ready), WorkerID: worker, LeaseToken: lease, Now: 100})
+		return ids(ready), q.JobsClaim(ctx, &store.JobsClaimParams{IDs: ids(ready), WorkerID: worker, LeaseToken: lease, Now: 100})
 	})
 }
 
 func testConcurrentClaimsDue(t *testing.T, s store.Store) {
 	concurrentClaims(t, s, func(ctx context.Context, q store.Queries, endpointID, toolID int64, limit int, worker, lease string) ([]int64, error) {
-		got, err := q.JobsClaimDue(ctx, store.ClaimDueParams{EndpointID: endpointID, ToolIDs: []int64{toolID}, Limit: limit, WorkerID: worker, LeaseToken: lease, Now: 100})
+		got, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: endpointID, ToolIDs: []int64{toolID}, Limit: limit, WorkerID: worker, LeaseToken: lease, Now: 100})
 		return ids(got), err
 	})
 }
@@ -1966,11 +2199,11 @@ func concurrentClaims(t *testing.T, s store.Store, claim func(ctx context.Contex
 				var got []int64
 				err := s.Tx(ctx, func(q store.Queries) error {
 					got = nil
-					ep, err := q.EndpointByID(ctx, f.ep.ID, true)
+					ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: f.ep.ID, Lock: true})
 					if err != nil {
 						return err
 					}
-					running, err := q.CountRunning(ctx, ep.ID, maxConcurrent)
+					running, err := q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep.ID, Limit: maxConcurrent})
 					if err != nil {
 						return err
 					}
@@ -1981,7 +2214,7 @@ func concurrentClaims(t *testing.T, s store.Store, claim func(ctx context.Contex
 					if err != nil || len(got) == 0 {
 						return err
 					}
-					after, err := q.CountRunning(ctx, ep.ID, 1000)
+					after, err := q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep.ID, Limit: 1000})
 					if err != nil {
 						return err
 					}
@@ -2011,7 +2244,7 @@ func concurrentClaims(t *testing.T, s store.Store, claim func(ctx context.Contex
 				// Finish what we hold so capacity frees up.
 				for _, id := range got {
 					if err := s.Tx(ctx, func(q store.Queries) error {
-						j, err := q.JobByID(ctx, id)
+						j, err := q.JobGetAnyProject(ctx, id)
 						if err != nil {
 							return err
 						}

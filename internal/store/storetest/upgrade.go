@@ -27,7 +27,7 @@ func Upgrade0003(t *testing.T, db *sql.DB, files []store.MigrationFile, open fun
 	}
 	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT '')`)
 	for _, f := range files[:2] {
-		exec(f.Up)
+		exec(f.SQL)
 		exec(`INSERT INTO schema_migrations (version, name) VALUES (` + strconv.Itoa(f.Version) + `, '` + f.Name + `')`)
 	}
 	exec(`INSERT INTO projects (id, name, plan, created_at) VALUES (1, 'p', 'PRO', 1)`)
@@ -71,7 +71,7 @@ func Upgrade0003(t *testing.T, db *sql.DB, files []store.MigrationFile, open fun
 		if len(as) != 2 || as[0] != first || as[1] != running {
 			t.Errorf("attempts of the running job after 0003 = %+v, want %+v and %+v", as, first, running)
 		}
-		j, err := q.JobByID(ctx, 1)
+		j, err := q.JobGetAnyProject(ctx, 1)
 		if err != nil {
 			return err
 		}
@@ -94,7 +94,7 @@ func Upgrade0003(t *testing.T, db *sql.DB, files []store.MigrationFile, open fun
 	done.FinishedAt, done.Outcome, done.Classification = 6000, "succeeded", "success"
 	tx(t, st, func(q store.Queries) error { return q.AttemptFinish(ctx, &done) })
 	read(t, st, func(q store.Queries) error {
-		a, err := q.AttemptGet(ctx, 1, 2)
+		a, err := q.AttemptGet(ctx, &store.AttemptGetParams{JobID: 1, Number: 2})
 		if err == nil && *a != done {
 			t.Errorf("finished attempt after 0003 = %+v, want %+v", *a, done)
 		}

@@ -1,2 +1,0 @@
-DROP INDEX attempts_finished;
-DROP INDEX jobs_endpoint_state_due;
