@@ -180,13 +180,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // --- requests ---
 
-type principalKey struct{}
-
-func principal(r *http.Request) *engine.Principal {
-	p, _ := r.Context().Value(principalKey{}).(*engine.Principal)
-	return p
-}
-
 // fail logs unexpected errors and writes the mapped response.
 // statusClientClosed answers a request whose client went away before the
 // answer (nginx's 499): nobody reads it, and it is no server error.
@@ -219,16 +212,8 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// decode reads a JSON object strictly into v: unknown fields, wrong types,
-// trailing data and malformed JSON are errors that name the field.
-func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	return decodeBytes(body, v)
-}
-
+// decodeBytes reads a JSON object strictly into v: unknown fields, wrong
+// types, trailing data and malformed JSON are errors that name the field.
 func decodeBytes(body []byte, v any) error {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return field.Errors{{Field: "body", Value: "empty", Allowed: "must be a JSON object"}}

@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"strconv"
-	"time"
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/internal/engine"
@@ -141,8 +140,6 @@ func claimedView(c engine.Claimed) wire.ClaimedJob {
 		Payload: c.Job.Payload, IdempotencyKey: c.IdempotencyKey, LeaseToken: c.LeaseToken, LeaseExpiresAt: ft(c.LeaseExpiresAt),
 		TimeoutMs: c.Job.TimeoutMs, RunID: c.Job.RunID}
 }
-
-func timeMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // decodeString and decodeInt read one member of a body parsed field by field.
 func decodeString(raw json.RawMessage, dst *string) bool { return json.Unmarshal(raw, dst) == nil }

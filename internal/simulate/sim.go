@@ -46,7 +46,6 @@ type sim struct {
 	writes  []float64 // recent write times, for the overload window
 	calls   []float64
 	times   []float64
-	calcBuf []float64
 }
 
 // latency is one network hop: |Normal(mean, sd)|.

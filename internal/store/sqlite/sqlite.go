@@ -49,7 +49,6 @@ type DB struct {
 	reader *sql.DB
 	ckpt   *sql.DB // one connection for background checkpoints
 	wake   chan struct{}
-	mu     sync.Mutex
 
 	dirty    chan struct{} // a write committed; the checkpointer may run
 	stop     chan struct{}
