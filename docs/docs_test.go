@@ -20,7 +20,7 @@ import (
 
 	"github.com/getratchet/ratchet/docs"
 	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 )
 
 // The pages mark every runnable block in its info string:
@@ -108,7 +108,7 @@ func TestEveryCommandBlockRuns(t *testing.T) {
 }
 
 func TestPages(t *testing.T) {
-	bin := testproc.Binary(t)
+	bin := proctest.Binary(t)
 	for name, src := range pages(t) {
 		blocks := parseBlocks(src)
 		t.Run(strings.TrimSuffix(name, ".md"), func(t *testing.T) {
@@ -136,7 +136,7 @@ func runPage(t *testing.T, bin string, blocks []block) {
 	if !runnable {
 		return
 	}
-	srv := testproc.Start(t, "", nil, "--bootstrap-key", ownerKey, "--dev-clock")
+	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey, "--dev-clock")
 	provider := flakyProvider(t)
 
 	dir := t.TempDir()
@@ -425,7 +425,7 @@ func runServeBlock(t *testing.T, b block) {
 					}
 				}
 			}
-			srv := testproc.Start(t, "", env, args...)
+			srv := proctest.Start(t, "", env, args...)
 			resp, err := http.Get(srv.URL + "/readyz")
 			if err != nil {
 				t.Fatalf("line %d: %q: %v", b.line, l, err)
@@ -452,7 +452,7 @@ func TestOperationsCoversConfiguration(t *testing.T) {
 			rows[strings.Trim(strings.TrimSpace(first), "`")] = l
 		}
 	}
-	cmd := exec.Command(testproc.Binary(t), "serve", "--help")
+	cmd := exec.Command(proctest.Binary(t), "serve", "--help")
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "RATCHET_") {
 			cmd.Env = append(cmd.Env, kv)

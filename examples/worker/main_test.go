@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/client"
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 )
 
 // TestExampleWorker builds the example, runs it against the real server and
@@ -20,7 +20,7 @@ import (
 // succeeded. The server's development clock skips the backoff wait.
 func TestExampleWorker(t *testing.T) {
 	const owner = "rk_example_owner_key_0123456789"
-	srv := testproc.Start(t, "", nil, "--bootstrap-key", owner, "--dev-clock")
+	srv := proctest.Start(t, "", nil, "--bootstrap-key", owner, "--dev-clock")
 	ctx := context.Background()
 	c := client.New(srv.URL, owner)
 	if _, err := c.CreateEndpoint(ctx, "provider", client.EndpointPolicy{}); err != nil {
@@ -51,7 +51,7 @@ func TestExampleWorker(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "--server", srv.URL, "--tool", "charge@1", "--target", provider.URL+"/charge")
 	cmd.Env = append(cmd.Environ(), "RATCHET_KEY="+wk.Secret)
-	var logs testproc.SyncBuffer
+	var logs proctest.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 )
 
 const ownerKey = "rk_cli_test_owner_key_0123456789"
@@ -15,7 +15,7 @@ const ownerKey = "rk_cli_test_owner_key_0123456789"
 // TestClientCommands drives the client commands in-process against the real
 // ratchet binary on a loopback port, and checks what a person reads.
 func TestClientCommands(t *testing.T) {
-	srv := testproc.Start(t, "", nil, "--bootstrap-key", ownerKey)
+	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey)
 	remote := func(t *testing.T, args ...string) (string, string, int) {
 		t.Helper()
 		return run(t, "", append(args, "--server", srv.URL, "--key", ownerKey)...)

@@ -13,7 +13,7 @@ import (
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -115,7 +115,7 @@ func wakeupAcrossNodes(t *testing.T, ctx context.Context, a, b *client.Client) {
 // "limited" (maxConcurrent 4, far below the 3×6 handler slots) and
 // "metered" (rateLimitPerMinute 20 with 30 jobs, so the limit binds within
 // the test).
-func loadOnAllNodes(t *testing.T, ctx context.Context, dbURL string, nodes []*testproc.Server, owners []*client.Client) {
+func loadOnAllNodes(t *testing.T, ctx context.Context, dbURL string, nodes []*proctest.Server, owners []*client.Client) {
 	const (
 		maxConc   = 4
 		limitJobs = 240
@@ -301,7 +301,7 @@ func loadOnAllNodes(t *testing.T, ctx context.Context, dbURL string, nodes []*te
 }
 
 // metricsStatus counts the API requests every node answered with a status.
-func metricsStatus(t *testing.T, nodes []*testproc.Server, code string) float64 {
+func metricsStatus(t *testing.T, nodes []*proctest.Server, code string) float64 {
 	var n float64
 	for _, node := range nodes {
 		n += metric(t, node, "ratchet_http_request_duration_seconds_count", `code="`+code+`"`)

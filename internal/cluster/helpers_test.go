@@ -27,7 +27,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/getratchet/ratchet/client"
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 )
 
 const ownerKey = "rk_cluster_owner_key_0123456789abcdef"
@@ -41,19 +41,19 @@ func testCtx(t *testing.T, d time.Duration) context.Context {
 // startNodes starts n `ratchet serve` processes on one database at the same
 // time, all with the same bootstrap key, so their migrations and bootstraps
 // race as they would when a deployment rolls out.
-func startNodes(t *testing.T, dbURL string, n int) []*testproc.Server {
+func startNodes(t *testing.T, dbURL string, n int) []*proctest.Server {
 	t.Helper()
-	testproc.Binary(t) // build once, before the race starts
-	nodes := make([]*testproc.Server, n)
+	proctest.Binary(t) // build once, before the race starts
+	nodes := make([]*proctest.Server, n)
 	var wg sync.WaitGroup
 	for i := range nodes {
 		wg.Add(1)
 		go func() {
-			// testproc.Start fails the test with t.Fatal, which ends only this
+			// proctest.Start fails the test with t.Fatal, which ends only this
 			// goroutine; the deferred Done still runs and Failed is checked
 			// below on the test goroutine.
 			defer wg.Done()
-			nodes[i] = testproc.Start(t, "", nil, "--database", dbURL, "--bootstrap-key", ownerKey, "--log-level", "warn")
+			nodes[i] = proctest.Start(t, "", nil, "--database", dbURL, "--bootstrap-key", ownerKey, "--log-level", "warn")
 		}()
 	}
 	wg.Wait()
@@ -203,7 +203,7 @@ func maxInWindow(claims []int64, w int64) int {
 
 // metric sums the samples of a Prometheus metric on a node whose labels
 // contain every one of match (e.g. `classification="timed_out"`).
-func metric(t *testing.T, node *testproc.Server, name string, match ...string) float64 {
+func metric(t *testing.T, node *proctest.Server, name string, match ...string) float64 {
 	t.Helper()
 	resp, err := http.Get(node.URL + "/metrics")
 	if err != nil {

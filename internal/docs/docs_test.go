@@ -10,7 +10,7 @@ import (
 
 	mddocs "github.com/getratchet/ratchet/docs"
 	"github.com/getratchet/ratchet/internal/docs"
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 )
 
 func get(t *testing.T, url string) (int, http.Header, string) {
@@ -28,7 +28,7 @@ func get(t *testing.T, url string) (int, http.Header, string) {
 // 200 in the shared shell with its headings and a strict CSP, and the API
 // reference names every path of the OpenAPI document.
 func TestServedDocs(t *testing.T) {
-	srv := testproc.Start(t, "", nil, "--bootstrap-key", "rk_docs_render_key_0123456789")
+	srv := proctest.Start(t, "", nil, "--bootstrap-key", "rk_docs_render_key_0123456789")
 	code, _, index := get(t, srv.URL+"/docs")
 	if code != 200 || !strings.Contains(index, "<h1>Documentation</h1>") {
 		t.Fatalf("/docs: %d\n%s", code, index)

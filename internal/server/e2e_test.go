@@ -19,7 +19,7 @@ import (
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/client"
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -45,7 +45,7 @@ func apiErr(t *testing.T, err error, status int) *client.Error {
 // next due time honours it → success; plus the version guard, scopes,
 // project isolation and stale leases.
 func TestWalkThroughHTTP(t *testing.T) {
-	srv := testproc.Start(t, "", nil, "--bootstrap-key", ownerKey, "--dev-clock")
+	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey, "--dev-clock")
 	k := newContract(t, srv.URL)
 	c := ctx(t)
 	owner := k.client(srv.URL, ownerKey)
@@ -163,7 +163,7 @@ func TestWalkThroughHTTP(t *testing.T) {
 	}
 
 	// Another project's ids are 404, not 403.
-	out, err := exec.Command(testproc.Binary(t), "project", "create", "--name", "other", "--plan", "PRO", "--database", filepath.Join(srv.Dir, "ratchet.db")).CombinedOutput()
+	out, err := exec.Command(proctest.Binary(t), "project", "create", "--name", "other", "--plan", "PRO", "--database", filepath.Join(srv.Dir, "ratchet.db")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("project create: %v\n%s", err, out)
 	}
@@ -227,7 +227,7 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	args := []string{"--bootstrap-key", ownerKey, "--addr", addr}
-	srv := testproc.Start(t, dir, nil, args...)
+	srv := proctest.Start(t, dir, nil, args...)
 	k := newContract(t, srv.URL)
 	c := ctx(t)
 	owner := k.client(srv.URL, ownerKey)
@@ -298,7 +298,7 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 	stopRogue()
 	<-rogueDone
 	time.Sleep(300 * time.Millisecond)
-	testproc.Start(t, dir, nil, args...)
+	proctest.Start(t, dir, nil, args...)
 
 	// Every job reaches a final state.
 	final := map[wire.JobState]bool{"succeeded": true, "failed": true, "exhausted": true}
@@ -398,7 +398,7 @@ func TestDurabilityAfterKill(t *testing.T) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	args := []string{"--bootstrap-key", ownerKey, "--addr", addr}
-	srv := testproc.Start(t, dir, nil, args...)
+	srv := proctest.Start(t, dir, nil, args...)
 	k := newContract(t, srv.URL)
 	c := ctx(t)
 	owner := k.client(srv.URL, ownerKey)
@@ -475,7 +475,7 @@ func TestDurabilityAfterKill(t *testing.T) {
 	srv.Kill() // while both are mid-request
 	close(stop)
 	wg.Wait()
-	testproc.Start(t, dir, nil, args...)
+	proctest.Start(t, dir, nil, args...)
 	mu.Lock()
 	defer mu.Unlock()
 	lost := 0

@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 )
 
 func TestServeHealthz(t *testing.T) {
-	s := testproc.Start(t, "", nil)
+	s := proctest.Start(t, "", nil)
 	resp, err := http.Get(s.URL + "/healthz")
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/internal/browsertest"
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 )
 
 // vectorsPath is the golden file the Go package is tested against; the
@@ -126,7 +126,7 @@ func TestCalculatorInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := browsertest.New(t)
-	srv := testproc.Start(t, "", nil)
+	srv := proctest.Start(t, "", nil)
 	dir := browsertest.ScreenshotDir(t)
 	newPage := func(t *testing.T) *page {
 		return &page{t: t, tab: b.NewTab(t), base: srv.URL, dir: dir}

@@ -15,7 +15,7 @@ import (
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -214,7 +214,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	freeKey := prepareDB(t, dir)
-	srv := testproc.Start(t, dir, nil, "--dev-clock")
+	srv := proctest.Start(t, dir, nil, "--dev-clock")
 	fx := seedDashboard(t, srv.URL, freeKey)
 	c := client.New(srv.URL, ownerKey)
 	ctx := context.Background()

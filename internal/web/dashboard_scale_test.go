@@ -14,7 +14,7 @@ import (
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -65,7 +65,7 @@ func TestDashboardScale(t *testing.T) {
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	seedScale(t, dir)
-	srv := testproc.Start(t, dir, nil)
+	srv := proctest.Start(t, dir, nil)
 	ctx := context.Background()
 	c := client.New(srv.URL, ownerKey)
 

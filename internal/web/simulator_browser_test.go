@@ -21,7 +21,7 @@ import (
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/simulate"
-	"github.com/getratchet/ratchet/internal/testproc"
+	"github.com/getratchet/ratchet/internal/proctest"
 )
 
 // The reduced study sweep the browser runs: 10, 70, 130 and 190 clients, 10
@@ -80,7 +80,7 @@ func sweepOf(t *testing.T, doc string) simulate.Result {
 
 func TestSimulatorInBrowser(t *testing.T) {
 	b := browsertest.New(t)
-	srv := testproc.Start(t, "", nil)
+	srv := proctest.Start(t, "", nil)
 	dir := browsertest.ScreenshotDir(t)
 	newPage := func(t *testing.T) *page {
 		return &page{t: t, tab: b.NewTab(t), base: srv.URL, dir: dir}
@@ -158,7 +158,7 @@ func TestSimulatorInBrowser(t *testing.T) {
 		// The CSV is what `ratchet simulate --format csv` writes for the same
 		// sweep, byte for byte; the JSON is the server's result.
 		csvName, gotCSV := download(p, "download-csv")
-		out, err := exec.Command(testproc.Binary(t), "simulate", "--sweep", "10:190:60", "--runs", "10", "--format", "csv").Output()
+		out, err := exec.Command(proctest.Binary(t), "simulate", "--sweep", "10:190:60", "--runs", "10", "--format", "csv").Output()
 		if err != nil {
 			t.Fatal(err)
 		}

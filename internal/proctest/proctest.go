@@ -1,7 +1,7 @@
-// Package testproc builds the real ratchet binary once per test process and
+// Package proctest builds the real ratchet binary once per test process and
 // starts it as a child process on a loopback port, so end-to-end tests talk
 // to exactly what users run.
-package testproc
+package proctest
 
 import (
 	"bufio"

@@ -1,5 +1,5 @@
 //go:build !race
 
-package testproc
+package proctest
 
 const raceEnabled = false
