@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -90,7 +91,7 @@ func TestGateAllowlist(t *testing.T) {
 	w, _ := h.e.Authenticate(h.ctx, secret)
 	j := h.enqueue("call@1", nil)
 	_, err = h.e.Claim(h.ctx, w, engine.ClaimRequest{WorkerID: "w", Tools: []string{"call@1"}})
-	if e, ok := err.(*engine.Error); !ok || e.Kind != engine.KindForbidden {
+	if e := (*engine.Error)(nil); !errors.As(err, &e) || e.Kind != engine.KindForbidden {
 		t.Fatalf("claim outside the allowlist: %v", err)
 	}
 	if got, _ := h.e.Claim(h.ctx, w, engine.ClaimRequest{WorkerID: "w"}); len(got) != 0 {
@@ -234,7 +235,7 @@ func TestPlanForbidsCustomOnFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.e.CreateEndpoint(h.ctx, h.owner, "x", pol)
-	if e, ok := err.(*engine.Error); !ok || e.Kind != engine.KindForbidden {
+	if e := (*engine.Error)(nil); !errors.As(err, &e) || e.Kind != engine.KindForbidden {
 		t.Fatalf("FREE saved CUSTOM: %v", err)
 	}
 	h.endpoint("y", `{"preset":"AGGRESSIVE"}`)

@@ -20,8 +20,8 @@ import (
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/browsertest"
-	"github.com/getratchet/ratchet/internal/simulate"
 	"github.com/getratchet/ratchet/internal/proctest"
+	"github.com/getratchet/ratchet/internal/simulate"
 )
 
 // The reduced study sweep the browser runs: 10, 70, 130 and 190 clients, 10
@@ -311,7 +311,7 @@ func thousands(v float64) string {
 }
 
 func asErrors(err error, out *field.Errors) bool {
-	es, ok := err.(field.Errors)
+	es, ok := field.As(err)
 	*out = es
 	return ok && len(es) > 0
 }
