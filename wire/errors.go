@@ -13,10 +13,12 @@ type ErrorBody struct {
 // Current is the endpoint as it is now, on a 409 for a stale
 // expectedVersion.
 type ErrorDetail struct {
-	Code    string         `json:"code" enum:"invalid_request,unauthenticated,forbidden,not_found,method_not_allowed,conflict,unavailable,internal,client_closed"`
+	Code    string         `json:"code" enum:"invalid_request,unauthenticated,forbidden,not_found,method_not_allowed,request_timeout,conflict,unavailable,internal,client_closed"`
 	Message string         `json:"message"`
-	Fields  []*field.Error `json:"fields,omitempty"`
-	Current *Endpoint      `json:"current,omitempty"`
+	Fields  []*field.Error `json:"fields,omitempty" doc:"the rejected fields, at most 20"`
+	// FieldsOmitted counts the rejected fields left out of Fields.
+	FieldsOmitted int       `json:"fieldsOmitted,omitzero"`
+	Current       *Endpoint `json:"current,omitempty"`
 }
 
 // Error makes a detail an error, for the per-item errors of batch answers.

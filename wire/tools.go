@@ -13,7 +13,7 @@ type ToolPublish struct {
 	Name          string          `json:"name" pattern:"name"`
 	Version       string          `json:"version" pattern:"version"`
 	Endpoint      string          `json:"endpoint" pattern:"name"`
-	Description   string          `json:"description,omitempty" maxLength:"2000"`
+	Description   string          `json:"description,omitempty" maxLength:"4000" text:"free" doc:"free text, cleaned of control characters; at most 4000 characters"`
 	PayloadSchema json.RawMessage `json:"payloadSchema,omitempty" doc:"a JSON Schema (draft 2020-12) every payload must match at enqueue"`
 	TimeoutMs     *int64          `json:"timeoutMs,omitempty" bound:"timeoutMs" doc:"the lease of this tool's claims; null for the endpoint's"`
 	RetryPreset   backoff.Preset  `json:"retryPreset,omitempty"`

@@ -56,11 +56,11 @@ type Report struct {
 	LeaseToken   string            `json:"leaseToken" minLength:"1"`
 	Success      bool              `json:"success,omitempty"`
 	HTTPStatus   int               `json:"httpStatus,omitzero" bound:"httpStatus" doc:"the provider's status; 0 for no response"`
-	Headers      map[string]string `json:"headers,omitempty" doc:"the provider's response headers, untouched"`
+	Headers      map[string]string `json:"headers,omitempty" text:"free" doc:"the provider's response headers, untouched"`
 	ErrorKind    string            `json:"errorKind,omitempty" enum:",dns,connect,timeout,reset,tls,other" doc:"a network failure without a response"`
 	Retryable    *bool             `json:"retryable,omitempty" doc:"false: never retry this failure"`
 	RetryAfterMs *int64            `json:"retryAfterMs,omitempty" bound:"retryAfterMs" doc:"the worker's own minimum wait"`
-	Message      string            `json:"message,omitempty"`
+	Message      string            `json:"message,omitempty" text:"free" doc:"free text, cleaned of control characters and cut to 2000 bytes on a character boundary"`
 }
 
 // ReportResult answers a single report.

@@ -10,11 +10,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/field"
@@ -26,6 +29,9 @@ import (
 // MaxBodyBytes bounds every request body (a batch of 1000 jobs with small
 // payloads fits comfortably; a single payload is limited to 256 KiB).
 const MaxBodyBytes = 8 << 20
+
+// BodyTimeout is how long a request body may take to arrive.
+const BodyTimeout = 10 * time.Second
 
 // API serves /v1.
 type API struct {
@@ -98,8 +104,39 @@ func (a *API) Register(mux *http.ServeMux) {
 		})
 	}
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := a.methodsFor(r.URL.Path); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeJSON(w, http.StatusMethodNotAllowed, wire.ErrorBody{Error: wire.ErrorDetail{Code: "method_not_allowed",
+				Message: r.Method + " is not allowed on " + r.URL.Path + "; allowed: " + strings.Join(allow, ", ")}})
+			return
+		}
 		writeJSON(w, http.StatusNotFound, wire.ErrorBody{Error: wire.ErrorDetail{Code: "not_found", Message: "no such route: " + r.Method + " " + r.URL.Path + "; see /openapi.json"}})
 	})
+}
+
+// methodsFor lists the methods the route table serves at path (for 405's
+// Allow header); none when no route has the path.
+func (a *API) methodsFor(path string) []string {
+	var out []string
+	segs := strings.Split(path, "/")
+	for _, r := range a.routes {
+		tmpl := strings.Split(r.Path, "/")
+		if len(tmpl) != len(segs) {
+			continue
+		}
+		match := true
+		for i, t := range tmpl {
+			if !(strings.HasPrefix(t, "{") && segs[i] != "") && t != segs[i] {
+				match = false
+				break
+			}
+		}
+		if match && !slices.Contains(out, r.Method) {
+			out = append(out, r.Method)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 type statusWriter struct {
@@ -132,6 +169,7 @@ func (s *statusWriter) Flush() {
 // logged by the caller, never echoed.
 func writeError(w http.ResponseWriter, err error) {
 	var ee *engine.Error
+	var te *transportError
 	be, isField := field.As(err)
 	status, d := http.StatusInternalServerError, wire.ErrorDetail{Code: "internal", Message: "internal error"}
 	switch {
@@ -145,7 +183,7 @@ func writeError(w http.ResponseWriter, err error) {
 		case engine.KindInvalid:
 			status, d.Code = http.StatusBadRequest, "invalid_request"
 			if len(ee.Fields) > 0 {
-				d.Message = "invalid request: " + strings.ReplaceAll(ee.Fields.Error(), "\n", "; ")
+				d.Message = invalidMessage(ee.Fields)
 			}
 		case engine.KindUnauthenticated:
 			status, d.Code = http.StatusUnauthorized, "unauthenticated"
@@ -160,15 +198,76 @@ func writeError(w http.ResponseWriter, err error) {
 		}
 	case isField:
 		status, d.Code = http.StatusBadRequest, "invalid_request"
-		d.Message, d.Fields = "invalid request: "+strings.ReplaceAll(be.Error(), "\n", "; "), be
+		d.Message, d.Fields = invalidMessage(be), be
+	case errors.As(err, &te):
+		status, d.Code, d.Message = te.status, te.code, te.message
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		status, d.Code, d.Message = http.StatusServiceUnavailable, "unavailable", "the database is unavailable; try again"
 	}
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="ratchet"`)
+	}
+	d.Fields, d.FieldsOmitted = boundFields(d.Fields)
 	writeJSON(w, status, wire.ErrorBody{Error: d})
 }
+
+// An error body is bounded whatever the input: at most maxErrorFields
+// fields (and how many more there were), each value cut to maxValueRunes
+// characters, and a message naming at most the first three.
+const (
+	maxErrorFields = 20
+	maxValueRunes  = 200
+	messageFields  = 3
+)
+
+func boundFields(fs field.Errors) (field.Errors, int) {
+	omitted := 0
+	if len(fs) > maxErrorFields {
+		fs, omitted = fs[:maxErrorFields], len(fs)-maxErrorFields
+	}
+	out := make(field.Errors, len(fs))
+	for i, f := range fs {
+		c := *f
+		c.Value = clip(c.Value, maxValueRunes)
+		c.Allowed = clip(c.Allowed, 4*maxValueRunes)
+		out[i] = &c
+	}
+	return out, omitted
+}
+
+func invalidMessage(fs field.Errors) string {
+	shown, _ := boundFields(fs)
+	if len(shown) > messageFields {
+		shown = shown[:messageFields]
+	}
+	msg := "invalid request: " + strings.ReplaceAll(shown.Error(), "\n", "; ")
+	if more := len(fs) - len(shown); more > 0 {
+		msg += "; and " + strconv.Itoa(more) + " more"
+	}
+	return msg
+}
+
+// clip cuts s to at most n characters, on a character boundary, marking the
+// cut; invalid UTF-8 is replaced so the body is always valid JSON text.
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// transportError is a failure to read the request itself, with its own
+// status (408 for a body that arrives too slowly).
+type transportError struct {
+	status        int
+	code, message string
+}
+
+func (e *transportError) Error() string { return e.message }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -201,9 +300,21 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // readBody reads a bounded body.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	// A body must arrive within BodyTimeout: a client that trickles one
+	// would otherwise hold a connection (and a file handle) for as long as
+	// it likes. The deadline is lifted after, so a long poll's answer is not
+	// cut.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(BodyTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var mbe *http.MaxBytesError
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, &transportError{status: http.StatusRequestTimeout, code: "request_timeout",
+				message: "the request body did not arrive within " + BodyTimeout.String() + "; send it at once"}
+		}
 		if errors.As(err, &mbe) {
 			return nil, field.Errors{{Field: "body", Value: "more than " + strconv.Itoa(MaxBodyBytes) + " bytes", Allowed: "must be at most 8 MiB"}}
 		}

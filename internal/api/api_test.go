@@ -14,6 +14,7 @@ import (
 
 	"github.com/getratchet/ratchet/internal/api"
 	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/internal/store/sqlite"
 )
 
@@ -28,11 +29,17 @@ type fixture struct {
 // with an endpoint, a tool and a job to aim at.
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "api.db"), sqlite.Options{Synchronous: "NORMAL"})
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "api.db"), sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newFixtureOn(t, st)
+}
+
+// newFixtureOn is newFixture on a given store (SQLite or PostgreSQL).
+func newFixtureOn(t testing.TB, st store.Store) *fixture {
+	t.Helper()
+	ctx := context.Background()
 	t.Cleanup(func() { st.Close() })
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
@@ -168,15 +175,23 @@ func TestErrorsNameTheField(t *testing.T) {
 func FuzzRoutes(f *testing.F) {
 	fx := newFixture(f)
 	routes := fx.api.Routes()
-	f.Add(uint8(0), []byte(`{}`), "1")
-	f.Add(uint8(14), []byte(`{"tool":"charge@1","payload":{"a":1},"maxAttempts":3,"runAt":"2026-12-02T09:00:00Z"}`), "1")
-	f.Add(uint8(15), []byte(`{"jobs":[{"tool":"charge@1"},{"tool":"nope@1"}]}`), "1")
-	f.Add(uint8(23), []byte(`{"workerId":"w","tools":["charge@1"],"max":10}`), "1")
-	f.Add(uint8(26), []byte(`{"reports":[{"jobId":1,"leaseToken":"x","httpStatus":503,"headers":{"Retry-After":"120"}}]}`), "1")
-	f.Add(uint8(7), []byte(`{"expectedVersion":1,"preset":"CUSTOM","maxAttempts":6,"initialDelayMs":10000,"multiplier":2,"maxDelayMs":600000,"jitterPercent":20,"defaultTimeoutMs":30000,"maxConcurrent":10,"rateLimitPerMinute":null}`), "stripe")
-	f.Add(uint8(8), []byte(`{"name":"t","version":"2","endpoint":"stripe","retryPreset":"CUSTOM","retryPolicy":{"maxAttempts":2}}`), "x")
-	f.Fuzz(func(t *testing.T, which uint8, body []byte, param string) {
-		r := routes[int(which)%len(routes)]
+	// Seeds name their route, so adding a route leaves them aimed right.
+	f.Add("GET /v1/me", []byte(`{}`), "1")
+	f.Add("POST /v1/jobs", []byte(`{"tool":"charge@1","payload":{"a":1},"maxAttempts":3,"runAt":"2026-12-02T09:00:00Z"}`), "1")
+	f.Add("POST /v1/jobs/batch", []byte(`{"jobs":[{"tool":"charge@1"},{"tool":"nope@1"}]}`), "1")
+	f.Add("POST /v1/claims", []byte(`{"workerId":"w","tools":["charge@1"],"max":10}`), "1")
+	f.Add("POST /v1/reports", []byte(`{"reports":[{"jobId":1,"leaseToken":"x","httpStatus":503,"headers":{"Retry-After":"120"}}]}`), "1")
+	f.Add("PUT /v1/endpoints/{name}/policy", []byte(`{"expectedVersion":1,"preset":"CUSTOM","maxAttempts":6,"initialDelayMs":10000,"multiplier":2,"maxDelayMs":600000,"jitterPercent":20,"defaultTimeoutMs":30000,"maxConcurrent":10,"rateLimitPerMinute":null}`), "stripe")
+	f.Add("POST /v1/tools", []byte(`{"name":"t","version":"2","endpoint":"stripe","retryPreset":"CUSTOM","retryPolicy":{"maxAttempts":2}}`), "x")
+	f.Add("POST /v1/jobs/{id}/report", []byte("{\"leaseToken\":\"x\",\"message\":\"\\u0000\xff\"}"), "1\x00")
+	f.Fuzz(func(t *testing.T, which string, body []byte, param string) {
+		r := routes[len(which)%len(routes)]
+		for _, rr := range routes {
+			if rr.Method+" "+rr.Path == which {
+				r = rr
+				break
+			}
+		}
 		if r.Path == "/v1/dev/clock" {
 			return
 		}

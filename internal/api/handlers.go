@@ -283,6 +283,9 @@ func enqueueRequest(req wire.JobEnqueue, prefix string) (engine.EnqueueRequest, 
 
 func (a *API) enqueue(c *call[wire.JobEnqueue]) (*wire.Job, error) {
 	if h := c.r.Header.Get("Idempotency-Key"); h != "" {
+		if badText(h) {
+			return nil, field.New("Idempotency-Key", showText(h), textAllowed)
+		}
 		if c.in.IdempotencyKey != "" && c.in.IdempotencyKey != h {
 			return nil, field.New("idempotencyKey", strconv.Quote(c.in.IdempotencyKey), "must equal the Idempotency-Key header ("+strconv.Quote(h)+") when both are given")
 		}

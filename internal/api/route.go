@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/engine"
@@ -94,6 +95,10 @@ func route[Req, Resp any](a *API, method, path, summary string, scopes []wire.Sc
 			a.fail(w, req, err)
 			return
 		}
+		if err := checkPathText(req, path); err != nil {
+			a.fail(w, req, err)
+			return
+		}
 		resp, err := h(c)
 		switch {
 		case err != nil:
@@ -143,9 +148,17 @@ func (c *call[Req]) decode(w http.ResponseWriter, mode decoding) error {
 	}
 	c.body = body
 	if mode == decodeRaw {
+		if !utf8.Valid(body) {
+			return field.New("body", "JSON with invalid UTF-8", "must be valid UTF-8 JSON")
+		}
 		return nil
 	}
-	return decodeBytes(body, &c.in)
+	if err := decodeBytes(body, &c.in); err != nil {
+		return err
+	}
+	var errs field.Errors
+	checkText(reflect.ValueOf(&c.in).Elem(), "", false, &errs)
+	return errs.Err()
 }
 
 // decodeQueryInto sets the string fields of the struct v points to from the
@@ -169,6 +182,8 @@ func decodeQueryInto(q url.Values, v any) error {
 			errs.Add(k, field.Unknown, "query parameters are "+strings.Join(names, ", "))
 		case len(q[k]) > 1:
 			errs.Add(k, field.Repeated, "give each query parameter once")
+		case badText(q.Get(k)):
+			errs.Add(k, showText(q.Get(k)), textAllowed)
 		default:
 			rv.Field(i).SetString(q.Get(k))
 		}

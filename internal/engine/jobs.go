@@ -40,9 +40,9 @@ type EnqueueRequest struct {
 
 // Limits of an enqueue.
 const (
-	MaxPayloadBytes      = 256 << 10
-	MaxIdempotencyKeyLen = 255
-	MaxBatch             = 1000
+	MaxPayloadBytes      = wire.MaxPayloadBytes
+	MaxIdempotencyKeyLen = wire.MaxIdempotencyKeyLen
+	MaxBatch             = wire.MaxBatch
 )
 
 // resolve picks the policy: tool > endpoint > STANDARD; an explicit
@@ -94,7 +94,7 @@ func validateEnqueue(r *EnqueueRequest, prefix string) field.Errors {
 		add("payload", "invalid JSON", "must be a JSON value")
 	}
 	if len(r.IdempotencyKey) > MaxIdempotencyKeyLen {
-		add("idempotencyKey", "a key of "+strconv.Itoa(len(r.IdempotencyKey))+" bytes", "must be at most 255 bytes")
+		add("idempotencyKey", "a key of "+strconv.Itoa(len(r.IdempotencyKey))+" bytes", "must be at most "+strconv.Itoa(MaxIdempotencyKeyLen)+" bytes")
 	}
 	if r.MaxAttempts != nil && (*r.MaxAttempts < backoff.MinAttempts || *r.MaxAttempts > backoff.MaxAttempts) {
 		add("maxAttempts", strconv.FormatInt(*r.MaxAttempts, 10), "must be an integer from 1 through 10")
@@ -139,6 +139,9 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 	}
 	if len(errs) > 0 {
 		return nil, invalid(errs)
+	}
+	if err := e.compileSchemas(ctx, p, reqs); err != nil {
+		return nil, storeErr(err, "enqueue")
 	}
 	out := make([]Enqueued, len(reqs))
 	created := false

@@ -355,7 +355,7 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 	a.HTTPStatus = int64(rep.HTTPStatus)
 	a.RetryAfterMs = d.RetryAfterMs
 	a.Counted = d.CountsTowardCircuit
-	a.Message = truncate(rep.Message, 2000)
+	a.Message = truncate(CleanText(rep.Message), wire.MaxMessageBytes)
 	if a.Message == "" {
 		a.Message = d.Reason
 	}
@@ -407,13 +407,6 @@ func outcomeOf(d classify.Decision) wire.AttemptOutcome {
 		return wire.OutcomeTimedOut
 	}
 	return wire.OutcomeFailed
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // updateCircuit moves the endpoint's breaker after an attempt:

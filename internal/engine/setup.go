@@ -310,23 +310,23 @@ func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *
 		}
 		*dst = v
 	}
-	readInt("defaultTimeoutMs", full, 1000, 43_200_000, "must be an integer from 1000 through 43200000 milliseconds", &out.DefaultTimeoutMs)
-	readInt("maxConcurrent", full, 1, 100_000, "must be an integer from 1 through 100000", &out.MaxConcurrent)
+	readInt("defaultTimeoutMs", full, wire.MinTimeoutMs, wire.MaxTimeoutMs, rangeText(wire.MinTimeoutMs, wire.MaxTimeoutMs, " milliseconds"), &out.DefaultTimeoutMs)
+	readInt("maxConcurrent", full, wire.MinMaxConcurrent, wire.MaxMaxConcurrent, rangeText(wire.MinMaxConcurrent, wire.MaxMaxConcurrent, ""), &out.MaxConcurrent)
 	if raw, ok := fields["rateLimitPerMinute"]; ok {
 		if strings.TrimSpace(string(raw)) != "null" {
 			v, ok := jsonInt(raw)
-			if !ok || v < 1 || v > 1_000_000 {
-				errs = append(errs, &field.Error{Field: "rateLimitPerMinute", Value: backoff.ShowJSON(raw), Allowed: "must be null (no limit) or an integer from 1 through 1000000"})
+			if !ok || v < wire.MinRateLimitPerMinute || v > wire.MaxRateLimitPerMinute {
+				errs = append(errs, &field.Error{Field: "rateLimitPerMinute", Value: backoff.ShowJSON(raw), Allowed: "must be null (no limit) or " + strings.TrimPrefix(rangeText(wire.MinRateLimitPerMinute, wire.MaxRateLimitPerMinute, ""), "must be ")})
 			} else {
 				out.RateLimitPerMinute = &v
 			}
 		}
 	} else if full {
-		errs = append(errs, &field.Error{Field: "rateLimitPerMinute", Value: field.Missing, Allowed: "an update carries the full policy; give null for no limit or an integer from 1 through 1000000"})
+		errs = append(errs, &field.Error{Field: "rateLimitPerMinute", Value: field.Missing, Allowed: "an update carries the full policy; give null for no limit or " + strings.TrimPrefix(rangeText(wire.MinRateLimitPerMinute, wire.MaxRateLimitPerMinute, ""), "must be ")})
 	}
 	// Circuit settings are optional even in an update: the current ones stay.
-	readInt("circuitFailureThreshold", false, 1, 1000, "must be an integer from 1 through 1000", &out.CircuitFailureThreshold)
-	readInt("circuitOpenMs", false, 1000, 86_400_000, "must be an integer from 1000 through 86400000 milliseconds", &out.CircuitOpenMs)
+	readInt("circuitFailureThreshold", false, wire.MinCircuitThreshold, wire.MaxCircuitThreshold, rangeText(wire.MinCircuitThreshold, wire.MaxCircuitThreshold, ""), &out.CircuitFailureThreshold)
+	readInt("circuitOpenMs", false, wire.MinCircuitOpenMs, wire.MaxCircuitOpenMs, rangeText(wire.MinCircuitOpenMs, wire.MaxCircuitOpenMs, " milliseconds"), &out.CircuitOpenMs)
 	if len(errs) > 0 {
 		return EndpointPolicy{}, invalid(errs)
 	}
@@ -468,4 +468,10 @@ func joinOr[S ~string](words []S) string {
 		parts[i] = string(w)
 	}
 	return strings.Join(parts, " or ")
+}
+
+// rangeText is the allowed-range sentence of an integer limit, e.g. "must
+// be an integer from 1000 through 43200000 milliseconds".
+func rangeText(lo, hi int64, unit string) string {
+	return "must be an integer from " + strconv.FormatInt(lo, 10) + " through " + strconv.FormatInt(hi, 10) + unit
 }

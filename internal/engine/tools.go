@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -62,7 +63,7 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 			}
 			return
 		}
-		if json.Unmarshal(raw, dst) != nil {
+		if string(bytes.TrimSpace(raw)) == "null" && required || json.Unmarshal(raw, dst) != nil {
 			errs = append(errs, &field.Error{Field: name, Value: backoff.ShowJSON(raw), Allowed: "must be a string"})
 		}
 	}
@@ -71,25 +72,35 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 	str("endpoint", true, &s.Endpoint)
 	str("description", false, &s.Description)
 	str("retryPreset", false, &s.RetryPreset)
-	if s.Name != "" && !nameRE.MatchString(s.Name) {
-		errs = append(errs, &field.Error{Field: "name", Value: strconv.Quote(s.Name), Allowed: nameAllowed})
+	// A name, version or endpoint given as "" (or null, above) is refused
+	// like any other bad value: an empty contract name cannot be claimed.
+	if _, ok := fields["name"]; ok && !nameRE.MatchString(s.Name) {
+		errs = append(errs, &field.Error{Field: "name", Value: strconv.QuoteToASCII(s.Name), Allowed: nameAllowed})
 	}
-	if s.Version != "" && !versionRE.MatchString(s.Version) {
-		errs = append(errs, &field.Error{Field: "version", Value: strconv.Quote(s.Version), Allowed: versionAllowed})
+	if _, ok := fields["version"]; ok && !versionRE.MatchString(s.Version) {
+		errs = append(errs, &field.Error{Field: "version", Value: strconv.QuoteToASCII(s.Version), Allowed: versionAllowed})
 	}
-	if len(s.Description) > 4000 {
-		errs = append(errs, &field.Error{Field: "description", Value: "a text of " + strconv.Itoa(len(s.Description)) + " bytes", Allowed: "must be at most 4000 bytes"})
+	if _, ok := fields["endpoint"]; ok && !nameRE.MatchString(s.Endpoint) {
+		errs = append(errs, &field.Error{Field: "endpoint", Value: strconv.QuoteToASCII(s.Endpoint), Allowed: "must name an existing endpoint of this project (" + strings.TrimPrefix(nameAllowed, "must be ") + ")"})
+	}
+	// A description is free text: cleaned of control characters and
+	// invalid bytes, then checked for length in characters.
+	s.Description = CleanText(s.Description)
+	if n := utf8.RuneCountInString(s.Description); n > wire.MaxDescriptionLen {
+		errs = append(errs, &field.Error{Field: "description", Value: "a text of " + strconv.Itoa(n) + " characters", Allowed: "must be at most " + strconv.Itoa(wire.MaxDescriptionLen) + " characters"})
 	}
 	if raw, ok := fields["payloadSchema"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		s.PayloadSchema = raw
-		if _, err := compileSchema(raw); err != nil {
+		if len(raw) > MaxSchemaBytes {
+			errs = append(errs, &field.Error{Field: "payloadSchema", Value: "a schema of " + strconv.Itoa(len(raw)) + " bytes", Allowed: "must be at most " + strconv.Itoa(MaxSchemaBytes) + " bytes"})
+		} else if _, err := compileSchema(raw); err != nil {
 			errs = append(errs, &field.Error{Field: "payloadSchema", Value: backoff.ShowJSON(raw), Allowed: "must be a valid JSON Schema (" + firstLine(err.Error()) + ")"})
 		}
 	}
 	if raw, ok := fields["timeoutMs"]; ok && string(bytes.TrimSpace(raw)) != "null" {
 		v, ok := jsonInt(raw)
-		if !ok || v < 1000 || v > 43_200_000 {
-			errs = append(errs, &field.Error{Field: "timeoutMs", Value: backoff.ShowJSON(raw), Allowed: "must be null or an integer from 1000 through 43200000 milliseconds"})
+		if !ok || v < wire.MinTimeoutMs || v > wire.MaxTimeoutMs {
+			errs = append(errs, &field.Error{Field: "timeoutMs", Value: backoff.ShowJSON(raw), Allowed: "must be null or " + strings.TrimPrefix(rangeText(wire.MinTimeoutMs, wire.MaxTimeoutMs, " milliseconds"), "must be ")})
 		} else {
 			s.TimeoutMs = &v
 		}
@@ -152,24 +163,96 @@ type compiledSchema struct{ s *jsonschema.Schema }
 
 func jsonschemaUnmarshal(b []byte) (any, error) { return jsonschema.UnmarshalJSON(bytes.NewReader(b)) }
 
+// schemaURL is where a payload schema lives while it compiles: an address
+// of its own, so a relative $ref resolves inside it and never against the
+// server's working directory, and no error names a server path.
+const schemaURL = "mem://ratchet/payload-schema.json"
+
+// MaxSchemaBytes bounds a tool's payload schema.
+const MaxSchemaBytes = 64 << 10
+
+// noLoader refuses every reference outside the schema document: the
+// library would otherwise read file:// URLs (and any path) from the
+// server's disk. The drafts' metaschemas are built in and need no loading.
+type noLoader struct{}
+
+func (noLoader) Load(string) (any, error) {
+	return nil, errors.New("a payload schema may refer only to itself (\"#/$defs/...\")")
+}
+
+// compileSchema compiles a payload schema from its own bytes and nothing
+// else: no file, no network. It is pure computation on at most
+// MaxSchemaBytes, done when the tool is published.
 func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("payload.json", doc); err != nil {
+	c.UseLoader(noLoader{})
+	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, err
 	}
-	s, err := c.Compile("payload.json")
+	s, err := c.Compile(schemaURL)
 	if err != nil {
 		return nil, err
 	}
 	return &compiledSchema{s: s}, nil
 }
 
+// compileSchemas makes sure the payload schemas of the tools reqs name are
+// compiled before the enqueue's write transaction, so no row is locked while
+// a schema compiles. Tools are immutable, so a compiled schema is kept for
+// the life of the process; after the first enqueue of a tool this costs a
+// map lookup.
+func (e *Engine) compileSchemas(ctx context.Context, p *Principal, reqs []EnqueueRequest) error {
+	var missing []string
+	for _, r := range reqs {
+		if id, ok := e.toolIDCache.Load(toolRef{p.ProjectID, r.Tool}); ok {
+			if _, ok := e.schemas.Load(id); ok {
+				continue
+			}
+		}
+		if !slices.Contains(missing, r.Tool) {
+			missing = append(missing, r.Tool)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var tools []*store.Tool
+	err := e.st.Read(ctx, func(q store.Queries) error {
+		for _, ref := range missing {
+			name, version, _ := ParseToolRef(ref)
+			t, err := q.ToolGetInProject(ctx, &store.ToolGetInProjectParams{ProjectID: p.ProjectID, Name: name, Version: version})
+			if errors.Is(err, store.ErrNotFound) {
+				continue // the enqueue names the unknown tool
+			}
+			if err != nil {
+				return err
+			}
+			tools = append(tools, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if _, err := e.schemaFor(t); err != nil {
+			// Only a tool published before schemas were checked this
+			// strictly (one that refers outside itself) gets here.
+			return invalidField("tool", strconv.Quote(t.Name+"@"+t.Version),
+				"its payload schema no longer compiles ("+firstLine(err.Error())+"); publish a new version of the tool")
+		}
+		e.toolIDCache.Store(toolRef{p.ProjectID, t.Name + "@" + t.Version}, t.ID)
+	}
+	return nil
+}
+
 func (e *Engine) schemaFor(t *store.Tool) (*compiledSchema, error) {
-	if len(t.Schema) == 0 {
+	if len(t.Schema) == 0 || string(t.Schema) == "null" {
+		e.schemas.Store(t.ID, (*compiledSchema)(nil))
 		return nil, nil
 	}
 	if v, ok := e.schemas.Load(t.ID); ok {

@@ -39,6 +39,10 @@ const (
 	EnvPgCtl = "RATCHET_TEST_PG_CTL"
 )
 
+// Available reports whether PostgreSQL tests should run: a server is
+// configured, or the run forbids skipping them (then URL fails the test).
+func Available() bool { return os.Getenv(EnvURL) != "" || os.Getenv(EnvRequire) == "1" }
+
 // ServerURL returns the test server's URL, or skips the test (fails it under
 // RATCHET_REQUIRE_POSTGRES=1) when there is none.
 func ServerURL(t testing.TB) string {
