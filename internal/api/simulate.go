@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -105,6 +106,9 @@ func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &engine.Error{Kind: engine.KindUnavailable, Message: "another simulation is running on this server; try again in a moment"})
 		return
 	}
+	// A sweep runs on at most half the cores, so the keyless page can never
+	// take the CPU from the scheduler and the API.
+	cfg.Workers = max(1, runtime.GOMAXPROCS(0)/2)
 	ctx, cancel := context.WithTimeout(r.Context(), s.limit)
 	defer cancel()
 	start := time.Now()

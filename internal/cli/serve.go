@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
 )
 
-const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--max-wait DURATION] [--log-level LEVEL]"
+const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--metrics-addr HOST:PORT] [--access-log]"
 
 func runServe(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("serve", serveUsage, env.Stderr)
@@ -22,10 +23,13 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	syncMode := f.String("sqlite-synchronous", envOr(env, "RATCHET_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous: FULL (survives power loss) or NORMAL (RATCHET_SQLITE_SYNCHRONOUS)")
 	devClock := f.Bool("dev-clock", "let owner keys advance the server clock (POST /v1/dev/clock); for tests, never for production")
 	level := f.String("log-level", envOr(env, "RATCHET_LOG_LEVEL", "info"), "debug, info, warn or error (RATCHET_LOG_LEVEL)")
+	metricsAddr := f.String("metrics-addr", envOr(env, "RATCHET_METRICS_ADDR", ""), "serve Prometheus /metrics on this address, apart from the API; empty serves none (RATCHET_METRICS_ADDR)")
+	accessLog := f.Bool("access-log", "log every request at info: method, path, status, duration; or set RATCHET_ACCESS_LOG to 1 (RATCHET_ACCESS_LOG)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	cfg := server.Config{Addr: *addr, DatabaseURL: *db, BootstrapKey: *boot, SQLiteSynchronous: strings.ToUpper(*syncMode), Version: Version, DevClock: *devClock}
+	cfg := server.Config{Addr: *addr, DatabaseURL: *db, BootstrapKey: *boot, SQLiteSynchronous: strings.ToUpper(*syncMode), Version: Version, DevClock: *devClock,
+		MetricsAddr: *metricsAddr, AccessLog: *accessLog || env.Getenv("RATCHET_ACCESS_LOG") == "1"}
 	cfg.Retention = f.duration("retention", *retention, -1<<62, 1<<62, "must be a Go duration such as 168h, 30m; 0 or negative keeps finished jobs")
 	if cfg.Retention <= 0 {
 		cfg.Retention = -1
@@ -38,8 +42,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		f.fail("log-level", *level, "must be debug, info, warn or error")
 	}
-	if len(*boot) > 0 && len(*boot) < 16 {
-		f.fail("bootstrap-key", "a key of "+fmt.Sprint(len(*boot))+" characters", "must be at least 16 characters")
+	if len(*boot) > 0 && len(*boot) < engine.MinBootstrapKeyLen {
+		f.fail("bootstrap-key", "a key of "+fmt.Sprint(len(*boot))+" characters", fmt.Sprintf("must be at least %d characters", engine.MinBootstrapKeyLen))
 	}
 	if err := f.done(); err != nil {
 		return err

@@ -205,7 +205,7 @@ func maxInWindow(claims []int64, w int64) int {
 // contain every one of match (e.g. `classification="timed_out"`).
 func metric(t *testing.T, node *proctest.Server, name string, match ...string) float64 {
 	t.Helper()
-	resp, err := http.Get(node.URL + "/metrics")
+	resp, err := http.Get(node.MetricsURL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

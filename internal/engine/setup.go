@@ -41,7 +41,7 @@ func (p *Principal) Require(scopes ...wire.Scope) error {
 			return nil
 		}
 	}
-	return forbidden("a %s key cannot do this; it needs a %s key", p.Scope, joinOr(scopes))
+	return forbidden("%s key cannot do this; it needs %s key", withArticle(string(p.Scope)), withArticle(joinOr(scopes)))
 }
 
 // HashKey is how secrets are stored: keys are 32 random bytes, so a plain
@@ -58,9 +58,10 @@ func NewSecret() string { return "rk_" + token() + token() }
 // database has no project yet. secret may be given (for automation) or empty
 // to generate one. It returns the secret when it created the key.
 func (e *Engine) Bootstrap(ctx context.Context, secret string) (created bool, key string, err error) {
-	if secret != "" && len(secret) < 16 {
-		return false, "", invalidField("bootstrapKey", "a key of "+strconv.Itoa(len(secret))+" characters", "must be at least 16 characters")
+	if secret != "" && len(secret) < MinBootstrapKeyLen {
+		return false, "", invalidField("bootstrapKey", "a key of "+strconv.Itoa(len(secret))+" characters", "must be at least "+strconv.Itoa(MinBootstrapKeyLen)+" characters; a generated key has 46")
 	}
+	chosen := secret != ""
 	err = e.st.Tx(ctx, func(q store.Queries) error {
 		n, err := q.ProjectCount(ctx)
 		if err != nil || n > 0 {
@@ -74,7 +75,12 @@ func (e *Engine) Bootstrap(ctx context.Context, secret string) (created bool, ke
 		if secret == "" {
 			secret = NewSecret()
 		}
-		k := &store.APIKey{ProjectID: p.ID, Name: "bootstrap owner", Scope: wire.ScopeOwner, Hash: HashKey(secret), Prefix: prefix(secret), CreatedAt: now}
+		pre := prefix(secret)
+		if chosen {
+			// A chosen key may be words a person picked: keep none of it.
+			pre = "(chosen)"
+		}
+		k := &store.APIKey{ProjectID: p.ID, Name: "bootstrap owner", Scope: wire.ScopeOwner, Hash: HashKey(secret), Prefix: pre, CreatedAt: now}
 		if err := q.KeyCreate(ctx, k); err != nil {
 			return err
 		}
@@ -215,6 +221,22 @@ func (e *Engine) RevokeKey(ctx context.Context, p *Principal, id int64) error {
 		return err
 	}
 	err := e.st.Tx(ctx, func(q store.Queries) error {
+		// The last owner key of a project cannot be revoked: nobody could
+		// ever make keys for it again.
+		keys, err := q.KeyList(ctx, p.ProjectID)
+		if err != nil {
+			return err
+		}
+		owners, isOwner := 0, false
+		for _, k := range keys {
+			if k.Scope == wire.ScopeOwner && k.RevokedAt == 0 {
+				owners++
+				isOwner = isOwner || k.ID == id
+			}
+		}
+		if isOwner && owners == 1 {
+			return conflict("key %d is the project's last owner key; create another owner key before revoking it", id)
+		}
 		return q.KeyRevoke(ctx, &store.KeyRevokeParams{ProjectID: p.ProjectID, ID: id, Now: e.nowMs()})
 	})
 	return storeErr(err, "key "+strconv.FormatInt(id, 10))
@@ -474,4 +496,15 @@ func joinOr[S ~string](words []S) string {
 // be an integer from 1000 through 43200000 milliseconds".
 func rangeText(lo, hi int64, unit string) string {
 	return "must be an integer from " + strconv.FormatInt(lo, 10) + " through " + strconv.FormatInt(hi, 10) + unit
+}
+
+// MinBootstrapKeyLen is the shortest --bootstrap-key accepted.
+const MinBootstrapKeyLen = 24
+
+// withArticle puts "a" or "an" before a word.
+func withArticle(w string) string {
+	if w != "" && strings.ContainsRune("aeiou", rune(w[0])) {
+		return "an " + w
+	}
+	return "a " + w
 }

@@ -59,13 +59,19 @@ func Binary(t testing.TB) string {
 // Server is a running `ratchet serve` child process.
 type Server struct {
 	URL    string // http://127.0.0.1:PORT
+	// MetricsURL is the base URL of the metrics listener (/metrics is
+	// served there): Start always asks for one on a free loopback port.
+	MetricsURL string
 	Dir    string // working directory (holds the SQLite file by default)
 	Output *SyncBuffer
 	cmd    *exec.Cmd
 	done   chan struct{}
 }
 
-var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
+var (
+	listenRE  = regexp.MustCompile(`listening on (http://\S+)`)
+	metricsRE = regexp.MustCompile(`metrics on (http://\S+)/metrics`)
+)
 
 // Start runs `ratchet serve --addr 127.0.0.1:0 args...` in dir (a new temp
 // dir when empty) and waits until it prints its address. The process is
@@ -76,7 +82,7 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Server {
 		dir = t.TempDir()
 	}
 	bin := Binary(t)
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	s := &Server{Dir: dir, Output: &SyncBuffer{}, cmd: cmd, done: make(chan struct{})}
@@ -88,16 +94,19 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	urlCh := make(chan string, 1)
+	urlCh := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
-		found := false
+		found, metricsURL := false, ""
 		for sc.Scan() {
 			line := sc.Text()
 			s.Output.Write([]byte(line + "\n"))
+			if m := metricsRE.FindStringSubmatch(line); m != nil {
+				metricsURL = m[1] // printed before the listening line
+			}
 			if m := listenRE.FindStringSubmatch(line); m != nil && !found {
 				found = true
-				urlCh <- m[1]
+				urlCh <- [2]string{m[1], metricsURL}
 			}
 		}
 		_, _ = io.Copy(io.Discard, stdout)
@@ -106,7 +115,7 @@ func Start(t testing.TB, dir string, env []string, args ...string) *Server {
 	t.Cleanup(func() { s.Stop(t) })
 	select {
 	case u := <-urlCh:
-		s.URL = u
+		s.URL, s.MetricsURL = u[0], u[1]
 	case <-s.done:
 		t.Fatalf("ratchet serve exited before listening:\n%s", s.Output.String())
 	case <-time.After(60 * time.Second):

@@ -37,6 +37,12 @@ type Config struct {
 	ShutdownTimeout   time.Duration // how long in-flight requests may take to finish; default 15s
 	Version           string
 	DevClock          bool // a clock tests may advance through POST /v1/dev/clock
+	// MetricsAddr is where /metrics is served, apart from the API (the
+	// Prometheus habit: an address only the scraper reaches); "" serves
+	// metrics nowhere. They name every project's endpoints, so they are not
+	// on the API's address.
+	MetricsAddr string
+	AccessLog   bool // log every request (method, path, status, duration) at info
 }
 
 // OpenStore opens the store a database URL names and applies migrations
@@ -121,7 +127,11 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		}
 		_, _ = io.WriteString(w, `{"status":"ready","store":"`+st.Driver()+`"}`)
 	})
-	mux.Handle("GET /metrics", metrics.Handler())
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":{"code":"not_found","message":"metrics are served on their own address: start ratchet serve with --metrics-addr (RATCHET_METRICS_ADDR)"}}`)
+	})
 	doc, _ := json.MarshalIndent(a.OpenAPI(cfg.Version), "", "  ")
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -132,11 +142,31 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	mux.Handle("GET /docs/", docsHandler)
 	mux.Handle("/", web.Handler())
 
+	var handler http.Handler = mux
+	if cfg.AccessLog {
+		handler = accessLog(mux, log)
+	}
+	var msrv *http.Server
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen on %s (--metrics-addr): %w", cfg.MetricsAddr, err)
+		}
+		mmux := http.NewServeMux()
+		mmux.Handle("GET /metrics", metrics.Handler())
+		msrv = &http.Server{Handler: mmux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10}
+		fmt.Fprintf(stdout, "Ratchet metrics on http://%s/metrics\n", mln.Addr())
+		go func() { _ = msrv.Serve(mln) }()
+		defer msrv.Close()
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	// Headers must arrive within 10 s and bodies within api.BodyTimeout
+	// (set per request, so long polls are not cut); idle connections close
+	// after 2 minutes.
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
 	fmt.Fprintf(stdout, "Ratchet listening on http://%s (store: %s)\n", ln.Addr(), st.Driver())
 	log.Info("listening", "addr", ln.Addr().String(), "store", st.Driver())
 
@@ -169,3 +199,38 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	log.Info("stopped")
 	return nil
 }
+
+// accessLog logs every request once it is answered.
+func accessLog(next http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "bytes", rec.bytes,
+			"duration_ms", float64(time.Since(start).Microseconds())/1000, "remote", r.RemoteAddr)
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status, bytes int
+	wrote         bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wrote = true
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection (read deadlines,
+// flushes) through the recorder.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
