@@ -41,7 +41,13 @@ type API struct {
 	routes  []Route
 	// draining is closed when the server stops taking claims.
 	draining <-chan struct{}
+	// bodyTimeout is how long a request body may take to arrive.
+	bodyTimeout time.Duration
 }
+
+// SetBodyTimeout changes how long a request body may take to arrive
+// (BodyTimeout by default); call it before serving.
+func (a *API) SetBodyTimeout(d time.Duration) { a.bodyTimeout = d }
 
 // Route is one operation: its handler and its OpenAPI entry come from the
 // same table, and its request and response types are the wire types the
@@ -73,7 +79,7 @@ func (r Route) ResponseType() reflect.Type { return r.response }
 // New builds the API. draining, when closed, makes claims return no jobs at
 // once (graceful shutdown).
 func New(e *engine.Engine, log *slog.Logger, m *Metrics, draining <-chan struct{}) *API {
-	a := &API{e: e, log: log, metrics: m, draining: draining}
+	a := &API{e: e, log: log, metrics: m, draining: draining, bodyTimeout: BodyTimeout}
 	a.routes = a.table()
 	return a
 }
@@ -156,6 +162,10 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 	s.wrote = true
 	return s.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController reach the connection (the body's
+// read deadline) through the wrapper.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *statusWriter) Flush() {
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
@@ -299,27 +309,30 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // readBody reads a bounded body.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]byte, error) {
 	// A body must arrive within BodyTimeout: a client that trickles one
 	// would otherwise hold a connection (and a file handle) for as long as
 	// it likes. The deadline is lifted after, so a long poll's answer is not
 	// cut.
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(BodyTimeout))
+	_ = rc.SetReadDeadline(time.Now().Add(timeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		// The deadline stays: the server must not wait for the rest of
+		// this body to reuse the connection; it closes it instead.
+		w.Header().Set("Connection", "close")
 		var mbe *http.MaxBytesError
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			return nil, &transportError{status: http.StatusRequestTimeout, code: "request_timeout",
-				message: "the request body did not arrive within " + BodyTimeout.String() + "; send it at once"}
+				message: "the request body did not arrive within " + timeout.String() + "; send it at once"}
 		}
 		if errors.As(err, &mbe) {
 			return nil, field.Errors{{Field: "body", Value: "more than " + strconv.Itoa(MaxBodyBytes) + " bytes", Allowed: "must be at most 8 MiB"}}
 		}
 		return nil, field.Errors{{Field: "body", Value: "unreadable", Allowed: "must be a complete JSON document"}}
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	return body, nil
 }
 

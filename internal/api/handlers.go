@@ -28,6 +28,7 @@ var (
 
 func (a *API) table() []Route {
 	sim := newSimulator(a.log)
+	sim.bodyTimeout = func() time.Duration { return a.bodyTimeout }
 	return []Route{
 		route(a, "GET", "/v1/me", "The calling key and its project", anyKey, 200, a.me),
 		route(a, "POST", "/v1/keys", "Create an API key (the secret is shown once)", owner, 201, a.createKey),

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/getratchet/ratchet/field"
@@ -91,7 +92,7 @@ func route[Req, Resp any](a *API, method, path, summary string, scopes []wire.Sc
 			}
 			c.p = p
 		}
-		if err := c.decode(w, mode); err != nil {
+		if err := c.decode(w, mode, a.bodyTimeout); err != nil {
 			a.fail(w, req, err)
 			return
 		}
@@ -128,12 +129,12 @@ func (a *API) authenticate(r *http.Request, scopes []wire.Scope) (*engine.Princi
 	return p, nil
 }
 
-func (c *call[Req]) decode(w http.ResponseWriter, mode decoding) error {
+func (c *call[Req]) decode(w http.ResponseWriter, mode decoding, timeout time.Duration) error {
 	switch mode {
 	case decodeQuery:
 		return decodeQueryInto(c.r.URL.Query(), &c.in)
 	case decodeNone:
-		body, err := readBody(w, c.r)
+		body, err := readBody(w, c.r, timeout)
 		if err != nil {
 			return err
 		}
@@ -142,7 +143,7 @@ func (c *call[Req]) decode(w http.ResponseWriter, mode decoding) error {
 		}
 		return nil
 	}
-	body, err := readBody(w, c.r)
+	body, err := readBody(w, c.r, timeout)
 	if err != nil {
 		return err
 	}

@@ -50,8 +50,10 @@ const (
 
 // simulator serves POST /api/simulate for one server.
 type simulator struct {
-	log   *slog.Logger
-	limit time.Duration
+	log *slog.Logger
+	// bodyTimeout is the API's, read per request.
+	bodyTimeout func() time.Duration
+	limit       time.Duration
 	// sweep is simulate.SweepContext; tests replace it to hold a sweep open.
 	sweep func(context.Context, simulate.Config) (simulate.Result, error)
 	slot  chan struct{} // holds a token while a sweep runs
@@ -63,11 +65,12 @@ type simulator struct {
 
 func newSimulator(log *slog.Logger) *simulator {
 	return &simulator{
-		log:   log,
-		limit: simulateTimeLimit,
-		sweep: simulate.SweepContext,
-		slot:  make(chan struct{}, 1),
-		cache: map[string][]byte{},
+		log:         log,
+		bodyTimeout: func() time.Duration { return BodyTimeout },
+		limit:       simulateTimeLimit,
+		sweep:       simulate.SweepContext,
+		slot:        make(chan struct{}, 1),
+		cache:       map[string][]byte{},
 	}
 }
 
@@ -80,7 +83,7 @@ func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, field.Errors{{Field: "Content-Type", Value: got, Allowed: "must be application/json (the header, as well as the body)"}})
 		return
 	}
-	body, err := readBody(w, r)
+	body, err := readBody(w, r, s.bodyTimeout())
 	if err != nil {
 		writeError(w, err)
 		return

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -191,5 +192,26 @@ func TestSimulateTimeLimit(t *testing.T) {
 	// The slot is released after a cut sweep.
 	if len(s.slot) != 0 {
 		t.Error("the slot is still held")
+	}
+}
+
+// TestSimulateUsesHalfTheCores: the keyless simulator sweeps on at most half
+// the cores, so it cannot take the CPU from the API and the scheduler.
+// Before, a sweep ran one goroutine per core.
+func TestSimulateUsesHalfTheCores(t *testing.T) {
+	t.Parallel()
+	s := newSimulator(slog.New(slog.DiscardHandler))
+	workers := make(chan int, 1)
+	s.sweep = func(ctx context.Context, cfg simulate.Config) (simulate.Result, error) {
+		workers <- cfg.Workers
+		return simulate.Result{Config: cfg}, nil
+	}
+	srv := httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(srv.Close)
+	if status, _, b := postSimulate(t, srv.URL, "application/json", `{"runs":3}`); status != 200 {
+		t.Fatalf("sweep: %d %s", status, b)
+	}
+	if w, limit := <-workers, max(1, runtime.GOMAXPROCS(0)/2); w < 1 || w > limit {
+		t.Errorf("the sweep ran on %d goroutines; at most %d allowed", w, limit)
 	}
 }
