@@ -17,7 +17,7 @@ const (
 	MaxCircuitThreshold   = 1_000
 	MinCircuitOpenMs      = 1_000
 	MaxCircuitOpenMs      = 86_400_000
-	MaxNameLen            = 200 // key, run and worker names
+	MaxNameLen            = 200   // key, run and worker names
 	MaxDescriptionLen     = 4_000 // a tool's description, in characters
 	MaxMessageBytes       = 2_000 // a report's message as stored, cut on a character boundary
 	MaxIdempotencyKeyLen  = 255

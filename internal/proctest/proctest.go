@@ -58,14 +58,14 @@ func Binary(t testing.TB) string {
 
 // Server is a running `ratchet serve` child process.
 type Server struct {
-	URL    string // http://127.0.0.1:PORT
+	URL string // http://127.0.0.1:PORT
 	// MetricsURL is the base URL of the metrics listener (/metrics is
 	// served there): Start always asks for one on a free loopback port.
 	MetricsURL string
-	Dir    string // working directory (holds the SQLite file by default)
-	Output *SyncBuffer
-	cmd    *exec.Cmd
-	done   chan struct{}
+	Dir        string // working directory (holds the SQLite file by default)
+	Output     *SyncBuffer
+	cmd        *exec.Cmd
+	done       chan struct{}
 }
 
 var (
