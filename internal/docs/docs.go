@@ -31,7 +31,10 @@ import (
 type Page struct {
 	Slug  string
 	Title string
-	Intro string // the first paragraph, for the index
+	Intro string // the first paragraph, for the index, as Markdown
+	// IntroHTML is Intro rendered (links and code spans), without the
+	// paragraph around it.
+	IntroHTML template.HTML
 }
 
 // Order is the reading order of the pages in the index. A page missing here
@@ -103,6 +106,13 @@ func load(openapi []byte) (*site, error) {
 		}
 		p := Page{Slug: strings.TrimSuffix(name, ".md")}
 		p.Title, p.Intro = titleAndIntro(string(src))
+		intro, err := Render([]byte(p.Intro))
+		if err != nil {
+			return nil, fmt.Errorf("render the intro of %s: %w", name, err)
+		}
+		intro = strings.TrimSpace(intro)
+		intro = strings.TrimSuffix(strings.TrimPrefix(intro, "<p>"), "</p>")
+		p.IntroHTML = template.HTML(intro)   // goldmark output, as for the page bodies
 		s.html[p.Slug] = template.HTML(body) // goldmark escapes raw HTML: the source is ours and embedded
 		bySlug[p.Slug] = p
 	}
@@ -205,14 +215,24 @@ func Handler(openapi []byte) http.Handler {
 }
 
 var indexTmpl = template.Must(template.New("index").Parse(`<h1>Documentation</h1>
-<p>Ratchet's guides, rendered from the Markdown files of the repository's <code>docs</code> directory, and the HTTP API reference.</p>
+<p class="lede">Ratchet's guides, rendered from the Markdown files of the repository's <code>docs</code> directory, and the HTTP API reference.</p>
 <ul class="docs-index">
-{{range .}}<li><a href="/docs/{{.Slug}}">{{.Title}}</a><br>{{.Intro}}</li>
-{{end}}<li><a href="/docs/api">API reference</a><br>Every route of the HTTP API with its keys, parameters, bodies and responses, from the server's OpenAPI document (<a href="/openapi.json">/openapi.json</a>).</li>
+{{range .}}<li><h2><a href="/docs/{{.Slug}}">{{.Title}}</a></h2><p>{{.IntroHTML}}</p></li>
+{{end}}<li><h2><a href="/docs/api">API reference</a></h2><p>Every route of the HTTP API with its keys, parameters, bodies and responses, from the server's OpenAPI document (<a href="/openapi.json">/openapi.json</a>).</p></li>
 </ul>
 `))
 
+// tableScroll puts every table in a box that scrolls sideways by itself, so
+// a wide table never widens the page on a phone. The box can take focus, so
+// a keyboard can scroll it too.
+var tableScroll = strings.NewReplacer(
+	"<table>", `<div class="table-scroll" tabindex="0" role="region" aria-label="Table (scrolls sideways)"><table>`,
+	"</table>", "</table></div>")
+
 // writePage serves a page of the documentation in the shared shell.
 func writePage(w http.ResponseWriter, r *http.Request, title string, body template.HTML) {
-	web.WritePage(w, r, title, "\n<article class=\"docs\">\n"+body+"</article>\n")
+	// goldmark escapes raw HTML in the Markdown, so "<table>" only ever
+	// appears as a tag the renderer wrote.
+	wrapped := tableScroll.Replace(string(body))
+	web.WritePage(w, r, title, template.HTML("\n<div class=\"page docs-page\">\n<article class=\"docs\">\n"+wrapped+"</article>\n</div>\n"))
 }

@@ -33,6 +33,10 @@ func TestServedDocs(t *testing.T) {
 	if code != 200 || !strings.Contains(index, "<h1>Documentation</h1>") {
 		t.Fatalf("/docs: %d\n%s", code, index)
 	}
+	// The index shows each page's first paragraph rendered, not as Markdown.
+	if strings.Contains(index, "](") || strings.Contains(index, "`") {
+		t.Errorf("/docs shows raw Markdown:\n%s", index)
+	}
 	names, _ := fs.Glob(mddocs.FS, "*.md")
 	for _, n := range names {
 		slug := strings.TrimSuffix(n, ".md")

@@ -1,0 +1,170 @@
+package web_test
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	mddocs "github.com/getratchet/ratchet/docs"
+	"github.com/getratchet/ratchet/internal/browsertest"
+	"github.com/getratchet/ratchet/internal/proctest"
+)
+
+// viewports are the two sizes every page is checked at: a laptop and a
+// phone held upright.
+var viewports = []struct {
+	name string
+	w, h int64
+}{{"1280", 1280, 900}, {"390", 390, 844}}
+
+// layoutPage is one page the layout test visits: its path and the view the
+// dashboard router reports when it has rendered ("" for server-rendered
+// pages, which are ready on load; the calculator and simulator set
+// data-ready themselves).
+type layoutPage struct {
+	path, view string
+}
+
+func setViewport(t *testing.T, tab *browsertest.Tab, w, h int64) {
+	t.Helper()
+	tab.Do(fmt.Sprintf("viewport %dx%d", w, h), chromedp.EmulateViewport(w, h))
+}
+
+// noSideScroll fails when the page is wider than the window, and names the
+// elements that stick out past its right edge.
+func noSideScroll(t *testing.T, tab *browsertest.Tab, what string) {
+	t.Helper()
+	got := browsertest.Eval[[]int](tab, `[document.documentElement.scrollWidth, window.innerWidth]`)
+	if got[0] > got[1] {
+		wide := browsertest.Eval[[]string](tab, `Array.from(document.querySelectorAll("body *")).filter(e => {
+			const r = e.getBoundingClientRect(); return r.right > window.innerWidth + 1 && r.width > 0 && !e.closest(".table-wrap, pre, .site-nav");
+		}).slice(0, 6).map(e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className && typeof e.className === "string" ? "." + e.className.split(" ").join(".") : "") + " right=" + Math.round(e.getBoundingClientRect().right))`)
+		t.Errorf("%s: page is %d px wide in a %d px window; sticking out: %s", what, got[0], got[1], strings.Join(wide, ", "))
+	}
+}
+
+// docsStyled checks a /docs page looks like the rest of the site: text
+// inset from the window's edge and not wider than a comfortable line, code
+// blocks on a background, and no Markdown syntax left in the text.
+func docsStyled(t *testing.T, tab *browsertest.Tab, path string) {
+	t.Helper()
+	got := browsertest.Eval[map[string]any](tab, `(() => {
+		const a = document.querySelector("article.docs"), r = a.getBoundingClientRect();
+		const pre = a.querySelector("pre");
+		return {left: r.left, width: r.width, pre: pre ? getComputedStyle(pre).backgroundColor : "none",
+			raw: /\]\(|`+"`"+`/.test(a.innerText)};
+	})()`)
+	if left := got["left"].(float64); left < 8 {
+		t.Errorf("%s: the text starts %v px from the window's edge", path, left)
+	}
+	if w := got["width"].(float64); w > 900 {
+		t.Errorf("%s: the text runs %v px wide", path, w)
+	}
+	if bg := got["pre"].(string); bg == "rgba(0, 0, 0, 0)" {
+		t.Errorf("%s: code blocks have no background", path)
+	}
+	if path == "/docs" && got["raw"].(bool) {
+		t.Errorf("%s: Markdown link syntax or backticks in the text", path)
+	}
+}
+
+// TestPagesFitTheWindow opens every page (the docs, the calculator, the
+// simulator, each dashboard view and the sign-in screen) at 1280×900 and at
+// 390×844: none may scroll sideways, and the header must offer every
+// navigation link on a phone.
+func TestPagesFitTheWindow(t *testing.T) {
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	freeKey := prepareDB(t, dir)
+	srv := proctest.Start(t, dir, nil, "--dev-clock")
+	fx := seedDashboard(t, srv.URL, freeKey)
+	shots := browsertest.ScreenshotDir(t)
+
+	pages := []layoutPage{{"/docs", ""}, {"/docs/api", ""}}
+	names, _ := fs.Glob(mddocs.FS, "*.md")
+	for _, n := range names {
+		pages = append(pages, layoutPage{"/docs/" + strings.TrimSuffix(n, ".md"), ""})
+	}
+	pages = append(pages,
+		layoutPage{"/calculator", "ready"},
+		layoutPage{"/simulator" + reducedQuery, "ready"},
+		layoutPage{"/nope", ""},
+		layoutPage{"/", "overview"},
+		layoutPage{"/endpoints/openai", "endpoint"},
+		layoutPage{"/jobs", "jobs"},
+		layoutPage{fmt.Sprintf("/jobs/%d", fx.arithJob), "job"},
+		layoutPage{"/tools", "tools"},
+		layoutPage{"/runs", "runs"},
+		layoutPage{fmt.Sprintf("/runs/%d", fx.runID), "run"},
+	)
+
+	for _, vp := range viewports {
+		t.Run(vp.name, func(t *testing.T) {
+			// A tab of its own: its own sessionStorage, so it starts signed out.
+			tab := b.NewTab(t)
+			d := &dash{t: t, tab: tab, base: srv.URL, dir: shots}
+			setViewport(t, tab, vp.w, vp.h)
+			// The sign-in screen first, then the pages with the key.
+			d.open("/")
+			d.waitView("signin")
+			noSideScroll(t, tab, "sign in")
+			d.shot(vp.name + "-signin")
+			d.tab.Do("sign in", chromedp.SendKeys(chromedp.CSS("#api-key"), ownerKey), chromedp.Click(chromedp.CSS("#signin-button")))
+			d.waitView("overview")
+			for i, p := range pages {
+				d.open(p.path)
+				switch p.view {
+				case "":
+				case "ready":
+					tab.WaitFor(`document.documentElement.dataset.ready === "true"`)
+				default:
+					d.waitView(p.view)
+				}
+				if strings.HasPrefix(p.path, "/simulator") {
+					waitSweep(&page{t: t, tab: tab, base: srv.URL}, 1)
+				}
+				noSideScroll(t, tab, p.path)
+				if strings.HasPrefix(p.path, "/docs") {
+					docsStyled(t, tab, p.path)
+				}
+				name := strings.Trim(strings.NewReplacer("/", "-", "?", "-", "=", "", "&", "").Replace(p.path), "-")
+				if name == "" {
+					name = "overview"
+				}
+				d.shot(fmt.Sprintf("%s-%02d-%s", vp.name, i, name))
+			}
+		})
+	}
+}
+
+// TestHeaderOnPhone checks the header at 390 px: every navigation link can
+// be reached (in view, inside the window, and clickable), on a server page
+// without script (/docs) and on the dashboard.
+func TestHeaderOnPhone(t *testing.T) {
+	b := browsertest.New(t)
+	srv := proctest.Start(t, "", nil)
+	tab := b.NewTab(t)
+	shots := browsertest.ScreenshotDir(t)
+	setViewport(t, tab, 390, 844)
+	for _, path := range []string{"/docs", "/calculator"} {
+		tab.Do("open "+path, chromedp.Navigate(srv.URL+path))
+		tab.WaitFor(`document.readyState === "complete"`)
+		// Open the menu if the page offers one.
+		browsertest.Eval[chromedp.Void](tab, `(() => { const m = document.querySelector(".nav-toggle"); if (m && m.getClientRects().length && m.getAttribute("aria-expanded") !== "true") m.click(); })()`)
+		bad := browsertest.Eval[[]string](tab, `Array.from(document.querySelectorAll(".site-nav a")).filter(a => {
+			const r = a.getBoundingClientRect();
+			if (r.width === 0 || r.height === 0 || r.left < 0 || r.right > window.innerWidth || r.top < 0 || r.bottom > window.innerHeight) return true;
+			const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+			return !hit || !a.contains(hit);
+		}).map(a => a.textContent + " " + JSON.stringify(a.getBoundingClientRect()))`)
+		if len(bad) > 0 {
+			t.Errorf("%s at 390 px: navigation links out of reach: %s", path, strings.Join(bad, "; "))
+		}
+		if n := browsertest.Eval[int](tab, `document.querySelectorAll(".site-nav a").length`); n != 7 {
+			t.Errorf("%s: %d navigation links, want 7", path, n)
+		}
+		tab.Screenshot(shots, "header"+strings.ReplaceAll(path, "/", "-"))
+	}
+}
