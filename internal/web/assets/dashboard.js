@@ -108,8 +108,14 @@ function errorLines(e) {
   return [];
 }
 
+// setView replaces the view's content. Like h, it skips null, undefined and
+// false, which replaceChildren would print as the text "null".
+function setView(...nodes) {
+  $("view").replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
+}
+
 function failView(e) {
-  $("view").replaceChildren(heading("Something went wrong"), alertBox(e.message, errorLines(e)));
+  setView(heading("Something went wrong"), alertBox(e.message, errorLines(e)));
   ready();
 }
 
@@ -198,12 +204,12 @@ function render() {
   document.documentElement.dataset.ready = "false";
   if (!m) {
     document.documentElement.dataset.view = "notfound";
-    $("view").replaceChildren(heading("Not found", "There is no dashboard page at this address."), h("p", {}, link("/", "Go to the overview")));
+    setView(heading("Not found", "There is no dashboard page at this address."), h("p", {}, link("/", "Go to the overview")));
     ready();
     return;
   }
   document.documentElement.dataset.view = m.route.name;
-  $("view").replaceChildren(h("p", { class: "loading muted", text: "Loading…" }));
+  setView(h("p", { class: "loading muted", text: "Loading…" }));
   const stale = () => token !== state.token;
   m.route.view(m.args, stale).catch((e) => {
     if (!stale()) failView(e);
@@ -217,7 +223,7 @@ async function overviewView(_, stale) {
   const grid = h("div", { class: "ep-grid", id: "endpoints" });
   const status = h("p", { class: "refresh muted small", id: "refresh" });
   const problem = h("div", { id: "overview-error" });
-  $("view").replaceChildren(
+  setView(
     heading("Overview", "Every endpoint with its circuit, its gates and its recent outcomes. This page refreshes itself every few seconds."),
     status, problem, grid);
   const tick = async () => {
@@ -403,7 +409,9 @@ async function endpointView([name], stale) {
   if (stale()) return;
   const plan = state.me.project.plan;
   const canWrite = state.me.key.scope === "owner";
-  const ed = { base: ep, conflict: null };
+  // serverError is the last refused save other than a conflict; it stays on
+  // screen until the form is edited or saved again.
+  const ed = { base: ep, conflict: null, serverError: null };
 
   const form = h("form", { id: "policy-form", class: "card inputs policy-form", novalidate: true, autocomplete: "off" });
   const presetSel = h("select", { id: "f-preset", name: "preset", "aria-describedby": "f-preset-error" },
@@ -440,7 +448,7 @@ async function endpointView([name], stale) {
       h("p", { class: "note", id: "preview-ceiling" })));
   const conflictBox = h("section", { id: "conflict", class: "card conflict", hidden: true, "aria-live": "assertive" });
   const headBox = h("div", { id: "endpoint-head" });
-  $("view").replaceChildren(
+  setView(
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/", "Overview"), " / ", h("span", { text: ep.name })),
     headBox, conflictBox,
     h("div", { class: "split editor" }, form, h("div", { class: "stack" }, preview, h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
@@ -480,8 +488,10 @@ async function endpointView([name], stale) {
       input(k).setAttribute("aria-invalid", fe.length ? "true" : "false");
     }
     const box = $("form-errors");
-    box.hidden = errors.length === 0;
-    box.querySelector("ul").replaceChildren(...errors.map((e) => h("li", { text: e.message })));
+    const se = errors.length === 0 ? ed.serverError : null;
+    box.hidden = errors.length === 0 && !se;
+    box.querySelector(".alert-title").textContent = se ? "The server did not save the policy: " + se.message : "Fix these to save:";
+    box.querySelector("ul").replaceChildren(...(se ? errorLines(se) : errors.map((e) => e.message)).map((m) => h("li", { text: m })));
     const planBlocked = custom && plan === "FREE";
     planNote.hidden = !planBlocked;
     const dirty = !sameValues(v2, valuesOf(ed.base));
@@ -503,13 +513,6 @@ async function endpointView([name], stale) {
     }
   };
 
-  const showServerErrors = (e) => {
-    const box = $("form-errors");
-    box.hidden = false;
-    box.querySelector(".alert-title").textContent = e.message;
-    box.querySelector("ul").replaceChildren(...errorLines(e).map((m) => h("li", { text: m })));
-  };
-
   const save = async () => {
     const v = read();
     $("save").disabled = true;
@@ -519,6 +522,7 @@ async function endpointView([name], stale) {
       if (stale()) return;
       ed.base = saved;
       ed.conflict = null;
+      ed.serverError = null;
       conflictBox.hidden = true;
       renderHead();
       fill(valuesOf(saved));
@@ -527,13 +531,14 @@ async function endpointView([name], stale) {
       toast(`Saved ${saved.name} as version ${saved.version}.`);
     } catch (e) {
       if (stale()) return;
+      ed.serverError = null;
       if (e.status === 409 && e.current) {
         showConflict(e.current, v);
       } else {
-        showServerErrors(e);
+        ed.serverError = e;
       }
       update();
-      $("save-state").textContent = e.status === 409 ? "Not saved: someone else saved first." : "Not saved.";
+      $("save-state").textContent = e.status === 409 ? "Not saved: someone else saved first." : "Not saved: the server refused it (see above).";
     }
   };
 
@@ -586,10 +591,11 @@ async function endpointView([name], stale) {
   fill(valuesOf(ep));
   renderHead();
   update();
-  form.addEventListener("input", update);
-  form.addEventListener("change", update);
+  const edited = () => { ed.serverError = null; update(); };
+  form.addEventListener("input", edited);
+  form.addEventListener("change", edited);
   form.addEventListener("submit", (ev) => { ev.preventDefault(); if (!$("save").disabled) save(); });
-  $("revert").addEventListener("click", () => { fill(valuesOf(ed.base)); update(); });
+  $("revert").addEventListener("click", () => { fill(valuesOf(ed.base)); edited(); });
   ready();
 }
 
@@ -704,7 +710,7 @@ async function jobsView(_, stale) {
         onclick: () => navigate("/jobs" + query({ ...f, cursor: page.nextCursor }), false, { cursors: [...stack, cursor] }) })));
 
   const bulk = bulkPanel(f, count.count, stale);
-  $("view").replaceChildren(
+  setView(
     heading("Jobs", "Newest first, a page at a time. Filter to a clear selection to cancel or replay it in bulk."),
     filterForm,
     bulk,
@@ -880,7 +886,7 @@ async function jobView([id], stale) {
       a.httpStatus != null ? ` · HTTP ${a.httpStatus}` : "", a.message ? ` · “${a.message}”` : ""),
     a.nextDueAt ? arithmetic(policy, a) : h("p", { class: "muted small", text: afterAttempt(j, a) })));
 
-  $("view").replaceChildren(
+  setView(
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/jobs", "Jobs"), " / ", h("span", { text: "#" + j.id })),
     heading(`Job #${j.id}`, null, ...actions),
     h("div", { class: "job-head" }, stateBadge(j.state), " ", h("span", { class: "mono", text: toolRef(j) }), " on ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)),
@@ -954,7 +960,7 @@ async function toolsView(_, stale) {
         h("pre", { class: "json", text: t.payloadSchema == null ? "any JSON payload" : JSON.stringify(t.payloadSchema, null, 2) })),
       t.retryPolicy ? h("details", { class: "printed" }, h("summary", { text: "Retry policy document" }), h("pre", { class: "json", text: JSON.stringify(t.retryPolicy, null, 2) })) : null);
   });
-  $("view").replaceChildren(heading("Tools", "Published tool contracts. A contract never changes once published; a change is a new version."),
+  setView(heading("Tools", "Published tool contracts. A contract never changes once published; a change is a new version."),
     cards.length ? h("div", { class: "tool-grid" }, cards) : h("p", { class: "card empty", text: "No tools published yet." }));
   if (location.hash) document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView();
   ready();
@@ -976,7 +982,7 @@ async function runsView(_, stale) {
         h("button", { type: "submit", class: "button primary", text: "Open" }))));
   open.addEventListener("submit", (ev) => { ev.preventDefault(); const v = $("run-id").value.trim(); if (/^\d+$/.test(v)) navigate("/runs/" + v); });
   const ids = [...seen.keys()].sort((a, b) => b - a);
-  $("view").replaceChildren(heading("Runs", "A run groups the steps of one piece of work. Open one to see its steps and their states."),
+  setView(heading("Runs", "A run groups the steps of one piece of work. Open one to see its steps and their states."),
     h("div", { class: "split" }, open,
       h("section", { class: "card" }, h("h2", { text: "Runs among the newest 500 jobs" }),
         ids.length ? h("ul", { class: "run-list", id: "recent-runs" }, ids.map((id) => h("li", {}, link("/runs/" + id, "Run #" + id), h("span", { class: "muted small", text: ` · ${seen.get(id)} recent step${seen.get(id) === 1 ? "" : "s"}` }))))
@@ -989,7 +995,7 @@ async function runView([id], stale) {
   const r = await api("GET", "/v1/runs/" + id);
   if (stale()) return;
   const counts = STATES.filter((s) => r.counts[s]).map((s) => h("span", { class: "count-chip" }, stateBadge(s), " ", num(r.counts[s])));
-  $("view").replaceChildren(
+  setView(
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/runs", "Runs"), " / ", h("span", { text: "#" + r.id })),
     heading(`Run #${r.id}${r.name ? " · " + r.name : ""}`, null, link("/jobs" + query({ runId: r.id }), "Steps as jobs", "button small")),
     h("section", { class: "card" }, factList([

@@ -1,0 +1,72 @@
+package web_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/getratchet/ratchet/internal/browsertest"
+	"github.com/getratchet/ratchet/internal/proctest"
+)
+
+// TestDashboardDetails covers the dashboard's smaller behaviours against a
+// seeded server: what a job page prints, how the policy editor reports a
+// refused save, and how the overview refreshes.
+func TestDashboardDetails(t *testing.T) {
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	freeKey := prepareDB(t, dir)
+	srv := proctest.Start(t, dir, nil, "--dev-clock")
+	fx := seedDashboard(t, srv.URL, freeKey)
+	shots := browsertest.ScreenshotDir(t)
+	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: shots}
+	a.signIn(ownerKey)
+
+	t.Run("job pages print no null", func(t *testing.T) {
+		a.t = t
+		// An exhausted job has no hold banner; a charge the circuit holds has
+		// no attempt yet.
+		for _, id := range []int64{fx.exhausted[0], fx.chargeIDs[2]} {
+			a.open(fmt.Sprintf("/jobs/%d", id))
+			a.waitView("job")
+			if got := browsertest.Eval[[]string](a.tab, `Array.from(document.getElementById("view").childNodes).filter(n => n.nodeType === 3 && n.textContent.trim()).map(n => n.textContent)`); len(got) > 0 {
+				t.Errorf("job #%d: stray text in the view: %q", id, got)
+			}
+			if txt := a.text("#view"); strings.Contains(txt, "null") {
+				t.Errorf("job #%d prints null: %q", id, txt)
+			}
+		}
+	})
+
+	t.Run("policy editor keeps server errors", func(t *testing.T) {
+		a.t = t
+		a.open("/endpoints/stripe")
+		a.waitView("endpoint")
+		// The server refuses the save with a field error the form cannot
+		// know about beforehand.
+		browsertest.Eval[chromedp.Void](a.tab, `(() => {
+			const orig = window.fetch;
+			window.fetch = (url, init) => init && init.method === "PUT"
+				? Promise.resolve(new Response(JSON.stringify({error: {code: "invalid_request", message: "invalid request",
+					fields: [{field: "maxConcurrent", value: "7", allowed: "must be at most 5 on this plan", message: "maxConcurrent: 7 is not allowed; must be at most 5 on this plan"}]}}),
+					{status: 400, headers: {"Content-Type": "application/json"}}))
+				: orig(url, init);
+		})()`)
+		a.setValue("f-maxConcurrent", "7")
+		a.click("#save")
+		a.tab.WaitFor(`document.getElementById("save-state").textContent.startsWith("Not saved")`)
+		if !a.visible("#form-errors") {
+			t.Fatal("the server's errors are hidden after a refused save")
+		}
+		if got := a.text("#form-errors"); !strings.Contains(got, "invalid request") || !strings.Contains(got, "at most 5 on this plan") {
+			t.Errorf("form errors = %q", got)
+		}
+		a.shot("policy-server-error")
+		// Editing the form again clears the stale server message.
+		a.setValue("f-maxConcurrent", "6")
+		if a.visible("#form-errors") {
+			t.Error("the server's errors outlive an edit")
+		}
+	})
+}
