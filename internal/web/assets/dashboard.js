@@ -221,29 +221,79 @@ function render() {
 async function overviewView(_, stale) {
   setTitle("Overview");
   const grid = h("div", { class: "ep-grid", id: "endpoints" });
-  const status = h("p", { class: "refresh muted small", id: "refresh" });
+  // The refresh line: the live region is only its short state ("Live",
+  // "Not refreshing"), so a screen reader hears a change of state, not every
+  // card every three seconds. The time beside it is outside the region.
+  const liveState = h("span", { id: "refresh-state", role: "status", "aria-live": "polite" });
+  const detail = h("span", { id: "refresh-detail" });
+  const status = h("p", { class: "refresh muted small", id: "refresh" }, h("span", { class: "live-dot", "aria-hidden": "true" }), liveState, detail);
   const problem = h("div", { id: "overview-error" });
   setView(
     heading("Overview", "Every endpoint with its circuit, its gates and its recent outcomes. This page refreshes itself every few seconds."),
     status, problem, grid);
+  let lastGood = "";
   const tick = async () => {
     try {
       const o = await api("GET", "/v1/overview");
       if (stale()) return;
       state.skew = Date.parse(o.now) - Date.now();
-      grid.replaceChildren(...(o.endpoints.length ? o.endpoints.map(endpointCard) : [h("div", { class: "card empty" }, "No endpoints yet. Create one with ", h("code", { text: "ratchet endpoints create" }), " or POST /v1/endpoints.")]));
+      // Update the cards in place: a card whose content did not change is
+      // left alone, and one that did is patched node by node, so focus, a
+      // text selection and the scroll position survive the refresh.
+      morphChildren(grid, o.endpoints.length ? o.endpoints.map(endpointCard) : [h("div", { class: "card empty" }, "No endpoints yet. Create one with ", h("code", { text: "ratchet endpoints create" }), " or POST /v1/endpoints.")]);
       problem.replaceChildren();
-      status.replaceChildren(h("span", { class: "live-dot", "aria-hidden": "true" }), `Live · updated ${when(o.now)} · refreshes every ${REFRESH_MS / 1000} s`);
+      status.classList.remove("stale");
+      if (liveState.textContent !== "Live") liveState.textContent = "Live";
+      detail.textContent = `· updated ${when(o.now)} · refreshes every ${REFRESH_MS / 1000} s`;
       status.dataset.updated = o.now;
+      lastGood = o.now;
       ready();
     } catch (e) {
       if (stale()) return;
+      status.classList.add("stale");
+      const msg = "Not refreshing";
+      if (liveState.textContent !== msg) liveState.textContent = msg;
+      detail.textContent = lastGood ? `· showing data from ${when(lastGood)} · trying again every ${REFRESH_MS / 1000} s` : `· trying again every ${REFRESH_MS / 1000} s`;
       problem.replaceChildren(alertBox("Could not refresh: " + e.message));
       ready();
     }
     if (!stale()) state.timer = setTimeout(tick, REFRESH_MS);
   };
   await tick();
+}
+
+// morphChildren makes parent's children look like next without replacing
+// nodes that can be kept: same-tag elements are patched in place (their
+// attributes, inline style and children), text nodes get new text, and
+// only what differs in kind is replaced. A focused link therefore keeps its
+// focus across a refresh.
+function morphChildren(parent, next) {
+  const old = Array.from(parent.childNodes);
+  next.forEach((n, i) => {
+    const o = old[i];
+    if (!o) parent.append(n);
+    else if (!morph(o, n)) parent.replaceChild(n, o);
+  });
+  for (const o of old.slice(next.length)) o.remove();
+}
+
+function morph(o, n) {
+  if (o.nodeType !== n.nodeType) return false;
+  if (o.nodeType === Node.TEXT_NODE) {
+    if (o.data !== n.data) o.data = n.data;
+    return true;
+  }
+  if (o.nodeType !== Node.ELEMENT_NODE || o.tagName !== n.tagName) return false;
+  if (o.isEqualNode(n)) return true;
+  for (const a of Array.from(o.attributes)) if (!n.hasAttribute(a.name)) o.removeAttribute(a.name);
+  for (const a of Array.from(n.attributes)) {
+    // The strict CSP refuses style attributes; copy widths through the CSSOM.
+    if (a.name === "style") { if (o.style.cssText !== n.style.cssText) o.style.cssText = n.style.cssText; continue; }
+    if (o.getAttribute(a.name) !== a.value) o.setAttribute(a.name, a.value);
+  }
+  if (!n.hasAttribute("style") && o.hasAttribute("style")) o.style.cssText = "";
+  morphChildren(o, Array.from(n.childNodes));
+  return true;
 }
 
 function meter(value, max) {
