@@ -109,4 +109,35 @@ func TestDashboardDetails(t *testing.T) {
 		browsertest.Eval[chromedp.Void](a.tab, `window.fetch = window.__fetch`)
 		a.tab.WaitFor(`!document.getElementById("refresh").classList.contains("stale")`)
 	})
+
+	t.Run("attempt table fits or says it scrolls", func(t *testing.T) {
+		a.t = t
+		a.open(fmt.Sprintf("/jobs/%d", fx.arithJob))
+		a.waitView("job")
+		fit := browsertest.Eval[[]int](a.tab, `(() => { const w = document.querySelector("#attempts-table").closest(".table-wrap"); return [w.scrollWidth, w.clientWidth]; })()`)
+		if fit[0] > fit[1] {
+			t.Errorf("at 1280 px the attempt table is %d px in a %d px card", fit[0], fit[1])
+		}
+		a.shot("attempts-1280")
+		setViewport(t, a.tab, 390, 844)
+		defer setViewport(t, a.tab, 1280, 900)
+		a.tab.WaitFor(`document.querySelector("#attempts-table").closest(".table-wrap").dataset.overflow === "true"`)
+		if got := browsertest.Eval[string](a.tab, `(() => { const w = document.querySelector("#attempts-table").closest(".table-wrap"); return w.getAttribute("tabindex") + " " + getComputedStyle(w, "::after").content; })()`); !strings.HasPrefix(got, "0 ") || !strings.Contains(strings.ToLower(got), "scroll") {
+			t.Errorf("a table wider than its card gives no sign that it scrolls: %q", got)
+		}
+		a.shot("attempts-390")
+	})
+
+	t.Run("sign-in key field is styled", func(t *testing.T) {
+		a.t = t
+		tab := b.NewTab(t)
+		d := &dash{t: t, tab: tab, base: srv.URL, dir: shots}
+		d.open("/")
+		d.waitView("signin")
+		got := browsertest.Eval[[]string](tab, `(() => { const s = getComputedStyle(document.getElementById("api-key")); return [s.borderTopLeftRadius, s.paddingLeft, s.width]; })()`)
+		if got[0] != "9px" || got[1] != "11px" {
+			t.Errorf("the key field looks like a native box: radius %s, padding %s, width %s", got[0], got[1], got[2])
+		}
+		d.shot("signin-1280")
+	})
 }

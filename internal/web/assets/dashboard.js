@@ -112,6 +112,35 @@ function errorLines(e) {
 // false, which replaceChildren would print as the text "null".
 function setView(...nodes) {
   $("view").replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
+  for (const w of $("view").querySelectorAll(".table-wrap")) watchOverflow(w);
+}
+
+// A table wider than its card scrolls inside its .table-wrap. markOverflow
+// says so (data-overflow, styled in dashboard.css with edge shadows and a
+// "scroll sideways" line) and lets the keyboard reach and scroll it.
+const overflowObserver = new ResizeObserver((entries) => {
+  for (const e of entries) markOverflow(e.target.closest(".table-wrap"));
+});
+
+function watchOverflow(w) {
+  overflowObserver.observe(w);
+  if (w.firstElementChild) overflowObserver.observe(w.firstElementChild);
+}
+
+function markOverflow(w) {
+  if (!w) return;
+  const over = w.scrollWidth > w.clientWidth + 1;
+  if (w.dataset.overflow === String(over)) return;
+  w.dataset.overflow = String(over);
+  if (over) {
+    w.tabIndex = 0;
+    w.setAttribute("role", "region");
+    w.setAttribute("aria-label", "Table, scrolls sideways");
+  } else {
+    w.removeAttribute("tabindex");
+    w.removeAttribute("role");
+    w.removeAttribute("aria-label");
+  }
 }
 
 function failView(e) {
