@@ -243,11 +243,21 @@ func TestCalculatorInBrowser(t *testing.T) {
 				t.Errorf("Go says %q, test expects %q", goErr, line)
 			}
 		}
-		if got := p.listTexts("#calc-errors li"); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("errors:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		// Each message sits beside its field in the page's words; the list
+		// above the results names the fields by their labels, once.
+		if got := p.listTexts("#calc-errors li"); strings.Join(got, ",") != "Base delay,Multiplier,Attempts,Jitter,Seed" {
+			t.Errorf("errors list: %q", got)
 		}
-		if got := p.text("#base-error"); got != want[0] {
-			t.Errorf("message beside the base field = %q", got)
+		for i, id := range []string{"base", "multiplier", "attempts", "jitter", "seed"} {
+			if got := p.text("#" + id + "-error"); got != besideField(want[i]) {
+				t.Errorf("message beside #%s = %q, want %q", id, got, besideField(want[i]))
+			}
+		}
+		if got := p.text("#seed-error"); got != `"x" is not allowed; must be an integer from -2,147,483,648 through 4,294,967,295` {
+			t.Errorf("seed message = %q", got)
+		}
+		if got := browsertest.Eval[string](p.tab, `getComputedStyle(document.getElementById("base-error")).fontFamily`); strings.Contains(got, "mono") {
+			t.Errorf("field messages are set in %s", got)
 		}
 		if inv := browsertest.Eval[string](p.tab, `document.getElementById("base").getAttribute("aria-invalid")`); inv != "true" {
 			t.Error("base field not marked invalid")
@@ -264,8 +274,8 @@ func TestCalculatorInBrowser(t *testing.T) {
 		p.choose("jitter", "none")
 		p.typeInto("cap", "500")
 		capErr := backoff.CalcInput{BaseMs: 1000, Multiplier: 2, CapMs: 500, Attempts: 4, Jitter: backoff.NoJitter, FirstWait: backoff.FirstWaitBase}.Validate().Error()
-		if got := p.listTexts("#calc-errors li"); len(got) != 1 || got[0] != capErr {
-			t.Errorf("cap below base: %q, Go says %q", got, capErr)
+		if got := p.listTexts("#calc-errors li"); len(got) != 1 || got[0] != "Cap" || p.text("#cap-error") != besideField(capErr) {
+			t.Errorf("cap below base: %q, %q; Go says %q", got, p.text("#cap-error"), capErr)
 		}
 
 		// Policy form: the messages of backoff.ParsePolicy for the same document.
@@ -278,10 +288,20 @@ func TestCalculatorInBrowser(t *testing.T) {
 		p.typeInto("jitterPercent", "")
 		p.typeInto("retryAfterMs", "-5")
 		_, perr := backoff.ParsePolicy([]byte(`{"preset":"CUSTOM","maxAttempts":11,"initialDelayMs":1000,"multiplier":5,"maxDelayMs":500}`))
-		got := p.listTexts("#policy-errors li")
 		wantPolicy := append(strings.Split(perr.Error(), "\n"), "retryAfterMs: -5 is not allowed; must be 0 (no hint) or more milliseconds")
-		if strings.Join(got, "\n") != strings.Join(wantPolicy, "\n") {
-			t.Errorf("policy errors:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantPolicy, "\n"))
+		var beside []string
+		for _, id := range []string{"maxAttempts", "policyMultiplier", "maxDelayMs", "jitterPercent", "retryAfterMs"} {
+			beside = append(beside, p.text("#"+id+"-error"))
+		}
+		var wantBeside []string
+		for _, m := range wantPolicy {
+			wantBeside = append(wantBeside, besideField(m))
+		}
+		if strings.Join(beside, "\n") != strings.Join(wantBeside, "\n") {
+			t.Errorf("policy errors beside the fields:\n%s\nwant\n%s", strings.Join(beside, "\n"), strings.Join(wantBeside, "\n"))
+		}
+		if got := p.listTexts("#policy-errors li"); strings.Join(got, ",") != "Total attempts,Multiplier,Cap before jitter,Jitter,Retry-After hint" {
+			t.Errorf("policy errors list: %q", got)
 		}
 		p.shot("05-invalid-policy")
 	})

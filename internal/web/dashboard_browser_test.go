@@ -313,11 +313,15 @@ func TestDashboardInBrowser(t *testing.T) {
 		a.setValue("f-maxConcurrent", "0")
 		_, perr := backoff.ParsePolicy([]byte(`{"preset":"CUSTOM","maxAttempts":11,"initialDelayMs":10000,"multiplier":5,"maxDelayMs":600000,"jitterPercent":20}`))
 		want := append(strings.Split(perr.Error(), "\n"), "maxConcurrent: 0 is not allowed; must be an integer from 1 through 100000")
-		if got := a.texts("#form-errors li"); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		// Messages sit beside their fields in the page's words; the box
+		// names the fields to fix by their labels.
+		if got := a.texts("#form-errors li"); strings.Join(got, ",") != "Max attempts,Multiplier,Max concurrent" {
+			t.Errorf("errors box %q", got)
 		}
-		if got := a.text("#f-maxAttempts-error"); got != want[0] {
-			t.Errorf("beside maxAttempts: %q", got)
+		for i, id := range []string{"maxAttempts", "multiplier", "maxConcurrent"} {
+			if got := a.text("#f-" + id + "-error"); got != besideField(want[i]) {
+				t.Errorf("beside %s: %q, want %q", id, got, besideField(want[i]))
+			}
 		}
 		if !browsertest.Eval[bool](a.tab, `document.getElementById("save").disabled`) || a.visible("#preview-out") {
 			t.Error("an invalid policy can be saved or previewed")

@@ -3,6 +3,8 @@ package web_test
 import (
 	"fmt"
 	"io/fs"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -167,4 +169,20 @@ func TestHeaderOnPhone(t *testing.T) {
 		}
 		tab.Screenshot(shots, "header"+strings.ReplaceAll(path, "/", "-"))
 	}
+}
+
+var longInt = regexp.MustCompile(`(^|[^\d.eE])(\d{5,})`)
+
+// besideField is a Go validation message ("baseMs: 1e13 is not allowed;
+// ...") as the pages show it beside its field: without the "name: " prefix
+// and with integers of five digits or more grouped by thousands.
+func besideField(msg string) string {
+	if _, rest, ok := strings.Cut(msg, ": "); ok {
+		msg = rest
+	}
+	return longInt.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := longInt.FindStringSubmatch(m)
+		n, _ := strconv.ParseInt(sub[2], 10, 64)
+		return sub[1] + comma(n)
+	})
 }

@@ -243,7 +243,7 @@ func TestSimulatorInBrowser(t *testing.T) {
 		p := newPage(t)
 		openSimulator(p, "?step=60&runs=0&seed=x")
 		// The page checks the syntax; the server the ranges, with Go's words.
-		if got := p.text("#seed-error"); got != `seed: "x" is not allowed; must be an integer` {
+		if got := p.text("#seed-error"); got != `"x" is not allowed; must be an integer` {
 			t.Errorf("seed error %q", got)
 		}
 		p.typeInto("seed", "1")
@@ -254,13 +254,13 @@ func TestSimulatorInBrowser(t *testing.T) {
 		if !asErrors(err, &fe) {
 			t.Fatalf("ParseConfig: %v", err)
 		}
-		if got := p.text("#runs-error"); got != fe[0].Error() {
+		if got := p.text("#runs-error"); got != besideField(fe[0].Error()) {
 			t.Errorf("runs error %q, Go says %q", got, fe[0].Error())
 		}
 		if inv := browsertest.Eval[string](p.tab, `document.getElementById("runs").getAttribute("aria-invalid")`); inv != "true" {
 			t.Error("runs not marked invalid")
 		}
-		if items := p.listTexts("#sim-errors li"); len(items) != 1 || items[0] != fe[0].Error() {
+		if items := p.listTexts("#sim-errors li"); len(items) != 1 || items[0] != "Runs" {
 			t.Errorf("error list %q", items)
 		}
 		p.shot("04-invalid")

@@ -3,7 +3,7 @@
 // retries panel. All arithmetic is in backoff.js; nothing here talks to the
 // network, and the pasted log is never written to the URL or to storage.
 import * as B from "./backoff.js";
-import { $, h, toast } from "./ui.js";
+import { $, h, toast, fieldText, labelOf } from "./ui.js";
 import { parseLog, observedWaits, compareWait } from "./logparse.js";
 import { bandChart, histogram, duration } from "./chart.js";
 
@@ -66,13 +66,15 @@ function setRadio(name, value) {
   for (const r of document.querySelectorAll(`input[name="${name}"]`)) r.checked = r.value === value;
 }
 
-// showErrors marks each field with its message and lists all of them.
+// showErrors puts each message beside its field (in the page's words, see
+// fieldText) and lists the fields to fix above the results, each a link to
+// its field, so no message is printed twice.
 function showErrors(box, ids, errors, fieldToId) {
   const byId = new Map();
   for (const e of errors) {
     const id = fieldToId(e.field);
     if (!byId.has(id)) byId.set(id, []);
-    byId.get(id).push(e.message);
+    byId.get(id).push(fieldText(e.field, e.message));
   }
   for (const id of ids) {
     const msgEl = $(id + "-error");
@@ -88,11 +90,13 @@ function showErrors(box, ids, errors, fieldToId) {
     }
   }
   const list = box.querySelector("ul");
-  list.replaceChildren(...errors.map((e) => {
-    const a = h("a", { href: "#" + fieldToId(e.field), text: e.message });
+  list.replaceChildren(...[...byId.keys()].map((id) => {
+    const hasField = !!$(id + "-error");
+    if (!hasField) return h("li", { text: byId.get(id).join(" ") });
+    const a = h("a", { href: "#" + id, text: labelOf(id) });
     a.addEventListener("click", (ev) => {
       ev.preventDefault();
-      const target = $(fieldToId(e.field)) || document.querySelector(`input[name="${fieldToId(e.field)}"]`);
+      const target = $(id) || document.querySelector(`input[name="${id}"]`);
       if (target) target.focus();
     });
     return h("li", {}, a);

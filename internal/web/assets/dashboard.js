@@ -5,7 +5,7 @@
 // (dashboard-api.js), and never loads more than one page of jobs: lists are
 // cursor-paged and counts come from GET /v1/jobs/count.
 import * as B from "./backoff.js";
-import { $, h, toast as showToast } from "./ui.js";
+import { $, h, toast as showToast, fieldText } from "./ui.js";
 import { api, ApiError, getKey, setKey, hooks, query } from "./dashboard-api.js";
 import { lanes, draw } from "./dashboard-timeline.js";
 
@@ -563,14 +563,20 @@ async function endpointView([name], stale) {
       const fe = errors.filter((e) => e.field === k);
       const p = $("f-" + k + "-error");
       p.hidden = fe.length === 0;
-      p.textContent = fe.map((e) => e.message).join("\n");
+      p.textContent = fe.map((e) => fieldText(e.field, e.message)).join("\n");
       input(k).setAttribute("aria-invalid", fe.length ? "true" : "false");
     }
     const box = $("form-errors");
     const se = errors.length === 0 ? ed.serverError : null;
     box.hidden = errors.length === 0 && !se;
     box.querySelector(".alert-title").textContent = se ? "The server did not save the policy: " + se.message : "Fix these to save:";
-    box.querySelector("ul").replaceChildren(...(se ? errorLines(se) : errors.map((e) => e.message)).map((m) => h("li", { text: m })));
+    // The form's own errors sit beside their fields: the box names the
+    // fields to fix (each a link to it). A refusal from the server is shown
+    // here in full, with the fields by their labels.
+    const items = se
+      ? (se.fields || []).map((f) => h("li", { text: (FIELD_LABELS[f.field] || f.field) + ": " + fieldText(f.field, f.message || `${f.field}: ${f.value} is not allowed; ${f.allowed}`) }))
+      : [...new Set(errors.map((e) => e.field))].map((k) => h("li", {}, h("a", { href: "#f-" + k, text: FIELD_LABELS[k] || k, onclick: (ev) => { ev.preventDefault(); input(k).focus(); } })));
+    box.querySelector("ul").replaceChildren(...items);
     const planBlocked = custom && plan === "FREE";
     planNote.hidden = !planBlocked;
     const dirty = !sameValues(v2, valuesOf(ed.base));

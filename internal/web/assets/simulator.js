@@ -4,7 +4,7 @@
 // bands, a table, and CSV/JSON downloads. The server validates the config;
 // its errors name the field, and the page puts each beside its input.
 import { PRESETS } from "./backoff.js";
-import { $, h, toast } from "./ui.js";
+import { $, h, toast, fieldText, labelOf } from "./ui.js";
 
 const NS = "http://www.w3.org/2000/svg";
 
@@ -179,7 +179,7 @@ function showErrors(errors, title) {
     const id = fieldId(e.field);
     if (!id) continue;
     if (!byId.has(id)) byId.set(id, []);
-    byId.get(id).push(message(e));
+    byId.get(id).push(fieldText(e.field, message(e)));
   }
   for (const id of ALL_INPUTS) {
     const msg = $(id + "-error"), input = $(id), msgs = byId.get(id);
@@ -196,10 +196,18 @@ function showErrors(errors, title) {
   if (["baseMs", "capMs", "latencyMeanMs", "latencySdMs"].some((id) => byId.has(id))) $("model-settings").open = true;
   const box = $("sim-errors");
   if (title) box.querySelector(".alert-title").textContent = title;
-  box.querySelector("ul").replaceChildren(...errors.map((e) => {
+  // Each field once, by the name the form gives it; its message is beside it.
+  const seen = new Set();
+  box.querySelector("ul").replaceChildren(...errors.filter((e) => {
+    const id = fieldId(e.field);
+    if (!id) return true;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  }).map((e) => {
     const id = fieldId(e.field);
     if (!id) return h("li", { text: message(e) });
-    const a = h("a", { href: "#" + id, text: message(e) });
+    const a = h("a", { href: "#" + id, text: labelOf(id) });
     a.addEventListener("click", (ev) => {
       ev.preventDefault();
       const target = id === "modes" ? document.querySelector('input[name="mode"]') : $(id);

@@ -31,3 +31,36 @@ export function toast(message, ms = 2600) {
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => t.classList.remove("show"), ms);
 }
+
+// ---- validation messages for people ----
+// The checks mirror Go and produce Go's messages ("baseMs: 1e13 is not
+// allowed; must be ... at most 1000000000000 milliseconds"). Beside a field
+// labelled "Base delay" the API name is noise and long numbers are hard to
+// read, so the pages show fieldText: the message without its "name: "
+// prefix and with long integers grouped by thousands.
+
+// groupDigits writes integers of five digits or more with thousands
+// separators, leaving decimals, exponents and signs as they are.
+export function groupDigits(s) {
+  return s.replace(/(^|[^\d.eE])(\d{5,})(?![\d.eE])/g, (_, pre, d) => pre + BigInt(d).toLocaleString("en-US"));
+}
+
+// fieldText is a field's message as shown beside it.
+export function fieldText(field, message) {
+  const p = field + ": ";
+  return groupDigits(message.startsWith(p) ? message.slice(p.length) : message);
+}
+
+// labelOf is what the page calls the input with this id: its <label> (or
+// its fieldset's legend) without the unit, so a summary names fields the
+// way the form does.
+export function labelOf(id) {
+  const el = document.getElementById(id);
+  const label = document.querySelector(`label[for="${CSS.escape(id)}"]`) ||
+    (el && el.tagName === "FIELDSET" ? el.querySelector("legend") : null) ||
+    (el && el.closest("fieldset") ? el.closest("fieldset").querySelector("legend") : null);
+  if (!label) return id;
+  let text = "";
+  for (const n of label.childNodes) if (!(n.nodeType === 1 && n.classList.contains("unit"))) text += n.textContent;
+  return text.trim() || id;
+}
