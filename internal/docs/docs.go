@@ -200,7 +200,7 @@ func Handler(openapi []byte) http.Handler {
 		slug := strings.TrimSuffix(r.PathValue("page"), ".md")
 		body, ok := s.html[slug]
 		if !ok {
-			http.NotFound(w, r)
+			web.NotFound(w, r)
 			return
 		}
 		title := slug

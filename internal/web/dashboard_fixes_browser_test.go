@@ -1,11 +1,14 @@
 package web_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/proctest"
 )
@@ -139,5 +142,55 @@ func TestDashboardDetails(t *testing.T) {
 			t.Errorf("the key field looks like a native box: radius %s, padding %s, width %s", got[0], got[1], got[2])
 		}
 		d.shot("signin-1280")
+	})
+
+	t.Run("policy editor keeps custom numbers; other keys read only", func(t *testing.T) {
+		a.t = t
+		a.open("/endpoints/openai")
+		a.waitView("endpoint")
+		a.choose("f-preset", "CUSTOM")
+		a.setValue("f-maxAttempts", "7")
+		a.setValue("f-initialDelayMs", "1500")
+		a.choose("f-preset", "RELAXED")
+		if got := browsertest.Eval[string](a.tab, `document.getElementById("f-maxAttempts").value`); got != "3" {
+			t.Errorf("RELAXED shows %s attempts", got)
+		}
+		a.choose("f-preset", "CUSTOM")
+		if got := browsertest.Eval[string](a.tab, `document.getElementById("f-maxAttempts").value + " " + document.getElementById("f-initialDelayMs").value`); got != "7 1500" {
+			t.Errorf("back to CUSTOM the form shows %q, want the numbers typed before (7 1500)", got)
+		}
+
+		pk := must(client.New(srv.URL, ownerKey).CreateKey(context.Background(), "reader", "producer", nil))(t)
+		p := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: shots}
+		p.signIn(pk.Secret)
+		p.open("/endpoints/openai")
+		p.waitView("endpoint")
+		if got := browsertest.Eval[[]string](p.tab, `Array.from(document.querySelectorAll("#policy-form input, #policy-form select")).filter(e => !e.disabled).map(e => e.id)`); len(got) > 0 {
+			t.Errorf("a producer key can edit %q", got)
+		}
+		p.shot("policy-producer-key")
+	})
+
+	t.Run("bulk action asks again when the selection changed", func(t *testing.T) {
+		a.t = t
+		c := client.New(srv.URL, ownerKey)
+		a.open("/jobs?state=scheduled&tool=post%401")
+		a.waitView("jobs")
+		a.click("#bulk-cancel")
+		a.tab.WaitFor(`document.getElementById("confirm").open`)
+		n := a.text("#confirm-title")
+		// Another job joins the selection while the person reads the dialog.
+		enqueue(t, c, client.EnqueueRequest{Tool: "post@1", Payload: json.RawMessage(`{"text":"late"}`)})
+		a.click("#confirm-yes")
+		a.tab.WaitFor(`document.getElementById("confirm").open && document.getElementById("confirm-title").textContent !== ` + fmt.Sprintf("%q", n))
+		if got := a.text("#confirm-body"); !strings.HasPrefix(got, "The selection changed before the server acted: it held ") || !strings.Contains(got, "Nothing was done.") {
+			t.Errorf("second dialog = %q", got)
+		}
+		a.shot("bulk-asks-again")
+		a.click("#confirm-no")
+		a.tab.WaitFor(`!!document.getElementById("bulk-changed")`)
+		if got := a.text("#bulk-changed"); !strings.HasPrefix(got, "The selection changed") {
+			t.Errorf("after Back: %q", got)
+		}
 	})
 }

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/getratchet/ratchet/client"
 	mddocs "github.com/getratchet/ratchet/docs"
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/proctest"
@@ -82,6 +84,11 @@ func TestPagesFitTheWindow(t *testing.T) {
 	freeKey := prepareDB(t, dir)
 	srv := proctest.Start(t, dir, nil, "--dev-clock")
 	fx := seedDashboard(t, srv.URL, freeKey)
+	// More than 15 jobs, so the jobs list repeats its pager below the table.
+	c := client.New(srv.URL, ownerKey)
+	for i := range 8 {
+		enqueue(t, c, client.EnqueueRequest{Tool: "post@1", Payload: json.RawMessage(fmt.Sprintf(`{"text":"more %d"}`, i))})
+	}
 	shots := browsertest.ScreenshotDir(t)
 
 	pages := []layoutPage{{"/docs", ""}, {"/docs/api", ""}}
@@ -128,6 +135,9 @@ func TestPagesFitTheWindow(t *testing.T) {
 					waitSweep(&page{t: t, tab: tab, base: srv.URL}, 1)
 				}
 				noSideScroll(t, tab, p.path)
+				if dup := browsertest.Eval[[]string](tab, `(() => { const seen = new Set(), dup = []; for (const e of document.querySelectorAll("[id]")) { if (seen.has(e.id)) dup.push(e.id); seen.add(e.id); } return dup; })()`); len(dup) > 0 {
+					t.Errorf("%s: duplicate ids %q", p.path, dup)
+				}
 				if strings.HasPrefix(p.path, "/docs") {
 					docsStyled(t, tab, p.path)
 				}

@@ -137,8 +137,20 @@ func Handler() http.Handler {
 		}
 	}
 	mux.HandleFunc("GET /assets/{version}/{file}", s.serveAsset)
+	// Any other page address gets a 404 in the shell, with the navigation,
+	// rather than Go's plain-text "404 page not found".
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/assets/") {
+			http.NotFound(w, r)
+			return
+		}
+		s.renderStatus(w, r, s.shell, pageData{Title: "Page not found", Content: notFoundContent}, http.StatusNotFound)
+	})
 	return mux
 }
+
+const notFoundContent = template.HTML(`<div class="page"><section class="intro"><h1>Page not found</h1>
+<p class="lede">There is no page at this address. The <a href="/">overview</a> lists every endpoint; the <a href="/docs">documentation</a> lists every guide.</p></section></div>`)
 
 // AssetVersion is the version segment of the asset URLs of this build.
 func AssetVersion() string {
@@ -205,6 +217,11 @@ func (s *site) pageHandler(p page) http.Handler {
 // render writes one page of the shell with the security headers every page
 // carries.
 func (s *site) render(w http.ResponseWriter, r *http.Request, t *template.Template, d pageData) {
+	s.renderStatus(w, r, t, d, http.StatusOK)
+}
+
+// renderStatus is render with another status code, for the 404 page.
+func (s *site) renderStatus(w http.ResponseWriter, r *http.Request, t *template.Template, d pageData, status int) {
 	section := NavSection(r.URL.Path)
 	d.Nav = make([]navLink, len(nav))
 	for i, n := range nav {
@@ -223,6 +240,7 @@ func (s *site) render(w http.ResponseWriter, r *http.Request, t *template.Templa
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }
 
@@ -235,6 +253,17 @@ func WritePage(w http.ResponseWriter, r *http.Request, title string, content tem
 		return
 	}
 	s.render(w, r, s.shell, pageData{Title: title, Content: content})
+}
+
+// NotFound answers 404 with a page in the shell that links back to the
+// overview and the documentation, for handlers of other packages (/docs).
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	s, err := load()
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	s.renderStatus(w, r, s.shell, pageData{Title: "Page not found", Content: notFoundContent}, http.StatusNotFound)
 }
 
 // NavSection is the header entry a path belongs to: its first segment, with

@@ -127,6 +127,10 @@ func TestNotFound(t *testing.T) {
 			t.Errorf("%s: status %d, want 404", p, r.StatusCode)
 		}
 	}
+	// A page address gets the shell with a way back, not plain text.
+	if page := body(t, get(t, h, "/nope")); !strings.Contains(page, `class="site-header"`) || !strings.Contains(page, "<h1>Page not found</h1>") {
+		t.Errorf("/nope is not a page of the site:\n%s", page)
+	}
 	for _, p := range []string{"/jobs/1/extra", "/endpoints", "/runs/1/x", "/tools/x"} {
 		if r := get(t, h, p); r.StatusCode != http.StatusNotFound {
 			t.Errorf("%s: status %d, want 404", p, r.StatusCode)

@@ -534,7 +534,9 @@ async function endpointView([name], stale) {
 
   const input = (k) => $("f-" + k);
   const read = () => Object.fromEntries(ALL_KEYS.map((k) => [k, input(k).value]));
-  const fill = (v) => { for (const k of ALL_KEYS) input(k).value = v[k]; };
+  // fill loads values into the form; a preset change the user makes
+  // afterwards is what update() treats as leaving or returning to CUSTOM.
+  const fill = (v) => { for (const k of ALL_KEYS) input(k).value = v[k]; ed.lastPreset = v.preset; };
 
   const renderHead = () => {
     const b = ed.base;
@@ -546,8 +548,16 @@ async function endpointView([name], stale) {
   const update = () => {
     const v = read();
     const custom = v.preset === "CUSTOM";
+    // Choosing a preset shows its numbers; the custom numbers typed before
+    // are kept and come back when CUSTOM is chosen again.
+    if (ed.lastPreset === "CUSTOM" && !custom) ed.customDraft = Object.fromEntries(POLICY_INPUTS.map((f) => [f.key, v[f.key]]));
+    if (ed.lastPreset !== "CUSTOM" && custom && ed.customDraft) for (const f of POLICY_INPUTS) input(f.key).value = ed.customDraft[f.key];
+    ed.lastPreset = v.preset;
+    // Only an owner key may save, so other keys see the form read-only.
+    presetSel.disabled = !canWrite;
+    for (const f of LIMIT_INPUTS) input(f.key).disabled = !canWrite;
     for (const f of POLICY_INPUTS) {
-      input(f.key).disabled = !custom;
+      input(f.key).disabled = !custom || !canWrite;
       if (!custom && B.PRESETS[v.preset]) input(f.key).value = String(B.PRESETS[v.preset][f.key]);
     }
     const v2 = read();
@@ -581,7 +591,7 @@ async function endpointView([name], stale) {
     planNote.hidden = !planBlocked;
     const dirty = !sameValues(v2, valuesOf(ed.base));
     $("save").disabled = !canWrite || errors.length > 0 || planBlocked || !dirty;
-    $("revert").disabled = !dirty;
+    $("revert").disabled = !dirty || !canWrite;
     $("save-state").textContent = !canWrite ? "Only an owner key can change the policy." : planBlocked ? "The FREE plan cannot save CUSTOM." : errors.length ? "" : dirty ? "Unsaved changes." : "No changes.";
     // Preview.
     $("preview-empty").hidden = !!params;
@@ -807,6 +817,8 @@ async function jobsView(_, stale) {
     $("bulk-result").replaceChildren(state.flash);
     state.flash = null;
   }
+  // Ids must stay unique: the clone's page line goes without one.
+  $("view").querySelector(".pager-bottom #page-info")?.removeAttribute("id");
   // The cloned pager needs its own handlers: route its clicks to the originals.
   for (const id of ["prev-page", "next-page"]) {
     const clone = $("view").querySelector(".pager-bottom #" + id);
@@ -820,7 +832,10 @@ function bulkPanel(f, count, stale) {
   const canReplay = states.length > 0 && states.every((s) => REPLAYABLE.includes(s));
   const canCancel = states.length > 0 && states.every((s) => CANCELLABLE.includes(s));
   const result = h("div", { id: "bulk-result" });
-  const run = async (action) => {
+  // run counts the selection, asks, and acts. When the selection changed
+  // between the count and the server acting (409), nothing was done: it says
+  // so and asks again with the new count, as the dialog promised.
+  const run = async (action, changedFrom) => {
     result.replaceChildren();
     let n;
     try {
@@ -830,13 +845,19 @@ function bulkPanel(f, count, stale) {
       return;
     }
     if (stale()) return;
-    if (n === 0) { result.replaceChildren(h("p", { class: "callout", text: "No jobs match this selection now; nothing to do." })); return; }
+    const changed = changedFrom !== undefined
+      ? `The selection changed before the server acted: it held ${num(changedFrom)} ${changedFrom === 1 ? "job" : "jobs"} when you confirmed and holds ${num(n)} now. Nothing was done. `
+      : "";
+    if (n === 0) { result.replaceChildren(h("p", { class: "callout", id: "bulk-changed", text: changed + "No jobs match this selection now; nothing to do." })); return; }
     if (n > 1000) { result.replaceChildren(alertBox(`This selection holds ${num(n)} jobs; a bulk action takes at most 1,000. Narrow the filters (a shorter time window, one tool).`)); return; }
     const verb = action === "replay" ? "Replay" : "Cancel";
     const ok = await confirmDialog(`${verb} ${num(n)} ${n === 1 ? "job" : "jobs"}?`,
-      `${verb} ${scopeText(f, n)}. ${action === "replay" ? "Each becomes a new scheduled job with the same payload and policy." : "Running jobs are asked to stop; scheduled jobs will not run."} If the selection changes before the server acts, nothing is done and you are asked again.`,
+      `${changed}${verb} ${scopeText(f, n)}. ${action === "replay" ? "Each becomes a new scheduled job with the same payload and policy." : "Running jobs are asked to stop; scheduled jobs will not run."} If the selection changes before the server acts, nothing is done and you are asked again.`,
       `${verb} ${num(n)} ${n === 1 ? "job" : "jobs"}`);
-    if (!ok || stale()) return;
+    if (!ok || stale()) {
+      if (changed && !stale()) result.replaceChildren(h("p", { class: "callout callout-warn", id: "bulk-changed", text: changed }));
+      return;
+    }
     try {
       const res = await api("POST", "/v1/jobs/bulk", { action, filter: f, expectedCount: n });
       if (stale()) return;
@@ -851,7 +872,8 @@ function bulkPanel(f, count, stale) {
       render();
     } catch (e) {
       if (stale()) return;
-      result.replaceChildren(alertBox(e.status === 409 ? e.message : "The bulk action failed: " + e.message, errorLines(e)));
+      if (e.status === 409 && !e.fields.length) { run(action, n); return; }
+      result.replaceChildren(alertBox("The bulk action failed: " + e.message, errorLines(e)));
     }
   };
   return h("section", { class: "card bulk", "aria-labelledby": "bulk-title" },
