@@ -196,3 +196,38 @@ func besideField(msg string) string {
 		return sub[1] + comma(n)
 	})
 }
+
+// TestCalculatorHistogram checks the spread of one retry's waits: its x axis
+// is labelled, and the bins span the waits that occur rather than 0 to the
+// cap (equal jitter puts retry 1's waits in 0.5–1 s of a 30 s cap).
+func TestCalculatorHistogram(t *testing.T) {
+	b := browsertest.New(t)
+	srv := proctest.Start(t, "", nil)
+	shots := browsertest.ScreenshotDir(t)
+	tab := b.NewTab(t)
+	for _, vp := range viewports {
+		setViewport(t, tab, vp.w, vp.h)
+		tab.Do("open", chromedp.Navigate(srv.URL+"/calculator?base=1000&multiplier=2&cap=30000&attempts=4&jitter=equal&first=base&seed=1"))
+		tab.WaitFor(`document.documentElement.dataset.ready === "true"`)
+		browsertest.Eval[chromedp.Void](tab, `(() => { const s = document.getElementById("hist-retry"); s.value = "1"; s.dispatchEvent(new Event("change", {bubbles: true})); })()`)
+		tab.WaitFor(`document.querySelectorAll("#calc-hist .bars rect").length > 0`)
+		labels := browsertest.Eval[[]string](tab, `Array.from(document.querySelectorAll("#calc-hist .x-ticks text"), t => t.textContent)`)
+		if len(labels) < 3 {
+			t.Errorf("%s px: x axis labels %q", vp.name, labels)
+		}
+		if empty := browsertest.Eval[int](tab, `Array.from(document.querySelectorAll("#calc-hist .axis text")).filter(t => !t.textContent.trim()).length`); empty > 0 {
+			t.Errorf("%s px: %d empty axis labels", vp.name, empty)
+		}
+		// The bars spread over most of the plot, not one corner of it.
+		spread := browsertest.Eval[float64](tab, `(() => {
+			const r = Array.from(document.querySelectorAll("#calc-hist .bars rect"), e => e.getBBox());
+			const l = Math.min(...r.map(b => b.x)), rr = Math.max(...r.map(b => b.x + b.width));
+			const grid = Array.from(document.querySelectorAll("#calc-hist .axis line.grid")).map(e => e.getBBox()).find(b => b.width > 0);
+			return (rr - l) / grid.width;
+		})()`)
+		if spread < 0.6 {
+			t.Errorf("%s px: the bars cover %.0f%% of the plot's width", vp.name, spread*100)
+		}
+		tab.Screenshot(shots, "histogram-"+vp.name)
+	}
+}

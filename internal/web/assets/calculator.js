@@ -239,7 +239,7 @@ function renderCalcChart(input, r) {
   const atCap = values.filter((v) => v === input.capMs).length;
   histogram($("calc-hist"), {
     title: `Waits of retry ${k + 1}`,
-    desc: `Share of ${SEEDS} seeds per wait for retry ${k + 1}, from 0 to the cap, with the waits exactly at the cap drawn apart.`,
+    desc: `Share of ${SEEDS} seeds per wait for retry ${k + 1}, over the range of waits that occur, with the waits exactly at the cap drawn apart.`,
     values, atCap: true, cap: input.capMs, bins: 24, xLabel: `wait before retry ${k + 1}`,
   });
   // Without jitter every seed waits the same: one bar says nothing the note

@@ -59,7 +59,8 @@ function frame(svg, yMax, xCount, xLabel, xTick, durations = true) {
   }
   const every = Math.ceil(xCount / (W < 520 ? 8 : 15));
   for (let i = 0; i < xCount; i++) {
-    if (i % every === 0) g.append(el("text", { x: x(i), y: H - M.b + 18, "text-anchor": "middle" }, xTick(i)));
+    const label = i % every === 0 ? xTick(i) : "";
+    if (label) g.append(el("text", { x: x(i), y: H - M.b + 18, "text-anchor": "middle" }, label));
   }
   g.append(el("text", { x: M.l + (W - M.l - M.r) / 2, y: H - 6, "text-anchor": "middle", class: "axis-title" }, xLabel));
   svg.append(g);
@@ -127,7 +128,14 @@ export function histogram(svg, spec) {
   svg.append(el("desc", {}, spec.desc));
   const { values, atCap, cap, bins: nb } = spec;
   const below = values.filter((v) => !(atCap && v === cap));
-  const lo = 0, hi = cap > 0 ? cap : Math.max(1, ...values);
+  // The bins span the waits that occur, widened to round tick values, not
+  // 0 to the cap: a retry whose waits all fall in 0.5–1 s would otherwise
+  // crowd into one corner of a 0–30 s axis.
+  const vMin = below.length ? Math.min(...below) : 0, vMax = below.length ? Math.max(...below) : (cap > 0 ? cap : 1);
+  const tickStep = niceStep(Math.max(vMax - vMin, 1), W < 520 ? 3 : 5, true);
+  const lo = Math.floor(vMin / tickStep) * tickStep;
+  let hi = Math.ceil(vMax / tickStep) * tickStep;
+  if (hi <= lo) hi = lo + tickStep;
   const width = (hi - lo) / nb;
   const counts = new Array(nb).fill(0);
   for (const v of below) counts[Math.min(nb - 1, Math.max(0, Math.floor((v - lo) / width)))]++;
@@ -136,12 +144,23 @@ export function histogram(svg, spec) {
   const share = (c) => (c / total) * 100;
   const yMax = Math.max(1, ...counts.map(share), share(spike));
   const n = nb + 2; // the bins, a gap, and the spike bar
-  const { x, y, slot } = frame(svg, Math.min(100, yMax * 1.08), n, spec.xLabel, (i) => (i === 0 ? duration(lo) : i === nb - 1 ? duration(hi) : i === nb + 1 ? "= cap" : ""), false);
+  const { x, y, slot } = frame(svg, Math.min(100, yMax * 1.08), n, spec.xLabel, () => "", false);
   // The y axis counts a share of the seeds, not a duration: relabel the ticks.
   for (const t of svg.querySelectorAll(".axis > text[text-anchor=end]")) {
     const ms = t.textContent;
     t.textContent = ms === "0" ? "0%" : ms.replace(/ ms$/, "%");
   }
+  // The x axis: a label at every round wait under the bins, and "= cap"
+  // under the bar of the waits exactly at the cap.
+  const xAxis = el("g", { class: "axis x-ticks" });
+  const left = x(0) - slot / 2, binsWidth = slot * nb;
+  for (let v = lo; v <= hi + tickStep / 1e6; v += tickStep) {
+    const px = left + ((v - lo) / (hi - lo)) * binsWidth;
+    xAxis.append(el("line", { x1: px, x2: px, y1: y(0), y2: y(0) + 5, class: "grid" }));
+    xAxis.append(el("text", { x: px, y: H - M.b + 18, "text-anchor": "middle" }, duration(v)));
+  }
+  if (spike) xAxis.append(el("text", { x: x(nb + 1), y: H - M.b + 18, "text-anchor": "middle" }, "= cap"));
+  svg.append(xAxis);
   const g = el("g", { class: "bars" });
   counts.forEach((c, i) => {
     if (!c) return;
