@@ -18,6 +18,7 @@ function normalize(r) {
             out[k] = o[k];
     return out;
 }
+const msg = (err) => (err instanceof Error ? err.message : String(err));
 const codeStatus = { invalid_request: 400, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, unavailable: 503, internal: 500 };
 /**
  * Worker claims jobs for its registered tools and runs their handlers:
@@ -165,7 +166,7 @@ export class Worker {
                 this.#release(max);
                 if (this.#stopping)
                     break;
-                this.#error(new Error(`claim: ${String(err)}`, { cause: err }));
+                this.#error(new Error(`claim: ${msg(err)}`, { cause: err }));
                 await sleep(apiBackoff(failures++, err), this.#stopAc.signal).catch(() => { });
                 continue;
             }
@@ -238,7 +239,7 @@ export class Worker {
                     a.ac.abort(new JobAbortedError("lease_lost", `job ${j.id}: the lease was lost (${err.message})`));
                     return;
                 }
-                this.#error(new Error(`heartbeat job ${j.id}: ${String(err)}`, { cause: err }));
+                this.#error(new Error(`heartbeat job ${j.id}: ${msg(err)}`, { cause: err }));
             }
             finally {
                 clearTimeout(t);
@@ -279,13 +280,13 @@ export class Worker {
             }
             catch (err) {
                 if (err instanceof RatchetError && !err.isTransient && err.status !== 500) {
-                    this.#error(new Error(`reports rejected: ${String(err)}`, { cause: err }));
+                    this.#error(new Error(`reports rejected: ${msg(err)}`, { cause: err }));
                     return;
                 }
                 // The server is unreachable or unavailable: keep the reports and
                 // retry; a lease that expires meanwhile is rescued server-side and
                 // the late report is refused harmlessly.
-                this.#error(new Error(`report: ${String(err)}`, { cause: err }));
+                this.#error(new Error(`report: ${msg(err)}`, { cause: err }));
                 const wait = apiBackoff(attempt, err);
                 if (attempt >= 30 || Date.now() + wait > this.#reportDeadline)
                     return;
