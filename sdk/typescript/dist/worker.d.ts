@@ -27,6 +27,8 @@ export interface WorkerOptions {
     waitMs?: number;
     /** Most reports per request; default 100 (at most 1000). */
     reportBatch?: number;
+    /** Report requests in flight at once; default claimers. Reports that arrive while they are all busy wait and go in the next batch. */
+    reporters?: number;
     /** Heartbeat every this fraction of the job's lease (timeoutMs); default 1/3, as the Go SDK. At least every 100 ms. */
     heartbeatFraction?: number;
     /**

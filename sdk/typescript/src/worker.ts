@@ -32,6 +32,8 @@ export interface WorkerOptions {
   waitMs?: number;
   /** Most reports per request; default 100 (at most 1000). */
   reportBatch?: number;
+  /** Report requests in flight at once; default claimers. Reports that arrive while they are all busy wait and go in the next batch. */
+  reporters?: number;
   /** Heartbeat every this fraction of the job's lease (timeoutMs); default 1/3, as the Go SDK. At least every 100 ms. */
   heartbeatFraction?: number;
   /**
@@ -56,8 +58,13 @@ export interface WorkerOptions {
 interface Active {
   job: ClaimedJob;
   ac: AbortController;
-  hb: AbortController;
-  timer?: NodeJS.Timeout;
+  /** Set when the handler has ended: no more heartbeats. */
+  hbStopped: boolean;
+  /** The heartbeat in flight, if any, to abort when the handler ends. */
+  hbCall?: AbortController;
+  /** Heartbeat every this many ms; the next one is due at nextBeat (Date.now() ms), or in flight when 0. */
+  every: number;
+  nextBeat: number;
   leaseLost: boolean;
   abandoned: boolean;
   done?: Promise<void>;
@@ -80,6 +87,12 @@ function normalize(r: unknown): Outcome {
   for (const k of REPORT_KEYS) if (o[k] !== undefined) out[k] = o[k];
   return out as Outcome;
 }
+
+/** The reason a heartbeat in flight is aborted with when its handler ends (made once: an abort without a reason builds a DOMException). */
+const HANDLER_ENDED = new Error("the handler ended");
+
+/** Resolution of the heartbeat ticker: a heartbeat goes out at most this late. */
+const TICK_MS = 50;
 
 const msg = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -110,8 +123,11 @@ export class Worker {
   #graceOver?: () => void;
   #graceEnded = false;
   #graceP: Promise<void>;
+  #ticker?: NodeJS.Timeout;
   #queue: Pending[] = [];
-  #reporter?: Promise<void>;
+  #sending = 0;
+  #idle?: Promise<void>;
+  #idleResolve?: () => void;
   #reportDeadline = Infinity;
 
   constructor(client: Client, options: WorkerOptions = {}) {
@@ -124,6 +140,7 @@ export class Worker {
       claimers: Math.max(1, Math.floor(options.claimers ?? 1)),
       waitMs: Math.min(30_000, Math.max(0, Math.floor(options.waitMs ?? 10_000))),
       reportBatch: Math.min(1000, Math.max(1, Math.floor(options.reportBatch ?? 100))),
+      reporters: Math.max(1, Math.floor(options.reporters ?? options.claimers ?? 1)),
       heartbeatFraction: options.heartbeatFraction ?? 1 / 3,
       graceMs: options.graceMs ?? 30_000,
       abortWaitMs: options.abortWaitMs ?? 2_000,
@@ -203,6 +220,8 @@ export class Worker {
       await this.#drain();
     } finally {
       clearTimeout(this.#graceTimer);
+      clearInterval(this.#ticker);
+      this.#ticker = undefined;
       if (this.#o.handleSignals) {
         process.off("SIGTERM", onSignal);
         process.off("SIGINT", onSignal);
@@ -243,7 +262,8 @@ export class Worker {
   }
 
   #start(job: ClaimedJob): void {
-    const a: Active = { job, ac: new AbortController(), hb: new AbortController(), leaseLost: false, abandoned: false };
+    const every = Math.max(100, Math.floor(job.timeoutMs * this.#o.heartbeatFraction));
+    const a: Active = { job, ac: new AbortController(), hbStopped: false, every, nextBeat: Date.now() + every, leaseLost: false, abandoned: false };
     this.#active.add(a);
     a.done = this.#runJob(a).finally(() => {
       this.#active.delete(a);
@@ -254,7 +274,7 @@ export class Worker {
   async #runJob(a: Active): Promise<void> {
     const j = a.job;
     const handler = this.#handlers.get(`${j.tool}@${j.version}`);
-    this.#heartbeat(a);
+    this.#ensureTicker();
     let outcome: Outcome;
     try {
       if (!handler) throw permanent(new Error(`no handler registered for ${j.tool}@${j.version}`));
@@ -262,8 +282,7 @@ export class Worker {
     } catch (err) {
       outcome = toOutcome(err);
     }
-    a.hb.abort();
-    clearTimeout(a.timer);
+    this.#stopHeartbeat(a);
     // A lost lease is not ours to report (the server refuses it anyway); an
     // abandoned handler's lease is left to expire.
     if (a.leaseLost || a.abandoned) return;
@@ -276,56 +295,91 @@ export class Worker {
     await this.#enqueueReport({ ...outcome, jobId: j.id, leaseToken: j.leaseToken });
   }
 
-  /** #heartbeat extends a's lease every heartbeatFraction of it until the handler ends. */
-  #heartbeat(a: Active): void {
-    const j = a.job;
-    const every = Math.max(100, Math.floor(j.timeoutMs * this.#o.heartbeatFraction));
-    const tick = async () => {
-      const started = Date.now();
-      // One heartbeat, its retries included, must end before the lease would.
-      const deadline = new AbortController();
-      const t = setTimeout(() => deadline.abort(new Error(`heartbeat of job ${j.id} took longer than ${2 * every} ms`)), 2 * every);
-      const onStop = () => deadline.abort(a.hb.signal.reason);
-      a.hb.signal.addEventListener("abort", onStop, { once: true });
-      try {
-        const res = await this.#c.heartbeat(j.id, j.leaseToken, { signal: deadline.signal, timeoutMs: every });
-        if (res.cancelRequested) {
-          a.ac.abort(new JobAbortedError("cancel_requested", `job ${j.id}: its cancel was requested`));
-          return; // the handler should end now; as the Go SDK, stop extending the lease
-        }
-      } catch (err) {
-        if (a.hb.signal.aborted) return;
-        if (err instanceof RatchetError && (err.status === 409 || err.status === 404)) {
-          a.leaseLost = true;
-          a.ac.abort(new JobAbortedError("lease_lost", `job ${j.id}: the lease was lost (${err.message})`));
-          return;
-        }
-        this.#error(new Error(`heartbeat job ${j.id}: ${msg(err)}`, { cause: err }));
-      } finally {
-        clearTimeout(t);
-        a.hb.signal.removeEventListener("abort", onStop);
+  #stopHeartbeat(a: Active): void {
+    a.hbStopped = true;
+    a.hbCall?.abort(HANDLER_ENDED);
+  }
+
+  /**
+   * #ensureTicker runs one timer for every running job's heartbeats while
+   * any runs (cheaper than a timer per job when jobs are many and short):
+   * each tick sends the heartbeats that are due.
+   */
+  #ensureTicker(): void {
+    if (this.#ticker) return;
+    this.#ticker = setInterval(() => {
+      if (this.#active.size === 0) {
+        clearInterval(this.#ticker);
+        this.#ticker = undefined;
+        return;
       }
-      if (!a.hb.signal.aborted) a.timer = setTimeout(tick, Math.max(0, every - (Date.now() - started)));
-    };
-    a.timer = setTimeout(tick, every);
+      const now = Date.now();
+      for (const a of this.#active) {
+        if (!a.hbStopped && a.nextBeat !== 0 && a.nextBeat <= now) void this.#beat(a);
+      }
+    }, TICK_MS);
+  }
+
+  /** #beat sends one heartbeat of a and schedules the next. */
+  async #beat(a: Active): Promise<void> {
+    const j = a.job;
+    const started = Date.now();
+    a.nextBeat = 0;
+    // One heartbeat, its retries included, must end before the lease would.
+    const call = (a.hbCall = new AbortController());
+    const t = setTimeout(() => call.abort(new Error(`heartbeat of job ${j.id} took longer than ${2 * a.every} ms`)), 2 * a.every);
+    try {
+      const res = await this.#c.heartbeat(j.id, j.leaseToken, { signal: call.signal, timeoutMs: a.every });
+      if (res.cancelRequested) {
+        a.hbStopped = true; // as the Go SDK: the handler should end now; stop extending the lease
+        a.ac.abort(new JobAbortedError("cancel_requested", `job ${j.id}: its cancel was requested`));
+        return;
+      }
+    } catch (err) {
+      if (a.hbStopped) return;
+      if (err instanceof RatchetError && (err.status === 409 || err.status === 404)) {
+        a.hbStopped = a.leaseLost = true;
+        a.ac.abort(new JobAbortedError("lease_lost", `job ${j.id}: the lease was lost (${err.message})`));
+        return;
+      }
+      this.#error(new Error(`heartbeat job ${j.id}: ${msg(err)}`, { cause: err }));
+    } finally {
+      clearTimeout(t);
+      a.hbCall = undefined;
+    }
+    a.nextBeat = started + a.every;
   }
 
   #enqueueReport(report: Report): Promise<void> {
     return new Promise((resolve) => {
       this.#queue.push({ report, resolve });
-      this.#reporter ??= this.#reportLoop();
+      // Let reports that are ready in this turn join the same batch.
+      if (this.#queue.length === 1) queueMicrotask(() => this.#pump());
     });
   }
 
-  async #reportLoop(): Promise<void> {
-    // Let reports that are ready in this turn join the first batch.
-    await Promise.resolve();
-    while (this.#queue.length > 0) {
+  /** #pump starts report requests while reports wait and fewer than `reporters` are in flight. */
+  #pump(): void {
+    while (this.#queue.length > 0 && this.#sending < this.#o.reporters) {
       const batch = this.#queue.splice(0, this.#o.reportBatch);
-      await this.#send(batch.map((p) => p.report));
-      for (const p of batch) p.resolve();
+      this.#sending++;
+      void this.#send(batch.map((p) => p.report)).finally(() => {
+        this.#sending--;
+        for (const p of batch) p.resolve();
+        this.#pump();
+        if (this.#sending === 0 && this.#queue.length === 0) {
+          this.#idleResolve?.();
+          this.#idle = this.#idleResolve = undefined;
+        }
+      });
     }
-    this.#reporter = undefined; // synchronously with the empty check: no report is stranded
+  }
+
+  /** #flushed resolves when no report waits or is in flight. */
+  #flushed(): Promise<void> {
+    if (this.#sending === 0 && this.#queue.length === 0) return Promise.resolve();
+    this.#idle ??= new Promise((r) => (this.#idleResolve = r));
+    return this.#idle;
   }
 
   async #send(rs: Report[]): Promise<void> {
@@ -363,12 +417,11 @@ export class Worker {
       await Promise.race([all(), sleep(this.#o.abortWaitMs)]);
       for (const a of this.#active) {
         a.abandoned = true;
-        a.hb.abort();
-        clearTimeout(a.timer);
+        this.#stopHeartbeat(a);
       }
     }
     // Send what is queued; retry a failing server for at most 10 s more.
     this.#reportDeadline = Date.now() + 10_000;
-    while (this.#reporter) await this.#reporter;
+    await this.#flushed();
   }
 }
