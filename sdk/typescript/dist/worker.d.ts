@@ -23,7 +23,7 @@ export interface WorkerOptions {
     batch?: number;
     /** Claim requests in flight at once; default 1. More help only when batch is below concurrency. */
     claimers?: number;
-    /** Long-poll wait of a claim when nothing is due; default 10000 ms (at most 30000). */
+    /** Long-poll wait of a claim when nothing is due; default 10000 ms (at most 30000). With 0, an empty claim is followed by a 100 ms pause. */
     waitMs?: number;
     /** Most reports per request; default 100 (at most 1000). */
     reportBatch?: number;

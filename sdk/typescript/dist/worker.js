@@ -182,6 +182,9 @@ export class Worker {
             }
             failures = 0;
             this.#release(max - jobs.length);
+            // Without a long poll an empty answer comes back at once: do not spin.
+            if (jobs.length === 0 && this.#o.waitMs === 0)
+                await sleep(100, this.#stopAc.signal).catch(() => { });
             if (jobs.length > 0)
                 this.#o.onClaimed?.(jobs);
             for (const j of jobs)

@@ -28,7 +28,7 @@ export interface WorkerOptions {
   batch?: number;
   /** Claim requests in flight at once; default 1. More help only when batch is below concurrency. */
   claimers?: number;
-  /** Long-poll wait of a claim when nothing is due; default 10000 ms (at most 30000). */
+  /** Long-poll wait of a claim when nothing is due; default 10000 ms (at most 30000). With 0, an empty claim is followed by a 100 ms pause. */
   waitMs?: number;
   /** Most reports per request; default 100 (at most 1000). */
   reportBatch?: number;
@@ -256,6 +256,8 @@ export class Worker {
       }
       failures = 0;
       this.#release(max - jobs.length);
+      // Without a long poll an empty answer comes back at once: do not spin.
+      if (jobs.length === 0 && this.#o.waitMs === 0) await sleep(100, this.#stopAc.signal).catch(() => {});
       if (jobs.length > 0) this.#o.onClaimed?.(jobs);
       for (const j of jobs) this.#start(j);
     }

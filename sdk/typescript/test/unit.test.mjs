@@ -248,3 +248,40 @@ test("reportFromResponse, checkResponse, permanent and retryAfter build the outc
   assert.equal(toOutcome(new Error("x".repeat(5000))).message.length, 1000);
   assert.equal(toOutcome("a string").message, "a string");
 });
+
+test("the Worker retries a batch report after a 503 with Retry-After, and reads a returned Response as its outcome", async () => {
+  const { Worker } = await import("../dist/index.js");
+  const job = { id: 5, tool: "t", version: "1", endpoint: "e", attempt: 1, maxAttempts: 3, payload: {}, idempotencyKey: "ratchet-job-5", leaseToken: "L5", leaseExpiresAt: new Date(Date.now() + 30000).toISOString(), timeoutMs: 30000 };
+  let claims = 0;
+  const reportCalls = [];
+  const f = await fake((n, req, body) => {
+    if (req.url === "/v1/claims") {
+      claims++;
+      return { status: 200, body: { jobs: claims === 1 ? [job] : [] } };
+    }
+    if (req.url === "/v1/reports") {
+      reportCalls.push({ at: Date.now(), body: JSON.parse(body) });
+      if (reportCalls.length === 1) return unavailable;
+      return { status: 200, body: { results: [{ jobId: 5, ok: true, state: "scheduled", classification: "retry_after" }] } };
+    }
+    return { status: 404, body: { error: { code: "not_found", message: req.url } } };
+  });
+  try {
+    const errors = [];
+    let acked;
+    const done = new Promise((r) => (acked = r));
+    const w = new Worker(new Client(f.url, "k"), { waitMs: 0, handleSignals: false, onError: (e) => errors.push(e.message), onReported: acked });
+    w.handle("t@1", async () => new Response("busy", { status: 429, headers: { "Retry-After": "7" } }));
+    const run = w.run();
+    await done;
+    await w.stop();
+    await run;
+    assert.equal(reportCalls.length, 2);
+    assert.ok(reportCalls[1].at - reportCalls[0].at >= 950, "the report was retried before the 1 s Retry-After");
+    assert.deepEqual(reportCalls[1].body, { reports: [{ jobId: 5, leaseToken: "L5", httpStatus: 429, headers: { "Retry-After": "7" }, message: "provider answered 429" }] });
+    assert.deepEqual(reportCalls[0].body, reportCalls[1].body);
+    assert.match(errors[0], /^report: busy/);
+  } finally {
+    await f.close();
+  }
+});
