@@ -110,11 +110,12 @@ export class Worker {
             this.#stopAc.abort(new Error("the worker is stopping"));
             for (const w of this.#slotWaiters.splice(0))
                 w();
-            this.#graceTimer = setTimeout(() => this.#graceOver(), options.graceMs ?? this.#o.graceMs);
+            // unref: the grace period alone must not keep the process alive.
+            this.#graceTimer = setTimeout(() => this.#graceOver(), options.graceMs ?? this.#o.graceMs).unref();
         }
-        else if (options.graceMs !== undefined) {
+        else if (options.graceMs !== undefined && !this.#graceEnded) {
             clearTimeout(this.#graceTimer);
-            this.#graceTimer = setTimeout(() => this.#graceOver(), options.graceMs);
+            this.#graceTimer = setTimeout(() => this.#graceOver(), options.graceMs).unref();
         }
         return this.#run ?? Promise.resolve();
     }

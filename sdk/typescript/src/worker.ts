@@ -188,10 +188,11 @@ export class Worker {
       this.#stopping = true;
       this.#stopAc.abort(new Error("the worker is stopping"));
       for (const w of this.#slotWaiters.splice(0)) w();
-      this.#graceTimer = setTimeout(() => this.#graceOver!(), options.graceMs ?? this.#o.graceMs);
-    } else if (options.graceMs !== undefined) {
+      // unref: the grace period alone must not keep the process alive.
+      this.#graceTimer = setTimeout(() => this.#graceOver!(), options.graceMs ?? this.#o.graceMs).unref();
+    } else if (options.graceMs !== undefined && !this.#graceEnded) {
       clearTimeout(this.#graceTimer);
-      this.#graceTimer = setTimeout(() => this.#graceOver!(), options.graceMs);
+      this.#graceTimer = setTimeout(() => this.#graceOver!(), options.graceMs).unref();
     }
     return this.#run ?? Promise.resolve();
   }
