@@ -129,6 +129,15 @@ export class Worker {
             }
         }
     }
+    /** #hook calls a user's callback; what it throws goes to onError and changes nothing. */
+    #hook(fn, ...args) {
+        try {
+            fn(...args);
+        }
+        catch (err) {
+            this.#error(err);
+        }
+    }
     async #runLoop() {
         if (this.#handlers.size === 0)
             throw new Error("ratchet worker: no handlers registered");
@@ -186,8 +195,8 @@ export class Worker {
             // Without a long poll an empty answer comes back at once: do not spin.
             if (jobs.length === 0 && this.#o.waitMs === 0)
                 await sleep(100, this.#stopAc.signal).catch(() => { });
-            if (jobs.length > 0)
-                this.#o.onClaimed?.(jobs);
+            if (jobs.length > 0 && this.#o.onClaimed)
+                this.#hook(this.#o.onClaimed, jobs);
             for (const j of jobs)
                 this.#start(j);
         }
@@ -324,7 +333,8 @@ export class Worker {
                     if (!r.ok && r.error)
                         this.#error(new Error(`report of job ${r.jobId} rejected: ${r.error.message}`, { cause: RatchetError.fromDetail(codeStatus[r.error.code] ?? 0, r.error) }));
                 }
-                this.#o.onReported?.(results, rs);
+                if (this.#o.onReported)
+                    this.#hook(this.#o.onReported, results, rs);
                 return;
             }
             catch (err) {

@@ -207,6 +207,15 @@ export class Worker {
     }
   }
 
+  /** #hook calls a user's callback; what it throws goes to onError and changes nothing. */
+  #hook<A extends unknown[]>(fn: (...args: A) => void, ...args: A): void {
+    try {
+      fn(...args);
+    } catch (err) {
+      this.#error(err);
+    }
+  }
+
   async #runLoop(): Promise<void> {
     if (this.#handlers.size === 0) throw new Error("ratchet worker: no handlers registered");
     const tools = [...this.#handlers.keys()];
@@ -259,7 +268,7 @@ export class Worker {
       this.#release(max - jobs.length);
       // Without a long poll an empty answer comes back at once: do not spin.
       if (jobs.length === 0 && this.#o.waitMs === 0) await sleep(100, this.#stopAc.signal).catch(() => {});
-      if (jobs.length > 0) this.#o.onClaimed?.(jobs);
+      if (jobs.length > 0 && this.#o.onClaimed) this.#hook(this.#o.onClaimed, jobs);
       for (const j of jobs) this.#start(j);
     }
   }
@@ -392,7 +401,7 @@ export class Worker {
         for (const r of results) {
           if (!r.ok && r.error) this.#error(new Error(`report of job ${r.jobId} rejected: ${r.error.message}`, { cause: RatchetError.fromDetail(codeStatus[r.error.code] ?? 0, r.error) }));
         }
-        this.#o.onReported?.(results, rs);
+        if (this.#o.onReported) this.#hook(this.#o.onReported, results, rs);
         return;
       } catch (err) {
         if (err instanceof RatchetError && !err.isTransient && err.status !== 500) {
