@@ -1,0 +1,148 @@
+import type { ClaimRequest, ClaimedJob, ClockAdvance, Endpoint, EndpointCreate, EndpointPolicyUpdate, HeartbeatResult, Hold, Job, JobBatchItem, JobBulkResult, JobEnqueue, JobList, JobState, Key, KeyCreate, Me, Overview, Report, ReportBatchItem, ReportResult, Run, RunCreate, SimulateConfig, SimulateResult, Tool, ToolPublish } from "./types.js";
+/** Options of a Client. */
+export interface ClientOptions {
+    /** The fetch to use; default the platform's. */
+    fetch?: typeof fetch;
+    /** How long one request may take before it fails with code "timeout"; default 30000 ms (a claim adds its waitMs). */
+    timeoutMs?: number;
+    /** Most retries of a request that is safe to repeat; default 4. */
+    maxRetries?: number;
+    /** A Retry-After longer than this is not waited for: the error is thrown; default 30000 ms. */
+    maxRetryWaitMs?: number;
+    /** Headers sent with every request (e.g. User-Agent). */
+    headers?: Record<string, string>;
+}
+/** Options of one call. */
+export interface RequestOptions {
+    /** Aborts the request (and its retries); the call rejects with the signal's reason. */
+    signal?: AbortSignal;
+    /** Overrides the client's timeoutMs for this call. */
+    timeoutMs?: number;
+    /**
+     * Whether transient failures (no answer, 429, 502, 503, 504) are retried
+     * with jittered backoff. The default is true only for calls that are safe
+     * to repeat: reads, claims, heartbeats, reports (idempotent per lease
+     * token) and enqueues that carry an idempotency key.
+     */
+    retry?: boolean;
+}
+/** A job selection for list, count and bulk; every field is optional. */
+export interface JobFilter {
+    state?: JobState | JobState[];
+    /** "name" or "name@version". */
+    tool?: string;
+    endpoint?: string;
+    runId?: number;
+    /** Inclusive. */
+    createdAfter?: Date | string;
+    /** Exclusive. */
+    createdBefore?: Date | string;
+    cursor?: string;
+    /** 1–500, default 100. */
+    limit?: number;
+}
+/**
+ * Client talks to one Ratchet server with one API key. Every route of the
+ * API has a method; every method is async and takes RequestOptions last
+ * (an AbortSignal, a timeout, retry on or off).
+ *
+ *     const c = new Client("http://127.0.0.1:8080", process.env.RATCHET_KEY);
+ *     const { job } = await c.enqueue({ tool: "charge@1", payload: { orderId: 42 }, idempotencyKey: "order-42" });
+ */
+export declare class Client {
+    #private;
+    readonly baseUrl: string;
+    constructor(baseUrl: string, key?: string, options?: ClientOptions);
+    /** The calling key and its project. */
+    me(o?: RequestOptions): Promise<Me>;
+    /** Creates a key: scope owner, producer, or worker with its tools. The answer's `key` is the secret, shown once. */
+    createKey(req: KeyCreate, o?: RequestOptions): Promise<Key>;
+    /** Lists the project's keys. */
+    listKeys(o?: RequestOptions): Promise<Key[]>;
+    /** Revokes a key. */
+    revokeKey(keyId: number, o?: RequestOptions): Promise<void>;
+    /** Creates an endpoint; settings left out take the server's defaults. */
+    createEndpoint(req: EndpointCreate, o?: RequestOptions): Promise<Endpoint>;
+    /** Reads an endpoint. */
+    getEndpoint(name: string, o?: RequestOptions): Promise<Endpoint>;
+    /** Lists endpoints. */
+    listEndpoints(o?: RequestOptions): Promise<Endpoint[]>;
+    /**
+     * Replaces an endpoint's policy if req.expectedVersion is current; a stale
+     * version rejects with a RatchetError of status 409 whose `current` is the
+     * endpoint as it is now.
+     */
+    updateEndpointPolicy(name: string, req: EndpointPolicyUpdate, o?: RequestOptions): Promise<Endpoint>;
+    /** Publishes a tool contract (immutable). */
+    publishTool(spec: ToolPublish, o?: RequestOptions): Promise<Tool>;
+    /** Reads a tool contract. */
+    getTool(name: string, version: string, o?: RequestOptions): Promise<Tool>;
+    /** Lists tool contracts. */
+    listTools(o?: RequestOptions): Promise<Tool[]>;
+    /** Opens a run. */
+    startRun(req?: RunCreate, o?: RequestOptions): Promise<Run>;
+    /** Reads a run with its steps and counts. */
+    getRun(runId: number, o?: RequestOptions): Promise<Run>;
+    /** Closes a run. */
+    finishRun(runId: number, o?: RequestOptions): Promise<Run>;
+    /**
+     * Stores a job. `created` is false when the idempotency key returned an
+     * existing job. Retried on transient failures only when it carries an
+     * idempotency key (in req, or in options.idempotencyKey, sent as the
+     * Idempotency-Key header).
+     */
+    enqueue(req: JobEnqueue, o?: RequestOptions & {
+        idempotencyKey?: string;
+    }): Promise<{
+        job: Job;
+        created: boolean;
+    }>;
+    /** Stores 1 to 1000 jobs in one transaction; retried only when every job carries an idempotency key. */
+    enqueueBatch(jobs: JobEnqueue[], o?: RequestOptions): Promise<JobBatchItem[]>;
+    /** Lists jobs newest first; pass nextCursor as filter.cursor for the next page. */
+    listJobs(filter?: JobFilter, o?: RequestOptions): Promise<JobList>;
+    /** Every job of a filter, page after page. */
+    jobs(filter?: JobFilter, o?: RequestOptions): AsyncGenerator<Job>;
+    /** Counts the jobs of a filter (its cursor and limit are ignored). */
+    countJobs(filter?: JobFilter, o?: RequestOptions): Promise<number>;
+    /**
+     * Cancels or replays every job of a filter (at most 1000). expectedCount
+     * is the count the person confirmed (countJobs); when the selection holds
+     * another count nothing is done and it rejects with 409.
+     */
+    bulkJobs(action: "cancel" | "replay", filter: JobFilter, expectedCount: number, o?: RequestOptions): Promise<JobBulkResult>;
+    /** Reads a job with its attempts, payload and what holds it. */
+    getJob(jobId: number, o?: RequestOptions): Promise<Job>;
+    /** Says which gate holds a job. */
+    explainJob(jobId: number, o?: RequestOptions): Promise<Hold>;
+    /** Cancels a job: at once when scheduled, at the running attempt's end otherwise (its worker is told by the next heartbeat). */
+    cancelJob(jobId: number, o?: RequestOptions): Promise<Job>;
+    /** Replays a failed, exhausted or cancelled job as a new job. */
+    replayJob(jobId: number, o?: RequestOptions): Promise<Job>;
+    /** Leases due jobs; with waitMs it long-polls up to 30 s when none is due. */
+    claim(req: ClaimRequest, o?: RequestOptions): Promise<ClaimedJob[]>;
+    /** Extends a lease; the answer says whether the job's cancel was requested. A lost lease rejects with 409. */
+    heartbeat(jobId: number, leaseToken: string, o?: RequestOptions): Promise<HeartbeatResult>;
+    /** Reports the outcome of one attempt (report.jobId is required). A stale lease rejects with 409. */
+    report(report: Report & {
+        jobId: number;
+    }, o?: RequestOptions): Promise<ReportResult>;
+    /** Reports 1 to 1000 outcomes; each stands on its own (see each result's ok and error). */
+    reportBatch(reports: Report[], o?: RequestOptions): Promise<ReportBatchItem[]>;
+    /** Per-endpoint live state, as the dashboard shows it. */
+    overview(o?: RequestOptions): Promise<Overview>;
+    /** Moves the clock of a server started with --dev-clock; the answer carries the new now. */
+    advanceClock(advanceMs: number, o?: RequestOptions): Promise<ClockAdvance>;
+    /** Runs the contention simulator (no key needed; one sweep at a time, 503 while busy). */
+    simulate(config: SimulateConfig, o?: RequestOptions): Promise<SimulateResult>;
+    /** Liveness: the process serves HTTP. */
+    healthz(o?: RequestOptions): Promise<string>;
+    /** Readiness: the store answers. */
+    readyz(o?: RequestOptions): Promise<string>;
+    /** Prometheus metrics, as text. */
+    metrics(o?: RequestOptions): Promise<string>;
+    /** The OpenAPI document the server serves. */
+    openapi(o?: RequestOptions): Promise<unknown>;
+}
+/** describe names a fetch failure by its innermost cause ("connect ECONNREFUSED 127.0.0.1:1"). */
+export declare function describe(err: unknown): string;

@@ -1,0 +1,338 @@
+import { apiBackoff, sleep } from "./backoff.js";
+import { RatchetError, parseRetryAfter } from "./errors.js";
+const id = (n) => {
+    if (!Number.isSafeInteger(n))
+        throw new TypeError(`ratchet: an id must be an integer, not ${String(n)}`);
+    return String(n);
+};
+const seg = encodeURIComponent;
+function toQuery(f = {}) {
+    const q = {};
+    if (f.state !== undefined)
+        q.state = Array.isArray(f.state) ? f.state.join(",") : f.state;
+    if (f.tool)
+        q.tool = f.tool;
+    if (f.endpoint)
+        q.endpoint = f.endpoint;
+    if (f.runId !== undefined)
+        q.runId = String(f.runId);
+    if (f.createdAfter !== undefined)
+        q.createdAfter = f.createdAfter instanceof Date ? f.createdAfter.toISOString() : f.createdAfter;
+    if (f.createdBefore !== undefined)
+        q.createdBefore = f.createdBefore instanceof Date ? f.createdBefore.toISOString() : f.createdBefore;
+    if (f.cursor)
+        q.cursor = f.cursor;
+    if (f.limit !== undefined)
+        q.limit = String(f.limit);
+    return q;
+}
+function params(q) {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries(q))
+        if (v !== undefined && v !== "")
+            p.set(k, v);
+    return p;
+}
+/**
+ * Client talks to one Ratchet server with one API key. Every route of the
+ * API has a method; every method is async and takes RequestOptions last
+ * (an AbortSignal, a timeout, retry on or off).
+ *
+ *     const c = new Client("http://127.0.0.1:8080", process.env.RATCHET_KEY);
+ *     const { job } = await c.enqueue({ tool: "charge@1", payload: { orderId: 42 }, idempotencyKey: "order-42" });
+ */
+export class Client {
+    baseUrl;
+    #key;
+    #fetch;
+    #timeoutMs;
+    #maxRetries;
+    #maxRetryWaitMs;
+    #headers;
+    constructor(baseUrl, key = "", options = {}) {
+        this.baseUrl = baseUrl.replace(/\/+$/, "");
+        this.#key = key;
+        this.#fetch = options.fetch ?? globalThis.fetch;
+        this.#timeoutMs = options.timeoutMs ?? 30_000;
+        this.#maxRetries = options.maxRetries ?? 4;
+        this.#maxRetryWaitMs = options.maxRetryWaitMs ?? 30_000;
+        this.#headers = { ...options.headers };
+    }
+    /** The calling key and its project. */
+    async me(o) {
+        return (await this.#do("get", "/v1/me", "/v1/me", { safe: true }, o)).data;
+    }
+    /** Creates a key: scope owner, producer, or worker with its tools. The answer's `key` is the secret, shown once. */
+    async createKey(req, o) {
+        return (await this.#do("post", "/v1/keys", "/v1/keys", { body: req, safe: false }, o)).data;
+    }
+    /** Lists the project's keys. */
+    async listKeys(o) {
+        return (await this.#do("get", "/v1/keys", "/v1/keys", { safe: true }, o)).data.keys;
+    }
+    /** Revokes a key. */
+    async revokeKey(keyId, o) {
+        await this.#do("delete", "/v1/keys/{id}", `/v1/keys/${id(keyId)}`, { safe: false }, o);
+    }
+    /** Creates an endpoint; settings left out take the server's defaults. */
+    async createEndpoint(req, o) {
+        return (await this.#do("post", "/v1/endpoints", "/v1/endpoints", { body: req, safe: false }, o)).data;
+    }
+    /** Reads an endpoint. */
+    async getEndpoint(name, o) {
+        return (await this.#do("get", "/v1/endpoints/{name}", `/v1/endpoints/${seg(name)}`, { safe: true }, o)).data;
+    }
+    /** Lists endpoints. */
+    async listEndpoints(o) {
+        return (await this.#do("get", "/v1/endpoints", "/v1/endpoints", { safe: true }, o)).data.endpoints;
+    }
+    /**
+     * Replaces an endpoint's policy if req.expectedVersion is current; a stale
+     * version rejects with a RatchetError of status 409 whose `current` is the
+     * endpoint as it is now.
+     */
+    async updateEndpointPolicy(name, req, o) {
+        return (await this.#do("put", "/v1/endpoints/{name}/policy", `/v1/endpoints/${seg(name)}/policy`, { body: req, safe: false }, o)).data;
+    }
+    /** Publishes a tool contract (immutable). */
+    async publishTool(spec, o) {
+        return (await this.#do("post", "/v1/tools", "/v1/tools", { body: spec, safe: false }, o)).data;
+    }
+    /** Reads a tool contract. */
+    async getTool(name, version, o) {
+        return (await this.#do("get", "/v1/tools/{name}/{version}", `/v1/tools/${seg(name)}/${seg(version)}`, { safe: true }, o)).data;
+    }
+    /** Lists tool contracts. */
+    async listTools(o) {
+        return (await this.#do("get", "/v1/tools", "/v1/tools", { safe: true }, o)).data.tools;
+    }
+    /** Opens a run. */
+    async startRun(req = {}, o) {
+        return (await this.#do("post", "/v1/runs", "/v1/runs", { body: req, safe: false }, o)).data;
+    }
+    /** Reads a run with its steps and counts. */
+    async getRun(runId, o) {
+        return (await this.#do("get", "/v1/runs/{id}", `/v1/runs/${id(runId)}`, { safe: true }, o)).data;
+    }
+    /** Closes a run. */
+    async finishRun(runId, o) {
+        return (await this.#do("post", "/v1/runs/{id}/finish", `/v1/runs/${id(runId)}/finish`, { safe: false }, o)).data;
+    }
+    /**
+     * Stores a job. `created` is false when the idempotency key returned an
+     * existing job. Retried on transient failures only when it carries an
+     * idempotency key (in req, or in options.idempotencyKey, sent as the
+     * Idempotency-Key header).
+     */
+    async enqueue(req, o) {
+        const headers = {};
+        if (o?.idempotencyKey)
+            headers["Idempotency-Key"] = o.idempotencyKey;
+        const safe = Boolean(req.idempotencyKey || o?.idempotencyKey);
+        const r = await this.#do("post", "/v1/jobs", "/v1/jobs", { body: req, headers, safe }, o);
+        return { job: r.data, created: r.status === 201 };
+    }
+    /** Stores 1 to 1000 jobs in one transaction; retried only when every job carries an idempotency key. */
+    async enqueueBatch(jobs, o) {
+        const safe = jobs.length > 0 && jobs.every((j) => Boolean(j.idempotencyKey));
+        return (await this.#do("post", "/v1/jobs/batch", "/v1/jobs/batch", { body: { jobs }, safe }, o)).data.jobs;
+    }
+    /** Lists jobs newest first; pass nextCursor as filter.cursor for the next page. */
+    async listJobs(filter = {}, o) {
+        return (await this.#do("get", "/v1/jobs", "/v1/jobs", { query: params(toQuery(filter)), safe: true }, o)).data;
+    }
+    /** Every job of a filter, page after page. */
+    async *jobs(filter = {}, o) {
+        let cursor = filter.cursor;
+        for (;;) {
+            const page = await this.listJobs({ ...filter, cursor }, o);
+            yield* page.jobs;
+            if (!page.nextCursor)
+                return;
+            cursor = page.nextCursor;
+        }
+    }
+    /** Counts the jobs of a filter (its cursor and limit are ignored). */
+    async countJobs(filter = {}, o) {
+        const q = toQuery({ ...filter, cursor: undefined, limit: undefined });
+        return (await this.#do("get", "/v1/jobs/count", "/v1/jobs/count", { query: params(q), safe: true }, o)).data.count;
+    }
+    /**
+     * Cancels or replays every job of a filter (at most 1000). expectedCount
+     * is the count the person confirmed (countJobs); when the selection holds
+     * another count nothing is done and it rejects with 409.
+     */
+    async bulkJobs(action, filter, expectedCount, o) {
+        const q = toQuery({ ...filter, cursor: undefined, limit: undefined });
+        return (await this.#do("post", "/v1/jobs/bulk", "/v1/jobs/bulk", { body: { action, filter: q, expectedCount }, safe: false }, o)).data;
+    }
+    /** Reads a job with its attempts, payload and what holds it. */
+    async getJob(jobId, o) {
+        return (await this.#do("get", "/v1/jobs/{id}", `/v1/jobs/${id(jobId)}`, { safe: true }, o)).data;
+    }
+    /** Says which gate holds a job. */
+    async explainJob(jobId, o) {
+        return (await this.#do("get", "/v1/jobs/{id}/explain", `/v1/jobs/${id(jobId)}/explain`, { safe: true }, o)).data;
+    }
+    /** Cancels a job: at once when scheduled, at the running attempt's end otherwise (its worker is told by the next heartbeat). */
+    async cancelJob(jobId, o) {
+        return (await this.#do("post", "/v1/jobs/{id}/cancel", `/v1/jobs/${id(jobId)}/cancel`, { safe: false }, o)).data;
+    }
+    /** Replays a failed, exhausted or cancelled job as a new job. */
+    async replayJob(jobId, o) {
+        return (await this.#do("post", "/v1/jobs/{id}/replay", `/v1/jobs/${id(jobId)}/replay`, { safe: false }, o)).data;
+    }
+    /** Leases due jobs; with waitMs it long-polls up to 30 s when none is due. */
+    async claim(req, o) {
+        const timeoutMs = o?.timeoutMs ?? this.#timeoutMs + (req.waitMs ?? 0);
+        return (await this.#do("post", "/v1/claims", "/v1/claims", { body: req, safe: true, timeoutMs }, o)).data.jobs;
+    }
+    /** Extends a lease; the answer says whether the job's cancel was requested. A lost lease rejects with 409. */
+    async heartbeat(jobId, leaseToken, o) {
+        return (await this.#do("post", "/v1/jobs/{id}/heartbeat", `/v1/jobs/${id(jobId)}/heartbeat`, { body: { leaseToken }, safe: true }, o)).data;
+    }
+    /** Reports the outcome of one attempt (report.jobId is required). A stale lease rejects with 409. */
+    async report(report, o) {
+        const { jobId, ...body } = report;
+        return (await this.#do("post", "/v1/jobs/{id}/report", `/v1/jobs/${id(jobId)}/report`, { body, safe: true }, o)).data;
+    }
+    /** Reports 1 to 1000 outcomes; each stands on its own (see each result's ok and error). */
+    async reportBatch(reports, o) {
+        return (await this.#do("post", "/v1/reports", "/v1/reports", { body: { reports }, safe: true }, o)).data.results;
+    }
+    /** Per-endpoint live state, as the dashboard shows it. */
+    async overview(o) {
+        return (await this.#do("get", "/v1/overview", "/v1/overview", { safe: true }, o)).data;
+    }
+    /** Moves the clock of a server started with --dev-clock; the answer carries the new now. */
+    async advanceClock(advanceMs, o) {
+        return (await this.#do("post", "/v1/dev/clock", "/v1/dev/clock", { body: { advanceMs }, safe: false }, o)).data;
+    }
+    /** Runs the contention simulator (no key needed; one sweep at a time, 503 while busy). */
+    async simulate(config, o) {
+        return (await this.#do("post", "/api/simulate", "/api/simulate", { body: config, safe: false }, o)).data;
+    }
+    /** Liveness: the process serves HTTP. */
+    async healthz(o) {
+        return this.#text("/healthz", o);
+    }
+    /** Readiness: the store answers. */
+    async readyz(o) {
+        return this.#text("/readyz", o);
+    }
+    /** Prometheus metrics, as text. */
+    async metrics(o) {
+        return this.#text("/metrics", o);
+    }
+    /** The OpenAPI document the server serves. */
+    async openapi(o) {
+        return JSON.parse(await this.#text("/openapi.json", o));
+    }
+    async #text(path, o) {
+        const r = await this.#send("GET", path, { safe: true, text: true }, o);
+        return r.data;
+    }
+    /** #do sends a call of the document: template names the route, so the body and answer types are the document's. */
+    async #do(method, _template, path, call, o) {
+        const r = await this.#send(method.toUpperCase(), path, call, o);
+        return r;
+    }
+    async #send(method, path, call, o = {}) {
+        const retry = o.retry ?? call.safe;
+        for (let attempt = 0;; attempt++) {
+            try {
+                return await this.#once(method, path, call, o);
+            }
+            catch (err) {
+                if (!retry || !(err instanceof RatchetError) || !err.isTransient || attempt >= this.#maxRetries)
+                    throw err;
+                const wait = apiBackoff(attempt, err);
+                if (wait > this.#maxRetryWaitMs)
+                    throw err;
+                await sleep(wait, o.signal);
+            }
+        }
+    }
+    async #once(method, path, call, o) {
+        o.signal?.throwIfAborted();
+        const timeoutMs = o.timeoutMs ?? call.timeoutMs ?? this.#timeoutMs;
+        const ac = new AbortController();
+        let timedOut = false;
+        const timer = setTimeout(() => {
+            timedOut = true;
+            ac.abort();
+        }, timeoutMs);
+        const onAbort = () => ac.abort(o.signal.reason);
+        o.signal?.addEventListener("abort", onAbort, { once: true });
+        const headers = { ...this.#headers, ...call.headers };
+        if (this.#key)
+            headers["Authorization"] = `Bearer ${this.#key}`;
+        if (call.body !== undefined)
+            headers["Content-Type"] = "application/json";
+        const qs = call.query?.toString();
+        const url = this.baseUrl + path + (qs ? `?${qs}` : "");
+        const what = `${method} ${path}`;
+        try {
+            let status = 0;
+            let text;
+            let retryAfter = null;
+            try {
+                const resp = await this.#fetch(url, {
+                    method,
+                    headers,
+                    body: call.body === undefined ? undefined : JSON.stringify(call.body),
+                    signal: ac.signal,
+                });
+                status = resp.status;
+                retryAfter = resp.headers.get("Retry-After");
+                text = await resp.text();
+            }
+            catch (err) {
+                if (o.signal?.aborted)
+                    throw o.signal.reason;
+                if (timedOut) {
+                    throw new RatchetError({ status: 0, code: "timeout", message: `${what}: no answer within ${timeoutMs} ms`, cause: err });
+                }
+                throw new RatchetError({ status: 0, code: "network", message: `${what}: ${describe(err)}`, cause: err });
+            }
+            if (status >= 400)
+                throw errorOf(status, text, parseRetryAfter(retryAfter));
+            if (call.text)
+                return { status, data: text };
+            if (text === "")
+                return { status, data: undefined };
+            try {
+                return { status, data: JSON.parse(text) };
+            }
+            catch (err) {
+                throw new RatchetError({ status, code: `http_${status}`, message: `${what}: the answer is not JSON: ${text.slice(0, 200)}`, cause: err });
+            }
+        }
+        finally {
+            clearTimeout(timer);
+            o.signal?.removeEventListener("abort", onAbort);
+        }
+    }
+}
+function errorOf(status, text, retryAfterMs) {
+    try {
+        const b = JSON.parse(text);
+        if (b && typeof b === "object" && b.error && typeof b.error.code === "string" && b.error.code !== "") {
+            const e = b.error;
+            return new RatchetError({ status, code: e.code, message: e.message, fields: e.fields, current: e.current, retryAfterMs });
+        }
+    }
+    catch {
+        // Not Ratchet's error shape (a proxy's page, say): keep its text.
+    }
+    return new RatchetError({ status, code: `http_${status}`, message: text.trim().slice(0, 1000) || `HTTP ${status}`, retryAfterMs });
+}
+/** describe names a fetch failure by its innermost cause ("connect ECONNREFUSED 127.0.0.1:1"). */
+export function describe(err) {
+    let e = err;
+    for (let i = 0; i < 5 && e instanceof Error && e.cause instanceof Error; i++)
+        e = e.cause;
+    if (e instanceof Error)
+        return e.message || e.name;
+    return String(e);
+}

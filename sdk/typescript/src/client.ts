@@ -1,0 +1,460 @@
+import { apiBackoff, sleep } from "./backoff.js";
+import { RatchetError, parseRetryAfter } from "./errors.js";
+import type { paths } from "./schema.js";
+import type {
+  ClaimRequest,
+  ClaimedJob,
+  ClockAdvance,
+  Endpoint,
+  EndpointCreate,
+  EndpointPolicyUpdate,
+  ErrorBody,
+  HeartbeatResult,
+  Hold,
+  Job,
+  JobBatchItem,
+  JobBulkResult,
+  JobEnqueue,
+  JobList,
+  JobQuery,
+  JobState,
+  Key,
+  KeyCreate,
+  Me,
+  Overview,
+  Report,
+  ReportBatchItem,
+  ReportResult,
+  Run,
+  RunCreate,
+  SimulateConfig,
+  SimulateResult,
+  Tool,
+  ToolPublish,
+} from "./types.js";
+
+/** Options of a Client. */
+export interface ClientOptions {
+  /** The fetch to use; default the platform's. */
+  fetch?: typeof fetch;
+  /** How long one request may take before it fails with code "timeout"; default 30000 ms (a claim adds its waitMs). */
+  timeoutMs?: number;
+  /** Most retries of a request that is safe to repeat; default 4. */
+  maxRetries?: number;
+  /** A Retry-After longer than this is not waited for: the error is thrown; default 30000 ms. */
+  maxRetryWaitMs?: number;
+  /** Headers sent with every request (e.g. User-Agent). */
+  headers?: Record<string, string>;
+}
+
+/** Options of one call. */
+export interface RequestOptions {
+  /** Aborts the request (and its retries); the call rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Overrides the client's timeoutMs for this call. */
+  timeoutMs?: number;
+  /**
+   * Whether transient failures (no answer, 429, 502, 503, 504) are retried
+   * with jittered backoff. The default is true only for calls that are safe
+   * to repeat: reads, claims, heartbeats, reports (idempotent per lease
+   * token) and enqueues that carry an idempotency key.
+   */
+  retry?: boolean;
+}
+
+/** A job selection for list, count and bulk; every field is optional. */
+export interface JobFilter {
+  state?: JobState | JobState[];
+  /** "name" or "name@version". */
+  tool?: string;
+  endpoint?: string;
+  runId?: number;
+  /** Inclusive. */
+  createdAfter?: Date | string;
+  /** Exclusive. */
+  createdBefore?: Date | string;
+  cursor?: string;
+  /** 1–500, default 100. */
+  limit?: number;
+}
+
+type Method = "get" | "post" | "put" | "delete";
+type Op<P extends keyof paths, M extends Method> = NonNullable<paths[P][M]>;
+type JsonOf<C> = C extends { content: { "application/json": infer T } } ? T : never;
+type BodyOf<O> = O extends { requestBody: infer B } ? JsonOf<NonNullable<B>> : O extends { requestBody?: infer B } ? JsonOf<NonNullable<B>> : never;
+type OkOf<O> = O extends { responses: infer R }
+  ? 200 extends keyof R
+    ? JsonOf<R[200]>
+    : 201 extends keyof R
+      ? JsonOf<R[201]>
+      : void
+  : never;
+
+interface Call<B> {
+  body?: B;
+  query?: URLSearchParams;
+  headers?: Record<string, string>;
+  safe: boolean;
+  timeoutMs?: number;
+  text?: boolean;
+}
+
+const id = (n: number) => {
+  if (!Number.isSafeInteger(n)) throw new TypeError(`ratchet: an id must be an integer, not ${String(n)}`);
+  return String(n);
+};
+const seg = encodeURIComponent;
+
+function toQuery(f: JobFilter = {}): JobQuery {
+  const q: JobQuery = {};
+  if (f.state !== undefined) q.state = Array.isArray(f.state) ? f.state.join(",") : f.state;
+  if (f.tool) q.tool = f.tool;
+  if (f.endpoint) q.endpoint = f.endpoint;
+  if (f.runId !== undefined) q.runId = String(f.runId);
+  if (f.createdAfter !== undefined) q.createdAfter = f.createdAfter instanceof Date ? f.createdAfter.toISOString() : f.createdAfter;
+  if (f.createdBefore !== undefined) q.createdBefore = f.createdBefore instanceof Date ? f.createdBefore.toISOString() : f.createdBefore;
+  if (f.cursor) q.cursor = f.cursor;
+  if (f.limit !== undefined) q.limit = String(f.limit);
+  return q;
+}
+
+function params(q: JobQuery): URLSearchParams {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== "") p.set(k, v);
+  return p;
+}
+
+/**
+ * Client talks to one Ratchet server with one API key. Every route of the
+ * API has a method; every method is async and takes RequestOptions last
+ * (an AbortSignal, a timeout, retry on or off).
+ *
+ *     const c = new Client("http://127.0.0.1:8080", process.env.RATCHET_KEY);
+ *     const { job } = await c.enqueue({ tool: "charge@1", payload: { orderId: 42 }, idempotencyKey: "order-42" });
+ */
+export class Client {
+  readonly baseUrl: string;
+  readonly #key: string;
+  readonly #fetch: typeof fetch;
+  readonly #timeoutMs: number;
+  readonly #maxRetries: number;
+  readonly #maxRetryWaitMs: number;
+  readonly #headers: Record<string, string>;
+
+  constructor(baseUrl: string, key = "", options: ClientOptions = {}) {
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+    this.#key = key;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#maxRetries = options.maxRetries ?? 4;
+    this.#maxRetryWaitMs = options.maxRetryWaitMs ?? 30_000;
+    this.#headers = { ...options.headers };
+  }
+
+  /** The calling key and its project. */
+  async me(o?: RequestOptions): Promise<Me> {
+    return (await this.#do("get", "/v1/me", "/v1/me", { safe: true }, o)).data;
+  }
+
+  /** Creates a key: scope owner, producer, or worker with its tools. The answer's `key` is the secret, shown once. */
+  async createKey(req: KeyCreate, o?: RequestOptions): Promise<Key> {
+    return (await this.#do("post", "/v1/keys", "/v1/keys", { body: req, safe: false }, o)).data;
+  }
+
+  /** Lists the project's keys. */
+  async listKeys(o?: RequestOptions): Promise<Key[]> {
+    return (await this.#do("get", "/v1/keys", "/v1/keys", { safe: true }, o)).data.keys;
+  }
+
+  /** Revokes a key. */
+  async revokeKey(keyId: number, o?: RequestOptions): Promise<void> {
+    await this.#do("delete", "/v1/keys/{id}", `/v1/keys/${id(keyId)}`, { safe: false }, o);
+  }
+
+  /** Creates an endpoint; settings left out take the server's defaults. */
+  async createEndpoint(req: EndpointCreate, o?: RequestOptions): Promise<Endpoint> {
+    return (await this.#do("post", "/v1/endpoints", "/v1/endpoints", { body: req, safe: false }, o)).data;
+  }
+
+  /** Reads an endpoint. */
+  async getEndpoint(name: string, o?: RequestOptions): Promise<Endpoint> {
+    return (await this.#do("get", "/v1/endpoints/{name}", `/v1/endpoints/${seg(name)}`, { safe: true }, o)).data;
+  }
+
+  /** Lists endpoints. */
+  async listEndpoints(o?: RequestOptions): Promise<Endpoint[]> {
+    return (await this.#do("get", "/v1/endpoints", "/v1/endpoints", { safe: true }, o)).data.endpoints;
+  }
+
+  /**
+   * Replaces an endpoint's policy if req.expectedVersion is current; a stale
+   * version rejects with a RatchetError of status 409 whose `current` is the
+   * endpoint as it is now.
+   */
+  async updateEndpointPolicy(name: string, req: EndpointPolicyUpdate, o?: RequestOptions): Promise<Endpoint> {
+    return (await this.#do("put", "/v1/endpoints/{name}/policy", `/v1/endpoints/${seg(name)}/policy`, { body: req, safe: false }, o)).data;
+  }
+
+  /** Publishes a tool contract (immutable). */
+  async publishTool(spec: ToolPublish, o?: RequestOptions): Promise<Tool> {
+    return (await this.#do("post", "/v1/tools", "/v1/tools", { body: spec, safe: false }, o)).data;
+  }
+
+  /** Reads a tool contract. */
+  async getTool(name: string, version: string, o?: RequestOptions): Promise<Tool> {
+    return (await this.#do("get", "/v1/tools/{name}/{version}", `/v1/tools/${seg(name)}/${seg(version)}`, { safe: true }, o)).data;
+  }
+
+  /** Lists tool contracts. */
+  async listTools(o?: RequestOptions): Promise<Tool[]> {
+    return (await this.#do("get", "/v1/tools", "/v1/tools", { safe: true }, o)).data.tools;
+  }
+
+  /** Opens a run. */
+  async startRun(req: RunCreate = {}, o?: RequestOptions): Promise<Run> {
+    return (await this.#do("post", "/v1/runs", "/v1/runs", { body: req, safe: false }, o)).data;
+  }
+
+  /** Reads a run with its steps and counts. */
+  async getRun(runId: number, o?: RequestOptions): Promise<Run> {
+    return (await this.#do("get", "/v1/runs/{id}", `/v1/runs/${id(runId)}`, { safe: true }, o)).data;
+  }
+
+  /** Closes a run. */
+  async finishRun(runId: number, o?: RequestOptions): Promise<Run> {
+    return (await this.#do("post", "/v1/runs/{id}/finish", `/v1/runs/${id(runId)}/finish`, { safe: false }, o)).data;
+  }
+
+  /**
+   * Stores a job. `created` is false when the idempotency key returned an
+   * existing job. Retried on transient failures only when it carries an
+   * idempotency key (in req, or in options.idempotencyKey, sent as the
+   * Idempotency-Key header).
+   */
+  async enqueue(req: JobEnqueue, o?: RequestOptions & { idempotencyKey?: string }): Promise<{ job: Job; created: boolean }> {
+    const headers: Record<string, string> = {};
+    if (o?.idempotencyKey) headers["Idempotency-Key"] = o.idempotencyKey;
+    const safe = Boolean(req.idempotencyKey || o?.idempotencyKey);
+    const r = await this.#do("post", "/v1/jobs", "/v1/jobs", { body: req, headers, safe }, o);
+    return { job: r.data, created: r.status === 201 };
+  }
+
+  /** Stores 1 to 1000 jobs in one transaction; retried only when every job carries an idempotency key. */
+  async enqueueBatch(jobs: JobEnqueue[], o?: RequestOptions): Promise<JobBatchItem[]> {
+    const safe = jobs.length > 0 && jobs.every((j) => Boolean(j.idempotencyKey));
+    return (await this.#do("post", "/v1/jobs/batch", "/v1/jobs/batch", { body: { jobs }, safe }, o)).data.jobs;
+  }
+
+  /** Lists jobs newest first; pass nextCursor as filter.cursor for the next page. */
+  async listJobs(filter: JobFilter = {}, o?: RequestOptions): Promise<JobList> {
+    return (await this.#do("get", "/v1/jobs", "/v1/jobs", { query: params(toQuery(filter)), safe: true }, o)).data;
+  }
+
+  /** Every job of a filter, page after page. */
+  async *jobs(filter: JobFilter = {}, o?: RequestOptions): AsyncGenerator<Job> {
+    let cursor = filter.cursor;
+    for (;;) {
+      const page = await this.listJobs({ ...filter, cursor }, o);
+      yield* page.jobs;
+      if (!page.nextCursor) return;
+      cursor = page.nextCursor;
+    }
+  }
+
+  /** Counts the jobs of a filter (its cursor and limit are ignored). */
+  async countJobs(filter: JobFilter = {}, o?: RequestOptions): Promise<number> {
+    const q = toQuery({ ...filter, cursor: undefined, limit: undefined });
+    return (await this.#do("get", "/v1/jobs/count", "/v1/jobs/count", { query: params(q), safe: true }, o)).data.count;
+  }
+
+  /**
+   * Cancels or replays every job of a filter (at most 1000). expectedCount
+   * is the count the person confirmed (countJobs); when the selection holds
+   * another count nothing is done and it rejects with 409.
+   */
+  async bulkJobs(action: "cancel" | "replay", filter: JobFilter, expectedCount: number, o?: RequestOptions): Promise<JobBulkResult> {
+    const q = toQuery({ ...filter, cursor: undefined, limit: undefined });
+    return (await this.#do("post", "/v1/jobs/bulk", "/v1/jobs/bulk", { body: { action, filter: q, expectedCount }, safe: false }, o)).data;
+  }
+
+  /** Reads a job with its attempts, payload and what holds it. */
+  async getJob(jobId: number, o?: RequestOptions): Promise<Job> {
+    return (await this.#do("get", "/v1/jobs/{id}", `/v1/jobs/${id(jobId)}`, { safe: true }, o)).data;
+  }
+
+  /** Says which gate holds a job. */
+  async explainJob(jobId: number, o?: RequestOptions): Promise<Hold> {
+    return (await this.#do("get", "/v1/jobs/{id}/explain", `/v1/jobs/${id(jobId)}/explain`, { safe: true }, o)).data;
+  }
+
+  /** Cancels a job: at once when scheduled, at the running attempt's end otherwise (its worker is told by the next heartbeat). */
+  async cancelJob(jobId: number, o?: RequestOptions): Promise<Job> {
+    return (await this.#do("post", "/v1/jobs/{id}/cancel", `/v1/jobs/${id(jobId)}/cancel`, { safe: false }, o)).data;
+  }
+
+  /** Replays a failed, exhausted or cancelled job as a new job. */
+  async replayJob(jobId: number, o?: RequestOptions): Promise<Job> {
+    return (await this.#do("post", "/v1/jobs/{id}/replay", `/v1/jobs/${id(jobId)}/replay`, { safe: false }, o)).data;
+  }
+
+  /** Leases due jobs; with waitMs it long-polls up to 30 s when none is due. */
+  async claim(req: ClaimRequest, o?: RequestOptions): Promise<ClaimedJob[]> {
+    const timeoutMs = o?.timeoutMs ?? this.#timeoutMs + (req.waitMs ?? 0);
+    return (await this.#do("post", "/v1/claims", "/v1/claims", { body: req, safe: true, timeoutMs }, o)).data.jobs;
+  }
+
+  /** Extends a lease; the answer says whether the job's cancel was requested. A lost lease rejects with 409. */
+  async heartbeat(jobId: number, leaseToken: string, o?: RequestOptions): Promise<HeartbeatResult> {
+    return (await this.#do("post", "/v1/jobs/{id}/heartbeat", `/v1/jobs/${id(jobId)}/heartbeat`, { body: { leaseToken }, safe: true }, o)).data;
+  }
+
+  /** Reports the outcome of one attempt (report.jobId is required). A stale lease rejects with 409. */
+  async report(report: Report & { jobId: number }, o?: RequestOptions): Promise<ReportResult> {
+    const { jobId, ...body } = report;
+    return (await this.#do("post", "/v1/jobs/{id}/report", `/v1/jobs/${id(jobId)}/report`, { body, safe: true }, o)).data;
+  }
+
+  /** Reports 1 to 1000 outcomes; each stands on its own (see each result's ok and error). */
+  async reportBatch(reports: Report[], o?: RequestOptions): Promise<ReportBatchItem[]> {
+    return (await this.#do("post", "/v1/reports", "/v1/reports", { body: { reports }, safe: true }, o)).data.results;
+  }
+
+  /** Per-endpoint live state, as the dashboard shows it. */
+  async overview(o?: RequestOptions): Promise<Overview> {
+    return (await this.#do("get", "/v1/overview", "/v1/overview", { safe: true }, o)).data;
+  }
+
+  /** Moves the clock of a server started with --dev-clock; the answer carries the new now. */
+  async advanceClock(advanceMs: number, o?: RequestOptions): Promise<ClockAdvance> {
+    return (await this.#do("post", "/v1/dev/clock", "/v1/dev/clock", { body: { advanceMs }, safe: false }, o)).data;
+  }
+
+  /** Runs the contention simulator (no key needed; one sweep at a time, 503 while busy). */
+  async simulate(config: SimulateConfig, o?: RequestOptions): Promise<SimulateResult> {
+    return (await this.#do("post", "/api/simulate", "/api/simulate", { body: config, safe: false }, o)).data;
+  }
+
+  /** Liveness: the process serves HTTP. */
+  async healthz(o?: RequestOptions): Promise<string> {
+    return this.#text("/healthz", o);
+  }
+
+  /** Readiness: the store answers. */
+  async readyz(o?: RequestOptions): Promise<string> {
+    return this.#text("/readyz", o);
+  }
+
+  /** Prometheus metrics, as text. */
+  async metrics(o?: RequestOptions): Promise<string> {
+    return this.#text("/metrics", o);
+  }
+
+  /** The OpenAPI document the server serves. */
+  async openapi(o?: RequestOptions): Promise<unknown> {
+    return JSON.parse(await this.#text("/openapi.json", o));
+  }
+
+  async #text(path: "/healthz" | "/readyz" | "/metrics" | "/openapi.json", o?: RequestOptions): Promise<string> {
+    const r = await this.#send<never>("GET", path, { safe: true, text: true }, o);
+    return r.data as string;
+  }
+
+  /** #do sends a call of the document: template names the route, so the body and answer types are the document's. */
+  async #do<P extends keyof paths, M extends Method>(
+    method: M,
+    _template: P,
+    path: string,
+    call: Call<BodyOf<Op<P, M>>>,
+    o?: RequestOptions,
+  ): Promise<{ status: number; data: OkOf<Op<P, M>> }> {
+    const r = await this.#send(method.toUpperCase(), path, call, o);
+    return r as { status: number; data: OkOf<Op<P, M>> };
+  }
+
+  async #send<B>(method: string, path: string, call: Call<B>, o: RequestOptions = {}): Promise<{ status: number; data: unknown }> {
+    const retry = o.retry ?? call.safe;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#once(method, path, call, o);
+      } catch (err) {
+        if (!retry || !(err instanceof RatchetError) || !err.isTransient || attempt >= this.#maxRetries) throw err;
+        const wait = apiBackoff(attempt, err);
+        if (wait > this.#maxRetryWaitMs) throw err;
+        await sleep(wait, o.signal);
+      }
+    }
+  }
+
+  async #once<B>(method: string, path: string, call: Call<B>, o: RequestOptions): Promise<{ status: number; data: unknown }> {
+    o.signal?.throwIfAborted();
+    const timeoutMs = o.timeoutMs ?? call.timeoutMs ?? this.#timeoutMs;
+    const ac = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ac.abort();
+    }, timeoutMs);
+    const onAbort = () => ac.abort(o.signal!.reason);
+    o.signal?.addEventListener("abort", onAbort, { once: true });
+    const headers: Record<string, string> = { ...this.#headers, ...call.headers };
+    if (this.#key) headers["Authorization"] = `Bearer ${this.#key}`;
+    if (call.body !== undefined) headers["Content-Type"] = "application/json";
+    const qs = call.query?.toString();
+    const url = this.baseUrl + path + (qs ? `?${qs}` : "");
+    const what = `${method} ${path}`;
+    try {
+      let status = 0;
+      let text: string;
+      let retryAfter: string | null = null;
+      try {
+        const resp = await this.#fetch(url, {
+          method,
+          headers,
+          body: call.body === undefined ? undefined : JSON.stringify(call.body),
+          signal: ac.signal,
+        });
+        status = resp.status;
+        retryAfter = resp.headers.get("Retry-After");
+        text = await resp.text();
+      } catch (err) {
+        if (o.signal?.aborted) throw o.signal.reason;
+        if (timedOut) {
+          throw new RatchetError({ status: 0, code: "timeout", message: `${what}: no answer within ${timeoutMs} ms`, cause: err });
+        }
+        throw new RatchetError({ status: 0, code: "network", message: `${what}: ${describe(err)}`, cause: err });
+      }
+      if (status >= 400) throw errorOf(status, text, parseRetryAfter(retryAfter));
+      if (call.text) return { status, data: text };
+      if (text === "") return { status, data: undefined };
+      try {
+        return { status, data: JSON.parse(text) };
+      } catch (err) {
+        throw new RatchetError({ status, code: `http_${status}`, message: `${what}: the answer is not JSON: ${text.slice(0, 200)}`, cause: err });
+      }
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+}
+
+function errorOf(status: number, text: string, retryAfterMs: number | undefined): RatchetError {
+  try {
+    const b = JSON.parse(text) as Partial<ErrorBody>;
+    if (b && typeof b === "object" && b.error && typeof b.error.code === "string" && (b.error.code as string) !== "") {
+      const e = b.error;
+      return new RatchetError({ status, code: e.code, message: e.message, fields: e.fields, current: e.current, retryAfterMs });
+    }
+  } catch {
+    // Not Ratchet's error shape (a proxy's page, say): keep its text.
+  }
+  return new RatchetError({ status, code: `http_${status}`, message: text.trim().slice(0, 1000) || `HTTP ${status}`, retryAfterMs });
+}
+
+/** describe names a fetch failure by its innermost cause ("connect ECONNREFUSED 127.0.0.1:1"). */
+export function describe(err: unknown): string {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e instanceof Error && e.cause instanceof Error; i++) e = e.cause;
+  if (e instanceof Error) return e.message || e.name;
+  return String(e);
+}

@@ -1,0 +1,86 @@
+// Names for the schemas of openapi.json. Every type here is an alias of a
+// generated type (schema.ts), so the SDK cannot drift from the document.
+import type { components, paths } from "./schema.js";
+
+export type { components, paths };
+
+type S = components["schemas"];
+
+/** The calling key and its project (GET /v1/me). */
+export type Me = S["Me"];
+/** An API key; `key` (the secret) is set only in the create answer. */
+export type Key = S["Key"];
+/** POST /v1/keys. */
+export type KeyCreate = S["KeyCreate"];
+/** A key's scope. */
+export type Scope = S["KeyCreate"]["scope"];
+/** A retry policy document: a preset, or CUSTOM with every field. */
+export type RetryPolicy = S["RetryPolicy"];
+/** A preset name. */
+export type Preset = S["RetryPolicy"]["preset"];
+/** POST /v1/endpoints: the name, the retry policy's fields and the endpoint settings, flat. */
+export type EndpointCreate = S["EndpointCreate"];
+/** PUT /v1/endpoints/{name}/policy. */
+export type EndpointPolicyUpdate = S["EndpointPolicyUpdate"];
+/** An endpoint with its policy, schedule, settings and circuit. */
+export type Endpoint = S["Endpoint"];
+/** POST /v1/tools: a tool contract to publish. */
+export type ToolPublish = S["ToolPublish"];
+/** A published tool contract. */
+export type Tool = S["Tool"];
+/** POST /v1/runs. */
+export type RunCreate = S["RunCreate"];
+/** A group of steps (jobs). */
+export type Run = S["Run"];
+/** A job as the API returns it. */
+export type Job = S["Job"];
+/** A job's state. */
+export type JobState = S["Job"]["state"];
+/** One claim of a job and the delay arithmetic that followed. */
+export type Attempt = S["Attempt"];
+/** How an attempt ended. */
+export type AttemptOutcome = S["Attempt"]["outcome"];
+/** What holds a scheduled job back. */
+export type Hold = S["Hold"];
+/** POST /v1/jobs, and one job of a batch enqueue. */
+export type JobEnqueue = S["JobEnqueue"];
+/** One result of a batch enqueue. */
+export type JobBatchItem = S["JobBatchItem"];
+/** One page of a job list; nextCursor is null on the last page. */
+export type JobList = S["JobList"];
+/** The job selection of list, count and bulk, as the API takes it (strings). */
+export type JobQuery = S["JobQuery"];
+/** POST /v1/jobs/bulk. */
+export type JobBulk = S["JobBulk"];
+/** What a bulk action did. */
+export type JobBulkResult = S["JobBulkResult"];
+/** POST /v1/claims. */
+export type ClaimRequest = S["ClaimRequest"];
+/** A job leased to a worker. */
+export type ClaimedJob = S["ClaimedJob"];
+/** The extended lease; cancelRequested tells the worker to stop. */
+export type HeartbeatResult = S["HeartbeatResult"];
+/** A worker's outcome of one attempt. */
+export type Report = S["Report"];
+/** The network failure kinds a report may carry. */
+export type ErrorKind = Exclude<NonNullable<S["Report"]["errorKind"]>, "">;
+/** The answer to a single report. */
+export type ReportResult = S["ReportResult"];
+/** One result of a batch report. */
+export type ReportBatchItem = S["ReportBatchItem"];
+/** How a report was classified. */
+export type Decision = S["Decision"];
+/** GET /v1/overview. */
+export type Overview = S["Overview"];
+/** POST /v1/dev/clock, request and answer. */
+export type ClockAdvance = S["ClockAdvance"];
+/** The body of every error answer. */
+export type ErrorBody = S["ErrorBody"];
+/** The detail of an error answer. */
+export type ErrorDetail = S["ErrorDetail"];
+/** One rejected field of an invalid request. */
+export type FieldError = S["FieldError"];
+/** POST /api/simulate: the contention simulator's config. */
+export type SimulateConfig = S["SimulateConfig"];
+/** The contention simulator's answer. */
+export type SimulateResult = S["SimulateResult"];
