@@ -780,9 +780,11 @@ export interface components {
         };
         ErrorDetail: {
             /** @enum {string} */
-            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "unavailable" | "internal" | "client_closed";
+            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "unavailable" | "internal" | "client_closed";
             current?: components["schemas"]["Endpoint"] | null;
+            /** @description the rejected fields, at most 20 */
             fields?: components["schemas"]["FieldError"][];
+            fieldsOmitted?: number;
             message: string;
         };
         FieldError: {
@@ -1015,6 +1017,7 @@ export interface components {
             httpStatus?: number;
             jobId?: number;
             leaseToken: string;
+            /** @description free text, cleaned of control characters and cut to 2000 bytes on a character boundary */
             message?: string;
             /** @description the worker's own minimum wait */
             retryAfterMs?: number | null;
@@ -1164,6 +1167,7 @@ export interface components {
             tools: components["schemas"]["Tool"][];
         };
         ToolPublish: {
+            /** @description free text, cleaned of control characters; at most 4000 characters */
             description?: string;
             endpoint: string;
             name: string;
