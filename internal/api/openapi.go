@@ -87,7 +87,6 @@ func (a *API) OpenAPI(version string) map[string]any {
 	for _, p := range []struct{ path, summary, typ string }{
 		{"/healthz", "Liveness: the process serves HTTP", "text/plain"},
 		{"/readyz", "Readiness: the store answers", "text/plain"},
-		{"/metrics", "Prometheus metrics", "text/plain"},
 		{"/openapi.json", "This document", "application/json"},
 	} {
 		paths[p.path] = map[string]any{"get": map[string]any{"summary": p.summary, "operationId": strings.Trim(strings.ReplaceAll(p.path, ".", "_"), "/"),

@@ -139,8 +139,6 @@ export declare class Client {
     healthz(o?: RequestOptions): Promise<string>;
     /** Readiness: the store answers. */
     readyz(o?: RequestOptions): Promise<string>;
-    /** Prometheus metrics, as text. */
-    metrics(o?: RequestOptions): Promise<string>;
     /** The OpenAPI document the server serves. */
     openapi(o?: RequestOptions): Promise<unknown>;
 }

@@ -220,10 +220,6 @@ export class Client {
     async readyz(o) {
         return this.#text("/readyz", o);
     }
-    /** Prometheus metrics, as text. */
-    async metrics(o) {
-        return this.#text("/metrics", o);
-    }
     /** The OpenAPI document the server serves. */
     async openapi(o) {
         return JSON.parse(await this.#text("/openapi.json", o));

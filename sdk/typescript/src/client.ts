@@ -344,17 +344,12 @@ export class Client {
     return this.#text("/readyz", o);
   }
 
-  /** Prometheus metrics, as text. */
-  async metrics(o?: RequestOptions): Promise<string> {
-    return this.#text("/metrics", o);
-  }
-
   /** The OpenAPI document the server serves. */
   async openapi(o?: RequestOptions): Promise<unknown> {
     return JSON.parse(await this.#text("/openapi.json", o));
   }
 
-  async #text(path: "/healthz" | "/readyz" | "/metrics" | "/openapi.json", o?: RequestOptions): Promise<string> {
+  async #text(path: "/healthz" | "/readyz" | "/openapi.json", o?: RequestOptions): Promise<string> {
     const r = await this.#send<never>("GET", path, { safe: true, text: true }, o);
     return r.data as string;
   }
