@@ -166,6 +166,8 @@ class ServerTestCase(unittest.TestCase):
         kw.setdefault("wait", 0.5)
         kw.setdefault("concurrency", 4)
         kw.setdefault("id", self._testMethodName)
+        self.errors: list[str] = []
+        kw.setdefault("on_error", lambda e: self.errors.append(f"{time.monotonic():.3f} {e}"))
         c = self.server.client()
         self.addCleanup(c.close)  # after the worker has stopped (cleanups run last first)
         w = ratchet.Worker(c, **kw)
@@ -174,6 +176,10 @@ class ServerTestCase(unittest.TestCase):
 
     def wait_job(self, job_id: int, what: str, ok: Callable[[ratchet.Job], bool], timeout: float = 20.0) -> ratchet.Job:
         return wait_for(lambda: self.owner.get_job(job_id), ok, f"job {job_id} {what}", timeout)
+
+    def context(self) -> str:
+        """What a failure message should show: the worker's errors."""
+        return "worker errors: " + ("; ".join(getattr(self, "errors", [])) or "none")
 
 
 def wait_for(get: Callable[[], T], ok: Callable[[T], bool], what: str, timeout: float = 20.0, every: float = 0.05) -> T:

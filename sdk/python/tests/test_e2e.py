@@ -68,11 +68,12 @@ class WorkerScenarios(ServerTestCase):
         w.start()
         job, _ = self.owner.enqueue(tool, {})
         j = self.wait_job(job["id"], "succeeded", lambda j: j["state"] in ("succeeded", "failed", "exhausted"))
-        self.assertEqual(j["state"], "succeeded")
-        self.assertEqual(len(j["attempts"]), 1)
-        self.assertEqual(j["attempts"][0]["outcome"], "succeeded")
-        self.assertGreaterEqual(j["attempts"][0]["durationMs"], 2400)
-        self.assertEqual(fired, [False], "the handler's signal fired although the lease was kept")
+        msg = f"{j}\n{self.context()}"
+        self.assertEqual(j["state"], "succeeded", msg)
+        self.assertEqual(len(j["attempts"]), 1, msg)
+        self.assertEqual(j["attempts"][0]["outcome"], "succeeded", msg)
+        self.assertGreaterEqual(j["attempts"][0]["durationMs"], 2400, msg)
+        self.assertEqual(fired, [False], "the handler's signal fired although the lease was kept; " + msg)
 
     def test_cancel_is_observed_mid_handler(self) -> None:
         """Scenario 3: the producer cancels a running job; the handler's
@@ -133,10 +134,11 @@ class WorkerScenarios(ServerTestCase):
                     raise
         wait_for(lambda: list(reasons), lambda r: r == ["lease_lost"], "the handler's signal", timeout=10)
         j = self.wait_job(job["id"], "succeeded at attempt 2", lambda j: j["state"] == "succeeded")
-        self.assertEqual([(a["outcome"], a["classification"]) for a in j["attempts"]], [("timed_out", "timed_out"), ("succeeded", "success")])
-        self.assertEqual(w.stats.lost, 1)
-        self.assertEqual(w.stats.rejected, 0, "a report of the lost lease was sent")
-        self.assertEqual(len(reports), 1, "only attempt 2 is reported")
+        msg = f"{j}\n{w.stats}\n{reports}\n{self.context()}"
+        self.assertEqual([(a["outcome"], a["classification"]) for a in j["attempts"]], [("timed_out", "timed_out"), ("succeeded", "success")], msg)
+        self.assertEqual(w.stats.lost, 1, msg)
+        self.assertEqual(w.stats.rejected, 0, "a report of the lost lease was sent; " + msg)
+        self.assertEqual(len(reports), 1, "only attempt 2 is reported; " + msg)
 
     def test_non_retryable_failures_fail_at_once(self) -> None:
         """Scenario 5: Permanent(...) and a provider's 400 end the job failed after one attempt."""
@@ -227,7 +229,8 @@ class WorkerScenarios(ServerTestCase):
         self.assertLess(time.monotonic() - t0, 2)
 
     def test_many_jobs_bounded_concurrency(self) -> None:
-        """Batches of claims and reports; never more handlers at once than concurrency."""
+        """Batches of claims and reports from two claim loops and two report
+        senders; never more handlers at once than concurrency."""
         tool = self.tool(timeout_ms=5000)
         lock = threading.Lock()
         running = 0
@@ -242,7 +245,7 @@ class WorkerScenarios(ServerTestCase):
             with lock:
                 running -= 1
 
-        w = self.worker(concurrency=5)
+        w = self.worker(concurrency=5, claimers=2, reporters=2)
         w.handle(tool, handler)
         w.start()
         self.owner.enqueue_batch([{"tool": tool, "payload": {"i": i}} for i in range(200)])

@@ -2,14 +2,17 @@
 """Burn-down throughput of the Python SDK's Worker.
 
     RATCHET_SERVER=http://127.0.0.1:8080 RATCHET_KEY=rk_... \\
-        python3 sdk/python/tools/bench.py --setup --jobs 20000 --concurrency 64
+        python3 sdk/python/tools/bench.py --setup --jobs 20000
 
 With --setup it first creates an endpoint (no concurrency or rate limit to
 speak of, a 300 s lease) and a tool of its own and enqueues N no-op jobs in
 batches of 1000 (timed apart); without it, --tool names a tool whose N jobs
 are already enqueued. Then one ratchet.Worker with a no-op handler burns
-them down: claims of up to --batch jobs (no long poll while jobs are due),
---concurrency handler threads, batched reports.
+them down: --claimers claim loops taking up to --batch jobs each (the long
+poll returns at once while jobs are due), --concurrency handler threads,
+--reporters threads sending batched reports. The defaults (4 claim loops of
+100 jobs, 400 held at once) mirror `ratchet bench --mode http` (C 4
+claimers, B 100 jobs per claim and per report).
 
 Method: wall time from the first claim request to the moment the server has
 acknowledged the report of the N-th job; jobs/s = N / that time. Every
@@ -37,9 +40,11 @@ def main() -> int:
     ap.add_argument("--tool", help='the tool of pre-enqueued jobs ("name@version"); not with --setup')
     ap.add_argument("--setup", action="store_true", help="create an endpoint and tool and enqueue the jobs first")
     ap.add_argument("--jobs", type=int, default=20000, help="N: jobs to burn down")
-    ap.add_argument("--concurrency", type=int, default=64, help="handler threads (jobs held at once)")
-    ap.add_argument("--batch", type=int, default=None, help="most jobs per claim (default: concurrency, at most 1000)")
-    ap.add_argument("--report-batch", type=int, default=1000, help="most reports per request")
+    ap.add_argument("--concurrency", type=int, default=400, help="handler threads (jobs held at once)")
+    ap.add_argument("--batch", type=int, default=100, help="most jobs per claim")
+    ap.add_argument("--report-batch", type=int, default=100, help="most reports per request")
+    ap.add_argument("--claimers", type=int, default=4, help="claim loops (threads)")
+    ap.add_argument("--reporters", type=int, default=4, help="report senders (threads)")
     args = ap.parse_args()
     key = os.environ.get("RATCHET_KEY")
     if not key:
@@ -86,11 +91,13 @@ def main() -> int:
         batch=args.batch,
         wait=1.0,
         report_batch=args.report_batch,
+        claimers=args.claimers,
+        reporters=args.reporters,
         on_report=on_report,
         on_error=errors.append,
     )
     w.handle(tool, lambda job, cancel: None)
-    print(f"sizes:      N {args.jobs} jobs, concurrency {w.concurrency}, claim batch {w.batch}, report batch {w.report_batch}")
+    print(f"sizes:      N {args.jobs} jobs, concurrency {w.concurrency}, {w.claimers} claim loops of up to {w.batch} jobs, {w.reporters} report senders of up to {w.report_batch} reports")
     print("method:     one Worker, no-op handler; wall time from the first claim request until the report of the N-th job is acknowledged")
     w.start()
     finished = done.wait(max(60.0, args.jobs / 100))
