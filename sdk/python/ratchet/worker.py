@@ -103,6 +103,13 @@ class _Active:
 
 _CLOSE = object()
 
+
+def _context(e: RatchetError, what: str) -> RatchetError:
+    """e with what the worker was doing in its message (e is the cause)."""
+    err = RatchetError(e.status, e.code, f"{what}: {e.message}", fields=e.fields, current=e.current, retry_after=e.retry_after, method=e.method, path=e.path)
+    err.__cause__ = e
+    return err
+
 # The HTTP status of an API error code, for the per-report errors of a batch.
 _STATUS_OF_CODE = {"invalid_request": 400, "unauthenticated": 401, "forbidden": 403, "not_found": 404, "conflict": 409, "unavailable": 503, "internal": 500}
 
@@ -160,12 +167,11 @@ class Worker:
 
         self._lock = threading.Condition()  # slots, active jobs, grace
         self._free = concurrency
-        self._active: dict[int, _Active] = {}
+        self._active: set[_Active] = set()  # claimed, not yet reported, forgotten or released
         self._stopping = threading.Event()
         self._claim_abort = Abort()
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._reports: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._reports_closed = False
         self._hb_cv = threading.Condition()
         self._hb_heap: list[tuple[float, int, _Active]] = []
         self._hb_seq = itertools.count()
@@ -314,7 +320,7 @@ class Worker:
                 self._give_back(n)
                 if self._stopping.is_set():
                     return
-                self.on_error(RatchetError(e.status, e.code, f"claim: {e.message}", fields=e.fields, retry_after=e.retry_after))
+                self.on_error(_context(e, "claim"))
                 if self._stopping.wait(api_backoff(failures, e.retry_after)):
                     return
                 failures += 1
@@ -345,7 +351,7 @@ class Worker:
             self.stats.claimed += len(jobs)
             for j in jobs:
                 a = _Active(j, max(0.1, j.get("timeoutMs", 30000) / 1000.0 * frac))
-                self._active[j["id"]] = a
+                self._active.add(a)
                 actives.append(a)
         with self._hb_cv:
             top = self._hb_heap[0][0] if self._hb_heap else None
@@ -395,15 +401,14 @@ class Worker:
         self._reports.put((outcome.report(a.job["id"], a.job["leaseToken"]), a))
 
     def _forget_locked(self, a: _Active) -> None:
-        if self._active.get(a.job["id"]) is a:
-            del self._active[a.job["id"]]
+        self._active.discard(a)
         self._free += 1
         self._lock.notify_all()
 
     def _release_all_locked(self) -> None:
         """End of the grace period: signal what still runs and report it as
         a retryable failure, so the job is free before its lease expires."""
-        for a in list(self._active.values()):
+        for a in list(self._active):
             if a.finished:
                 continue
             a.finished = a.released = True
@@ -451,7 +456,7 @@ class Worker:
                     a.lease_lost = True
                     a.signal._fire("lease_lost")
                     continue
-                self.on_error(RatchetError(e.status, e.code, f"heartbeat job {a.job['id']}: {e.message}", retry_after=e.retry_after))
+                self.on_error(_context(e, f"heartbeat job {a.job['id']}"))
             except Exception as e:
                 self.on_error(e)
             else:
@@ -493,12 +498,12 @@ class Worker:
                 break
             except RatchetError as e:
                 if 0 < e.status < 500 and e.status != 429:
-                    self.on_error(RatchetError(e.status, e.code, f"reports rejected: {e.message}", fields=e.fields))
+                    self.on_error(_context(e, "reports rejected"))
                     break
                 # Unreachable or unavailable: keep the reports and retry; a
                 # lease that expires meanwhile is rescued by the server and
                 # the late report refused harmlessly.
-                self.on_error(RatchetError(e.status, e.code, f"report: {e.message}", retry_after=e.retry_after))
+                self.on_error(_context(e, "report"))
                 time.sleep(api_backoff(attempt, e.retry_after))
             except Exception as e:
                 self.on_error(e)

@@ -49,7 +49,8 @@ def binary() -> str:
             _bin = env_bin
             return _bin
         if env_bin:
-            out = env_bin
+            out = os.path.abspath(env_bin)
+            os.makedirs(os.path.dirname(out), exist_ok=True)
         else:
             d = tempfile.mkdtemp(prefix="ratchet-py-bin-")
             atexit.register(shutil.rmtree, d, True)
