@@ -312,8 +312,9 @@ class Worker:
                     return
                 n = min(self._free, self.batch)
                 self._free -= n
+            sent = time.monotonic()
             if self.stats.first_claim_at is None:
-                self.stats.first_claim_at = time.monotonic()
+                self.stats.first_claim_at = sent
             try:
                 jobs = self.client.claim(self.id, tools, n, wait_ms, abort=self._claim_abort)
             except RatchetError as e:
@@ -336,16 +337,19 @@ class Worker:
             if len(jobs) < n:
                 self._give_back(n - len(jobs))
             if jobs:
-                self._start(jobs)
+                # Leases start when the server claims, before its answer:
+                # count heartbeat intervals from when the claim was sent, or
+                # from a second ago after a long poll (the server answers as
+                # soon as it has claimed).
+                self._start(jobs, max(sent, time.monotonic() - 1.0))
 
     def _give_back(self, n: int) -> None:
         with self._lock:
             self._free += n
             self._lock.notify_all()
 
-    def _start(self, jobs: list[ClaimedJob]) -> None:
+    def _start(self, jobs: list[ClaimedJob], since: float) -> None:
         frac = self.heartbeat_fraction
-        now = time.monotonic()
         actives = []
         with self._lock:
             self.stats.claimed += len(jobs)
@@ -356,7 +360,7 @@ class Worker:
         with self._hb_cv:
             top = self._hb_heap[0][0] if self._hb_heap else None
             for a in actives:
-                heapq.heappush(self._hb_heap, (now + a.interval, next(self._hb_seq), a))
+                heapq.heappush(self._hb_heap, (since + a.interval, next(self._hb_seq), a))
             if top is None or self._hb_heap[0][0] < top:
                 self._hb_cv.notify()
         for a in actives:
@@ -449,6 +453,7 @@ class Worker:
                 return
             if a.finished:  # its report is on its way, or it was released
                 continue
+            sent = time.monotonic()
             try:
                 res = self.client.heartbeat(a.job["id"], a.job["leaseToken"])
             except RatchetError as e:
@@ -463,8 +468,11 @@ class Worker:
                 if res.get("cancelRequested"):
                     a.signal._fire("cancelled")
             if not a.finished:
+                # The next one is due an interval after this one was sent,
+                # not after its answer: a slow answer must not stretch the
+                # gap between two extensions of the lease.
                 with self._hb_cv:
-                    heapq.heappush(self._hb_heap, (time.monotonic() + a.interval, next(self._hb_seq), a))
+                    heapq.heappush(self._hb_heap, (sent + a.interval, next(self._hb_seq), a))
                     if self._hb_heap[0][2] is a:
                         self._hb_cv.notify()
 

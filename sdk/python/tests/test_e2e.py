@@ -134,6 +134,9 @@ class WorkerScenarios(ServerTestCase):
                     raise
         wait_for(lambda: list(reasons), lambda r: r == ["lease_lost"], "the handler's signal", timeout=10)
         j = self.wait_job(job["id"], "succeeded at attempt 2", lambda j: j["state"] == "succeeded")
+        # The server answers the report after it has committed it: the
+        # worker may not have read that answer yet.
+        wait_for(lambda: len(reports), lambda n: n >= 1, "the worker to read the report's answer", timeout=10)
         msg = f"{j}\n{w.stats}\n{reports}\n{self.context()}"
         self.assertEqual([(a["outcome"], a["classification"]) for a in j["attempts"]], [("timed_out", "timed_out"), ("succeeded", "success")], msg)
         self.assertEqual(w.stats.lost, 1, msg)
@@ -252,7 +255,7 @@ class WorkerScenarios(ServerTestCase):
         wait_for(lambda: self.owner.count_jobs(tool=tool, state="succeeded"), lambda n: n == 200, "200 jobs succeeded", timeout=30)
         self.assertLessEqual(peak, 5)
         self.assertGreater(peak, 1)
-        self.assertEqual(w.stats.reported, 200)
+        wait_for(lambda: w.stats.reported, lambda n: n == 200, "the worker to read every report's answer", timeout=10)
 
 
 class ClientAgainstServer(ServerTestCase):
