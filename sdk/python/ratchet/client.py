@@ -1,0 +1,613 @@
+"""A synchronous client for every route of Ratchet's HTTP API.
+
+    c = ratchet.Client("http://127.0.0.1:8080", os.environ["RATCHET_KEY"])
+    job, created = c.enqueue("charge@1", {"orderId": 42}, idempotency_key="order-42")
+
+Connections are kept alive (http.client, one pool per client, safe to share
+between threads). Requests that are safe to repeat — reads, claims,
+heartbeats, reports, an enqueue with an idempotency key — are retried on
+network errors and on 429/502/503/504 with full-jitter exponential backoff
+that honours Retry-After; the others are sent once.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import http.client
+import json
+import select
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, cast
+
+from ._types import (
+    ClaimedJob,
+    ClockAdvance,
+    Endpoint,
+    EndpointCreate,
+    EndpointPolicyUpdate,
+    HeartbeatResult,
+    Hold,
+    Job,
+    JobBatchItem,
+    JobBulkAction,
+    JobBulkResult,
+    JobEnqueue,
+    JobList,
+    JobQuery,
+    Key,
+    KeyScope,
+    Me,
+    Overview,
+    Report,
+    ReportBatchItem,
+    ReportResult,
+    Run,
+    SimulateConfig,
+    SimulateResult,
+    Tool,
+    ToolPublish,
+)
+from .errors import RatchetConnectionError, RatchetError, api_backoff, error_from_response
+
+__all__ = ["Client", "Abort", "OPERATIONS"]
+
+__version__ = "0.1.0"
+
+# The operationId of every route of openapi.json and the Client method that
+# calls it (tests/test_client.py checks that none is missing).
+OPERATIONS = {
+    "getMe": "me",
+    "postKeys": "create_key",
+    "getKeys": "list_keys",
+    "deleteKeysId": "revoke_key",
+    "postEndpoints": "create_endpoint",
+    "getEndpoints": "list_endpoints",
+    "getEndpointsName": "get_endpoint",
+    "putEndpointsNamePolicy": "update_endpoint_policy",
+    "postTools": "publish_tool",
+    "getTools": "list_tools",
+    "getToolsNameVersion": "get_tool",
+    "postRuns": "start_run",
+    "getRunsId": "get_run",
+    "postRunsIdFinish": "finish_run",
+    "postJobs": "enqueue",
+    "postJobsBatch": "enqueue_batch",
+    "getJobs": "list_jobs",
+    "getJobsCount": "count_jobs",
+    "postJobsBulk": "bulk",
+    "getJobsId": "get_job",
+    "getJobsIdExplain": "explain_job",
+    "postJobsIdCancel": "cancel_job",
+    "postJobsIdReplay": "replay_job",
+    "postClaims": "claim",
+    "postJobsIdHeartbeat": "heartbeat",
+    "postJobsIdReport": "report",
+    "postReports": "report_batch",
+    "getOverview": "overview",
+    "postDevClock": "advance_clock",
+    "healthz": "healthz",
+    "readyz": "readyz",
+    "metrics": "metrics",
+    "openapi_json": "openapi",
+    "postApiSimulate": "simulate",
+}
+
+# Errors of a connection the server closed while it sat idle in the pool:
+# the request never reached the server, so it is sent again on a new one.
+_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+
+
+class _HTTPConnection(http.client.HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class Abort:
+    """Cancels the requests it is passed to from another thread: ``cancel()``
+    shuts their sockets down and stops their retries. The Worker uses one to
+    end its long-poll claim at once when it stops."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._conns: set[http.client.HTTPConnection] = set()
+
+    def cancel(self) -> None:
+        self._event.set()
+        with self._lock:
+            conns = list(self._conns)
+        for c in conns:
+            sock = c.sock
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep up to timeout seconds; True as soon as cancelled."""
+        return self._event.wait(timeout)
+
+    def _attach(self, c: http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._conns.add(c)
+
+    def _detach(self, c: http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._conns.discard(c)
+
+
+class Client:
+    """Talks to one Ratchet server with one API key.
+
+    ``timeout`` is the socket timeout of a request in seconds (a claim's long
+    poll adds its wait). ``retries`` is how many times a request that is safe
+    to repeat is sent again; ``max_retry_wait`` the longest Retry-After it
+    sleeps for before it gives up and raises instead.
+    """
+
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8080",
+        key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retries: int = 4,
+        max_retry_wait: float = 30.0,
+        max_idle: int = 32,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        u = urllib.parse.urlsplit(base_url.rstrip("/"))
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise ValueError(f"base_url must be http(s)://host[:port][/prefix], not {base_url!r}")
+        self.base_url = base_url.rstrip("/")
+        self._https = u.scheme == "https"
+        self._host = u.hostname
+        self._port = u.port or (443 if self._https else 80)
+        self._prefix = u.path.rstrip("/")
+        self._ssl = ssl_context if ssl_context is not None else (ssl.create_default_context() if self._https else None)
+        self.key = key
+        self.timeout = timeout
+        self.retries = retries
+        self.max_retry_wait = max_retry_wait
+        self._max_idle = max_idle
+        self._idle: list[http.client.HTTPConnection] = []
+        self._closed = False  # close() was called: connections in use are closed when done
+        self._lock = threading.Lock()
+        self._headers = {"Accept": "application/json", "User-Agent": f"ratchet-python/{__version__}"}
+        if key:
+            self._headers["Authorization"] = "Bearer " + key
+
+    # -- plumbing ------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the idle connections."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+            self._closed = True
+        for c in idle:
+            c.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _conn(self) -> tuple[http.client.HTTPConnection, bool]:
+        while True:
+            with self._lock:
+                if not self._idle:
+                    break
+                c = self._idle.pop()
+            if _usable(c):
+                return c, True
+            c.close()
+        if self._https:
+            return _HTTPSConnection(self._host, self._port, timeout=self.timeout, context=self._ssl), False
+        return _HTTPConnection(self._host, self._port, timeout=self.timeout), False
+
+    def _put(self, c: http.client.HTTPConnection) -> None:
+        with self._lock:
+            if not self._closed and len(self._idle) < self._max_idle:
+                self._idle.append(c)
+                return
+        c.close()
+
+    def _send(self, method: str, path: str, body: bytes | None, headers: dict[str, str], timeout: float, abort: Abort | None, safe: bool) -> tuple[int, http.client.HTTPMessage, bytes]:
+        """One exchange on a pooled connection. A pooled connection the
+        server closed meanwhile is noticed before use (_usable); when one
+        breaks anyway, a request that is safe to repeat goes out again at
+        once on a new connection."""
+        while True:
+            c, reused = self._conn()
+            if abort is not None:
+                abort._attach(c)
+            try:
+                if abort is not None and abort.cancelled:
+                    raise ConnectionAbortedError("aborted")
+                c.timeout = timeout
+                if c.sock is not None:
+                    c.sock.settimeout(timeout)
+                c.request(method, self._prefix + path, body=body, headers=headers)
+                resp = c.getresponse()
+                data = resp.read()
+            except _STALE:
+                c.close()
+                if safe and reused and not (abort is not None and abort.cancelled):
+                    continue
+                raise
+            except BaseException:
+                c.close()
+                raise
+            finally:
+                if abort is not None:
+                    abort._detach(c)
+            if resp.will_close:
+                c.close()
+            else:
+                self._put(c)
+            return resp.status, resp.headers, data
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        retry: bool,
+        query: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float | None = None,
+        abort: Abort | None = None,
+        raw: bool = False,
+    ) -> tuple[int, Any]:
+        """Send a request, retrying it when ``retry`` says it is safe; decode
+        the JSON answer (the text when raw); raise RatchetError on an error."""
+        if query:
+            path += "?" + urllib.parse.urlencode(query)
+        h = self._headers
+        data = None
+        if body is not None:
+            data = json.dumps(body, separators=(",", ":")).encode()
+            h = {**h, "Content-Type": "application/json"}
+        if headers:
+            h = {**h, **headers}
+        n = 0
+        while True:
+            try:
+                status, rh, out = self._send(method, path, data, h, timeout or self.timeout, abort, retry)
+            except (OSError, http.client.HTTPException) as e:
+                if abort is not None and abort.cancelled:
+                    raise RatchetConnectionError(f"{method} {path}: aborted", method=method, path=path) from e
+                if retry and n < self.retries:
+                    if _sleep(api_backoff(n), abort):
+                        raise RatchetConnectionError(f"{method} {path}: aborted", method=method, path=path) from e
+                    n += 1
+                    continue
+                raise RatchetConnectionError(f"{method} {path}: {type(e).__name__}: {e}", method=method, path=path) from e
+            if status >= 400:
+                err = error_from_response(status, rh, out, method, path)
+                if retry and err.temporary and n < self.retries and (err.retry_after or 0) <= self.max_retry_wait:
+                    if _sleep(api_backoff(n, err.retry_after), abort):
+                        raise err
+                    n += 1
+                    continue
+                raise err
+            if raw:
+                return status, out.decode("utf-8", "replace")
+            return status, (json.loads(out) if out else None)
+
+    # -- the calling key -----------------------------------------------------
+
+    def me(self) -> Me:
+        """The calling key and its project."""
+        return self._call("GET", "/v1/me", retry=True)[1]
+
+    # -- keys ----------------------------------------------------------------
+
+    def create_key(self, name: str, scope: KeyScope, tools: Sequence[str] | None = None) -> Key:
+        """Create a key: scope owner, producer or worker (with its tool@version
+        allowlist). The secret is in ``key``, shown once."""
+        body: dict[str, Any] = {"name": name, "scope": scope}
+        if tools:
+            body["tools"] = list(tools)
+        return self._call("POST", "/v1/keys", body, retry=False)[1]
+
+    def list_keys(self) -> list[Key]:
+        return self._call("GET", "/v1/keys", retry=True)[1]["keys"]
+
+    def revoke_key(self, key_id: int) -> None:
+        self._call("DELETE", f"/v1/keys/{int(key_id)}", retry=False)
+
+    # -- endpoints -----------------------------------------------------------
+
+    def create_endpoint(self, endpoint: EndpointCreate) -> Endpoint:
+        """Create an endpoint: ``{"name": ..., "preset": ..., "maxConcurrent": ...}``.
+        Keys left out take the server's defaults (STANDARD, 30 s lease, 10
+        concurrent, no rate limit)."""
+        return self._call("POST", "/v1/endpoints", endpoint, retry=False)[1]
+
+    def get_endpoint(self, name: str) -> Endpoint:
+        return self._call("GET", "/v1/endpoints/" + _seg(name), retry=True)[1]
+
+    def list_endpoints(self) -> list[Endpoint]:
+        return self._call("GET", "/v1/endpoints", retry=True)[1]["endpoints"]
+
+    def update_endpoint_policy(self, name: str, update: EndpointPolicyUpdate) -> Endpoint:
+        """Replace the policy if ``update["expectedVersion"]`` is current; a
+        stale version raises a 409 RatchetError whose ``current`` is the
+        endpoint as it is now."""
+        return self._call("PUT", "/v1/endpoints/" + _seg(name) + "/policy", update, retry=False)[1]
+
+    # -- tools ---------------------------------------------------------------
+
+    def publish_tool(self, tool: ToolPublish) -> Tool:
+        """Publish an immutable contract: ``{"name", "version", "endpoint", ...}``."""
+        return self._call("POST", "/v1/tools", tool, retry=False)[1]
+
+    def get_tool(self, name: str, version: str) -> Tool:
+        return self._call("GET", "/v1/tools/" + _seg(name) + "/" + _seg(version), retry=True)[1]
+
+    def list_tools(self) -> list[Tool]:
+        return self._call("GET", "/v1/tools", retry=True)[1]["tools"]
+
+    # -- runs ----------------------------------------------------------------
+
+    def start_run(self, name: str = "") -> Run:
+        return self._call("POST", "/v1/runs", {"name": name} if name else {}, retry=False)[1]
+
+    def get_run(self, run_id: int) -> Run:
+        return self._call("GET", f"/v1/runs/{int(run_id)}", retry=True)[1]
+
+    def finish_run(self, run_id: int) -> Run:
+        return self._call("POST", f"/v1/runs/{int(run_id)}/finish", retry=False)[1]
+
+    # -- jobs ----------------------------------------------------------------
+
+    def enqueue(
+        self,
+        tool: str,
+        payload: Any = None,
+        *,
+        idempotency_key: str | None = None,
+        max_attempts: int | None = None,
+        run_id: int | None = None,
+        run_at: str | _dt.datetime | None = None,
+    ) -> tuple[Job, bool]:
+        """Store a job of ``tool`` ("name@version"). Returns the job and
+        whether it was created: False when the idempotency key returned an
+        existing job. Retried on network errors only with an idempotency key."""
+        body: dict[str, Any] = {"tool": tool}
+        if payload is not None:
+            body["payload"] = payload
+        if idempotency_key:
+            body["idempotencyKey"] = idempotency_key
+        if max_attempts is not None:
+            body["maxAttempts"] = max_attempts
+        if run_id:
+            body["runId"] = run_id
+        if run_at is not None:
+            body["runAt"] = _time(run_at)
+        status, job = self._call("POST", "/v1/jobs", body, retry=bool(idempotency_key))
+        return job, status == 201
+
+    def enqueue_batch(self, jobs: Sequence[JobEnqueue]) -> list[JobBatchItem]:
+        """Store 1 to 1000 jobs in one transaction, all or none. Retried only
+        when every job has an idempotency key."""
+        safe = all(j.get("idempotencyKey") for j in jobs)
+        return self._call("POST", "/v1/jobs/batch", {"jobs": list(jobs)}, retry=safe)[1]["jobs"]
+
+    def list_jobs(
+        self,
+        *,
+        state: str | Iterable[str] | None = None,
+        tool: str | None = None,
+        endpoint: str | None = None,
+        run_id: int | None = None,
+        created_after: str | _dt.datetime | None = None,
+        created_before: str | _dt.datetime | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> JobList:
+        """One page of jobs, newest first; ``nextCursor`` is None on the last."""
+        q = _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit)
+        return self._call("GET", "/v1/jobs", retry=True, query=cast(dict, q))[1]
+
+    def iter_jobs(self, **filters: Any) -> Iterator[Job]:
+        """Every job matching the filters of list_jobs, page after page."""
+        cursor = filters.pop("cursor", None)
+        while True:
+            page = self.list_jobs(cursor=cursor, **filters)
+            yield from page["jobs"]
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return
+
+    def count_jobs(
+        self,
+        *,
+        state: str | Iterable[str] | None = None,
+        tool: str | None = None,
+        endpoint: str | None = None,
+        run_id: int | None = None,
+        created_after: str | _dt.datetime | None = None,
+        created_before: str | _dt.datetime | None = None,
+    ) -> int:
+        q = _query(state, tool, endpoint, run_id, created_after, created_before, None, None)
+        return self._call("GET", "/v1/jobs/count", retry=True, query=cast(dict, q))[1]["count"]
+
+    def bulk(
+        self,
+        action: JobBulkAction,
+        expected_count: int,
+        *,
+        state: str | Iterable[str] | None = None,
+        tool: str | None = None,
+        endpoint: str | None = None,
+        run_id: int | None = None,
+        created_after: str | _dt.datetime | None = None,
+        created_before: str | _dt.datetime | None = None,
+    ) -> JobBulkResult:
+        """Cancel or replay every job matching the filter (at most 1000).
+        ``expected_count`` is the count the person confirmed (count_jobs);
+        when the selection holds another count nothing is done (409)."""
+        q = _query(state, tool, endpoint, run_id, created_after, created_before, None, None)
+        body = {"action": action, "filter": q, "expectedCount": expected_count}
+        return self._call("POST", "/v1/jobs/bulk", body, retry=False)[1]
+
+    def get_job(self, job_id: int) -> Job:
+        """A job with its attempts and what holds it."""
+        return self._call("GET", f"/v1/jobs/{int(job_id)}", retry=True)[1]
+
+    def explain_job(self, job_id: int) -> Hold:
+        """Which gate holds a scheduled job, and until when."""
+        return self._call("GET", f"/v1/jobs/{int(job_id)}/explain", retry=True)[1]
+
+    def cancel_job(self, job_id: int) -> Job:
+        """Cancel a job: at once when scheduled; a running one is flagged and
+        its worker learns it from the next heartbeat."""
+        return self._call("POST", f"/v1/jobs/{int(job_id)}/cancel", retry=False)[1]
+
+    def replay_job(self, job_id: int) -> Job:
+        """Enqueue a failed, exhausted or cancelled job again as a new job."""
+        return self._call("POST", f"/v1/jobs/{int(job_id)}/replay", retry=False)[1]
+
+    # -- workers -------------------------------------------------------------
+
+    def claim(
+        self,
+        worker_id: str,
+        tools: Sequence[str] | None = None,
+        max: int = 1,
+        wait_ms: int = 0,
+        *,
+        abort: Abort | None = None,
+    ) -> list[ClaimedJob]:
+        """Lease up to ``max`` due jobs of ``tools`` (default: the worker
+        key's allowlist), long-polling up to ``wait_ms`` when none is due."""
+        body: dict[str, Any] = {"workerId": worker_id}
+        if tools:
+            body["tools"] = list(tools)
+        if max != 1:
+            body["max"] = max
+        if wait_ms:
+            body["waitMs"] = int(wait_ms)
+        timeout = self.timeout + wait_ms / 1000.0
+        return self._call("POST", "/v1/claims", body, retry=True, timeout=timeout, abort=abort)[1]["jobs"]
+
+    def heartbeat(self, job_id: int, lease_token: str) -> HeartbeatResult:
+        """Extend a lease; ``cancelRequested`` says the job was cancelled. A
+        lease that is no longer the job's raises a 409 RatchetError."""
+        return self._call("POST", f"/v1/jobs/{int(job_id)}/heartbeat", {"leaseToken": lease_token}, retry=True)[1]
+
+    def report(self, report: Report) -> ReportResult:
+        """Report one outcome; ``report["jobId"]`` names the job. A stale
+        lease raises a 409 RatchetError; a repeated report answers
+        ``duplicate: true``."""
+        body = dict(report)
+        job_id = body.pop("jobId")
+        return self._call("POST", f"/v1/jobs/{int(job_id)}/report", body, retry=True)[1]
+
+    def report_batch(self, reports: Sequence[Report]) -> list[ReportBatchItem]:
+        """Report 1 to 1000 outcomes; each stands on its own (``ok`` or ``error``)."""
+        return self._call("POST", "/v1/reports", {"reports": list(reports)}, retry=True)[1]["results"]
+
+    # -- dashboard, development and service routes ---------------------------
+
+    def overview(self) -> Overview:
+        """Per-endpoint live state, as the dashboard shows it."""
+        return self._call("GET", "/v1/overview", retry=True)[1]
+
+    def advance_clock(self, advance_ms: int) -> ClockAdvance:
+        """Move the clock of a server started with --dev-clock (tests of long
+        backoffs). Not retried: advancing twice would move it twice."""
+        return self._call("POST", "/v1/dev/clock", {"advanceMs": int(advance_ms)}, retry=False)[1]
+
+    def healthz(self) -> str:
+        return self._call("GET", "/healthz", retry=True, raw=True)[1]
+
+    def readyz(self) -> str:
+        return self._call("GET", "/readyz", retry=True, raw=True)[1]
+
+    def metrics(self) -> str:
+        """The Prometheus metrics, as text."""
+        return self._call("GET", "/metrics", retry=True, raw=True)[1]
+
+    def openapi(self) -> dict[str, Any]:
+        """The server's OpenAPI document."""
+        return self._call("GET", "/openapi.json", retry=True)[1]
+
+    def simulate(self, config: SimulateConfig) -> SimulateResult:
+        """Run the contention simulator (503 while another sweep runs)."""
+        return self._call("POST", "/api/simulate", config, retry=True, timeout=max(self.timeout, 120.0))[1]
+
+
+def _usable(c: http.client.HTTPConnection) -> bool:
+    """Whether an idle keep-alive connection is still open: a socket that is
+    readable while idle was closed by the server (or holds garbage)."""
+    sock = c.sock
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return not readable
+
+
+def _sleep(seconds: float, abort: Abort | None) -> bool:
+    """Sleep; True when the abort fired meanwhile."""
+    if abort is not None:
+        return abort.wait(seconds)
+    time.sleep(seconds)
+    return False
+
+
+def _seg(s: str) -> str:
+    return urllib.parse.quote(s, safe="")
+
+
+def _time(t: str | _dt.datetime) -> str:
+    if isinstance(t, str):
+        return t
+    if t.tzinfo is None:
+        raise ValueError("a naive datetime is ambiguous: give it a timezone")
+    return t.astimezone(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit) -> JobQuery:
+    q: dict[str, str] = {}
+    if state:
+        q["state"] = state if isinstance(state, str) else ",".join(state)
+    if tool:
+        q["tool"] = tool
+    if endpoint:
+        q["endpoint"] = endpoint
+    if run_id:
+        q["runId"] = str(int(run_id))
+    if created_after is not None:
+        q["createdAfter"] = _time(created_after)
+    if created_before is not None:
+        q["createdBefore"] = _time(created_before)
+    if cursor:
+        q["cursor"] = cursor
+    if limit:
+        q["limit"] = str(int(limit))
+    return cast(JobQuery, q)

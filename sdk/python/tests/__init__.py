@@ -1,0 +1,1 @@
+"""Tests of the Python SDK: python3 -m unittest discover (from sdk/python)."""
