@@ -93,7 +93,7 @@ BackoffCalcInputJitter = Literal["none", "full", "equal", "decorrelated"]
 CircuitState = Literal["closed", "open", "half_open"]
 DecisionOutcome = Literal["", "succeeded", "retry", "fail"]
 RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
-ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "conflict", "unavailable", "internal", "client_closed"]
+ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "conflict", "unavailable", "internal", "client_closed"]
 HoldGate = Literal["due_time", "circuit", "max_concurrent", "rate_limit", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
 JobBulkAction = Literal["cancel", "replay"]
@@ -335,7 +335,9 @@ class ErrorDetail(TypedDict):
 
     code: ErrorDetailCode
     current: NotRequired[Endpoint | None]
+    # the rejected fields, at most 20
     fields: NotRequired[list[FieldError]]
+    fieldsOmitted: NotRequired[int]
     message: str
 
 
@@ -602,6 +604,7 @@ class Report(TypedDict):
     httpStatus: NotRequired[int]
     jobId: NotRequired[int]
     leaseToken: str
+    # free text, cleaned of control characters and cut to 2000 bytes on a character boundary
     message: NotRequired[str]
     # the worker's own minimum wait
     retryAfterMs: NotRequired[int | None]
@@ -770,6 +773,7 @@ class ToolList(TypedDict):
 class ToolPublish(TypedDict):
     """The ToolPublish schema: the body of POST /v1/tools."""
 
+    # free text, cleaned of control characters; at most 4000 characters
     description: NotRequired[str]
     endpoint: str
     name: str

@@ -92,7 +92,6 @@ OPERATIONS = {
     "postDevClock": "advance_clock",
     "healthz": "healthz",
     "readyz": "readyz",
-    "metrics": "metrics",
     "openapi_json": "openapi",
     "postApiSimulate": "simulate",
 }
@@ -545,10 +544,6 @@ class Client:
 
     def readyz(self) -> str:
         return self._call("GET", "/readyz", retry=True, raw=True)[1]
-
-    def metrics(self) -> str:
-        """The Prometheus metrics, as text."""
-        return self._call("GET", "/metrics", retry=True, raw=True)[1]
 
     def openapi(self) -> dict[str, Any]:
         """The server's OpenAPI document."""

@@ -301,7 +301,6 @@ class ClientAgainstServer(ServerTestCase):
         self.assertEqual(c.me()["key"]["scope"], "owner")
         self.assertIn("ok", c.healthz().lower())
         c.readyz()
-        self.assertIn("ratchet", c.metrics())
         self.assertEqual(c.openapi()["openapi"], "3.1.0")
         ep = c.create_endpoint({"name": "routes", "preset": "STANDARD", "maxConcurrent": 5})
         self.assertEqual(ep["maxConcurrent"], 5)
