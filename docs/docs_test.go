@@ -160,7 +160,7 @@ func runPage(t *testing.T, bin string, blocks []block) {
 		}
 	}
 	env = append(env, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"RATCHET_SERVER="+srv.URL, "RATCHET_METRICS="+srv.MetricsURL, "RATCHET_KEY="+ownerKey, "PROVIDER_URL="+provider.URL,
+		"RATCHET_SERVER="+srv.URL, "RATCHET_METRICS="+srv.MetricsURL, "RATCHET_REPO="+root, "RATCHET_KEY="+ownerKey, "PROVIDER_URL="+provider.URL,
 		"GOFLAGS=-mod=mod -buildvcs=false", "HOME="+dir)
 	sh := startShell(t, dir, env)
 
