@@ -58,9 +58,12 @@ func toolView(t *store.Tool, endpoint string) wire.Tool {
 	}
 	if d := engine.DeliveryOf(t); d != nil {
 		// The secret is never shown here: publishTool adds it to its answer.
-		v.Delivery = &wire.Delivery{Method: d.Method, URL: d.URL, Headers: d.Headers, Signed: d.Secret != ""}
-		if v.Delivery.Headers == nil {
-			v.Delivery.Headers = map[string]string{}
+		v.Delivery = &wire.Delivery{Method: d.Method, URL: d.URL, Headers: map[string]string{}, Signed: d.Secret != ""}
+		for k, val := range d.Headers {
+			if engine.SecretHeader(k) {
+				val = "(hidden)"
+			}
+			v.Delivery.Headers[k] = val
 		}
 	}
 	return v

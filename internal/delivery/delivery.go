@@ -289,6 +289,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed) (engine.Deli
 		return res, false
 	}
 	res.HTTPStatus = resp.StatusCode
+	res.Success = resp.StatusCode >= 200 && resp.StatusCode < 300
 	res.Headers = engine.DeliveryHeaders(resp.Header)
 	res.ResponseHeaders = res.Headers
 	res.Excerpt = string(body[:min(len(body), engine.MaxExcerptBytes)])

@@ -141,6 +141,19 @@ func validHeaderName(s string) bool {
 	return true
 }
 
+// SecretHeader reports whether a static header's value is a credential,
+// which is never shown after publish: Authorization, Cookie, and any name
+// that mentions a key, token, secret, password or signature.
+func SecretHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"auth", "cookie", "key", "token", "secret", "password", "signature"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // DeliveryOf reads a tool's stored delivery target; nil for a worker tool.
 func DeliveryOf(t *store.Tool) *DeliverySpec {
 	if len(t.Delivery) == 0 || string(t.Delivery) == "null" {
