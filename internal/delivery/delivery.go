@@ -140,8 +140,17 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 	}()
 	slots := make(chan struct{}, d.cfg.Concurrency)
+	// Finished attempts are reported in batches: whatever finished while
+	// the previous batch was written goes in the next, one transaction.
+	results := make(chan engine.Delivered, d.cfg.Concurrency)
+	reported := make(chan struct{})
+	go func() { d.reporter(ctx, results); close(reported) }()
 	var inflight sync.WaitGroup
-	defer inflight.Wait()
+	defer func() {
+		inflight.Wait()
+		close(results)
+		<-reported
+	}()
 	failures := 0
 	for {
 		select {
@@ -181,9 +190,55 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			inflight.Add(1)
 			go func() {
 				defer inflight.Done()
-				defer func() { <-slots }()
-				d.Deliver(ctx, c)
+				res, ok := d.attempt(ctx, c)
+				<-slots
+				if ok {
+					results <- engine.Delivered{Claimed: c, Result: res}
+				}
 			}()
+		}
+	}
+}
+
+// maxReportBatch bounds one report batch of the dispatcher.
+const maxReportBatch = 200
+
+// reporter reports finished attempts in batches until in is closed.
+func (d *Dispatcher) reporter(ctx context.Context, in <-chan engine.Delivered) {
+	ctx = context.WithoutCancel(ctx) // an attempt that finished is reported even on shutdown
+	for first := range in {
+		batch := []engine.Delivered{first}
+	more:
+		for len(batch) < maxReportBatch {
+			select {
+			case r, ok := <-in:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		d.report(ctx, batch)
+	}
+}
+
+func (d *Dispatcher) report(ctx context.Context, batch []engine.Delivered) {
+	items, err := d.eng.ReportDeliveries(ctx, batch)
+	if err != nil {
+		// The leases expire and the rescue records the attempts.
+		d.log.Warn("delivery report failed", "attempts", len(batch), "err", err)
+		return
+	}
+	for i, it := range items {
+		c := batch[i].Claimed
+		if it.Err != nil {
+			d.log.Warn("delivery report refused", "job", c.Job.ID, "attempt", c.Job.Attempt, "err", it.Err)
+			continue
+		}
+		if d.cfg.Observer != nil && !it.Duplicate {
+			d.cfg.Observer.Delivered(c.Job.Endpoint, it.Decision.Classification, string(it.Decision.Outcome), batch[i].Result.Duration)
 		}
 	}
 }
@@ -196,15 +251,7 @@ func (d *Dispatcher) Deliver(ctx context.Context, c engine.Claimed) {
 	if !ok {
 		return
 	}
-	out, err := d.eng.ReportDelivery(context.WithoutCancel(ctx), c, res)
-	if err != nil {
-		// The lease expires and the rescue records the attempt.
-		d.log.Warn("delivery report failed", "job", c.Job.ID, "attempt", c.Job.Attempt, "err", err)
-		return
-	}
-	if d.cfg.Observer != nil && !out.Duplicate {
-		d.cfg.Observer.Delivered(c.Job.Endpoint, out.Decision.Classification, string(out.Decision.Outcome), res.Duration)
-	}
+	d.report(context.WithoutCancel(ctx), []engine.Delivered{{Claimed: c, Result: res}})
 }
 
 // attempt sends the request. ok is false when ctx ended (shutdown): the

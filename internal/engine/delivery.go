@@ -298,11 +298,58 @@ type DeliveryResult struct {
 // MaxExcerptBytes bounds the body excerpt an attempt keeps.
 const MaxExcerptBytes = 1024
 
-// ReportDelivery records the outcome of the dispatcher's attempt at a
-// claimed job, exactly as a worker's report would (classification, retry
-// arithmetic, circuit), plus what the request saw.
+// Delivered is one finished delivery attempt of a claimed job.
+type Delivered struct {
+	Claimed Claimed
+	Result  DeliveryResult
+}
+
+// ReportDeliveries records the outcomes of the dispatcher's attempts,
+// exactly as workers' reports would be (classification, retry arithmetic,
+// circuit), plus what each request saw: one report batch per project, so
+// many deliveries cost one transaction, as a worker's batch report does.
+// The items of the answer are in the order of ds.
+func (e *Engine) ReportDeliveries(ctx context.Context, ds []Delivered) ([]BatchItem, error) {
+	out := make([]BatchItem, len(ds))
+	byProject := map[int64][]int{}
+	var projects []int64
+	for i, d := range ds {
+		pid := d.Claimed.Job.ProjectID
+		if _, ok := byProject[pid]; !ok {
+			projects = append(projects, pid)
+		}
+		byProject[pid] = append(byProject[pid], i)
+	}
+	for _, pid := range projects {
+		idx := byProject[pid]
+		for lo := 0; lo < len(idx); lo += MaxBatch {
+			part := idx[lo:min(lo+MaxBatch, len(idx))]
+			rs := make([]ReportRequest, len(part))
+			for k, i := range part {
+				rs[k] = deliveryReport(ds[i].Claimed, ds[i].Result)
+			}
+			items, err := e.ReportBatch(ctx, &Principal{ProjectID: pid, Scope: wire.ScopeOwner}, rs)
+			if err != nil {
+				return nil, err
+			}
+			for k, i := range part {
+				out[i] = items[k]
+			}
+		}
+	}
+	return out, nil
+}
+
+// ReportDelivery is ReportDeliveries of one attempt.
 func (e *Engine) ReportDelivery(ctx context.Context, c Claimed, r DeliveryResult) (ReportResult, error) {
-	p := &Principal{ProjectID: c.Job.ProjectID, Scope: wire.ScopeOwner}
+	items, err := e.ReportDeliveries(ctx, []Delivered{{Claimed: c, Result: r}})
+	if err != nil {
+		return ReportResult{}, err
+	}
+	return items[0].ReportResult, items[0].Err
+}
+
+func deliveryReport(c Claimed, r DeliveryResult) ReportRequest {
 	r.Message = truncate(CleanText(r.Message), wire.MaxMessageBytes)
 	var headers string
 	if len(r.ResponseHeaders) > 0 {
@@ -313,9 +360,9 @@ func (e *Engine) ReportDelivery(ctx context.Context, c Claimed, r DeliveryResult
 		b, _ := json.Marshal(clean)
 		headers = string(b)
 	}
-	return e.Report(ctx, p, ReportRequest{JobID: c.Job.ID, LeaseToken: c.LeaseToken, Report: r.Report,
+	return ReportRequest{JobID: c.Job.ID, LeaseToken: c.LeaseToken, Report: r.Report,
 		detail: &store.Attempt{RequestMs: max(1, r.Duration.Milliseconds()), ResponseHeaders: headers,
-			ResponseExcerpt: truncate(CleanText(r.Excerpt), MaxExcerptBytes)}})
+			ResponseExcerpt: truncate(CleanText(r.Excerpt), MaxExcerptBytes)}}
 }
 
 // checkDeliveryHost refuses, at publish, a delivery URL whose host is an
