@@ -136,7 +136,9 @@ func runPage(t *testing.T, bin string, blocks []block) {
 	if !runnable {
 		return
 	}
-	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey, "--dev-clock")
+	// The stand-in providers listen on loopback, which deliveries refuse
+	// unless allowed (docs/delivery.md).
+	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey, "--dev-clock", "--delivery-allow", "127.0.0.1/32")
 	provider := flakyProvider(t)
 
 	dir := t.TempDir()

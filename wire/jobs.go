@@ -83,6 +83,11 @@ type Attempt struct {
 	MaxDelayMs          *int64         `json:"maxDelayMs"`
 	SelectedDelayMs     *int64         `json:"selectedDelayMs"`
 	NextDueAt           *string        `json:"nextDueAt" format:"date-time"`
+	// What an HTTP delivery saw (docs/delivery.md); absent for attempts
+	// reported by workers.
+	RequestMs       *int64            `json:"requestMs,omitempty" doc:"the delivery request's duration, connect to end of body"`
+	ResponseHeaders map[string]string `json:"responseHeaders,omitempty" doc:"the response headers that mattered to the decision"`
+	ResponseExcerpt string            `json:"responseExcerpt,omitempty" doc:"the start of the response body, valid UTF-8, at most 1024 bytes"`
 }
 
 // JobBatch is POST /v1/jobs/batch: 1 to 1000 jobs in one transaction.

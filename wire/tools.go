@@ -18,6 +18,29 @@ type ToolPublish struct {
 	TimeoutMs     *int64          `json:"timeoutMs,omitempty" bound:"timeoutMs" doc:"the lease of this tool's claims; null for the endpoint's"`
 	RetryPreset   backoff.Preset  `json:"retryPreset,omitempty"`
 	RetryPolicy   *backoff.Policy `json:"retryPolicy,omitempty"`
+	Delivery      *DeliveryTarget `json:"delivery,omitempty" doc:"an HTTP target Ratchet calls itself for each job of the tool; absent for a tool run by workers"`
+}
+
+// DeliveryTarget is the HTTP target of a tool that Ratchet delivers itself
+// (docs/delivery.md). URL may hold {name} placeholders in its path and
+// query, filled from the payload's top-level members. Secret or
+// GenerateSecret makes every request carry a Standard Webhooks signature.
+type DeliveryTarget struct {
+	Method         string            `json:"method,omitempty" enum:",POST,PUT,PATCH,DELETE" doc:"default POST"`
+	URL            string            `json:"url" maxLength:"2048" doc:"absolute http or https URL; {name} placeholders in the path and query only"`
+	Headers        map[string]string `json:"headers,omitempty" doc:"static request headers; at most 20"`
+	Secret         string            `json:"secret,omitempty" doc:"a Standard Webhooks signing secret, whsec_ and the base64 of 24–64 key bytes"`
+	GenerateSecret bool              `json:"generateSecret,omitempty" doc:"true: Ratchet makes a secret and shows it once in the publish answer"`
+}
+
+// Delivery is a tool's HTTP target as shown. The signing secret is shown
+// once, in the answer to the publish that set it, and never again.
+type Delivery struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	Signed  bool              `json:"signed" doc:"requests carry webhook-id, webhook-timestamp and webhook-signature"`
+	Secret  string            `json:"secret,omitempty" doc:"the signing secret: in the publish answer only"`
 }
 
 // Tool is a published tool contract.
@@ -30,6 +53,7 @@ type Tool struct {
 	TimeoutMs     *int64          `json:"timeoutMs"`
 	RetryPreset   *backoff.Preset `json:"retryPreset"`
 	RetryPolicy   *backoff.Policy `json:"retryPolicy" doc:"the CUSTOM policy, or null"`
+	Delivery      *Delivery       `json:"delivery,omitempty" doc:"the HTTP target Ratchet delivers to; absent for a tool run by workers"`
 	CreatedAt     string          `json:"createdAt" format:"date-time"`
 }
 

@@ -201,6 +201,9 @@ func (a *API) publishTool(c *call[wire.ToolPublish]) (*wire.Tool, error) {
 		return nil, err
 	}
 	v := toolView(t, spec.Endpoint)
+	if v.Delivery != nil {
+		v.Delivery.Secret = t.DeliverySecret // shown once, in this answer
+	}
 	return &v, nil
 }
 

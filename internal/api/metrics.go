@@ -23,6 +23,9 @@ type Metrics struct {
 	holds    *prometheus.CounterVec
 	lag      prometheus.Histogram
 	requests *prometheus.HistogramVec
+	// HTTP deliveries (internal/delivery).
+	deliveries       *prometheus.CounterVec
+	deliveryDuration *prometheus.HistogramVec
 }
 
 // NewMetrics registers the metrics; st is read at scrape time for jobs by
@@ -38,7 +41,11 @@ func NewMetrics(st store.Store) *Metrics {
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ratchet_http_request_duration_seconds", Help: "HTTP API request latency by route and status.",
 			Buckets: prometheus.DefBuckets}, []string{"route", "code"}),
 	}
-	m.reg.MustRegister(m.claims, m.reports, m.holds, m.lag, m.requests, &stateCollector{st: st},
+	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ratchet_deliveries_total", Help: "HTTP deliveries made by this node, by endpoint, classification and decision."},
+		[]string{"endpoint", "classification", "outcome"})
+	m.deliveryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ratchet_delivery_duration_seconds", Help: "HTTP delivery request latency (connect to end of body), by endpoint.",
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}}, []string{"endpoint"})
+	m.reg.MustRegister(m.claims, m.reports, m.holds, m.lag, m.requests, m.deliveries, m.deliveryDuration, &stateCollector{st: st},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -57,6 +64,12 @@ func (m *Metrics) Claimed(endpoint string, n int, lags []time.Duration) {
 // Reported counts an attempt outcome.
 func (m *Metrics) Reported(classification, outcome string) {
 	m.reports.WithLabelValues(classification, outcome).Inc()
+}
+
+// Delivered counts an HTTP delivery and its latency.
+func (m *Metrics) Delivered(endpoint, classification, outcome string, d time.Duration) {
+	m.deliveries.WithLabelValues(endpoint, classification, outcome).Inc()
+	m.deliveryDuration.WithLabelValues(endpoint).Observe(d.Seconds())
 }
 
 // GateHeld counts a hold.

@@ -56,6 +56,16 @@ func toolView(t *store.Tool, endpoint string) wire.Tool {
 			}
 		}
 	}
+	if d := engine.DeliveryOf(t); d != nil {
+		// The secret is never shown here: publishTool adds it to its answer.
+		v.Delivery = &wire.Delivery{Method: d.Method, URL: d.URL, Headers: map[string]string{}, Signed: d.Secret != ""}
+		for k, val := range d.Headers {
+			if engine.SecretHeader(k) {
+				val = "(hidden)"
+			}
+			v.Delivery.Headers[k] = val
+		}
+	}
 	return v
 }
 
@@ -113,6 +123,13 @@ func attemptView(a store.Attempt) wire.Attempt {
 	if a.RetryAfterMs != 0 {
 		v.RetryAfterMs = &a.RetryAfterMs
 	}
+	if a.RequestMs > 0 {
+		v.RequestMs = &a.RequestMs
+	}
+	if a.ResponseHeaders != "" {
+		_ = json.Unmarshal([]byte(a.ResponseHeaders), &v.ResponseHeaders) // written by the engine from a map
+	}
+	v.ResponseExcerpt = a.ResponseExcerpt
 	if a.NextDueAt != 0 {
 		v.BaseDelayMs, v.JitterSample, v.MinDelayMs, v.MaxDelayMs, v.SelectedDelayMs = &a.BaseDelayMs, &a.JitterSample, &a.MinDelayMs, &a.MaxDelayMs, &a.SelectedMs
 		n := ft(a.NextDueAt)

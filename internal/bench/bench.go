@@ -27,7 +27,7 @@ import (
 
 // Config says what to measure. Zero values take the defaults in the comments.
 type Config struct {
-	Mode         string        // "engine" (default) or "http"
+	Mode         string        // "engine" (default), "http", or "delivery" (http's burn-down, then the same by HTTP delivery)
 	Jobs         int           // N, jobs to burn down; default 20000
 	Batch        int           // B, most jobs per claim (and per report); default 100
 	Claimers     int           // C, concurrent claimers; default 4
@@ -41,6 +41,9 @@ type Config struct {
 	Server       string        // http mode: an external server's URL; empty starts one in-process
 	Key          string        // http mode with Server: an owner key
 	CPUProfile   string        // write a Go CPU profile of the burn-down to this file
+	// DeliveryConcurrency is the dispatcher's concurrency in mode delivery;
+	// default 128.
+	DeliveryConcurrency int
 }
 
 // Validate checks the ranges and fills the defaults.
@@ -72,13 +75,18 @@ func (c *Config) Validate() error {
 	if c.Synchronous == "" {
 		c.Synchronous = "FULL"
 	}
+	if c.DeliveryConcurrency == 0 {
+		c.DeliveryConcurrency = 128
+	}
 	var errs []error
 	check := func(ok bool, field, value, allowed string) {
 		if !ok {
 			errs = append(errs, fmt.Errorf("%s: %s is not allowed; %s", field, value, allowed))
 		}
 	}
-	check(c.Mode == "engine" || c.Mode == "http", "mode", strconv.Quote(c.Mode), "must be engine or http")
+	check(c.Mode == "engine" || c.Mode == "http" || c.Mode == "delivery", "mode", strconv.Quote(c.Mode), "must be engine, http or delivery")
+	check(c.Mode != "delivery" || c.Server == "" && c.DatabaseURL == "", "mode", "delivery", "runs on fresh SQLite files of its own: no --server or --database")
+	check(c.DeliveryConcurrency >= 1 && c.DeliveryConcurrency <= 1000, "delivery-concurrency", strconv.Itoa(c.DeliveryConcurrency), "must be from 1 through 1000")
 	check(c.Jobs >= 1 && c.Jobs <= 10_000_000, "jobs", strconv.Itoa(c.Jobs), "must be from 1 through 10000000")
 	check(c.Batch >= 1 && c.Batch <= 1000, "batch", strconv.Itoa(c.Batch), "must be from 1 through 1000")
 	check(c.Claimers >= 1 && c.Claimers <= 256, "claimers", strconv.Itoa(c.Claimers), "must be from 1 through 256")
@@ -101,6 +109,9 @@ type Result struct {
 	EnqueueRate, BurnDownRate float64 // jobs per second
 	Lag                       []time.Duration
 	LagP50, LagP99, LagMax    time.Duration
+	// Mode delivery: the same N jobs delivered by the dispatcher.
+	DeliveryDuration time.Duration
+	DeliveryRate     float64
 }
 
 // claimed is one leased job, as either target hands it out.
@@ -134,6 +145,11 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	if cfg.Mode == "delivery" {
+		res := &Result{Mode: cfg.Mode, Driver: "sqlite", Synchronous: cfg.Synchronous, Jobs: cfg.Jobs, Batch: cfg.Batch, Claimers: cfg.Claimers}
+		printHeader(w, cfg, res)
+		return res, runDelivery(ctx, cfg, dir, w, res)
+	}
 	var t target
 	if cfg.Mode == "engine" {
 		t, err = newEngineTarget(ctx, cfg, dir)
@@ -171,10 +187,17 @@ func printHeader(w io.Writer, cfg Config, res *Result) {
 			where = "HTTP with the Go SDK against " + cfg.Server
 		}
 	}
+	if cfg.Mode == "delivery" {
+		where = "mode http's worker burn-down, then HTTP delivery by the server's dispatcher, each against its own in-process server on a fresh SQLite file"
+	}
 	fmt.Fprintf(w, "ratchet bench: mode %s (%s)\n", cfg.Mode, where)
 	fmt.Fprintf(w, "settings:   driver %s, synchronous %s, GOMAXPROCS %d, NumCPU %d, %s\n", res.Driver, res.Synchronous, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(w, "sizes:      N %d jobs, B %d jobs per claim and per report, C %d claimers, %d jobs per enqueue batch\n", cfg.Jobs, cfg.Batch, cfg.Claimers, cfg.EnqueueBatch)
 	fmt.Fprintf(w, "method:     enqueue N no-op jobs due now in batches (timed apart); then C claimers each loop: claim up to B due jobs without waiting, report them all succeeded in one batch report; the burn-down is timed from the first claim until every claimer found nothing left, and every job is checked succeeded.\n")
+	if cfg.Mode == "delivery" {
+		fmt.Fprintf(w, "delivery method: a local provider on 127.0.0.1 answers 200 at once (and counts requests); a tool of an endpoint without limits delivers to it (--delivery-allow 127.0.0.1/32, dispatcher concurrency %d); N jobs are enqueued due an hour ahead on the development clock, which then moves on an hour so all are due at once; timed from that move until the API counts N jobs succeeded (polled every 5 ms once the provider has counted N requests); the provider's count must be N.\n", cfg.DeliveryConcurrency)
+		return
+	}
 	if !cfg.SkipLag {
 		fmt.Fprintf(w, "lag method: one claimer long-polls (wait 1s, up to %d jobs) while %d jobs are enqueued one at a time every %s, each due %s later; lag = time the claim returned - the job's stored due time (milliseconds).\n",
 			cfg.Batch, cfg.LagJobs, cfg.LagEvery, cfg.LagAhead)

@@ -120,3 +120,24 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestDeliveryModePrintsBoth runs mode delivery at a tiny size: both
+// burn-downs, the method and the ratio are printed. It never asserts on
+// speed.
+func TestDeliveryModePrintsBoth(t *testing.T) {
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Config{Mode: "delivery", Jobs: 200, Batch: 20, Claimers: 2, EnqueueBatch: 100, Synchronous: "NORMAL", DeliveryConcurrency: 8}, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, re := range []string{`workers: +200 jobs in \S+ = \d+ jobs/s`, `delivery: +200 jobs in \S+ = \d+ jobs/s \(dispatcher concurrency 8; provider served 200 requests\)`,
+		`ratio: +delivery / workers = [\d.]+`, `delivery method: `} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("output lacks %s:\n%s", re, text)
+		}
+	}
+	if res.DeliveryRate <= 0 || res.BurnDownRate <= 0 {
+		t.Errorf("rates %v, %v", res.DeliveryRate, res.BurnDownRate)
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -326,5 +328,25 @@ func printJob(w io.Writer, j *client.Job) {
 			next = *a.NextDueAt
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, orDash(a.WorkerID), orDash(string(a.Outcome)), orDash(a.Classification), intOrDash(a.HTTPStatus), delay, next)
+	}
+	// What each HTTP delivery saw, below the table.
+	for _, a := range j.Attempts {
+		if a.RequestMs == nil && len(a.ResponseHeaders) == 0 && a.ResponseExcerpt == "" {
+			continue
+		}
+		var parts []string
+		if a.RequestMs != nil {
+			parts = append(parts, "request "+strconv.FormatInt(*a.RequestMs, 10)+"ms")
+		}
+		for _, k := range slices.Sorted(maps.Keys(a.ResponseHeaders)) {
+			parts = append(parts, k+": "+a.ResponseHeaders[k])
+		}
+		if a.ResponseExcerpt != "" {
+			parts = append(parts, "body: "+oneLine(a.ResponseExcerpt, 120))
+		}
+		if a.Message != "" {
+			parts = append(parts, "message: "+oneLine(a.Message, 200))
+		}
+		fmt.Fprintf(w, "attempt %d:  %s\n", a.Number, strings.Join(parts, "; "))
 	}
 }

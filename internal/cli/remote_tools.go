@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -147,6 +149,20 @@ func printTool(w io.Writer, t *client.Tool) {
 		schema = oneLine(string(t.PayloadSchema), 100)
 	}
 	fmt.Fprintf(w, "payload schema:\t%s\n", schema)
+	if d := t.Delivery; d != nil {
+		fmt.Fprintf(w, "delivery:\t%s %s\n", d.Method, d.URL)
+		for _, k := range slices.Sorted(maps.Keys(d.Headers)) {
+			fmt.Fprintf(w, "header:\t%s: %s\n", k, d.Headers[k])
+		}
+		signed := "no"
+		if d.Signed {
+			signed = "yes (Standard Webhooks)"
+		}
+		fmt.Fprintf(w, "signed:\t%s\n", signed)
+		if d.Secret != "" {
+			fmt.Fprintf(w, "signing secret:\t%s (shown once; keep it)\n", d.Secret)
+		}
+	}
 	fmt.Fprintf(w, "published:\t%s\n", orDash(t.CreatedAt))
 }
 

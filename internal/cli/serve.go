@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
+	"github.com/getratchet/ratchet/internal/webhook"
 )
 
-const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--metrics-addr HOST:PORT] [--access-log]"
+const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--metrics-addr HOST:PORT] [--access-log] [--delivery-concurrency N] [--delivery-allow CIDRS]"
 
 func runServe(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("serve", serveUsage, env.Stderr)
@@ -25,6 +27,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	level := f.String("log-level", envOr(env, "RATCHET_LOG_LEVEL", "info"), "debug, info, warn or error (RATCHET_LOG_LEVEL)")
 	metricsAddr := f.String("metrics-addr", envOr(env, "RATCHET_METRICS_ADDR", ""), "serve Prometheus /metrics on this address, apart from the API; empty serves none (RATCHET_METRICS_ADDR)")
 	accessLog := f.Bool("access-log", "log every request at info: method, path, status, duration; or set RATCHET_ACCESS_LOG to 1 (RATCHET_ACCESS_LOG)")
+	deliveryConc := f.String("delivery-concurrency", envOr(env, "RATCHET_DELIVERY_CONCURRENCY", "32"), "HTTP deliveries this node runs at once, 0–1000; 0 runs none (RATCHET_DELIVERY_CONCURRENCY)")
+	deliveryAllow := f.String("delivery-allow", envOr(env, "RATCHET_DELIVERY_ALLOW", ""), "comma-separated CIDRs deliveries may reach although loopback, private or link-local, e.g. 127.0.0.1/32 (RATCHET_DELIVERY_ALLOW)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -37,6 +41,16 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	cfg.MaxWait = f.duration("max-wait", *maxWait, time.Second, 5*time.Minute, "must be a duration from 1s through 5m")
 	if cfg.SQLiteSynchronous != "FULL" && cfg.SQLiteSynchronous != "NORMAL" {
 		f.fail("sqlite-synchronous", *syncMode, "must be FULL or NORMAL")
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(*deliveryConc)); err != nil || n < 0 || n > 1000 {
+		f.fail("delivery-concurrency", *deliveryConc, "must be an integer from 0 through 1000")
+	} else if cfg.DeliveryConcurrency = n; n == 0 {
+		cfg.DeliveryConcurrency = -1
+	}
+	if allow, err := webhook.ParseAllow(*deliveryAllow); err != nil {
+		f.fail("delivery-allow", *deliveryAllow, "must be comma-separated addresses or CIDR prefixes: "+err.Error())
+	} else {
+		cfg.DeliveryAllow = allow
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {

@@ -114,11 +114,17 @@ func (e *Engine) toolIDs(ctx context.Context, projectID int64, refs []string) ([
 	ids := make([]int64, 0, len(refs))
 	var missing []string
 	for _, ref := range refs {
+		// A tool Ratchet delivers itself is never claimed by workers;
+		// whether a tool is one is remembered with its id.
 		if id, ok := e.toolIDCache.Load(toolRef{projectID, ref}); ok {
-			ids = append(ids, id.(int64))
-		} else {
-			missing = append(missing, ref)
+			if _, known := e.delivery.isHTTP.Load(id); known {
+				if !e.isDeliveryTool(id.(int64)) {
+					ids = append(ids, id.(int64))
+				}
+				continue
+			}
 		}
+		missing = append(missing, ref)
 	}
 	if len(missing) == 0 {
 		return ids, nil
@@ -131,6 +137,10 @@ func (e *Engine) toolIDs(ctx context.Context, projectID int64, refs []string) ([
 				continue // not published (yet): nothing to claim for it
 			}
 			e.toolIDCache.Store(toolRef{projectID, ref}, t.ID)
+			e.noteTool(t)
+			if len(t.Delivery) > 0 {
+				continue // Ratchet delivers this tool itself; workers never claim it
+			}
 			ids = append(ids, t.ID)
 		}
 		return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/internal/webhook"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -39,6 +40,10 @@ type Config struct {
 
 	// Observer receives counts for metrics; nil for none.
 	Observer Observer
+
+	// DeliveryPolicy is where HTTP deliveries may connect; publish refuses
+	// a delivery URL whose host is an address it refuses.
+	DeliveryPolicy webhook.Policy
 }
 
 // Observer is told about events worth counting. The HTTP server turns them
@@ -66,6 +71,8 @@ type Engine struct {
 	// had to be taken back (unix ms); for a while after, that endpoint's
 	// claims go straight to the locked path.
 	optimisticMiss sync.Map
+	// delivery is what the engine knows of HTTP-delivered tools.
+	delivery deliveryTools
 
 	// forwarding is true while Run relays the store's wake-ups.
 	forwarding atomic.Bool

@@ -19,6 +19,9 @@ type ReportRequest struct {
 	JobID      int64
 	LeaseToken string
 	classify.Report
+	// detail is what the server's own delivery saw (ReportDelivery);
+	// nil for a worker's report.
+	detail *store.Attempt
 }
 
 // ReportResult says what the report did.
@@ -338,7 +341,11 @@ func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r
 		return ReportResult{Job: j, Attempt: a, Duplicate: true, Decision: classify.Decision{Classification: a.Classification}}, nil
 	}
 	d := classify.Classify(r.Report, now)
-	return e.finishAttempt(ctx, q, j, d, r.Report, now, b)
+	res, err := e.finishAttempt(ctx, q, j, d, r.Report, now, b)
+	if err == nil && r.detail != nil {
+		res.Attempt.RequestMs, res.Attempt.ResponseHeaders, res.Attempt.ResponseExcerpt = r.detail.RequestMs, r.detail.ResponseHeaders, r.detail.ResponseExcerpt
+	}
+	return res, err
 }
 
 // finishAttempt applies a decision to a running job: the attempt row, the

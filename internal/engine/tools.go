@@ -30,9 +30,10 @@ type ToolSpec struct {
 	TimeoutMs     *int64
 	RetryPreset   string          // "" for none: the endpoint's policy applies
 	RetryPolicy   json.RawMessage // the CUSTOM document, only with RetryPreset CUSTOM
+	Delivery      *DeliverySpec   // the HTTP target Ratchet delivers to; nil for a tool run by workers
 }
 
-var toolFields = []string{"name", "version", "endpoint", "description", "payloadSchema", "timeoutMs", "retryPreset", "retryPolicy"}
+var toolFields = []string{"name", "version", "endpoint", "description", "payloadSchema", "timeoutMs", "retryPreset", "retryPolicy", "delivery"}
 
 // ParseToolSpec reads a tool contract document, reporting every problem.
 func ParseToolSpec(data []byte) (ToolSpec, error) {
@@ -104,6 +105,9 @@ func ParseToolSpec(data []byte) (ToolSpec, error) {
 		} else {
 			s.TimeoutMs = &v
 		}
+	}
+	if raw, ok := fields["delivery"]; ok && string(bytes.TrimSpace(raw)) != "null" {
+		s.Delivery = parseDelivery(raw, &errs)
 	}
 	raw, hasPolicy := fields["retryPolicy"]
 	if hasPolicy && string(bytes.TrimSpace(raw)) == "null" {
@@ -246,6 +250,7 @@ func (e *Engine) compileSchemas(ctx context.Context, p *Principal, reqs []Enqueu
 				"its payload schema no longer compiles ("+firstLine(err.Error())+"); publish a new version of the tool")
 		}
 		e.toolIDCache.Store(toolRef{p.ProjectID, t.Name + "@" + t.Version}, t.ID)
+		e.noteTool(t)
 	}
 	return nil
 }
@@ -293,6 +298,13 @@ func (e *Engine) PublishTool(ctx context.Context, p *Principal, s ToolSpec) (*st
 	}
 	t := &store.Tool{ProjectID: p.ProjectID, Name: s.Name, Version: s.Version, Description: s.Description, Schema: s.PayloadSchema,
 		TimeoutMs: s.TimeoutMs, RetryPolicy: policy, CreatedAt: e.nowMs()}
+	if s.Delivery != nil {
+		if err := e.checkDeliveryHost(s.Delivery); err != nil {
+			return nil, err
+		}
+		t.Delivery, _ = json.Marshal(s.Delivery)
+		t.DeliverySecret = s.Delivery.Secret
+	}
 	err := e.st.Tx(ctx, func(q store.Queries) error {
 		ep, err := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ProjectID, Name: s.Endpoint})
 		if errors.Is(err, store.ErrNotFound) {
@@ -311,6 +323,15 @@ func (e *Engine) PublishTool(ctx context.Context, p *Principal, s ToolSpec) (*st
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return nil, conflict("tool %s@%s is already published; contracts are immutable, publish a new version", s.Name, s.Version)
+	}
+	if err == nil {
+		e.noteTool(t)
+		if t.Delivery != nil {
+			e.delivery.mu.Lock()
+			e.delivery.outdated = true
+			e.delivery.mu.Unlock()
+			e.signal(ctx)
+		}
 	}
 	return t, storeErr(err, "tool")
 }

@@ -11,17 +11,20 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/getratchet/ratchet/internal/api"
 	"github.com/getratchet/ratchet/internal/clock"
+	"github.com/getratchet/ratchet/internal/delivery"
 	"github.com/getratchet/ratchet/internal/docs"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/internal/store/postgres"
 	"github.com/getratchet/ratchet/internal/store/sqlite"
 	"github.com/getratchet/ratchet/internal/web"
+	"github.com/getratchet/ratchet/internal/webhook"
 )
 
 // Config is everything `ratchet serve` can be told. Defaults are in the
@@ -43,6 +46,12 @@ type Config struct {
 	// on the API's address.
 	MetricsAddr string
 	AccessLog   bool // log every request (method, path, status, duration) at info
+	// DeliveryConcurrency is how many HTTP deliveries this node runs at
+	// once; default delivery.DefaultConcurrency; negative runs none.
+	DeliveryConcurrency int
+	// DeliveryAllow lets deliveries reach these otherwise refused
+	// addresses (loopback, private, link-local...).
+	DeliveryAllow []netip.Prefix
 }
 
 // OpenStore opens the store a database URL names and applies migrations
@@ -96,7 +105,8 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		clk = &clock.Offset{}
 		log.Warn("development clock enabled: owners may advance time with POST /v1/dev/clock")
 	}
-	eng, err := engine.New(engine.Config{Store: st, Clock: clk, Logger: log, Retention: cfg.Retention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics})
+	eng, err := engine.New(engine.Config{Store: st, Clock: clk, Logger: log, Retention: cfg.Retention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics,
+		DeliveryPolicy: webhook.Policy{Allow: cfg.DeliveryAllow}})
 	if err != nil {
 		return err
 	}
@@ -173,11 +183,26 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	engCtx, stopEngine := context.WithCancel(context.Background())
 	engDone := make(chan struct{})
 	go func() { eng.Run(engCtx); close(engDone) }()
+	// The dispatcher delivers HTTP tools' jobs. On shutdown it stops
+	// claiming with the API; requests in flight get the shutdown timeout,
+	// then are abandoned to their leases (recorded as timed out, retried).
+	disp := delivery.New(delivery.Config{Engine: eng, Concurrency: cfg.DeliveryConcurrency, Policy: webhook.Policy{Allow: cfg.DeliveryAllow},
+		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version})
+	dispCtx, abandonDeliveries := context.WithCancel(context.Background())
+	defer abandonDeliveries()
+	dispDone := make(chan struct{})
+	if cfg.DeliveryConcurrency >= 0 {
+		go func() { disp.Run(dispCtx); close(dispDone) }()
+	} else {
+		close(dispDone)
+	}
 
 	errCh := make(chan error, 1)
 	go func() { errCh <- srv.Serve(ln) }()
 	select {
 	case err := <-errCh:
+		abandonDeliveries()
+		<-dispDone
 		stopEngine()
 		<-engDone
 		return err
@@ -185,9 +210,16 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	log.Info("shutting down: no new claims, finishing in-flight requests")
 	close(draining)
+	disp.Stop()
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	shutdownErr := srv.Shutdown(sctx)
+	select {
+	case <-dispDone:
+	case <-sctx.Done():
+		abandonDeliveries()
+		<-dispDone
+	}
 	stopEngine()
 	<-engDone
 	if err := <-errCh; !errors.Is(err, http.ErrServerClosed) {

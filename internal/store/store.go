@@ -119,6 +119,12 @@ type Tool struct {
 	TimeoutMs   *int64
 	RetryPolicy json.RawMessage // policy document; null when the tool has none
 	CreatedAt   int64
+	// Delivery is the tool's HTTP target (method, URL template, static
+	// headers) as a JSON document; nil for a tool run by workers.
+	Delivery json.RawMessage
+	// DeliverySecret is the Standard Webhooks signing secret ("whsec_...");
+	// "" when deliveries are not signed. Never shown after publish.
+	DeliverySecret string
 }
 
 // Run groups steps.
@@ -204,6 +210,10 @@ type Attempt struct {
 	SelectedMs     int64
 	NextDueAt      int64
 	Counted        bool // counted toward the circuit
+	// What an HTTP delivery saw; zero for attempts reported by workers.
+	RequestMs       int64  // the request's duration, from connect to the end of the body read
+	ResponseHeaders string // the response headers that mattered (classification, rate limits) as a JSON object; "" for none
+	ResponseExcerpt string // the start of the response body: clean, valid UTF-8, bounded
 }
 
 // AttemptKey names one attempt: the job and the attempt's number.
@@ -277,6 +287,9 @@ type Queries interface {
 	// ToolGetAnyProject reads a tool by id, whatever its project.
 	ToolGetAnyProject(ctx context.Context, id int64) (*Tool, error)
 	ToolList(ctx context.Context, projectID int64) ([]Tool, error)
+	// ToolListDelivery lists the tools of every project that have an HTTP
+	// delivery target, by id: the tools the dispatcher claims for.
+	ToolListDelivery(ctx context.Context) ([]Tool, error)
 
 	RunCreate(ctx context.Context, r *Run) error
 	// RunGetInProject finds the project's run by id; ErrNotFound when the

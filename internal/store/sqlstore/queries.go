@@ -318,14 +318,18 @@ func (q *Queries) EndpointUpdateCircuit(ctx context.Context, e *store.Endpoint) 
 
 // --- tools ---
 
-const toolCols = `id, project_id, name, version, endpoint_id, description, schema, timeout_ms, retry_policy, created_at`
+const toolCols = `id, project_id, name, version, endpoint_id, description, schema, timeout_ms, retry_policy, created_at, delivery, delivery_secret`
 
 func scanTool(sc interface{ Scan(...any) error }) (*store.Tool, error) {
 	var t store.Tool
-	var schema, policy sql.NullString
+	var schema, policy, delivery sql.NullString
 	var timeout sql.NullInt64
-	if err := sc.Scan(&t.ID, &t.ProjectID, &t.Name, &t.Version, &t.EndpointID, &t.Description, &schema, &timeout, &policy, &t.CreatedAt); err != nil {
+	if err := sc.Scan(&t.ID, &t.ProjectID, &t.Name, &t.Version, &t.EndpointID, &t.Description, &schema, &timeout, &policy, &t.CreatedAt,
+		&delivery, &t.DeliverySecret); err != nil {
 		return nil, err
+	}
+	if delivery.Valid {
+		t.Delivery = json.RawMessage(delivery.String)
 	}
 	if schema.Valid {
 		t.Schema = json.RawMessage(schema.String)
@@ -341,9 +345,9 @@ func scanTool(sc interface{ Scan(...any) error }) (*store.Tool, error) {
 }
 
 func (q *Queries) ToolCreate(ctx context.Context, t *store.Tool) error {
-	id, err := q.insertID(ctx, `INSERT INTO tools (project_id, name, version, endpoint_id, description, schema, timeout_ms, retry_policy, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ProjectID, t.Name, t.Version, t.EndpointID, t.Description, nullJSON(t.Schema), nullInt(t.TimeoutMs),
-		nullJSON(t.RetryPolicy), t.CreatedAt)
+	id, err := q.insertID(ctx, `INSERT INTO tools (project_id, name, version, endpoint_id, description, schema, timeout_ms, retry_policy, created_at,
+		delivery, delivery_secret) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ProjectID, t.Name, t.Version, t.EndpointID, t.Description, nullJSON(t.Schema),
+		nullInt(t.TimeoutMs), nullJSON(t.RetryPolicy), t.CreatedAt, nullJSON(t.Delivery), t.DeliverySecret)
 	t.ID = id
 	return err
 }
@@ -359,7 +363,14 @@ func (q *Queries) ToolGetAnyProject(ctx context.Context, id int64) (*store.Tool,
 }
 
 func (q *Queries) ToolList(ctx context.Context, projectID int64) ([]store.Tool, error) {
-	rows, err := q.query(ctx, `SELECT `+toolCols+` FROM tools WHERE project_id = ? ORDER BY name, version`, projectID)
+	return q.tools(q.query(ctx, `SELECT `+toolCols+` FROM tools WHERE project_id = ? ORDER BY name, version`, projectID))
+}
+
+func (q *Queries) ToolListDelivery(ctx context.Context) ([]store.Tool, error) {
+	return q.tools(q.query(ctx, `SELECT `+toolCols+` FROM tools WHERE delivery IS NOT NULL ORDER BY id`))
+}
+
+func (q *Queries) tools(rows *sql.Rows, err error) ([]store.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -1033,13 +1044,15 @@ func (q *Queries) JobsPrune(ctx context.Context, p *store.JobsPruneParams) (int6
 // --- attempts ---
 
 const attemptCols = `job_id, number, endpoint_id, worker_id, lease_token, claimed_at, finished_at, outcome, classification, http_status,
-	retry_after_ms, message, base_delay_ms, jitter_sample, min_delay_ms, max_delay_ms, selected_ms, next_due_at, counted`
+	retry_after_ms, message, base_delay_ms, jitter_sample, min_delay_ms, max_delay_ms, selected_ms, next_due_at, counted,
+	request_ms, response_headers, response_excerpt`
 
 func scanAttempt(sc interface{ Scan(...any) error }) (*store.Attempt, error) {
 	var a store.Attempt
 	var counted int64
 	err := sc.Scan(&a.JobID, &a.Number, &a.EndpointID, &a.WorkerID, &a.LeaseToken, &a.ClaimedAt, &a.FinishedAt, &a.Outcome, &a.Classification,
-		&a.HTTPStatus, &a.RetryAfterMs, &a.Message, &a.BaseDelayMs, &a.JitterSample, &a.MinDelayMs, &a.MaxDelayMs, &a.SelectedMs, &a.NextDueAt, &counted)
+		&a.HTTPStatus, &a.RetryAfterMs, &a.Message, &a.BaseDelayMs, &a.JitterSample, &a.MinDelayMs, &a.MaxDelayMs, &a.SelectedMs, &a.NextDueAt, &counted,
+		&a.RequestMs, &a.ResponseHeaders, &a.ResponseExcerpt)
 	a.Counted = counted != 0
 	return &a, err
 }
@@ -1057,7 +1070,7 @@ const jobRunning = `(j.state || '') = 'running'`
 // attempt. Writing the attempt at the claim and again at the report was a
 // third of the burn-down's writes on PostgreSQL.
 const runningAttempt = `SELECT j.id, j.attempt, j.endpoint_id, j.worker_id, j.lease_token, j.claimed_at, 0, '', '', 0, 0, '',
-	CAST(0 AS DOUBLE PRECISION), CAST(0 AS DOUBLE PRECISION), 0, 0, 0, 0, 0 FROM jobs j`
+	CAST(0 AS DOUBLE PRECISION), CAST(0 AS DOUBLE PRECISION), 0, 0, 0, 0, 0, 0, '', '' FROM jobs j`
 
 func (q *Queries) AttemptGet(ctx context.Context, p *store.AttemptGetParams) (*store.Attempt, error) {
 	jobID, number := p.JobID, p.Number
@@ -1107,10 +1120,11 @@ func (q *Queries) AttemptsFinish(ctx context.Context, as []*store.Attempt) error
 	return q.inChunks(len(as), func(lo, hi int) error {
 		part := as[lo:hi]
 		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "BIGINT", "TEXT",
-			"DOUBLE PRECISION", "DOUBLE PRECISION", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT"}, func(i int) []any {
+			"DOUBLE PRECISION", "DOUBLE PRECISION", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT"}, func(i int) []any {
 			a := part[i]
 			return []any{a.JobID, a.Number, a.FinishedAt, a.Outcome, a.Classification, a.HTTPStatus, a.RetryAfterMs, a.Message,
-				a.BaseDelayMs, a.JitterSample, a.MinDelayMs, a.MaxDelayMs, a.SelectedMs, a.NextDueAt, b2i(a.Counted)}
+				a.BaseDelayMs, a.JitterSample, a.MinDelayMs, a.MaxDelayMs, a.SelectedMs, a.NextDueAt, b2i(a.Counted),
+				a.RequestMs, a.ResponseHeaders, a.ResponseExcerpt}
 		})
 		jobs := `JOIN jobs j ON j.id = v.column1 AND j.attempt = v.column2 WHERE ` + jobRunning
 		if q.D.Arrays {
@@ -1122,7 +1136,8 @@ func (q *Queries) AttemptsFinish(ctx context.Context, as []*store.Attempt) error
 		}
 		r, err := q.exec(ctx, `INSERT INTO attempts (`+attemptCols+`)
 			SELECT j.id, j.attempt, j.endpoint_id, j.worker_id, j.lease_token, j.claimed_at, v.column3, v.column4, v.column5, v.column6,
-			v.column7, v.column8, v.column9, v.column10, v.column11, v.column12, v.column13, v.column14, v.column15
+			v.column7, v.column8, v.column9, v.column10, v.column11, v.column12, v.column13, v.column14, v.column15,
+			v.column16, v.column17, v.column18
 			FROM `+from+` `+jobs+`
 			ON CONFLICT DO NOTHING`, args...) // an attempt finished already is not found, as one not started
 		return q.expectN(r, err, len(part))

@@ -736,8 +736,10 @@ func testTools(t *testing.T, s store.Store) {
 		RetryPolicy: json.RawMessage(`{"preset":"CUSTOM","maxAttempts":4}`), CreatedAt: 3000}
 	bare := &store.Tool{ProjectID: p.ID, Name: "charge", Version: "v1", EndpointID: ep.ID, CreatedAt: 3001}
 	refund := &store.Tool{ProjectID: p.ID, Name: "refund", Version: "v1", EndpointID: ep.ID, Schema: json.RawMessage("null"), CreatedAt: 3002}
+	hook := &store.Tool{ProjectID: p.ID, Name: "hook", Version: "v1", EndpointID: ep.ID, CreatedAt: 3003,
+		Delivery: json.RawMessage(`{"method":"POST","url":"https://example.com/{id}"}`), DeliverySecret: "whsec_abc"}
 	tx(t, s, func(q store.Queries) error {
-		for _, tl := range []*store.Tool{full, bare, refund} {
+		for _, tl := range []*store.Tool{full, bare, refund, hook} {
 			if err := q.ToolCreate(ctx, tl); err != nil {
 				return err
 			}
@@ -761,8 +763,22 @@ func testTools(t *testing.T, s store.Store) {
 		if err != nil {
 			return err
 		}
-		if got.Name != "charge" || got.Version != "v1" || got.Schema != nil || got.TimeoutMs != nil || got.RetryPolicy != nil {
-			t.Errorf("ToolGetAnyProject bare = %+v, want nil schema, timeout and policy", got)
+		if got.Name != "charge" || got.Version != "v1" || got.Schema != nil || got.TimeoutMs != nil || got.RetryPolicy != nil || got.Delivery != nil || got.DeliverySecret != "" {
+			t.Errorf("ToolGetAnyProject bare = %+v, want nil schema, timeout, policy and delivery", got)
+		}
+		got, err = q.ToolGetAnyProject(ctx, hook.ID)
+		if err != nil {
+			return err
+		}
+		if string(got.Delivery) != string(hook.Delivery) || got.DeliverySecret != "whsec_abc" {
+			t.Errorf("ToolGetAnyProject hook = %+v, want its delivery and secret", got)
+		}
+		hooks, err := q.ToolListDelivery(ctx)
+		if err != nil {
+			return err
+		}
+		if len(hooks) != 1 || hooks[0].ID != hook.ID {
+			t.Errorf("ToolListDelivery = %+v, want only tool %d", hooks, hook.ID)
 		}
 		got, err = q.ToolGetAnyProject(ctx, refund.ID)
 		if err != nil {
@@ -801,7 +817,7 @@ func testTools(t *testing.T, s store.Store) {
 		for _, tl := range list {
 			refs = append(refs, tl.Name+"@"+tl.Version)
 		}
-		if want := []string{"charge@v1", "charge@v2", "refund@v1"}; !slices.Equal(refs, want) {
+		if want := []string{"charge@v1", "charge@v2", "hook@v1", "refund@v1"}; !slices.Equal(refs, want) {
 			t.Errorf("ToolList = %v, want %v", refs, want)
 		}
 		return nil
@@ -1789,7 +1805,8 @@ func testAttempts(t *testing.T, s store.Store) {
 	claim(t, s, "w-1", "lease-1", 1000, j.ID)
 	done := &store.Attempt{JobID: j.ID, Number: 1, EndpointID: f.ep.ID, WorkerID: "w-1", LeaseToken: "lease-1", ClaimedAt: 1000,
 		FinishedAt: 1500, Outcome: "failed", Classification: "http_status", HTTPStatus: 503, RetryAfterMs: 60_000, Message: "upstream \"down\"",
-		BaseDelayMs: 10_000.5, JitterSample: 0.123456789, MinDelayMs: 8000, MaxDelayMs: 12_000, SelectedMs: 60_000, NextDueAt: 61_500, Counted: true}
+		BaseDelayMs: 10_000.5, JitterSample: 0.123456789, MinDelayMs: 8000, MaxDelayMs: 12_000, SelectedMs: 60_000, NextDueAt: 61_500, Counted: true,
+		RequestMs: 412, ResponseHeaders: `{"Retry-After":"60"}`, ResponseExcerpt: "{\"error\":\"down\"} é"}
 	tx(t, s, func(q store.Queries) error {
 		if err := q.AttemptFinish(ctx, done); err != nil {
 			return err

@@ -1,0 +1,390 @@
+// Package delivery is the dispatcher of `ratchet serve`: a worker that
+// lives inside the server and runs the jobs of tools with an HTTP target.
+// It claims through the engine's own claim (so the circuit, maxConcurrent
+// and the rate limit hold cluster-wide, as for any worker), sends one
+// request per attempt with the lease as its timeout, and reports what the
+// provider answered through the engine's report, so classification,
+// retries and the circuit have one implementation.
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/getratchet/ratchet/internal/clock"
+	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/webhook"
+)
+
+// Defaults.
+const (
+	DefaultConcurrency = 32
+	// MaxResponseBytes is how much of a response body is read; the rest
+	// is not, and the connection is closed.
+	MaxResponseBytes = 64 << 10
+	// claimWait is the long poll of each claim: short enough that a
+	// shutdown is noticed at once (the claim's context is cancelled), long
+	// enough that an idle node asks rarely.
+	claimWait = 5 * time.Second
+)
+
+// Observer receives what the dispatcher did, for metrics.
+type Observer interface {
+	Delivered(endpoint, classification, outcome string, d time.Duration)
+}
+
+// Config builds a Dispatcher.
+type Config struct {
+	Engine      *engine.Engine
+	Concurrency int            // requests in flight at once on this node; default DefaultConcurrency
+	Policy      webhook.Policy // where requests may connect
+	Logger      *slog.Logger
+	Observer    Observer // nil for none
+	WorkerID    string   // names this node's attempts; default "ratchet-delivery/<host>/<pid>"
+	// Clock stamps webhook-timestamp; default the system clock. (Lease
+	// deadlines use the engine's clock.)
+	Clock clock.Clock
+	// UserAgent is sent with every request.
+	UserAgent string
+}
+
+// Dispatcher delivers the jobs of HTTP tools. Run it once per node.
+type Dispatcher struct {
+	cfg       Config
+	eng       *engine.Engine
+	client    *http.Client
+	log       *slog.Logger
+	stop      chan struct{}
+	stopOnce  sync.Once
+	templates sync.Map // tool id → *webhook.Template
+}
+
+// New builds a dispatcher.
+func New(cfg Config) *Dispatcher {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.WorkerID == "" {
+		host, _ := os.Hostname()
+		cfg.WorkerID = "ratchet-delivery/" + host + "/" + strconv.Itoa(os.Getpid())
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "Ratchet-Delivery"
+	}
+	return &Dispatcher{cfg: cfg, eng: cfg.Engine, log: cfg.Logger, stop: make(chan struct{}), client: NewClient(cfg.Policy, cfg.Concurrency)}
+}
+
+// NewClient is the HTTP client deliveries use: it connects only to
+// addresses the policy allows, checked on the resolved address at connect
+// time (so a name that resolves, or rebinds, to a refused address is
+// refused), follows no redirect, uses no proxy from the environment (a
+// proxy would connect for it, unchecked) and verifies TLS.
+func NewClient(policy webhook.Policy, conns int) *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return err
+			}
+			return policy.Check(ap.Addr())
+		}}
+	tr := &http.Transport{
+		Proxy:                  nil,
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxIdleConns:           4 * conns,
+		MaxIdleConnsPerHost:    conns,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// Stop makes Run stop claiming. Requests in flight go on until Run's
+// context ends.
+func (d *Dispatcher) Stop() { d.stopOnce.Do(func() { close(d.stop) }) }
+
+// Run claims and delivers until Stop or ctx ends, then waits for the
+// requests in flight. Cancelling ctx abandons them without a report: their
+// leases expire and the engine's rescue records them as timed out and
+// schedules the retry, on whichever node is up.
+func (d *Dispatcher) Run(ctx context.Context) {
+	cctx, cancelClaims := context.WithCancel(ctx)
+	defer cancelClaims()
+	go func() {
+		select {
+		case <-d.stop:
+			cancelClaims()
+		case <-cctx.Done():
+		}
+	}()
+	slots := make(chan struct{}, d.cfg.Concurrency)
+	// Finished attempts are reported in batches: whatever finished while
+	// the previous batch was written goes in the next, one transaction.
+	results := make(chan engine.Delivered, d.cfg.Concurrency)
+	reported := make(chan struct{})
+	go func() { d.reporter(ctx, results); close(reported) }()
+	var inflight sync.WaitGroup
+	defer func() {
+		inflight.Wait()
+		close(results)
+		<-reported
+	}()
+	failures := 0
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-cctx.Done():
+			return
+		}
+		free := 1
+	more:
+		for free < d.cfg.Concurrency {
+			select {
+			case slots <- struct{}{}:
+				free++
+			default:
+				break more
+			}
+		}
+		jobs, err := d.eng.ClaimDeliveries(cctx, d.cfg.WorkerID, free, claimWait)
+		for range free - len(jobs) {
+			<-slots
+		}
+		if err != nil {
+			if cctx.Err() != nil {
+				return
+			}
+			failures++
+			d.log.Warn("delivery claim failed", "err", err)
+			select {
+			case <-time.After(min(time.Duration(failures)*200*time.Millisecond, 5*time.Second)):
+			case <-cctx.Done():
+				return
+			}
+			continue
+		}
+		failures = 0
+		for _, c := range jobs {
+			inflight.Add(1)
+			go func() {
+				defer inflight.Done()
+				res, ok := d.attempt(ctx, c)
+				<-slots
+				if ok {
+					results <- engine.Delivered{Claimed: c, Result: res}
+				}
+			}()
+		}
+	}
+}
+
+// maxReportBatch bounds one report batch of the dispatcher.
+const maxReportBatch = 200
+
+// reporter reports finished attempts in batches until in is closed.
+func (d *Dispatcher) reporter(ctx context.Context, in <-chan engine.Delivered) {
+	ctx = context.WithoutCancel(ctx) // an attempt that finished is reported even on shutdown
+	for first := range in {
+		batch := []engine.Delivered{first}
+	more:
+		for len(batch) < maxReportBatch {
+			select {
+			case r, ok := <-in:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		d.report(ctx, batch)
+	}
+}
+
+func (d *Dispatcher) report(ctx context.Context, batch []engine.Delivered) {
+	items, err := d.eng.ReportDeliveries(ctx, batch)
+	if err != nil {
+		// The leases expire and the rescue records the attempts.
+		d.log.Warn("delivery report failed", "attempts", len(batch), "err", err)
+		return
+	}
+	for i, it := range items {
+		c := batch[i].Claimed
+		if it.Err != nil {
+			d.log.Warn("delivery report refused", "job", c.Job.ID, "attempt", c.Job.Attempt, "err", it.Err)
+			continue
+		}
+		if d.cfg.Observer != nil && !it.Duplicate {
+			d.cfg.Observer.Delivered(c.Job.Endpoint, it.Decision.Classification, string(it.Decision.Outcome), batch[i].Result.Duration)
+		}
+	}
+}
+
+// Deliver runs one attempt of a claimed job and reports it. When ctx ends
+// first it reports nothing: the lease expires and the attempt is recorded
+// as timed out.
+func (d *Dispatcher) Deliver(ctx context.Context, c engine.Claimed) {
+	res, ok := d.attempt(ctx, c)
+	if !ok {
+		return
+	}
+	d.report(context.WithoutCancel(ctx), []engine.Delivered{{Claimed: c, Result: res}})
+}
+
+// attempt sends the request. ok is false when ctx ended (shutdown): the
+// attempt is left to its lease.
+func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed) (engine.DeliveryResult, bool) {
+	var res engine.DeliveryResult
+	no := false
+	fail := func(msg string) (engine.DeliveryResult, bool) {
+		res.Retryable, res.Message = &no, msg
+		return res, true
+	}
+	t, err := d.eng.DeliveryTool(ctx, c.Job.ToolID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, false
+		}
+		res.ErrorKind, res.Message = "other", "reading the tool's delivery target failed: "+err.Error()
+		return res, true
+	}
+	spec := engine.DeliveryOf(t)
+	if spec == nil {
+		return fail("the tool has no delivery target")
+	}
+	tpl, err := d.template(t.ID, spec.URL)
+	if err != nil {
+		return fail("the delivery URL is invalid: " + err.Error())
+	}
+	url, err := tpl.Render(c.Job.Payload)
+	if err != nil {
+		return fail(err.Error())
+	}
+	// The lease is the request's timeout, less a margin to report in before
+	// the rescue would take the attempt as timed out.
+	left := time.Duration(c.LeaseExpiresAt-d.eng.Clock().Now().UnixMilli()) * time.Millisecond
+	left -= min(left/10, 2*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, spec.Method, url, bytes.NewReader(c.Job.Payload))
+	if err != nil {
+		return fail("the delivery request could not be built: " + err.Error())
+	}
+	for k, v := range spec.Headers {
+		req.Header.Set(k, v)
+	}
+	id := strconv.FormatInt(c.Job.ID, 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", d.cfg.UserAgent)
+	req.Header.Set("Idempotency-Key", c.IdempotencyKey)
+	req.Header.Set("Ratchet-Job-Id", id)
+	req.Header.Set("Ratchet-Attempt", strconv.FormatInt(c.Job.Attempt, 10))
+	if spec.Secret != "" {
+		key, err := webhook.ParseSecret(spec.Secret)
+		if err != nil {
+			return fail("the signing secret is invalid: " + err.Error())
+		}
+		msgID, now := "ratchet-job-"+id, d.cfg.Clock.Now()
+		req.Header.Set(webhook.HeaderID, msgID)
+		req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set(webhook.HeaderSignature, webhook.Sign(key, msgID, now, c.Job.Payload))
+	}
+	start := time.Now()
+	resp, err := d.client.Do(req)
+	if err != nil {
+		res.Duration = time.Since(start)
+		if ctx.Err() != nil {
+			return res, false
+		}
+		var refused *webhook.RefusedError
+		if errors.As(err, &refused) {
+			// A target the server will not reach does not become
+			// reachable by retrying: the job fails, saying why.
+			res.ErrorKind = "connect"
+			return fail(refused.Error())
+		}
+		res.ErrorKind, res.Message = ErrorKind(err), err.Error()
+		return res, true
+	}
+	defer resp.Body.Close()
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	res.Duration = time.Since(start)
+	if ctx.Err() != nil {
+		return res, false
+	}
+	res.HTTPStatus = resp.StatusCode
+	res.Success = resp.StatusCode >= 200 && resp.StatusCode < 300
+	res.Headers = engine.DeliveryHeaders(resp.Header)
+	res.ResponseHeaders = res.Headers
+	res.Excerpt = string(body[:min(len(body), engine.MaxExcerptBytes)])
+	switch {
+	case rerr != nil:
+		// The status decides (the provider answered); the note says the
+		// body did not arrive in full.
+		res.Message = "HTTP " + strconv.Itoa(resp.StatusCode) + "; the response body was not read in full: " + rerr.Error()
+	case len(body) > MaxResponseBytes:
+		res.Message = "HTTP " + strconv.Itoa(resp.StatusCode) + "; the response body is longer than " + strconv.Itoa(MaxResponseBytes) + " bytes and was not read further"
+	}
+	return res, true
+}
+
+func (d *Dispatcher) template(toolID int64, raw string) (*webhook.Template, error) {
+	if t, ok := d.templates.Load(toolID); ok {
+		return t.(*webhook.Template), nil
+	}
+	t, err := webhook.ParseTemplate(raw)
+	if err != nil {
+		return nil, err
+	}
+	d.templates.Store(toolID, t)
+	return t, nil
+}
+
+// ErrorKind names a request error the way a worker's report does
+// (docs/errors.md, network errors).
+func ErrorKind(err error) string {
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	var certErr *tls.CertificateVerificationError
+	var hostErr x509.HostnameError
+	var authErr x509.UnknownAuthorityError
+	var recErr tls.RecordHeaderError
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "timeout"
+	case errors.As(err, &dnsErr):
+		return "dns"
+	case errors.As(err, &certErr), errors.As(err, &hostErr), errors.As(err, &authErr), errors.As(err, &recErr):
+		return "tls"
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
+		errors.As(err, &opErr) && opErr.Op == "dial":
+		return "connect"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE):
+		return "reset"
+	}
+	return "other"
+}
