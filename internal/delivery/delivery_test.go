@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -402,15 +403,15 @@ func TestAddressPolicy(t *testing.T) {
 			t.Errorf("publish %s: %v; want a delivery.url error naming --delivery-allow", u, err)
 		}
 	}
-	hits := 0
-	srv := provider(t, func(http.ResponseWriter, *http.Request) { hits++ })
+	var hits atomic.Int64
+	srv := provider(t, func(http.ResponseWriter, *http.Request) { hits.Add(1) })
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	v.tool("local", "http://localhost:"+strconv.Itoa(port)+"/")
 	id := v.enqueue("local", `{}`, "")
 	v.deliverOne()
 	j, as := v.job(id)
-	if j.State != wire.JobFailed || !strings.Contains(as[0].Message, "loopback") || !strings.Contains(as[0].Message, "--delivery-allow") || hits != 0 {
-		t.Errorf("job %s, message %q, provider hits %d; want failed, refused as loopback, no request", j.State, as[0].Message, hits)
+	if j.State != wire.JobFailed || !strings.Contains(as[0].Message, "loopback") || !strings.Contains(as[0].Message, "--delivery-allow") || hits.Load() != 0 {
+		t.Errorf("job %s, message %q, provider hits %d; want failed, refused as loopback, no request", j.State, as[0].Message, hits.Load())
 	}
 	var re *webhook.RefusedError
 	if err := (webhook.Policy{}).Check(netip.MustParseAddr("127.0.0.1")); !errors.As(err, &re) || re.Class != "loopback" {

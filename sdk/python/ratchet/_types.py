@@ -14,6 +14,7 @@ __all__ = [
     "BackoffCalcInputJitter",
     "CircuitState",
     "DecisionOutcome",
+    "DeliveryTargetMethod",
     "RetryPreset",
     "ErrorDetailCode",
     "HoldGate",
@@ -34,6 +35,8 @@ __all__ = [
     "ClaimResult",
     "ClockAdvance",
     "Decision",
+    "Delivery",
+    "DeliveryTarget",
     "RetryPolicy",
     "ScheduleRow",
     "Endpoint",
@@ -92,6 +95,7 @@ FirstWait = Literal["base", "multiplied"]
 BackoffCalcInputJitter = Literal["none", "full", "equal", "decorrelated"]
 CircuitState = Literal["closed", "open", "half_open"]
 DecisionOutcome = Literal["", "succeeded", "retry", "fail"]
+DeliveryTargetMethod = Literal["", "POST", "PUT", "PATCH", "DELETE"]
 RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
 ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "conflict", "unavailable", "internal", "client_closed"]
 HoldGate = Literal["due_time", "circuit", "max_concurrent", "rate_limit", "none"]
@@ -123,6 +127,12 @@ class Attempt(TypedDict):
     nextDueAt: str | None
     number: int
     outcome: AttemptOutcome
+    # the delivery request's duration, connect to end of body
+    requestMs: NotRequired[int | None]
+    # the start of the response body, valid UTF-8, at most 1024 bytes
+    responseExcerpt: NotRequired[str]
+    # the response headers that mattered to the decision
+    responseHeaders: NotRequired[dict[str, str]]
     retryAfterMs: int | None
     selectedDelayMs: int | None
     workerId: str
@@ -210,6 +220,33 @@ class Decision(TypedDict):
     outcome: DecisionOutcome
     reason: str
     retryAfterMs: int
+
+
+class Delivery(TypedDict):
+    """The Delivery schema."""
+
+    headers: dict[str, str]
+    method: str
+    # the signing secret: in the publish answer only
+    secret: NotRequired[str]
+    # requests carry webhook-id, webhook-timestamp and webhook-signature
+    signed: bool
+    url: str
+
+
+class DeliveryTarget(TypedDict):
+    """The DeliveryTarget schema."""
+
+    # true: Ratchet makes a secret and shows it once in the publish answer
+    generateSecret: NotRequired[bool]
+    # static request headers; at most 20
+    headers: NotRequired[dict[str, str]]
+    # default POST
+    method: NotRequired[DeliveryTargetMethod]
+    # a Standard Webhooks signing secret, whsec_ and the base64 of 24–64 key bytes
+    secret: NotRequired[str]
+    # absolute http or https URL; {name} placeholders in the path and query only
+    url: str
 
 
 class RetryPolicy(TypedDict):
@@ -752,6 +789,8 @@ class Tool(TypedDict):
     """The Tool schema: the 201 answer of POST /v1/tools; the 200 answer of GET /v1/tools/{name}/{version}."""
 
     createdAt: str
+    # the HTTP target Ratchet delivers to; absent for a tool run by workers
+    delivery: NotRequired[Delivery | None]
     description: str
     endpoint: str
     name: str
@@ -773,6 +812,8 @@ class ToolList(TypedDict):
 class ToolPublish(TypedDict):
     """The ToolPublish schema: the body of POST /v1/tools."""
 
+    # an HTTP target Ratchet calls itself for each job of the tool; absent for a tool run by workers
+    delivery: NotRequired[DeliveryTarget | None]
     # free text, cleaned of control characters; at most 4000 characters
     description: NotRequired[str]
     endpoint: str

@@ -612,6 +612,14 @@ export interface components {
             number: number;
             /** @enum {string} */
             outcome: "running" | "succeeded" | "failed" | "timed_out";
+            /** @description the delivery request's duration, connect to end of body */
+            requestMs?: number | null;
+            /** @description the start of the response body, valid UTF-8, at most 1024 bytes */
+            responseExcerpt?: string;
+            /** @description the response headers that mattered to the decision */
+            responseHeaders?: {
+                [key: string]: string;
+            };
             retryAfterMs: number | null;
             selectedDelayMs: number | null;
             workerId: string;
@@ -683,6 +691,34 @@ export interface components {
             outcome: "" | "succeeded" | "retry" | "fail";
             reason: string;
             retryAfterMs: number;
+        };
+        Delivery: {
+            headers: {
+                [key: string]: string;
+            };
+            method: string;
+            /** @description the signing secret: in the publish answer only */
+            secret?: string;
+            /** @description requests carry webhook-id, webhook-timestamp and webhook-signature */
+            signed: boolean;
+            url: string;
+        };
+        DeliveryTarget: {
+            /** @description true: Ratchet makes a secret and shows it once in the publish answer */
+            generateSecret?: boolean;
+            /** @description static request headers; at most 20 */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * @description default POST
+             * @enum {string}
+             */
+            method?: "" | "POST" | "PUT" | "PATCH" | "DELETE";
+            /** @description a Standard Webhooks signing secret, whsec_ and the base64 of 24–64 key bytes */
+            secret?: string;
+            /** @description absolute http or https URL; {name} placeholders in the path and query only */
+            url: string;
         };
         Endpoint: {
             circuit: components["schemas"]["Circuit"];
@@ -1135,6 +1171,8 @@ export interface components {
         Tool: {
             /** Format: date-time */
             createdAt: string;
+            /** @description the HTTP target Ratchet delivers to; absent for a tool run by workers */
+            delivery?: components["schemas"]["Delivery"] | null;
             description: string;
             endpoint: string;
             name: string;
@@ -1151,6 +1189,8 @@ export interface components {
             tools: components["schemas"]["Tool"][];
         };
         ToolPublish: {
+            /** @description an HTTP target Ratchet calls itself for each job of the tool; absent for a tool run by workers */
+            delivery?: components["schemas"]["DeliveryTarget"] | null;
             /** @description free text, cleaned of control characters; at most 4000 characters */
             description?: string;
             endpoint: string;
