@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/docs"
-	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
 	"github.com/getratchet/ratchet/internal/proctest"
+	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
 )
 
 // The pages mark every runnable block in its info string:

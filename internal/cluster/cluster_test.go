@@ -12,8 +12,8 @@ import (
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/client"
-	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
 	"github.com/getratchet/ratchet/internal/proctest"
+	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
 	"github.com/getratchet/ratchet/wire"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/engine"
-	"github.com/getratchet/ratchet/internal/server"
 	"github.com/getratchet/ratchet/internal/proctest"
+	"github.com/getratchet/ratchet/internal/server"
 	"github.com/getratchet/ratchet/wire"
 )
 
