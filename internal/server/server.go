@@ -37,6 +37,10 @@ type Config struct {
 	ShutdownTimeout   time.Duration // how long in-flight requests may take to finish; default 15s
 	Version           string
 	DevClock          bool // a clock tests may advance through POST /v1/dev/clock
+	// ClockOffset runs this node's clock ahead (negative: behind) by this
+	// much, to show in fault tests what clock skew between nodes does;
+	// default 0. Never in production.
+	ClockOffset time.Duration
 }
 
 // OpenStore opens the store a database URL names and applies migrations
@@ -89,6 +93,10 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if cfg.DevClock {
 		clk = &clock.Offset{}
 		log.Warn("development clock enabled: owners may advance time with POST /v1/dev/clock")
+	}
+	if cfg.ClockOffset != 0 {
+		clk = clock.Shifted{Base: clk, By: cfg.ClockOffset}
+		log.Warn("clock offset: this node's clock is deliberately wrong (for fault tests only)", "offset", cfg.ClockOffset)
 	}
 	eng, err := engine.New(engine.Config{Store: st, Clock: clk, Logger: log, Retention: cfg.Retention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics})
 	if err != nil {
