@@ -96,9 +96,13 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	if cfg.ClockOffset != 0 {
 		clk = clock.Shifted{Base: clk, By: cfg.ClockOffset}
-		log.Warn("clock offset: this node's clock is deliberately wrong (for fault tests only)", "offset", cfg.ClockOffset)
+		log.Warn("clock offset: this node's clock is deliberately wrong (for fault tests only)", "offset", cfg.ClockOffset, "decisionsFromDatabaseClock", st.Driver() == "postgres" && !cfg.DevClock)
 	}
-	eng, err := engine.New(engine.Config{Store: st, Clock: clk, Logger: log, Retention: cfg.Retention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics})
+	// Nodes that share PostgreSQL take the time of their decisions from
+	// it, so their own clocks may disagree (see engine.Config). A
+	// development clock is the exception: it is there to be moved.
+	dbClock := st.Driver() == "postgres" && !cfg.DevClock
+	eng, err := engine.New(engine.Config{Store: st, Clock: clk, DatabaseClock: dbClock, Logger: log, Retention: cfg.Retention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics})
 	if err != nil {
 		return err
 	}
