@@ -216,6 +216,7 @@ type run struct {
 	kills       []int // per node
 	pgRestarts  int
 	crashes     int
+	midCall     int             // crashes of a worker the provider saw calling
 	crashed     map[string]bool // ids of the workers killed
 	leasesCut   int             // running jobs the crashed workers held
 	unexpected  []string
@@ -548,8 +549,8 @@ func (r *run) createEndpoints(ctx context.Context) error {
 
 // --- the producer ---
 
-// produce enqueues the planned jobs in batches spread over the first 70 %
-// of the fault phase, each batch through the next node that answers. A
+// produce enqueues the planned jobs in batches spread over the first 85 %
+// of the fault phase (the work then lasts about as long as the faults), each batch through the next node that answers. A
 // batch that fails is sent again with the same idempotency keys until it
 // is acknowledged, so a batch whose answer was lost is answered with the
 // jobs it made.
@@ -557,7 +558,7 @@ func (r *run) produce(ctx context.Context) {
 	defer close(r.producerDone)
 	batch := min(100, max(10, r.cfg.Jobs/200))
 	n := (len(r.plan) + batch - 1) / batch
-	span := r.cfg.Duration * 7 / 10
+	span := enqueueSpan(r.cfg.Duration)
 	deadline := r.started.Add(r.cfg.Duration + r.cfg.Drain)
 	for k := range n {
 		at := r.started.Add(span * time.Duration(k) / time.Duration(n))
@@ -588,6 +589,9 @@ func (r *run) produce(ctx context.Context) {
 		}
 	}
 }
+
+// enqueueSpan is how long the producer takes to enqueue every job.
+func enqueueSpan(d time.Duration) time.Duration { return d * 85 / 100 }
 
 var jitterSeq atomic.Uint64
 
@@ -767,8 +771,11 @@ func (r *run) crashWorker(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	how := "in the middle of a call"
 	if i < 0 {
-		i = r.rng.IntN(len(r.workers))
+		i, how = r.rng.IntN(len(r.workers)), "with no call in progress (none for 5 s)"
+	} else {
+		r.midCall++
 	}
 	s := r.workers[i]
 	old := s.id
@@ -787,7 +794,7 @@ func (r *run) crashWorker(ctx context.Context) error {
 		note = "leases unknown: " + err.Error()
 	}
 	r.leasesCut += leases
-	r.logf("kill -9 worker %s in the middle of a call, holding %s; %s started in its place", old, note, s.id)
+	r.logf("kill -9 worker %s %s, holding %s; %s started in its place", old, how, note, s.id)
 	return nil
 }
 

@@ -81,8 +81,8 @@ func TestShortRun(t *testing.T) {
 	for _, n := range rep.NodeKills {
 		kills += n
 	}
-	if kills < 1 || rep.PGRestarts < 1 || rep.WorkerCrashes < 1 {
-		t.Errorf("the run made %d node kills, %d PostgreSQL restarts and %d worker crashes; want at least one of each", kills, rep.PGRestarts, rep.WorkerCrashes)
+	if kills < 1 || rep.PGRestarts < 1 || rep.CrashesMidCall < 1 {
+		t.Errorf("the run made %d node kills, %d PostgreSQL restarts and %d worker crashes in the middle of a call; want at least one of each", kills, rep.PGRestarts, rep.CrashesMidCall)
 	}
 	if rep.Acknowledged != cfg.Jobs {
 		t.Errorf("%d of %d enqueues acknowledged: the producer gave up on some", rep.Acknowledged, cfg.Jobs)

@@ -16,7 +16,7 @@
 // the concurrency gate binds. "metered" takes 5 % with a rateLimitPerMinute
 // (600 by default) that binds for most of the run.
 //
-// For the run's duration a producer enqueues the jobs in batches, each
+// Over 85 % of the run's duration a producer enqueues the jobs in batches, each
 // through the next node that answers and sent again with the same
 // idempotency keys until a node acknowledges it, while the faults, drawn
 // from the seed, go on: a node killed with SIGKILL every 15–30 s and

@@ -22,6 +22,7 @@ type Report struct {
 	FaultTime, DrainTime      time.Duration // the fault phase; from its end until every job finished
 	NodeKills                 []int         // per node
 	PGRestarts, WorkerCrashes int
+	CrashesMidCall            int      // worker crashes while the provider saw the worker calling
 	LeasesAtCrash             int      // running jobs the crashed workers held, by the database when they were killed
 	LeasesLost                int      // attempts of crashed workers that ended by an expired lease
 	Unexpected                []string // nodes or workers that exited by themselves
@@ -45,8 +46,9 @@ type Report struct {
 
 	Endpoints []EndpointFigures
 
-	Throughput float64 // finished jobs per second, first enqueue to last finish
-	Busy       time.Duration
+	Throughput  float64       // finished jobs per second, first enqueue to last finish
+	Busy        time.Duration // first enqueue to last finish
+	EnqueueSpan time.Duration // how long the producer spread the enqueues over
 
 	Violations []string
 	Dir        string // logs kept (a run that failed)
@@ -96,8 +98,8 @@ type attemptRow struct {
 // check reads the database and the provider's records and decides.
 func (r *run) check(ctx context.Context) (*Report, error) {
 	cfg := r.cfg
-	rep := &Report{Seed: cfg.Seed, Nodes: cfg.Nodes, Workers: cfg.Workers, Concurrency: cfg.Concurrency, Skew: cfg.Skew,
-		NodeKills: r.kills, PGRestarts: r.pgRestarts, WorkerCrashes: r.crashes, LeasesAtCrash: r.leasesCut,
+	rep := &Report{Seed: cfg.Seed, EnqueueSpan: enqueueSpan(cfg.Duration), Nodes: cfg.Nodes, Workers: cfg.Workers, Concurrency: cfg.Concurrency, Skew: cfg.Skew,
+		NodeKills: r.kills, PGRestarts: r.pgRestarts, WorkerCrashes: r.crashes, CrashesMidCall: r.midCall, LeasesAtCrash: r.leasesCut,
 		Unexpected: r.unexpected, FaultErrors: r.faultErrors, Jobs: cfg.Jobs, Acknowledged: len(r.acked), EnqueueRetries: r.enqueueRetry,
 		States: map[string]int64{}, ByClass: map[string]map[string]int64{}}
 	type jobRow struct {
@@ -352,9 +354,9 @@ func (rep *Report) Print(w io.Writer) {
 	}
 	p("Chaos run: %d nodes on one PostgreSQL (%s), %d worker processes × %d handlers, seed %d.", rep.Nodes, skew, rep.Workers, rep.Concurrency, rep.Seed)
 	p("")
-	p("Faults (%s): %s with SIGKILL, each restarted (per node %v); %s; %s with SIGKILL in the middle of provider calls, leaving %s behind (%d expired leases in all).",
+	p("Faults (%s): %s with SIGKILL, each restarted (per node %v); %s; %s with SIGKILL (%d in the middle of a provider call), leaving %s behind (%d expired leases in all).",
 		fmtDur(rep.FaultTime), plural(sum(rep.NodeKills), "node kill"), rep.NodeKills, plural(rep.PGRestarts, "PostgreSQL restart"),
-		plural(rep.WorkerCrashes, "worker crash"), plural(rep.LeasesAtCrash, "lease"), rep.LeasesLost)
+		plural(rep.WorkerCrashes, "worker crash"), rep.CrashesMidCall, plural(rep.LeasesAtCrash, "lease"), rep.LeasesLost)
 	for _, e := range rep.FaultErrors {
 		p("  fault not made: %s", e)
 	}
@@ -384,8 +386,8 @@ func (rep *Report) Print(w io.Writer) {
 		p("| %s | %d | %d | %d | %d | %s | %s | %s | %s–%s |", e.Name, e.Jobs, e.MaxConcurrent, e.PeakAtProvider, e.PeakInDatabase, rl, calls, claims, e.DelayMin, e.DelayMax)
 	}
 	p("")
-	p("Time: %s of faults, then %s until every job finished; %.0f jobs/s from the first enqueue to the last finish (%s).",
-		fmtDur(rep.FaultTime), fmtDur(rep.DrainTime), rep.Throughput, fmtDur(rep.Busy))
+	p("Time: %s of faults, then %s until every job finished; %.0f jobs/s from the first enqueue to the last finish (%s; the producer spread the enqueues over %s).",
+		fmtDur(rep.FaultTime), fmtDur(rep.DrainTime), rep.Throughput, fmtDur(rep.Busy), fmtDur(rep.EnqueueSpan))
 	if rep.OK() {
 		p("Invariants: all held.")
 	} else {
