@@ -53,11 +53,14 @@ type Config struct {
 	// Skew runs the last node's clock this far ahead (ratchet serve
 	// --clock-offset); 0: every node on the machine's clock.
 	Skew          time.Duration
-	Workers       int           // worker processes; default 4
-	Concurrency   int           // handlers per worker process; default 16
-	MaxConcurrent int64         // maxConcurrent of the main endpoint; default 32
-	RateLimit     int64         // rateLimitPerMinute of the metered endpoint; default 600
-	Lease         time.Duration // both endpoints' defaultTimeoutMs; default 10s
+	Workers       int   // worker processes; default 4
+	Concurrency   int   // handlers per worker process; default 16
+	MaxConcurrent int64 // maxConcurrent of the main endpoint; default 32
+	// RateLimit is the metered endpoint's rateLimitPerMinute; default
+	// MeteredJobs over the minutes of Duration (500 for 5,000 in 10m),
+	// below the pace they are enqueued at, so that it binds all run long.
+	RateLimit int64
+	Lease     time.Duration // both endpoints' defaultTimeoutMs; default 10s
 	// KillEvery and CrashEvery are the ranges of the waits between node
 	// kills and between worker crashes; default 15s–30s each.
 	KillEvery, CrashEvery [2]time.Duration
@@ -97,8 +100,8 @@ func (c *Config) defaults() {
 	if c.MaxConcurrent == 0 {
 		c.MaxConcurrent = 32
 	}
-	if c.RateLimit == 0 {
-		c.RateLimit = 600
+	if c.RateLimit == 0 && c.Duration > 0 {
+		c.RateLimit = max(1, int64(time.Duration(c.MeteredJobs)*time.Minute/c.Duration))
 	}
 	if c.Lease == 0 {
 		c.Lease = 10 * time.Second

@@ -69,7 +69,7 @@ func (chaosRunCommand) Run(ctx context.Context, env *Env, args []string) error {
 	workers := f.String("workers", "4", "worker processes, 1–64")
 	concurrency := f.String("concurrency", "16", "handlers per worker process, 1–256")
 	maxConc := f.String("max-concurrent", "32", "maxConcurrent of the main endpoint, 1–10000")
-	rateLimit := f.String("rate-limit", "600", "rateLimitPerMinute of the metered endpoint (5 % of the jobs), 1–1000000")
+	rateLimit := f.String("rate-limit", "", "rateLimitPerMinute of the metered endpoint (5 % of the jobs), 1–1000000; default the metered jobs over the minutes of --duration, so that it binds all run long")
 	drain := f.String("drain", "5m", "how long the jobs may take to finish once the faults stop, 10s–24h")
 	dir := f.String("dir", "", "keep the logs of nodes, workers and restarts here (default: a temporary directory, removed when every invariant held)")
 	if err := f.parse(args); err != nil {
@@ -106,7 +106,9 @@ func (chaosRunCommand) Run(ctx context.Context, env *Env, args []string) error {
 	cfg.Workers = int(f.integer("workers", *workers, 1, 64, "must be an integer from 1 through 64"))
 	cfg.Concurrency = int(f.integer("concurrency", *concurrency, 1, 256, "must be an integer from 1 through 256"))
 	cfg.MaxConcurrent = f.integer("max-concurrent", *maxConc, 1, 10_000, "must be an integer from 1 through 10000")
-	cfg.RateLimit = f.integer("rate-limit", *rateLimit, 1, 1_000_000, "must be an integer from 1 through 1000000")
+	if *rateLimit != "" {
+		cfg.RateLimit = f.integer("rate-limit", *rateLimit, 1, 1_000_000, "must be an integer from 1 through 1000000")
+	}
 	cfg.Drain = f.duration("drain", *drain, 10*time.Second, 24*time.Hour, "must be a duration from 10s through 24h")
 	if err := f.done(); err != nil {
 		return err
