@@ -331,6 +331,24 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 					remaining -= int64(len(jobs))
 					continue
 				}
+				// Shut even by this unlocked read: skip the endpoint
+				// without locking its row. A claim that waited for the
+				// lock only to find the gate shut would hold, meanwhile,
+				// the rows it locked for the endpoints before it: with
+				// one endpoint's rate limit spent, every claim of its
+				// tools went through that lock one at a time, and the
+				// claims of the other endpoints with them. A gate shut
+				// by committed claims stays shut until its until time or
+				// until a report, rescue or cancel wakes the claimers, so
+				// nothing is missed; the locked path below decides
+				// whenever the gates may be open.
+				if g := e.gates(ctx, q, ep, now); g.err != nil {
+					return g.err
+				} else if g.allowed <= 0 {
+					held = append(held, g.gate)
+					soonest(g.until)
+					continue
+				}
 			}
 			ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: id, Lock: true})
 			if err != nil {
