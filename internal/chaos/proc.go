@@ -3,7 +3,6 @@ package chaos
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -153,8 +152,6 @@ func (c pgCtl) start(ctx context.Context) error {
 func (c pgCtl) status(ctx context.Context) error {
 	return c.run(ctx, "status")
 }
-
-var errStopped = errors.New("the run was stopped")
 
 // openLog opens (appending) a log file of the run.
 func openLog(path string) (*os.File, error) {

@@ -103,11 +103,10 @@ func (r *run) check(ctx context.Context) (*Report, error) {
 		Unexpected: r.unexpected, FaultErrors: r.faultErrors, Jobs: cfg.Jobs, Acknowledged: len(r.acked), EnqueueRetries: r.enqueueRetry,
 		States: map[string]int64{}, ByClass: map[string]map[string]int64{}}
 	type jobRow struct {
-		id         int64
-		state      string
-		created    int64
-		finished   int64
-		endpointID int64
+		id       int64
+		state    string
+		created  int64
+		finished int64
 	}
 	jobs := map[string]jobRow{}
 	var as []attemptRow
