@@ -39,9 +39,13 @@ func (w *logWriter) Write(p []byte) (int, error) {
 // checks something.
 //
 // It needs a PostgreSQL it may restart (pgtest.NewServer, from the
-// pg_ctl ./scripts/test exports); it skips without one unless
-// RATCHET_REQUIRE_POSTGRES=1.
+// pg_ctl ./scripts/test exports); it skips without one, and under
+// RATCHET_REQUIRE_POSTGRES=1 fails instead.
 func TestShortRun(t *testing.T) {
+	if os.Getenv(pgtest.EnvRequire) == "1" && os.Getenv(pgtest.EnvPgCtl) == "" {
+		t.Fatal("the chaos run restarts PostgreSQL and needs " + pgtest.EnvPgCtl + " (./scripts/test sets it for the cluster it starts); " +
+			pgtest.EnvRequire + "=1 forbids skipping")
+	}
 	pg := pgtest.NewServer(t)
 	bin := proctest.Binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
