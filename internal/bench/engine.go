@@ -35,7 +35,9 @@ func newEngineTarget(ctx context.Context, cfg Config, dir string) (*engineTarget
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.New(engine.Config{Store: st})
+	// As ratchet serve does: on PostgreSQL the time of each decision is
+	// the database's (engine.Config.DatabaseClock), a round trip each.
+	e, err := engine.New(engine.Config{Store: st, DatabaseClock: st.Driver() == "postgres"})
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -59,7 +59,7 @@ type command struct {
 }
 
 func commands() []command {
-	migrate, project, policy := migrateGroup(), projectGroup(), policyGroup()
+	migrate, project, policy, chaos := migrateGroup(), projectGroup(), policyGroup(), chaosGroup()
 	endpoints, tools, jobs, runs, keys := endpointsGroup(), toolsGroup(), jobsGroup(), runsGroup(), keysGroup()
 	return []command{
 		{"serve", "run the Ratchet server (embedded SQLite, no configuration needed)", runServe, nil},
@@ -74,6 +74,7 @@ func commands() []command {
 		{"runs", "start, read and finish runs (on a server)", runs.run, runs},
 		{"keys", "list, create and revoke API keys (on a server)", keys.run, keys},
 		{"bench", "measure burn-down throughput and due-to-claim lag (engine or HTTP, SQLite by default)", runBench, nil},
+		{"chaos", "run three nodes and workers on PostgreSQL under kills, restarts and clock skew; check the invariants", chaos.run, chaos},
 		{"version", "print the version", runVersion, nil},
 	}
 }

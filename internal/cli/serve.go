@@ -13,7 +13,7 @@ import (
 	"github.com/getratchet/ratchet/internal/webhook"
 )
 
-const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--metrics-addr HOST:PORT] [--access-log] [--delivery-concurrency N] [--delivery-allow CIDRS]"
+const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--metrics-addr HOST:PORT] [--access-log] [--delivery-concurrency N] [--delivery-allow CIDRS] [--clock-offset DURATION]"
 
 func runServe(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("serve", serveUsage, env.Stderr)
@@ -24,6 +24,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	maxWait := f.String("max-wait", envOr(env, "RATCHET_MAX_WAIT", "30s"), "longest claim long poll, 1s–5m (RATCHET_MAX_WAIT)")
 	syncMode := f.String("sqlite-synchronous", envOr(env, "RATCHET_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous: FULL (survives power loss) or NORMAL (RATCHET_SQLITE_SYNCHRONOUS)")
 	devClock := f.Bool("dev-clock", "let owner keys advance the server clock (POST /v1/dev/clock); for tests, never for production")
+	clockOffset := f.String("clock-offset", "0s", "run this node's clock this far ahead (negative: behind), -1h through 1h; for fault testing only, never in production")
 	level := f.String("log-level", envOr(env, "RATCHET_LOG_LEVEL", "info"), "debug, info, warn or error (RATCHET_LOG_LEVEL)")
 	metricsAddr := f.String("metrics-addr", envOr(env, "RATCHET_METRICS_ADDR", ""), "serve Prometheus /metrics on this address, apart from the API; empty serves none (RATCHET_METRICS_ADDR)")
 	accessLog := f.Bool("access-log", "log every request at info: method, path, status, duration; or set RATCHET_ACCESS_LOG to 1 (RATCHET_ACCESS_LOG)")
@@ -39,6 +40,10 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		cfg.Retention = -1
 	}
 	cfg.MaxWait = f.duration("max-wait", *maxWait, time.Second, 5*time.Minute, "must be a duration from 1s through 5m")
+	cfg.ClockOffset = f.duration("clock-offset", *clockOffset, -time.Hour, time.Hour, "must be a duration from -1h through 1h, such as 2s")
+	if cfg.ClockOffset != 0 && cfg.DevClock {
+		f.fail("clock-offset", *clockOffset, "cannot be combined with --dev-clock: a development clock is moved through the API instead")
+	}
 	if cfg.SQLiteSynchronous != "FULL" && cfg.SQLiteSynchronous != "NORMAL" {
 		f.fail("sqlite-synchronous", *syncMode, "must be FULL or NORMAL")
 	}

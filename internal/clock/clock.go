@@ -150,3 +150,18 @@ func (o *Offset) Advance(d time.Duration) {
 	defer o.mu.Unlock()
 	o.off += d
 }
+
+// Shifted is a clock that runs a fixed offset ahead of (or, negative,
+// behind) another: `ratchet serve --clock-offset` runs a node whose clock is
+// wrong, so fault tests can show what clock skew between nodes does.
+// Timers are the base clock's: a duration is the same on every clock.
+type Shifted struct {
+	Base Clock         // the clock shifted; required
+	By   time.Duration // added to every reading of Base
+}
+
+// Now returns the base clock's time plus the offset.
+func (s Shifted) Now() time.Time { return s.Base.Now().Add(s.By) }
+
+// NewTimer is the base clock's timer.
+func (s Shifted) NewTimer(d time.Duration) Timer { return s.Base.NewTimer(d) }

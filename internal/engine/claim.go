@@ -221,10 +221,10 @@ func (e *Engine) tryClaim(ctx context.Context, p *Principal, r ClaimRequest, too
 		return nil, 0, storeErr(err, "claim")
 	}
 	if e.obs != nil && len(out) > 0 {
-		now := e.clk.Now()
 		byEndpoint := map[string][]time.Duration{}
 		for _, c := range out {
-			byEndpoint[c.Job.Endpoint] = append(byEndpoint[c.Job.Endpoint], now.Sub(time.UnixMilli(c.Job.DueAt)))
+			lag := time.Duration(c.Job.ClaimedAt-c.Job.DueAt) * time.Millisecond
+			byEndpoint[c.Job.Endpoint] = append(byEndpoint[c.Job.Endpoint], lag)
 		}
 		for ep, lags := range byEndpoint {
 			e.obs.Claimed(ep, len(lags), lags)
@@ -257,7 +257,7 @@ func (e *Engine) optimistic(ctx context.Context, q store.Queries, ep *store.Endp
 		return nil, err
 	}
 	if !ok {
-		e.optimisticMiss.Store(ep.ID, e.nowMs())
+		e.optimisticMiss.Store(ep.ID, params.Now)
 		return nil, errOptimisticMiss
 	}
 	return jobs, nil
@@ -298,9 +298,12 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 	var wakeAt int64
 	var held []wire.Gate
 	lease := token()
-	err := e.st.Tx(ctx, func(q store.Queries) error {
+	var now int64
+	err := e.st.Tx(ctx, func(q store.Queries) (err error) {
 		out, wakeAt, held = out[:0], 0, held[:0]
-		now := e.nowMs()
+		if now, err = e.txNow(ctx, q); err != nil {
+			return err
+		}
 		eps, err := q.DueEndpoints(ctx, &store.DueEndpointsParams{ToolIDs: toolIDs, Now: now})
 		if err != nil {
 			return err
@@ -326,7 +329,9 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 					if ep.RateLimitPerMinute != nil {
 						limit = min(limit, *ep.RateLimitPerMinute)
 					}
-					now = e.nowMs()
+					if now, err = e.txNow(ctx, q); err != nil {
+						return err
+					}
 					jobs, err := e.optimistic(ctx, q, ep, &store.JobsClaimDueParams{EndpointID: id, ToolIDs: toolIDs,
 						Limit: int(limit), WorkerID: r.WorkerID, LeaseToken: lease, Now: now})
 					if err != nil {
@@ -334,6 +339,24 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 					}
 					out = appendClaimed(out, jobs, lease)
 					remaining -= int64(len(jobs))
+					continue
+				}
+				// Shut even by this unlocked read: skip the endpoint
+				// without locking its row. A claim that waited for the
+				// lock only to find the gate shut would hold, meanwhile,
+				// the rows it locked for the endpoints before it: with
+				// one endpoint's rate limit spent, every claim of its
+				// tools went through that lock one at a time, and the
+				// claims of the other endpoints with them. A gate shut
+				// by committed claims stays shut until its until time or
+				// until a report, rescue or cancel wakes the claimers, so
+				// nothing is missed; the locked path below decides
+				// whenever the gates may be open.
+				if g := e.gates(ctx, q, ep, now); g.err != nil {
+					return g.err
+				} else if g.allowed <= 0 {
+					held = append(held, g.gate)
+					soonest(g.until)
 					continue
 				}
 			}
@@ -348,7 +371,9 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 			// (maxConcurrent overrun in the attempts table), its lease would
 			// be cut short by the wait, and the rate limit's window would
 			// release the claim early.
-			now = e.nowMs()
+			if now, err = e.txNow(ctx, q); err != nil {
+				return err
+			}
 			g := e.gates(ctx, q, ep, now)
 			if g.err != nil {
 				return g.err
@@ -362,7 +387,9 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 			// lock the endpoint, so one may commit between that read and the
 			// count. Stamped before the count, the claim would read as
 			// overlapping attempts whose end it had already seen.
-			now = e.nowMs()
+			if now, err = e.txNow(ctx, q); err != nil {
+				return err
+			}
 			// One statement claims and returns the jobs as claimed (oldest due
 			// first), where a SELECT and an UPDATE by id read them twice.
 			jobs, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: id, ToolIDs: toolIDs, Limit: int(min(remaining, g.allowed)),
@@ -395,6 +422,11 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 	})
 	if err != nil {
 		return nil, 0, err
+	}
+	if e.cfg.DatabaseClock && wakeAt > 0 {
+		// The claim loop waits on this node's timers: the same wait from
+		// this node's clock.
+		wakeAt += e.nowMs() - now
 	}
 	if e.obs != nil {
 		for _, g := range held {

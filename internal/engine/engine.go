@@ -38,6 +38,19 @@ type Config struct {
 	MaxWait        time.Duration // longest claim long-poll; default 30 s
 	MaxClaim       int           // most jobs one claim may take; default 1000
 
+	// DatabaseClock takes the time of every transaction that decides on
+	// time from the database's clock (store.Queries.Now) instead of Clock:
+	// claims (the due time, the gates, the lease), heartbeats, reports (the
+	// next due time, the circuit), lease rescue, enqueues, cancels,
+	// replays and what holds a job. Nodes that share a database then agree
+	// on time however far their own clocks drift apart: a node whose clock
+	// runs ahead would otherwise rescue leases before they end and count
+	// the rate limit's window from the future. ratchet serve sets it on
+	// PostgreSQL. Clock still runs the timers (long polls, the rescue
+	// period) and stamps what only people read (when a key, tool, run or
+	// endpoint was made). Tests on a fake clock leave it off.
+	DatabaseClock bool
+
 	// Observer receives counts for metrics; nil for none.
 	Observer Observer
 
@@ -132,6 +145,17 @@ func (e *Engine) Store() store.Store { return e.st }
 func (e *Engine) Clock() clock.Clock { return e.clk }
 
 func (e *Engine) nowMs() int64 { return e.clk.Now().UnixMilli() }
+
+// txNow is the time of a decision made in transaction q: the database's
+// clock, read at this moment, with DatabaseClock; else Clock's. Each call
+// reads the clock again, so a claim that waited for a row lock is stamped
+// after the wait.
+func (e *Engine) txNow(ctx context.Context, q store.Queries) (int64, error) {
+	if !e.cfg.DatabaseClock {
+		return e.nowMs(), nil
+	}
+	return q.Now(ctx)
+}
 
 // Run performs the background duties until ctx ends: lease rescue, pruning
 // of finished jobs, and forwarding of the store's wake-ups to waiting

@@ -146,7 +146,10 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 	out := make([]Enqueued, len(reqs))
 	created := false
 	err := e.st.Tx(ctx, func(q store.Queries) error {
-		now := e.nowMs()
+		now, err := e.txNow(ctx, q)
+		if err != nil {
+			return err
+		}
 		type resolved struct {
 			t  *store.Tool
 			ep *store.Endpoint
@@ -331,7 +334,10 @@ func (e *Engine) Cancel(ctx context.Context, p *Principal, id int64) (*store.Job
 		if j, err = q.JobGetInProject(ctx, &store.JobGetInProjectParams{ProjectID: p.ProjectID, ID: id}); err != nil {
 			return err
 		}
-		now := e.nowMs()
+		now, err := e.txNow(ctx, q)
+		if err != nil {
+			return err
+		}
 		switch j.State {
 		case wire.JobScheduled:
 			if err := moveJob(j, wire.EventCancel, now); err != nil {
@@ -391,7 +397,10 @@ func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job
 			return err
 		}
 		policy, _ := json.Marshal(snap)
-		now := e.nowMs()
+		now, err := e.txNow(ctx, q)
+		if err != nil {
+			return err
+		}
 		nj = &store.Job{ProjectID: p.ProjectID, ToolID: t.ID, Tool: t.Name, Version: t.Version, EndpointID: ep.ID, Endpoint: ep.Name, RunID: j.RunID,
 			Payload: j.Payload, Policy: policy, MaxAttempts: int64(snap.MaxAttempts), TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled,
 			DueAt: now, ReplayOf: j.ID, CreatedAt: now, UpdatedAt: now}
@@ -429,7 +438,10 @@ func (e *Engine) explain(ctx context.Context, q store.Queries, j *store.Job) (*H
 	if j.State != wire.JobScheduled {
 		return nil, nil
 	}
-	now := e.nowMs()
+	now, err := e.txNow(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	if j.DueAt > now {
 		return &Hold{Gate: wire.GateDueTime, Until: FormatTime(j.DueAt), Detail: "not due yet: the backoff delay has not passed"}, nil
 	}

@@ -31,7 +31,10 @@ func (e *Engine) Overview(ctx context.Context, p *Principal) ([]EndpointOverview
 		if err != nil {
 			return err
 		}
-		now := e.nowMs()
+		now, err := e.txNow(ctx, q)
+		if err != nil {
+			return err
+		}
 		for i := range eps {
 			ep := &eps[i]
 			o := EndpointOverview{Endpoint: ep}

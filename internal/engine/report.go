@@ -49,7 +49,10 @@ func (e *Engine) Heartbeat(ctx context.Context, p *Principal, jobID int64, lease
 		if j.State != wire.JobRunning || j.LeaseToken != lease || lease == "" {
 			return leaseLost(j)
 		}
-		now := e.nowMs()
+		now, err := e.txNow(ctx, q)
+		if err != nil {
+			return err
+		}
 		j.LeaseExpiresAt, j.UpdatedAt = now+j.TimeoutMs, now
 		return q.JobUpdate(ctx, j)
 	})
@@ -155,7 +158,11 @@ var errRaced = errors.New("a job of the batch changed while the batch was decide
 // reportTx decides and writes a report batch in transaction q, filling out.
 // With lock it locks the jobs it reads.
 func (e *Engine) reportTx(ctx context.Context, q store.Queries, p *Principal, rs []ReportRequest, out []BatchItem, changed *bool, lock bool) error {
-	now := e.clk.Now()
+	nowMs, err := e.txNow(ctx, q)
+	if err != nil {
+		return err
+	}
+	now := time.UnixMilli(nowMs)
 	ids := make([]int64, len(rs))
 	for i, r := range rs {
 		ids[i] = r.JobID
@@ -529,8 +536,15 @@ func (e *Engine) Rescue(ctx context.Context) (int, error) {
 	for {
 		n := 0
 		err := e.st.Tx(ctx, func(q store.Queries) error {
-			now := e.clk.Now()
-			jobs, err := q.ExpiredLeases(ctx, &store.ExpiredLeasesParams{Now: now.UnixMilli(), Limit: 200})
+			// With DatabaseClock a lease is judged by the database's clock,
+			// the one that stamped it: a node whose clock runs ahead would
+			// otherwise take leases away before they end.
+			nowMs, err := e.txNow(ctx, q)
+			if err != nil {
+				return err
+			}
+			now := time.UnixMilli(nowMs)
+			jobs, err := q.ExpiredLeases(ctx, &store.ExpiredLeasesParams{Now: nowMs, Limit: 200})
 			if err != nil {
 				return err
 			}
@@ -572,11 +586,15 @@ func (e *Engine) Prune(ctx context.Context) (int64, error) {
 	if e.cfg.Retention < 0 {
 		return 0, nil
 	}
-	before := e.clk.Now().Add(-e.cfg.Retention).UnixMilli()
 	var total int64
 	for {
 		var n int64
 		err := e.st.Tx(ctx, func(q store.Queries) (err error) {
+			now, err := e.txNow(ctx, q)
+			if err != nil {
+				return err
+			}
+			before := now - e.cfg.Retention.Milliseconds()
 			n, err = q.JobsPrune(ctx, &store.JobsPruneParams{FinishedBefore: before, Limit: 500})
 			return err
 		})

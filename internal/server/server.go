@@ -52,6 +52,10 @@ type Config struct {
 	// DeliveryAllow lets deliveries reach these otherwise refused
 	// addresses (loopback, private, link-local...).
 	DeliveryAllow []netip.Prefix
+	// ClockOffset runs this node's clock ahead (negative: behind) by this
+	// much, to show in fault tests what clock skew between nodes does;
+	// default 0. Never in production.
+	ClockOffset time.Duration
 }
 
 // OpenStore opens the store a database URL names and applies migrations
@@ -105,7 +109,15 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		clk = &clock.Offset{}
 		log.Warn("development clock enabled: owners may advance time with POST /v1/dev/clock")
 	}
-	eng, err := engine.New(engine.Config{Store: st, Clock: clk, Logger: log, Retention: cfg.Retention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics,
+	if cfg.ClockOffset != 0 {
+		clk = clock.Shifted{Base: clk, By: cfg.ClockOffset}
+		log.Warn("clock offset: this node's clock is deliberately wrong (for fault tests only)", "offset", cfg.ClockOffset, "decisionsFromDatabaseClock", st.Driver() == "postgres" && !cfg.DevClock)
+	}
+	// Nodes that share PostgreSQL take the time of their decisions from
+	// it, so their own clocks may disagree (see engine.Config). A
+	// development clock is the exception: it is there to be moved.
+	dbClock := st.Driver() == "postgres" && !cfg.DevClock
+	eng, err := engine.New(engine.Config{Store: st, Clock: clk, DatabaseClock: dbClock, Logger: log, Retention: cfg.Retention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics,
 		DeliveryPolicy: webhook.Policy{Allow: cfg.DeliveryAllow}})
 	if err != nil {
 		return err

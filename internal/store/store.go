@@ -6,7 +6,8 @@
 // delay arithmetic — is made by the engine inside a transaction the store
 // opens (Store.Tx), so the same rules hold on every driver and, with
 // PostgreSQL's row locks, across nodes. Every time-dependent method takes the
-// time as a parameter (unix milliseconds); SQL never calls now().
+// time as a parameter (unix milliseconds); SQL never calls now(). The time
+// itself may come from the database (Queries.Now), read once and passed in.
 package store
 
 import (
@@ -248,6 +249,16 @@ type JobFilter struct {
 //
 // Times are unix milliseconds chosen by the caller.
 type Queries interface {
+	// Now reads the database server's clock, in unix milliseconds, at the
+	// moment of the call (PostgreSQL's clock_timestamp(), not the
+	// transaction's start). Nodes that share a database take the time of
+	// their decisions from here (engine.Config.DatabaseClock), so that
+	// nodes whose clocks disagree still agree on leases, gates and due
+	// times; a caller that read the time after taking a row lock is sure
+	// to read a time no earlier than that of whoever held the lock. SQLite
+	// reads the machine's clock, which is the process's own.
+	Now(ctx context.Context) (int64, error)
+
 	ProjectCreate(ctx context.Context, p *Project) error
 	ProjectGet(ctx context.Context, id int64) (*Project, error)
 	// ProjectCount counts projects. In a Tx it also keeps other

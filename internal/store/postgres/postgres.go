@@ -181,8 +181,8 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 var (
-	dialect     = &sqlstore.Dialect{Numbered: true, Locking: true, Arrays: true, Translate: translate}
-	readDialect = &sqlstore.Dialect{Numbered: true, Arrays: true, Translate: translate} // a read-only snapshot may not lock rows
+	dialect     = &sqlstore.Dialect{Numbered: true, Locking: true, Arrays: true, Translate: translate, Now: sqlstore.PostgresNowSQL}
+	readDialect = &sqlstore.Dialect{Numbered: true, Arrays: true, Translate: translate, Now: sqlstore.PostgresNowSQL} // a read-only snapshot may not lock rows
 )
 
 // Tx runs fn in a READ COMMITTED transaction; see the package doc for why

@@ -272,7 +272,7 @@ func (db *DB) Migrations(ctx context.Context) ([]store.Migration, error) {
 	return out, nil
 }
 
-var dialect = &sqlstore.Dialect{Translate: translate}
+var dialect = &sqlstore.Dialect{Translate: translate, Now: sqlstore.SQLiteNowSQL}
 
 // translate maps SQLite errors to the store's sentinels.
 func translate(err error) error {

@@ -35,7 +35,19 @@ type Dialect struct {
 	Arrays bool
 	// Translate maps driver errors to store sentinels.
 	Translate func(error) error
+	// Now is the statement that reads the database's clock in unix
+	// milliseconds (Queries.Now).
+	Now string
 }
+
+// PostgresNowSQL and SQLiteNowSQL read the database's clock for Queries.Now.
+// PostgreSQL's clock_timestamp() is the time of the read itself: now() is
+// the transaction's start, older than a row lock the transaction waited
+// for. SQLite's 'now' is the machine's clock with millisecond resolution.
+const (
+	PostgresNowSQL = `SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
+	SQLiteNowSQL   = `SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`
+)
 
 // Queries runs store operations inside one transaction.
 type Queries struct {
@@ -961,6 +973,13 @@ func (q *Queries) CountScheduled(ctx context.Context, p *store.CountScheduledPar
 	err := q.row(ctx, `SELECT count(*), COALESCE(sum(CASE WHEN due_at <= ? THEN 1 ELSE 0 END), 0) FROM jobs
 		WHERE state = 'scheduled' AND endpoint_id = ?`, p.DueBy, p.EndpointID).Scan(&n, &due)
 	return n, due, q.D.Translate(err)
+}
+
+// Now reads the database's clock with the dialect's statement.
+func (q *Queries) Now(ctx context.Context) (int64, error) {
+	var ms int64
+	err := q.row(ctx, q.D.Now).Scan(&ms)
+	return ms, q.D.Translate(err)
 }
 
 func (q *Queries) CountRunning(ctx context.Context, p *store.CountRunningParams) (int64, error) {

@@ -4,7 +4,8 @@
 // semantic change to the store lands here first.
 //
 // Every time the suite passes is a plain unix-millisecond number chosen by the
-// test; drivers must never read a clock of their own.
+// test; drivers must never read a clock of their own, except in Queries.Now,
+// which reads the database's clock when asked.
 package storetest
 
 import (
@@ -61,6 +62,7 @@ func Run(t *testing.T, open Opener) {
 		{"Attempts", testAttempts},
 		{"AttemptsBatch", testAttemptsBatch},
 		{"AttemptOutcomes", testAttemptOutcomes},
+		{"Now", testNow},
 		{"TxRollback", testTxRollback},
 		{"Read", testRead},
 		{"ConcurrentWriters", testConcurrentWriters},
@@ -83,6 +85,42 @@ func Run(t *testing.T, open Opener) {
 			}
 			tc.fn(t, s)
 		})
+	}
+}
+
+// testNow: Queries.Now reads the database's clock at the moment of the
+// call, in a write transaction and in a read. Both test databases run on
+// this machine, so it reads within a minute of this process's clock; and
+// a read some milliseconds later inside the same transaction reads later
+// (PostgreSQL's now() would not: it is the transaction's start).
+func testNow(t *testing.T, s store.Store) {
+	before := time.Now().UnixMilli()
+	var a, b, c int64
+	tx(t, s, func(q store.Queries) (err error) {
+		if a, err = q.Now(t.Context()); err != nil {
+			return err
+		}
+		// Real time must pass for the clock to move; this is the clock
+		// under test, so no fake one will do.
+		time.Sleep(20 * time.Millisecond)
+		b, err = q.Now(t.Context())
+		return err
+	})
+	read(t, s, func(q store.Queries) (err error) {
+		c, err = q.Now(t.Context())
+		return err
+	})
+	after := time.Now().UnixMilli()
+	for _, v := range []int64{a, b, c} {
+		if v < before-60_000 || v > after+60_000 {
+			t.Errorf("Now read %d; this process read %d before and %d after", v, before, after)
+		}
+	}
+	if b-a < 10 {
+		t.Errorf("Now read %d and then, 20 ms later in the same transaction, %d: it must read the time of the call", a, b)
+	}
+	if c < b {
+		t.Errorf("Now went back from %d to %d", b, c)
 	}
 }
 

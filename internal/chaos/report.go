@@ -1,0 +1,404 @@
+package chaos
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Report is what a chaos run saw: the figures it prints and the
+// invariants that broke (Violations; none when the run passed).
+type Report struct {
+	Seed                      uint64
+	Nodes, Workers            int
+	Concurrency               int
+	Skew                      time.Duration // of the last node
+	FaultTime, DrainTime      time.Duration // the fault phase; from its end until every job finished
+	NodeKills                 []int         // per node
+	PGRestarts, WorkerCrashes int
+	CrashesMidCall            int      // worker crashes while the provider saw the worker calling
+	LeasesAtCrash             int      // running jobs the crashed workers held, by the database when they were killed
+	LeasesLost                int      // attempts of crashed workers that ended by an expired lease
+	Unexpected                []string // nodes or workers that exited by themselves
+	FaultErrors               []string // faults that could not be made
+
+	Jobs           int // planned
+	Acknowledged   int // enqueues a node answered
+	EnqueueRetries int // enqueue batches sent again after an error
+	Lost           int // acknowledged but not in the database (or under another id)
+	Unacknowledged int // planned jobs never acknowledged (the producer gave up)
+
+	States     map[string]int64 // jobs by final state
+	Unfinished int64            // jobs still scheduled or running
+	ByClass    map[string]map[string]int64
+
+	Attempts, TimedOut int64 // attempts in the database; those ended by an expired lease
+	Calls, CallsCut    int   // provider calls; those whose caller went away mid-call
+	DeliveredTwice     int   // jobs the provider answered 200 more than once
+	DuplicateSuccesses int   // jobs with more than one succeeded attempt
+	SuccessWithout200  int   // succeeded attempts the provider did not answer 200
+
+	Endpoints []EndpointFigures
+
+	Throughput  float64       // finished jobs per second, first enqueue to last finish
+	Busy        time.Duration // first enqueue to last finish
+	EnqueueSpan time.Duration // how long the producer spread the enqueues over
+
+	Violations []string
+	Dir        string // logs kept (a run that failed)
+	Schema     string // schema kept (a run that failed)
+}
+
+// EndpointFigures are the limits of one endpoint and what the provider
+// and the database saw of them.
+type EndpointFigures struct {
+	Name               string
+	Jobs               int
+	MaxConcurrent      int64
+	PeakAtProvider     int64 // most calls in progress at once at the provider
+	PeakInDatabase     int   // most attempts running at once by their claim and finish times
+	RateLimit          int64 // 0: none
+	CallsIn60s         int   // most calls the provider received in any 60 s
+	CallsInWindow      int   // most in any 60 s less DeliveryAllowance: what the check holds to the limit
+	ClaimsIn60s        int   // most claims in any 60 s by their claim times
+	CallsAt            time.Duration
+	ProviderCallsTotal int
+	// DelayMin and DelayMax bound the time from a claim (its time in the
+	// database) to the call's arrival at the provider.
+	DelayMin, DelayMax time.Duration
+}
+
+// DeliveryAllowance is taken off the rate limit's 60 s window when the
+// provider counts calls. Ratchet limits claims: at most rateLimitPerMinute
+// in any 60 s of claim times, which the database check holds exactly. A
+// call reaches the provider a little after its claim (the claim commits,
+// the worker gets the answer, sends its request), and that delay varies
+// from call to call, so two calls whose claims were 60.002 s apart can
+// arrive 59.96 s apart. The provider therefore counts calls in any 59 s:
+// one second for delivery, well above the delays seen (the report prints
+// them) and well below the two seconds of skew that broke the limit
+// before nodes took the time from the database.
+const DeliveryAllowance = time.Second
+
+// OK reports whether every invariant held.
+func (r *Report) OK() bool { return len(r.Violations) == 0 }
+
+type attemptRow struct {
+	job, number               int64
+	endpoint, outcome, worker string
+	claimedAt, finishedAt     int64
+}
+
+// check reads the database and the provider's records and decides.
+func (r *run) check(ctx context.Context) (*Report, error) {
+	cfg := r.cfg
+	rep := &Report{Seed: cfg.Seed, EnqueueSpan: enqueueSpan(cfg.Duration), Nodes: cfg.Nodes, Workers: cfg.Workers, Concurrency: cfg.Concurrency, Skew: cfg.Skew,
+		NodeKills: r.kills, PGRestarts: r.pgRestarts, WorkerCrashes: r.crashes, CrashesMidCall: r.midCall, LeasesAtCrash: r.leasesCut,
+		Unexpected: r.unexpected, FaultErrors: r.faultErrors, Jobs: cfg.Jobs, Acknowledged: len(r.acked), EnqueueRetries: r.enqueueRetry,
+		States: map[string]int64{}, ByClass: map[string]map[string]int64{}}
+	type jobRow struct {
+		id       int64
+		state    string
+		created  int64
+		finished int64
+	}
+	jobs := map[string]jobRow{}
+	var as []attemptRow
+	var firstCreated, lastFinished int64
+	err := r.withConn(ctx, func(conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `SELECT id, COALESCE(idempotency_key, ''), state, created_at, finished_at FROM jobs`)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var k string
+			var j jobRow
+			if err := rows.Scan(&j.id, &k, &j.state, &j.created, &j.finished); err != nil {
+				rows.Close()
+				return err
+			}
+			jobs[k] = j
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		// Finished attempts, and running ones (the claim columns of
+		// running jobs; none once every job finished).
+		rows, err = conn.Query(ctx, `SELECT a.job_id, a.number, e.name, a.outcome, a.worker_id, a.claimed_at, a.finished_at
+			FROM attempts a JOIN endpoints e ON e.id = a.endpoint_id
+			UNION ALL
+			SELECT j.id, j.attempt, j.endpoint, '', j.worker_id, j.claimed_at, 0 FROM jobs j WHERE j.state = 'running'`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var a attemptRow
+			if err := rows.Scan(&a.job, &a.number, &a.endpoint, &a.outcome, &a.worker, &a.claimedAt, &a.finishedAt); err != nil {
+				return err
+			}
+			as = append(as, a)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the results: %w", err)
+	}
+
+	// Acknowledged enqueues.
+	byID := map[int64]jobPlan{}
+	for _, p := range r.plan {
+		j, ok := jobs[p.key]
+		if id, acked := r.acked[p.key]; acked && (!ok || j.id != id) {
+			rep.Lost++
+		} else if !acked {
+			rep.Unacknowledged++
+		}
+		if ok {
+			byID[j.id] = p
+			rep.States[j.state]++
+			if rep.ByClass[p.endpoint+"/"+p.class.String()] == nil {
+				rep.ByClass[p.endpoint+"/"+p.class.String()] = map[string]int64{}
+			}
+			rep.ByClass[p.endpoint+"/"+p.class.String()][j.state]++
+			if firstCreated == 0 || j.created < firstCreated {
+				firstCreated = j.created
+			}
+			lastFinished = max(lastFinished, j.finished)
+		}
+	}
+	rep.Unfinished = rep.States["scheduled"] + rep.States["running"]
+
+	// Successes: once per job, and only after a 200.
+	calls := r.prov.records()
+	rep.Calls = len(calls)
+	ok200 := map[[2]int64]bool{}
+	per := map[int64]int{}
+	for _, c := range calls {
+		if c.status == 0 {
+			rep.CallsCut++
+		}
+		if c.status == 200 {
+			ok200[[2]int64{c.job, c.attempt}] = true
+			per[c.job]++
+		}
+	}
+	for _, n := range per {
+		if n > 1 {
+			rep.DeliveredTwice++
+		}
+	}
+	succ := map[int64]int{}
+	for _, a := range as {
+		rep.Attempts++
+		switch a.outcome {
+		case "timed_out":
+			rep.TimedOut++
+			if r.crashed[a.worker] {
+				rep.LeasesLost++
+			}
+		case "succeeded":
+			succ[a.job]++
+			if !ok200[[2]int64{a.job, a.number}] {
+				rep.SuccessWithout200++
+			}
+		}
+	}
+	for _, n := range succ {
+		if n > 1 {
+			rep.DuplicateSuccesses++
+		}
+	}
+
+	// The limits, at the provider and in the database.
+	claimedAt := make(map[[2]int64]int64, len(as))
+	for _, a := range as {
+		claimedAt[[2]int64{a.job, a.number}] = a.claimedAt
+	}
+	for _, ep := range []struct {
+		name  string
+		conc  int64
+		limit int64
+	}{{mainEndpoint, cfg.MaxConcurrent, 0}, {meteredEndpoint, 4, cfg.RateLimit}} {
+		f := EndpointFigures{Name: ep.name, MaxConcurrent: ep.conc, RateLimit: ep.limit, PeakAtProvider: r.prov.peak(ep.name)}
+		for _, p := range r.plan {
+			if p.endpoint == ep.name {
+				f.Jobs++
+			}
+		}
+		var arrivals, claims []time.Duration
+		first := true
+		for _, c := range calls {
+			if c.endpoint != ep.name {
+				continue
+			}
+			arrivals = append(arrivals, c.at)
+			if at, ok := claimedAt[[2]int64{c.job, c.attempt}]; ok {
+				d := time.Duration(r.prov.started.Add(c.at).UnixMilli()-at) * time.Millisecond
+				if first || d < f.DelayMin {
+					f.DelayMin = d
+				}
+				if first || d > f.DelayMax {
+					f.DelayMax = d
+				}
+				first = false
+			}
+		}
+		var eas []attemptRow
+		for _, a := range as {
+			if a.endpoint == ep.name {
+				eas = append(eas, a)
+				claims = append(claims, time.Duration(a.claimedAt)*time.Millisecond)
+			}
+		}
+		f.ProviderCallsTotal = len(arrivals)
+		slices.Sort(arrivals)
+		slices.Sort(claims)
+		f.PeakInDatabase = peakOverlap(eas)
+		if ep.limit > 0 {
+			f.CallsIn60s, _ = maxInWindow(arrivals, time.Minute)
+			f.CallsInWindow, f.CallsAt = maxInWindow(arrivals, time.Minute-DeliveryAllowance)
+			f.ClaimsIn60s, _ = maxInWindow(claims, time.Minute)
+		}
+		rep.Endpoints = append(rep.Endpoints, f)
+	}
+	if lastFinished > firstCreated && firstCreated > 0 {
+		rep.Busy = time.Duration(lastFinished-firstCreated) * time.Millisecond
+		done := rep.States["succeeded"] + rep.States["failed"] + rep.States["exhausted"]
+		rep.Throughput = float64(done) / rep.Busy.Seconds()
+	}
+	rep.decide()
+	return rep, nil
+}
+
+// peakOverlap is the most attempts whose [claimed, finished) intervals
+// hold one instant; a running attempt (finished 0) stays open.
+func peakOverlap(as []attemptRow) int {
+	type ev struct {
+		at    int64
+		delta int
+	}
+	evs := make([]ev, 0, 2*len(as))
+	for _, a := range as {
+		evs = append(evs, ev{a.claimedAt, +1})
+		if a.finishedAt > 0 {
+			evs = append(evs, ev{a.finishedAt, -1})
+		}
+	}
+	// Ends before starts at the same millisecond: [from, to) is half-open.
+	slices.SortFunc(evs, func(a, b ev) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return cmp.Compare(a.delta, b.delta)
+	})
+	cur, best := 0, 0
+	for _, e := range evs {
+		cur += e.delta
+		best = max(best, cur)
+	}
+	return best
+}
+
+// decide lists the invariants that broke.
+func (rep *Report) decide() {
+	v := func(format string, args ...any) {
+		rep.Violations = append(rep.Violations, fmt.Sprintf(format, args...))
+	}
+	if rep.Lost > 0 {
+		v("no acknowledged enqueue lost: %d acknowledged jobs are missing from the database", rep.Lost)
+	}
+	if rep.DuplicateSuccesses > 0 {
+		v("no job succeeds twice: %d jobs have more than one succeeded attempt", rep.DuplicateSuccesses)
+	}
+	if rep.SuccessWithout200 > 0 {
+		v("a success is a 200 from the provider: %d succeeded attempts were never answered 200", rep.SuccessWithout200)
+	}
+	for _, e := range rep.Endpoints {
+		if e.PeakAtProvider > e.MaxConcurrent {
+			v("maxConcurrent holds at the provider: endpoint %s had %d calls at once (maxConcurrent %d)", e.Name, e.PeakAtProvider, e.MaxConcurrent)
+		}
+		if int64(e.PeakInDatabase) > e.MaxConcurrent {
+			v("maxConcurrent holds in the database: endpoint %s had %d attempts running at once by their claim and finish times (maxConcurrent %d)", e.Name, e.PeakInDatabase, e.MaxConcurrent)
+		}
+		if e.RateLimit > 0 && int64(e.CallsInWindow) > e.RateLimit {
+			v("the rate limit holds at the provider: endpoint %s received %d calls within %s (rateLimitPerMinute %d, less %s for delivery), the last %s into the run",
+				e.Name, e.CallsInWindow, time.Minute-DeliveryAllowance, e.RateLimit, DeliveryAllowance, fmtDur(e.CallsAt))
+		}
+		if e.RateLimit > 0 && int64(e.ClaimsIn60s) > e.RateLimit {
+			v("the rate limit holds in the database: endpoint %s had %d claims within 60 s (rateLimitPerMinute %d)", e.Name, e.ClaimsIn60s, e.RateLimit)
+		}
+	}
+	if n := rep.Unfinished + rep.States["cancelled"]; n > 0 {
+		v("every job ends succeeded, failed or exhausted: %d do not (%s)", n, fmtStates(rep.States))
+	}
+	if len(rep.Unexpected) > 0 {
+		v("no process exits by itself: %s", strings.Join(rep.Unexpected, "; "))
+	}
+}
+
+// Print writes the figures and the verdict.
+func (rep *Report) Print(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	skew := "every node on the machine's clock"
+	if rep.Skew != 0 {
+		skew = fmt.Sprintf("node %d's clock %s", rep.Nodes, fmtOffset(rep.Skew))
+	}
+	p("Chaos run: %d nodes on one PostgreSQL (%s), %d worker processes × %d handlers, seed %d.", rep.Nodes, skew, rep.Workers, rep.Concurrency, rep.Seed)
+	p("")
+	p("Faults (%s): %s with SIGKILL, each restarted (per node %v); %s; %s with SIGKILL (%d in the middle of a provider call), leaving %s behind (%d expired leases in all).",
+		fmtDur(rep.FaultTime), plural(sum(rep.NodeKills), "node kill"), rep.NodeKills, plural(rep.PGRestarts, "PostgreSQL restart"),
+		plural(rep.WorkerCrashes, "worker crash"), rep.CrashesMidCall, plural(rep.LeasesAtCrash, "lease"), rep.LeasesLost)
+	for _, e := range rep.FaultErrors {
+		p("  fault not made: %s", e)
+	}
+	p("")
+	p("Jobs: %d enqueued, %d acknowledged, %d acknowledged but lost, %d never acknowledged; %d enqueue batches sent again after an error.",
+		rep.Jobs, rep.Acknowledged, rep.Lost, rep.Unacknowledged, rep.EnqueueRetries)
+	p("Final states: %s.", fmtStates(rep.States))
+	var classes []string
+	for k := range rep.ByClass {
+		classes = append(classes, k)
+	}
+	slices.Sort(classes)
+	for _, k := range classes {
+		p("  %-20s %s", k+":", fmtStates(rep.ByClass[k]))
+	}
+	p("Attempts: %d, of which %d ended by an expired lease; provider calls: %d, %d cut off by a crash; %d jobs answered 200 more than once (at-least-once delivery; the idempotency key deduplicates).",
+		rep.Attempts, rep.TimedOut, rep.Calls, rep.CallsCut, rep.DeliveredTwice)
+	p("Duplicate successes: %d. Successes without a 200 from the provider: %d.", rep.DuplicateSuccesses, rep.SuccessWithout200)
+	p("")
+	p("| Endpoint | Jobs | maxConcurrent | Most calls at once (provider) | Most running (database) | rateLimitPerMinute | Most calls in %d s (in 60 s) (provider) | Most claims in 60 s (database) | Claim to call |", int((time.Minute-DeliveryAllowance)/time.Second))
+	p("|---|---|---|---|---|---|---|---|---|")
+	for _, e := range rep.Endpoints {
+		rl, calls, claims := "none", "—", "—"
+		if e.RateLimit > 0 {
+			rl, calls, claims = fmt.Sprint(e.RateLimit), fmt.Sprintf("%d (%d)", e.CallsInWindow, e.CallsIn60s), fmt.Sprint(e.ClaimsIn60s)
+		}
+		p("| %s | %d | %d | %d | %d | %s | %s | %s | %s–%s |", e.Name, e.Jobs, e.MaxConcurrent, e.PeakAtProvider, e.PeakInDatabase, rl, calls, claims, e.DelayMin, e.DelayMax)
+	}
+	p("")
+	p("Time: %s of faults, then %s until every job finished; %.0f jobs/s from the first enqueue to the last finish (%s; the producer spread the enqueues over %s).",
+		fmtDur(rep.FaultTime), fmtDur(rep.DrainTime), rep.Throughput, fmtDur(rep.Busy), fmtDur(rep.EnqueueSpan))
+	if rep.OK() {
+		p("Invariants: all held.")
+	} else {
+		p("Invariants BROKEN:")
+		for _, v := range rep.Violations {
+			p("  - %s", v)
+		}
+	}
+	if rep.Dir != "" {
+		p("Logs kept in %s.", rep.Dir)
+	}
+	if rep.Schema != "" {
+		p("Schema %s kept for inspection.", rep.Schema)
+	}
+}
