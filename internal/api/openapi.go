@@ -29,7 +29,7 @@ func (a *API) OpenAPI(version string) map[string]any {
 		op := map[string]any{"summary": r.Summary, "operationId": operationID(r)}
 		if len(r.Scopes) > 0 {
 			op["security"] = []any{map[string]any{"bearer": []string{}}}
-			op["description"] = "Key scopes: " + joinOr(r.Scopes) + " (owner keys may do everything)."
+			op["description"] = "Key scopes: " + strings.Join(strs(r.Scopes), ", ") + " (owner keys may do everything)."
 		}
 		var params []any
 		for _, name := range pathParams.FindAllStringSubmatch(r.Path, -1) {

@@ -191,12 +191,3 @@ func decodeQueryInto(q url.Values, v any) error {
 	}
 	return errs.Err()
 }
-
-// joinOr lists scopes as "a or b".
-func joinOr(scopes []wire.Scope) string {
-	parts := make([]string, len(scopes))
-	for i, s := range scopes {
-		parts[i] = string(s)
-	}
-	return strings.Join(parts, ", ")
-}
