@@ -405,6 +405,113 @@ type Queries interface {
 	// AttemptOutcomes counts the endpoint's attempts finished at or after
 	// p.Since, by outcome. Running attempts are not counted.
 	AttemptOutcomes(ctx context.Context, p *AttemptOutcomesParams) (map[wire.AttemptOutcome]int64, error)
+
+	// WorkersTouch records when workers were seen: for each one it inserts
+	// the row or keeps, per time, the later of the stored and the given
+	// (0 leaves a time as it is), and the earlier first-seen time.
+	WorkersTouch(ctx context.Context, p *WorkersTouchParams) error
+	// WorkerList lists the project's workers seen at or after p.SeenSince,
+	// latest activity first, at most p.Limit, each with the count of
+	// running jobs it holds and up to p.JobsPerWorker of their ids (newest
+	// first).
+	WorkerList(ctx context.Context, p *WorkerListParams) ([]Worker, error)
+	// WorkersPrune deletes workers of every project last seen before
+	// p.SeenBefore and returns how many.
+	WorkersPrune(ctx context.Context, p *WorkersPruneParams) (int64, error)
+
+	// HistoryCursorGet reads the first minute not rolled up yet (unix ms;
+	// 0 before the first roll-up) and, in a Tx, locks it until commit
+	// (PostgreSQL: FOR UPDATE), so one node at a time rolls up.
+	HistoryCursorGet(ctx context.Context) (int64, error)
+	// HistoryCursorSet stores the first minute not rolled up yet.
+	HistoryCursorSet(ctx context.Context, nextMinute int64) error
+	// HistoryRollUp computes the per-minute roll-ups of every endpoint for
+	// the minutes in [p.From, p.To) (multiples of 60,000) from the attempts
+	// claimed and finished in them (running attempts count as claims) and
+	// inserts one row per endpoint and minute that had any, leaving rows
+	// that exist already as they are. Returns the rows inserted.
+	HistoryRollUp(ctx context.Context, p *HistoryRollUpParams) (int64, error)
+	// HistoryList reads the project's roll-ups of minutes in [p.From,
+	// p.To), of one endpoint or (EndpointID 0) every one, by endpoint name
+	// then minute.
+	HistoryList(ctx context.Context, p *HistoryListParams) ([]HistoryPoint, error)
+	// HistoryPrune deletes roll-ups of minutes before p.Before (every
+	// project) and returns how many.
+	HistoryPrune(ctx context.Context, p *HistoryPruneParams) (int64, error)
+}
+
+// WorkerSeen is what one node saw of one worker since it last wrote.
+type WorkerSeen struct {
+	ProjectID   int64
+	WorkerID    string
+	ClaimAt     int64 // the latest claim, 0 for none
+	HeartbeatAt int64 // the latest heartbeat, 0 for none
+	ReportAt    int64 // the latest report, 0 for none
+	FirstAt     int64 // the earliest of the three that is not 0
+}
+
+// WorkersTouchParams carries what a node saw of its workers.
+type WorkersTouchParams struct {
+	Workers []WorkerSeen // distinct (ProjectID, WorkerID) pairs
+}
+
+// Worker is a stored worker with what it holds.
+type Worker struct {
+	ProjectID       int64
+	WorkerID        string
+	FirstSeenAt     int64
+	LastClaimAt     int64 // 0 when never seen claiming
+	LastHeartbeatAt int64 // 0 when never seen heartbeating
+	LastReportAt    int64 // 0 when never seen reporting
+	LastSeenAt      int64 // the latest of the three
+	Holding         int64 // running jobs leased to this worker
+	JobIDs          []int64
+}
+
+// WorkerListParams selects a project's workers.
+type WorkerListParams struct {
+	ProjectID     int64 // the project whose workers are listed
+	SeenSince     int64 // workers last seen before this are left out
+	Limit         int   // at most this many workers
+	JobsPerWorker int   // at most this many job ids per worker
+}
+
+// WorkersPruneParams selects workers to forget.
+type WorkersPruneParams struct {
+	SeenBefore int64 // workers last seen before this go
+}
+
+// HistoryRollUpParams names the minutes to roll up.
+type HistoryRollUpParams struct {
+	From int64 // the first minute's start (unix ms, a multiple of 60,000)
+	To   int64 // the end: the start of the first minute not rolled up
+}
+
+// HistoryPoint is the roll-up of one endpoint's minute.
+type HistoryPoint struct {
+	EndpointID int64
+	Endpoint   string // the endpoint's name
+	Minute     int64  // the minute's start, unix ms
+	Claims     int64  // attempts claimed in the minute
+	Succeeded  int64  // attempts that finished in the minute, by outcome
+	Failed     int64
+	TimedOut   int64
+	LagSumMs   int64 // the sum of the due-to-claim lags of LagCount claims
+	LagCount   int64 // claims whose due time is known
+	LagMaxMs   int64
+}
+
+// HistoryListParams selects roll-ups.
+type HistoryListParams struct {
+	ProjectID  int64 // the project whose roll-ups are read
+	EndpointID int64 // one endpoint, or 0 for every one
+	From       int64 // minutes starting at or after From
+	To         int64 // minutes starting before To
+}
+
+// HistoryPruneParams selects roll-ups to delete.
+type HistoryPruneParams struct {
+	Before int64 // minutes starting before this go
 }
 
 // KeyRevokeParams names a key to revoke.

@@ -1150,13 +1150,15 @@ func (q *Queries) AttemptsFinish(ctx context.Context, as []*store.Attempt) error
 			// Each row looks its job up by id; OFFSET 0 keeps PostgreSQL
 			// from flattening the lookup into a join it may plan the other
 			// way round (see jobRunning).
-			jobs = `CROSS JOIN LATERAL (SELECT id, attempt, endpoint_id, worker_id, lease_token, claimed_at FROM jobs j
+			jobs = `CROSS JOIN LATERAL (SELECT id, attempt, endpoint_id, worker_id, lease_token, claimed_at, due_at FROM jobs j
 				WHERE j.id = v.column1 AND j.attempt = v.column2 AND ` + jobRunning + ` OFFSET 0) AS j WHERE true`
 		}
-		r, err := q.exec(ctx, `INSERT INTO attempts (`+attemptCols+`)
+		// due_at: the job's due time while it runs is the one the attempt
+		// was claimed at (history's due-to-claim lag).
+		r, err := q.exec(ctx, `INSERT INTO attempts (`+attemptCols+`, due_at)
 			SELECT j.id, j.attempt, j.endpoint_id, j.worker_id, j.lease_token, j.claimed_at, v.column3, v.column4, v.column5, v.column6,
 			v.column7, v.column8, v.column9, v.column10, v.column11, v.column12, v.column13, v.column14, v.column15,
-			v.column16, v.column17, v.column18
+			v.column16, v.column17, v.column18, j.due_at
 			FROM `+from+` `+jobs+`
 			ON CONFLICT DO NOTHING`, args...) // an attempt finished already is not found, as one not started
 		return q.expectN(r, err, len(part))
@@ -1201,6 +1203,168 @@ func (q *Queries) AttemptOutcomes(ctx context.Context, p *store.AttemptOutcomesP
 		out[o] = n
 	}
 	return out, q.D.Translate(rows.Err())
+}
+
+// --- workers ---
+
+// WorkersTouch upserts one row per worker; CASE rather than greatest/max
+// keeps one text for both drivers.
+func (q *Queries) WorkersTouch(ctx context.Context, p *store.WorkersTouchParams) error {
+	for _, w := range p.Workers {
+		seen := max(w.ClaimAt, w.HeartbeatAt, w.ReportAt)
+		first := w.FirstAt
+		if first == 0 {
+			first = seen
+		}
+		_, err := q.exec(ctx, `INSERT INTO workers (project_id, worker_id, first_seen_at, last_claim_at, last_heartbeat_at, last_report_at, last_seen_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (project_id, worker_id) DO UPDATE SET
+			first_seen_at = CASE WHEN excluded.first_seen_at < workers.first_seen_at THEN excluded.first_seen_at ELSE workers.first_seen_at END,
+			last_claim_at = CASE WHEN excluded.last_claim_at > workers.last_claim_at THEN excluded.last_claim_at ELSE workers.last_claim_at END,
+			last_heartbeat_at = CASE WHEN excluded.last_heartbeat_at > workers.last_heartbeat_at THEN excluded.last_heartbeat_at ELSE workers.last_heartbeat_at END,
+			last_report_at = CASE WHEN excluded.last_report_at > workers.last_report_at THEN excluded.last_report_at ELSE workers.last_report_at END,
+			last_seen_at = CASE WHEN excluded.last_seen_at > workers.last_seen_at THEN excluded.last_seen_at ELSE workers.last_seen_at END`,
+			w.ProjectID, w.WorkerID, first, w.ClaimAt, w.HeartbeatAt, w.ReportAt, seen)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WorkerList reads the workers, then what they hold from the project's
+// running jobs through jobs_project_state (project, state, id): running
+// jobs are few next to the others, and an index on worker_id would be
+// written at every claim.
+func (q *Queries) WorkerList(ctx context.Context, p *store.WorkerListParams) ([]store.Worker, error) {
+	rows, err := q.query(ctx, `SELECT project_id, worker_id, first_seen_at, last_claim_at, last_heartbeat_at, last_report_at, last_seen_at
+		FROM workers WHERE project_id = ? AND last_seen_at >= ? ORDER BY last_seen_at DESC, worker_id LIMIT `+strconv.Itoa(max(p.Limit, 0)), p.ProjectID, p.SeenSince)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Worker
+	index := map[string]int{}
+	for rows.Next() {
+		var w store.Worker
+		if err := rows.Scan(&w.ProjectID, &w.WorkerID, &w.FirstSeenAt, &w.LastClaimAt, &w.LastHeartbeatAt, &w.LastReportAt, &w.LastSeenAt); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		index[w.WorkerID] = len(out)
+		out = append(out, w)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(out) == 0 {
+		return out, q.D.Translate(err)
+	}
+	rows, err = q.query(ctx, `SELECT worker_id, id FROM jobs WHERE project_id = ? AND state = 'running' ORDER BY id DESC`, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var worker string
+		var id int64
+		if err := rows.Scan(&worker, &id); err != nil {
+			return nil, err
+		}
+		i, ok := index[worker]
+		if !ok {
+			continue
+		}
+		out[i].Holding++
+		if len(out[i].JobIDs) < p.JobsPerWorker {
+			out[i].JobIDs = append(out[i].JobIDs, id)
+		}
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+func (q *Queries) WorkersPrune(ctx context.Context, p *store.WorkersPruneParams) (int64, error) {
+	r, err := q.exec(ctx, `DELETE FROM workers WHERE last_seen_at < ?`, p.SeenBefore)
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
+}
+
+// --- history ---
+
+func (q *Queries) HistoryCursorGet(ctx context.Context) (int64, error) {
+	var next int64
+	err := q.row(ctx, `SELECT next_minute FROM history_cursor WHERE id = 1`+q.forUpdate()).Scan(&next)
+	return next, q.D.Translate(err)
+}
+
+func (q *Queries) HistoryCursorSet(ctx context.Context, nextMinute int64) error {
+	return q.expectOne(q.exec(ctx, `UPDATE history_cursor SET next_minute = ? WHERE id = 1`, nextMinute))
+}
+
+// HistoryRollUp is one INSERT ... SELECT. Each of its three parts starts
+// from the endpoints and reaches the attempts through an index that leads
+// with the endpoint: attempts_claims (endpoint_id, claimed_at),
+// jobs_running (endpoint_id, claimed_at) for attempts still running, and
+// attempts_finished (endpoint_id, finished_at). A minute is the claim or
+// finish time minus its remainder by 60,000. An attempt is either in
+// attempts or a running job's claim columns, moved in one transaction, so
+// the one statement counts each claim once.
+func (q *Queries) HistoryRollUp(ctx context.Context, p *store.HistoryRollUpParams) (int64, error) {
+	const lag = `CASE WHEN %[1]s.due_at > 0 AND %[1]s.claimed_at > %[1]s.due_at THEN %[1]s.claimed_at - %[1]s.due_at ELSE 0 END`
+	const lagN = `CASE WHEN %[1]s.due_at > 0 THEN 1 ELSE 0 END`
+	la, lj := fmt.Sprintf(lag, "a"), fmt.Sprintf(lag, "j")
+	r, err := q.exec(ctx, `INSERT INTO history (project_id, endpoint_id, minute, claims, succeeded, failed, timed_out, lag_sum_ms, lag_count, lag_max_ms)
+		SELECT e.project_id, u.endpoint_id, u.minute, sum(u.claims), sum(u.succeeded), sum(u.failed), sum(u.timed_out), sum(u.lag), sum(u.lag_n), max(u.lag)
+		FROM (
+			SELECT a.endpoint_id, a.claimed_at - a.claimed_at % 60000 AS minute, 1 AS claims, 0 AS succeeded, 0 AS failed, 0 AS timed_out,
+				`+la+` AS lag, `+fmt.Sprintf(lagN, "a")+` AS lag_n
+			FROM endpoints ea JOIN attempts a ON a.endpoint_id = ea.id AND a.claimed_at >= ? AND a.claimed_at < ?
+			UNION ALL
+			SELECT j.endpoint_id, j.claimed_at - j.claimed_at % 60000, 1, 0, 0, 0, `+lj+`, `+fmt.Sprintf(lagN, "j")+`
+			FROM endpoints ej JOIN jobs j ON j.endpoint_id = ej.id AND j.state = 'running' AND j.claimed_at >= ? AND j.claimed_at < ?
+			UNION ALL
+			SELECT f.endpoint_id, f.finished_at - f.finished_at % 60000, 0,
+				CASE WHEN f.outcome = 'succeeded' THEN 1 ELSE 0 END, CASE WHEN f.outcome = 'failed' THEN 1 ELSE 0 END,
+				CASE WHEN f.outcome = 'timed_out' THEN 1 ELSE 0 END, 0, 0
+			FROM endpoints ef JOIN attempts f ON f.endpoint_id = ef.id AND f.finished_at >= ? AND f.finished_at < ?
+		) AS u JOIN endpoints e ON e.id = u.endpoint_id
+		WHERE true
+		GROUP BY e.project_id, u.endpoint_id, u.minute
+		ON CONFLICT (project_id, endpoint_id, minute) DO NOTHING`, p.From, p.To, p.From, p.To, p.From, p.To)
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
+}
+
+func (q *Queries) HistoryList(ctx context.Context, p *store.HistoryListParams) ([]store.HistoryPoint, error) {
+	where, args := `h.project_id = ? AND h.minute >= ? AND h.minute < ?`, []any{p.ProjectID, p.From, p.To}
+	if p.EndpointID != 0 {
+		where += ` AND h.endpoint_id = ?`
+		args = append(args, p.EndpointID)
+	}
+	rows, err := q.query(ctx, `SELECT h.endpoint_id, e.name, h.minute, h.claims, h.succeeded, h.failed, h.timed_out, h.lag_sum_ms, h.lag_count, h.lag_max_ms
+		FROM history h JOIN endpoints e ON e.id = h.endpoint_id WHERE `+where+` ORDER BY e.name, h.minute`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.HistoryPoint
+	for rows.Next() {
+		var h store.HistoryPoint
+		if err := rows.Scan(&h.EndpointID, &h.Endpoint, &h.Minute, &h.Claims, &h.Succeeded, &h.Failed, &h.TimedOut, &h.LagSumMs, &h.LagCount, &h.LagMaxMs); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+func (q *Queries) HistoryPrune(ctx context.Context, p *store.HistoryPruneParams) (int64, error) {
+	r, err := q.exec(ctx, `DELETE FROM history WHERE minute < ?`, p.Before)
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
 }
 
 var _ store.Queries = (*Queries)(nil)
