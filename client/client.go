@@ -444,6 +444,35 @@ func (c *Client) Overview(ctx context.Context) (*wire.Overview, error) {
 	return &out, err
 }
 
+// Workers lists the workers the servers saw claim, heartbeat or report in
+// the last 24 hours, latest activity first, with the running jobs each
+// holds (owner key).
+func (c *Client) Workers(ctx context.Context) (*wire.WorkerList, error) {
+	var out wire.WorkerList
+	_, err := c.do(ctx, "GET", "/v1/workers", nil, &out)
+	return &out, err
+}
+
+// History reads per-minute claims, outcomes and due-to-claim lag of one
+// endpoint ("" for every endpoint) over the last hours (1–48; 0 for the
+// server's default, 6).
+func (c *Client) History(ctx context.Context, endpoint string, hours int) (*wire.History, error) {
+	q := url.Values{}
+	if endpoint != "" {
+		q.Set("endpoint", endpoint)
+	}
+	if hours != 0 {
+		q.Set("hours", strconv.Itoa(hours))
+	}
+	path := "/v1/history"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out wire.History
+	_, err := c.do(ctx, "GET", path, nil, &out)
+	return &out, err
+}
+
 // AdvanceClock moves the clock of a server started with --dev-clock.
 func (c *Client) AdvanceClock(ctx context.Context, d time.Duration) error {
 	_, err := c.do(ctx, "POST", "/v1/dev/clock", wire.ClockAdvance{AdvanceMs: d.Milliseconds()}, nil)

@@ -157,6 +157,9 @@ func TestErrorsNameTheField(t *testing.T) {
 		{"PUT", "/v1/endpoints/stripe/policy", `{"preset":"STANDARD"}`, `"field":"expectedVersion"`},
 		{"POST", "/v1/claims", `{"workerId":"w","tools":["charge@1"],"max":5000}`, `"field":"max"`},
 		{"GET", "/v1/jobs?state=lost", ``, `"field":"state"`},
+		{"GET", "/v1/history?hours=0", ``, `"field":"hours"`},
+		{"GET", "/v1/history?hours=49", ``, `"field":"hours"`},
+		{"GET", "/v1/history?hours=six", ``, `"field":"hours"`},
 	}
 	for _, c := range cases {
 		status, body := f.call(t, c.method, c.path, c.body)

@@ -60,6 +60,8 @@ func (a *API) table() []Route {
 		route(a, "POST", "/v1/reports", "Report up to 1000 outcomes; each report succeeds or fails on its own", worker, 200, a.reportBatch),
 		route(a, "POST", "/v1/dev/clock", "Advance the clock of a server started with --dev-clock (for tests of long backoffs)", owner, 200, a.advanceClock),
 		route(a, "GET", "/v1/overview", "Per-endpoint live state for the dashboard", anyKey, 200, a.overview),
+		route(a, "GET", "/v1/workers", "Workers seen in the last 24 hours with the running jobs they hold, latest activity first", owner, 200, a.workers),
+		route(a, "GET", "/v1/history", "Per-minute claims, outcomes and due-to-claim lag of each endpoint over the last hours", anyKey, 200, a.history, inQuery()),
 		{Method: "POST", Path: "/api/simulate", Summary: "Run the contention simulator (no key; Content-Type: application/json; body: the config of ratchet simulate, e.g. {\"to\":100,\"runs\":20}; one sweep at a time, 503 while busy)",
 			Status: 200, request: reflect.TypeFor[simulate.Config](), response: reflect.TypeFor[simulate.Result](), handler: sim.serve},
 	}
@@ -687,4 +689,32 @@ func orEmptyMap[K comparable, V any](m map[K]V) map[K]V {
 		return map[K]V{}
 	}
 	return m
+}
+
+func (a *API) workers(c *call[none]) (*wire.WorkerList, error) {
+	ws, err := a.e.Workers(c.ctx(), c.p)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.WorkerList{Workers: []wire.Worker{}}
+	for i := range ws {
+		out.Workers = append(out.Workers, workerView(&ws[i]))
+	}
+	return out, nil
+}
+
+func (a *API) history(c *call[wire.HistoryQuery]) (*wire.History, error) {
+	hours := wire.HistoryDefaultHours
+	if c.in.Hours != "" {
+		n, err := strconv.Atoi(c.in.Hours)
+		if err != nil {
+			return nil, field.New("hours", strconv.Quote(c.in.Hours), "must be an integer from 1 through 48")
+		}
+		hours = n
+	}
+	res, err := a.e.History(c.ctx(), c.p, c.in.Endpoint, hours)
+	if err != nil {
+		return nil, err
+	}
+	return historyView(res), nil
 }

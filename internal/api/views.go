@@ -162,3 +162,45 @@ func claimedView(c engine.Claimed) wire.ClaimedJob {
 func decodeString(raw json.RawMessage, dst *string) bool { return json.Unmarshal(raw, dst) == nil }
 
 func decodeInt(raw json.RawMessage, dst *int64) bool { return json.Unmarshal(raw, dst) == nil }
+
+// ftOrNull is a time, or null for 0 (never).
+func ftOrNull(ms int64) *string {
+	if ms == 0 {
+		return nil
+	}
+	s := ft(ms)
+	return &s
+}
+
+func workerView(w *store.Worker) wire.Worker {
+	jobs := w.JobIDs
+	if jobs == nil {
+		jobs = []int64{}
+	}
+	return wire.Worker{WorkerID: w.WorkerID, FirstSeenAt: ft(w.FirstSeenAt), LastClaimAt: ftOrNull(w.LastClaimAt),
+		LastHeartbeatAt: ftOrNull(w.LastHeartbeatAt), LastReportAt: ftOrNull(w.LastReportAt), Holding: w.Holding, Jobs: jobs}
+}
+
+func historyView(r *engine.HistoryResult) *wire.History {
+	out := &wire.History{MinuteMs: 60_000, From: ft(r.From), To: ft(r.To), Series: []wire.HistorySeries{}}
+	index := map[string]int{}
+	for _, name := range r.Endpoints {
+		index[name] = len(out.Series)
+		out.Series = append(out.Series, wire.HistorySeries{Endpoint: name, Points: []wire.HistoryPoint{}})
+	}
+	for _, h := range r.Points {
+		i, ok := index[h.Endpoint]
+		if !ok {
+			index[h.Endpoint] = len(out.Series)
+			i = len(out.Series)
+			out.Series = append(out.Series, wire.HistorySeries{Endpoint: h.Endpoint, Points: []wire.HistoryPoint{}})
+		}
+		var avg int64
+		if h.LagCount > 0 {
+			avg = h.LagSumMs / h.LagCount
+		}
+		out.Series[i].Points = append(out.Series[i].Points, wire.HistoryPoint{At: ft(h.Minute), Claims: h.Claims, Succeeded: h.Succeeded,
+			Failed: h.Failed, TimedOut: h.TimedOut, LagAvgMs: avg, LagMaxMs: h.LagMaxMs})
+	}
+	return out
+}

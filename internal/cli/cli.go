@@ -73,6 +73,8 @@ func commands() []command {
 		{"jobs", "list, read, enqueue, cancel, replay and explain jobs (on a server)", jobs.run, jobs},
 		{"runs", "start, read and finish runs (on a server)", runs.run, runs},
 		{"keys", "list, create and revoke API keys (on a server)", keys.run, keys},
+		{"workers", "list the workers seen in the last 24 hours and the jobs they hold (on a server)", runWorkers, nil},
+		{"history", "per-minute claims, outcomes and due-to-claim lag of each endpoint (on a server)", runHistory, nil},
 		{"bench", "measure burn-down throughput and due-to-claim lag (engine or HTTP, SQLite by default)", runBench, nil},
 		{"chaos", "run three nodes and workers on PostgreSQL under kills, restarts and clock skew; check the invariants", chaos.run, chaos},
 		{"version", "print the version", runVersion, nil},

@@ -13,7 +13,7 @@ import (
 	"github.com/getratchet/ratchet/internal/webhook"
 )
 
-const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--metrics-addr HOST:PORT] [--access-log] [--delivery-concurrency N] [--delivery-allow CIDRS] [--clock-offset DURATION]"
+const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--history-retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--metrics-addr HOST:PORT] [--access-log] [--delivery-concurrency N] [--delivery-allow CIDRS] [--clock-offset DURATION]"
 
 func runServe(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("serve", serveUsage, env.Stderr)
@@ -21,6 +21,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	db := databaseFlag(f, env)
 	boot := f.String("bootstrap-key", envOr(env, "RATCHET_BOOTSTRAP_KEY", ""), "owner key to create on first start instead of printing a new one (RATCHET_BOOTSTRAP_KEY)")
 	retention := f.String("retention", envOr(env, "RATCHET_RETENTION", "168h"), "prune finished jobs older than this; 0 or negative keeps them (RATCHET_RETENTION)")
+	historyRetention := f.String("history-retention", envOr(env, "RATCHET_HISTORY_RETENTION", "48h"), "keep per-minute history (GET /v1/history) this long, 1h–8760h (RATCHET_HISTORY_RETENTION)")
 	maxWait := f.String("max-wait", envOr(env, "RATCHET_MAX_WAIT", "30s"), "longest claim long poll, 1s–5m (RATCHET_MAX_WAIT)")
 	syncMode := f.String("sqlite-synchronous", envOr(env, "RATCHET_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous: FULL (survives power loss) or NORMAL (RATCHET_SQLITE_SYNCHRONOUS)")
 	devClock := f.Bool("dev-clock", "let owner keys advance the server clock (POST /v1/dev/clock); for tests, never for production")
@@ -39,6 +40,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if cfg.Retention <= 0 {
 		cfg.Retention = -1
 	}
+	cfg.HistoryRetention = f.duration("history-retention", *historyRetention, time.Hour, 8760*time.Hour, "must be a duration from 1h through 8760h, such as 48h")
 	cfg.MaxWait = f.duration("max-wait", *maxWait, time.Second, 5*time.Minute, "must be a duration from 1s through 5m")
 	cfg.ClockOffset = f.duration("clock-offset", *clockOffset, -time.Hour, time.Hour, "must be a duration from -1h through 1h, such as 2s")
 	if cfg.ClockOffset != 0 && cfg.DevClock {

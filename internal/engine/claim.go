@@ -71,6 +71,7 @@ func (e *Engine) Claim(ctx context.Context, p *Principal, r ClaimRequest) ([]Cla
 	if err != nil {
 		return nil, err
 	}
+	e.noteWorker(p.ProjectID, r.WorkerID, seenClaim, e.nowMs())
 	deadline := e.clk.Now().Add(r.Wait)
 	for {
 		woken := e.waitCh() // taken before looking, so no wake-up is missed

@@ -257,6 +257,9 @@ func (e *Engine) ClaimDeliveries(ctx context.Context, workerID string, max int, 
 		if len(ids) > 0 {
 			jobs, wakeAt, err = e.tryClaim(ctx, nil, r, ids)
 		}
+		for _, c := range jobs {
+			e.noteWorker(c.Job.ProjectID, workerID, seenClaim, c.Job.ClaimedAt)
+		}
 		if err != nil || len(jobs) > 0 || wait == 0 {
 			return jobs, err
 		}

@@ -35,6 +35,9 @@ type Config struct {
 	RescueInterval time.Duration // how often expired leases are looked for; default 250 ms
 	Retention      time.Duration // finished jobs older than this are pruned; default 7 days; negative keeps them forever
 	PruneInterval  time.Duration // default 1 minute
+	// HistoryRetention is how long per-minute roll-ups are kept (GET
+	// /v1/history); default 48 hours.
+	HistoryRetention time.Duration
 	MaxWait        time.Duration // longest claim long-poll; default 30 s
 	MaxClaim       int           // most jobs one claim may take; default 1000
 
@@ -89,6 +92,12 @@ type Engine struct {
 
 	// forwarding is true while Run relays the store's wake-ups.
 	forwarding atomic.Bool
+
+	// workers holds what this node saw of workers since its last flush.
+	workers workerSeenMap
+	// nextRollUp is when (unix ms) a minute may next have closed for
+	// RollUpHistory; until then Run does not look.
+	nextRollUp atomic.Int64
 }
 
 // New checks the configuration and builds an engine.
@@ -113,6 +122,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.PruneInterval <= 0 {
 		cfg.PruneInterval = time.Minute
+	}
+	if cfg.HistoryRetention <= 0 {
+		cfg.HistoryRetention = 48 * time.Hour
 	}
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = 30 * time.Second
@@ -158,7 +170,8 @@ func (e *Engine) txNow(ctx context.Context, q store.Queries) (int64, error) {
 }
 
 // Run performs the background duties until ctx ends: lease rescue, pruning
-// of finished jobs, and forwarding of the store's wake-ups to waiting
+// of finished jobs, writing what this node saw of workers (every second),
+// rolling up history (once per closed minute), and forwarding of the store's wake-ups to waiting
 // claimers. Rescue and pruning are safe to run on every node.
 func (e *Engine) Run(ctx context.Context) {
 	var wg sync.WaitGroup
@@ -178,7 +191,7 @@ func (e *Engine) Run(ctx context.Context) {
 	}()
 	go func() {
 		defer wg.Done()
-		lastPrune := time.Time{}
+		lastPrune, lastFlush := time.Time{}, time.Time{}
 		for {
 			t := e.clk.NewTimer(e.cfg.RescueInterval)
 			select {
@@ -190,6 +203,13 @@ func (e *Engine) Run(ctx context.Context) {
 			if _, err := e.Rescue(ctx); err != nil && ctx.Err() == nil {
 				e.log.Warn("lease rescue failed", "err", err)
 			}
+			if e.clk.Now().Sub(lastFlush) >= time.Second {
+				lastFlush = e.clk.Now()
+				if err := e.FlushWorkers(ctx); err != nil && ctx.Err() == nil {
+					e.log.Warn("writing workers failed", "err", err)
+				}
+			}
+			e.maybeRollUp(ctx)
 			if e.cfg.Retention > 0 && e.clk.Now().Sub(lastPrune) >= e.cfg.PruneInterval {
 				lastPrune = e.clk.Now()
 				if n, err := e.Prune(ctx); err != nil && ctx.Err() == nil {

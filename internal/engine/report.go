@@ -56,6 +56,9 @@ func (e *Engine) Heartbeat(ctx context.Context, p *Principal, jobID int64, lease
 		j.LeaseExpiresAt, j.UpdatedAt = now+j.TimeoutMs, now
 		return q.JobUpdate(ctx, j)
 	})
+	if err == nil {
+		e.noteWorker(p.ProjectID, j.WorkerID, seenHeartbeat, e.nowMs())
+	}
 	return j, storeErr(err, "job "+strconv.FormatInt(jobID, 10))
 }
 
@@ -140,6 +143,12 @@ func (e *Engine) ReportBatch(ctx context.Context, p *Principal, rs []ReportReque
 	}
 	if changed {
 		e.signal(ctx)
+	}
+	nowMs := e.nowMs()
+	for _, it := range out {
+		if it.Err == nil && it.Attempt != nil {
+			e.noteWorker(p.ProjectID, it.Attempt.WorkerID, seenReport, nowMs)
+		}
 	}
 	if e.obs != nil {
 		for _, it := range out {
@@ -585,6 +594,11 @@ func (e *Engine) Rescue(ctx context.Context) (int, error) {
 func (e *Engine) Prune(ctx context.Context) (int64, error) {
 	if e.cfg.Retention < 0 {
 		return 0, nil
+	}
+	// Every closed minute is rolled up before the attempts it counts may
+	// go; without that, nothing is pruned.
+	if _, err := e.RollUpHistory(ctx); err != nil {
+		return 0, err
 	}
 	var total int64
 	for {

@@ -34,6 +34,7 @@ type Config struct {
 	DatabaseURL       string        // file path, sqlite://path or postgres://...; default ratchet.db in the working directory
 	BootstrapKey      string        // owner key to create on first start instead of a generated one
 	Retention         time.Duration // prune finished jobs older than this; default 168h; negative keeps them
+	HistoryRetention  time.Duration // keep per-minute history this long; default 48h
 	MaxWait           time.Duration // longest claim long poll; default 30s
 	RescueInterval    time.Duration // lease rescue period; default 250ms
 	SQLiteSynchronous string        // FULL (default) or NORMAL
@@ -117,7 +118,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	// it, so their own clocks may disagree (see engine.Config). A
 	// development clock is the exception: it is there to be moved.
 	dbClock := st.Driver() == "postgres" && !cfg.DevClock
-	eng, err := engine.New(engine.Config{Store: st, Clock: clk, DatabaseClock: dbClock, Logger: log, Retention: cfg.Retention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics,
+	eng, err := engine.New(engine.Config{Store: st, Clock: clk, DatabaseClock: dbClock, Logger: log, Retention: cfg.Retention, HistoryRetention: cfg.HistoryRetention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics,
 		DeliveryPolicy: webhook.Policy{Allow: cfg.DeliveryAllow}})
 	if err != nil {
 		return err

@@ -1,0 +1,247 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
+)
+
+// Workers and history (GET /v1/workers, GET /v1/history).
+//
+// A node notes in memory when it saw each worker claim, heartbeat and
+// report, and writes what it noted at most once per second (FlushWorkers,
+// from Run): the claim path gains no write. History is rolled up once per
+// closed minute from the attempts of that minute (RollUpHistory, from Run
+// and before every prune, so no attempt is pruned before its minute is
+// counted).
+
+const (
+	minuteMs = 60_000
+	// workerTTL: workers unseen this long are dropped.
+	workerTTL = 24 * time.Hour
+	// historyGraceMs: a minute is rolled up this long after it ends, so
+	// that claims and reports stamped in its last moments have committed.
+	historyGraceMs = 5_000
+	// historyChunkMinutes bounds one roll-up transaction when catching up.
+	historyChunkMinutes = 60
+	maxWorkersListed    = 1000
+)
+
+type workerKey struct {
+	projectID int64
+	workerID  string
+}
+
+// workerSeen holds the times one node saw workers since its last flush.
+type workerSeenMap struct {
+	mu sync.Mutex
+	m  map[workerKey]*store.WorkerSeen
+}
+
+type seenKind int
+
+const (
+	seenClaim seenKind = iota
+	seenHeartbeat
+	seenReport
+)
+
+// noteWorker records, in memory, that a worker was seen at ms.
+func (e *Engine) noteWorker(projectID int64, workerID string, kind seenKind, ms int64) {
+	if workerID == "" {
+		return
+	}
+	s := &e.workers
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[workerKey]*store.WorkerSeen{}
+	}
+	k := workerKey{projectID, workerID}
+	w := s.m[k]
+	if w == nil {
+		w = &store.WorkerSeen{ProjectID: projectID, WorkerID: workerID, FirstAt: ms}
+		s.m[k] = w
+	}
+	w.FirstAt = min(w.FirstAt, ms)
+	switch kind {
+	case seenClaim:
+		w.ClaimAt = max(w.ClaimAt, ms)
+	case seenHeartbeat:
+		w.HeartbeatAt = max(w.HeartbeatAt, ms)
+	case seenReport:
+		w.ReportAt = max(w.ReportAt, ms)
+	}
+}
+
+// FlushWorkers writes what this node saw of workers since the last flush
+// in one transaction. Run calls it every second.
+func (e *Engine) FlushWorkers(ctx context.Context) error {
+	s := &e.workers
+	s.mu.Lock()
+	m := s.m
+	s.m = nil
+	s.mu.Unlock()
+	if len(m) == 0 {
+		return nil
+	}
+	ws := make([]store.WorkerSeen, 0, len(m))
+	for _, w := range m {
+		ws = append(ws, *w)
+	}
+	err := e.st.Tx(ctx, func(q store.Queries) error {
+		return q.WorkersTouch(ctx, &store.WorkersTouchParams{Workers: ws})
+	})
+	if err != nil {
+		// Put the times back for the next flush; newer notes win.
+		for _, w := range ws {
+			if w.ClaimAt > 0 {
+				e.noteWorker(w.ProjectID, w.WorkerID, seenClaim, w.ClaimAt)
+			}
+			if w.HeartbeatAt > 0 {
+				e.noteWorker(w.ProjectID, w.WorkerID, seenHeartbeat, w.HeartbeatAt)
+			}
+			if w.ReportAt > 0 {
+				e.noteWorker(w.ProjectID, w.WorkerID, seenReport, w.ReportAt)
+			}
+		}
+		return storeErr(err, "workers")
+	}
+	return nil
+}
+
+// Workers lists the project's workers seen in the last 24 hours, latest
+// activity first, with the running jobs each holds. This node's notes are
+// written first, so a worker seen here a moment ago is listed.
+func (e *Engine) Workers(ctx context.Context, p *Principal) ([]store.Worker, error) {
+	if err := p.Require(wire.ScopeOwner); err != nil {
+		return nil, err
+	}
+	if err := e.FlushWorkers(ctx); err != nil {
+		return nil, err
+	}
+	var out []store.Worker
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		out, err = q.WorkerList(ctx, &store.WorkerListParams{ProjectID: p.ProjectID, SeenSince: e.nowMs() - workerTTL.Milliseconds(),
+			Limit: maxWorkersListed, JobsPerWorker: wire.WorkerJobsShown})
+		return err
+	})
+	return out, storeErr(err, "workers")
+}
+
+// HistoryResult is the roll-ups of [From, To).
+type HistoryResult struct {
+	From, To  int64
+	Endpoints []string             // the endpoints asked about, by name
+	Points    []store.HistoryPoint // by endpoint name, then minute
+}
+
+// History reads the project's per-minute roll-ups of the last hours
+// (1–48), of one endpoint or every one.
+func (e *Engine) History(ctx context.Context, p *Principal, endpoint string, hours int) (*HistoryResult, error) {
+	// Any key may read it, as the overview.
+	if hours < wire.HistoryMinHours || hours > wire.HistoryMaxHours {
+		return nil, invalidField("hours", strconv.Itoa(hours), "must be an integer from 1 through 48")
+	}
+	to := e.nowMs() / minuteMs * minuteMs
+	res := &HistoryResult{From: to - int64(hours)*time.Hour.Milliseconds(), To: to}
+	err := e.st.Read(ctx, func(q store.Queries) error {
+		params := &store.HistoryListParams{ProjectID: p.ProjectID, From: res.From, To: res.To}
+		if endpoint != "" {
+			ep, err := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ProjectID, Name: endpoint})
+			if err != nil {
+				return storeErr(err, "endpoint "+strconv.Quote(endpoint))
+			}
+			params.EndpointID = ep.ID
+			res.Endpoints = []string{ep.Name}
+		} else {
+			eps, err := q.EndpointList(ctx, p.ProjectID)
+			if err != nil {
+				return err
+			}
+			for _, ep := range eps {
+				res.Endpoints = append(res.Endpoints, ep.Name)
+			}
+		}
+		var err error
+		res.Points, err = q.HistoryList(ctx, params)
+		return err
+	})
+	if err != nil {
+		return nil, storeErr(err, "history")
+	}
+	return res, nil
+}
+
+// RollUpHistory rolls up every closed minute not rolled up yet, at most
+// the history retention back, and deletes roll-ups past the retention and
+// workers unseen for 24 hours. Any node may call it at any time: the
+// cursor row it locks makes each minute computed once, and a node that was
+// down catches up. It returns the roll-up rows written.
+func (e *Engine) RollUpHistory(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		done := false
+		err := e.st.Tx(ctx, func(q store.Queries) error {
+			n, done = 0, false
+			now, err := e.txNow(ctx, q)
+			if err != nil {
+				return err
+			}
+			closed := (now - historyGraceMs) / minuteMs * minuteMs
+			next, err := q.HistoryCursorGet(ctx)
+			if err != nil {
+				return err
+			}
+			keep := closed - e.cfg.HistoryRetention.Milliseconds()
+			from := max(next, keep/minuteMs*minuteMs)
+			if from >= closed {
+				done = true
+				e.nextRollUp.Store(closed + minuteMs + historyGraceMs)
+				return nil
+			}
+			to := min(closed, from+historyChunkMinutes*minuteMs)
+			if n, err = q.HistoryRollUp(ctx, &store.HistoryRollUpParams{From: from, To: to}); err != nil {
+				return err
+			}
+			if err := q.HistoryCursorSet(ctx, to); err != nil {
+				return err
+			}
+			if to < closed {
+				return nil
+			}
+			done = true
+			e.nextRollUp.Store(closed + minuteMs + historyGraceMs)
+			if _, err := q.HistoryPrune(ctx, &store.HistoryPruneParams{Before: keep}); err != nil {
+				return err
+			}
+			_, err = q.WorkersPrune(ctx, &store.WorkersPruneParams{SeenBefore: now - workerTTL.Milliseconds()})
+			return err
+		})
+		if err != nil {
+			return total, storeErr(err, "history roll-up")
+		}
+		total += n
+		if done {
+			return total, nil
+		}
+	}
+}
+
+// maybeRollUp runs RollUpHistory when a minute may have closed since the
+// last one; between minutes it costs a comparison.
+func (e *Engine) maybeRollUp(ctx context.Context) {
+	if e.nowMs() < e.nextRollUp.Load() {
+		return
+	}
+	if n, err := e.RollUpHistory(ctx); err != nil && ctx.Err() == nil {
+		e.log.Warn("history roll-up failed", "err", err)
+	} else if n > 0 {
+		e.log.Debug("rolled up history", "rows", n)
+	}
+}
