@@ -38,8 +38,8 @@ type Config struct {
 	// HistoryRetention is how long per-minute roll-ups are kept (GET
 	// /v1/history); default 48 hours.
 	HistoryRetention time.Duration
-	MaxWait        time.Duration // longest claim long-poll; default 30 s
-	MaxClaim       int           // most jobs one claim may take; default 1000
+	MaxWait          time.Duration // longest claim long-poll; default 30 s
+	MaxClaim         int           // most jobs one claim may take; default 1000
 
 	// DatabaseClock takes the time of every transaction that decides on
 	// time from the database's clock (store.Queries.Now) instead of Clock:
