@@ -3,13 +3,13 @@ package wire
 // WorkerList is GET /v1/workers: the project's workers seen in the last 24
 // hours, latest activity first.
 type WorkerList struct {
-	Workers []Worker `json:"workers"`
+	Workers []WorkerStatus `json:"workers"`
 }
 
-// Worker is one worker id as the servers saw it claim, heartbeat and
+// WorkerStatus is one worker id as the servers saw it claim, heartbeat and
 // report, with the running jobs it holds now. The times are recorded at
 // most once per second per worker by each node.
-type Worker struct {
+type WorkerStatus struct {
 	WorkerID        string  `json:"workerId"`
 	FirstSeenAt     string  `json:"firstSeenAt" format:"date-time"`
 	LastClaimAt     *string `json:"lastClaimAt" format:"date-time" doc:"null when never seen claiming"`

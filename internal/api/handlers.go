@@ -696,7 +696,7 @@ func (a *API) workers(c *call[none]) (*wire.WorkerList, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &wire.WorkerList{Workers: []wire.Worker{}}
+	out := &wire.WorkerList{Workers: []wire.WorkerStatus{}}
 	for i := range ws {
 		out.Workers = append(out.Workers, workerView(&ws[i]))
 	}

@@ -172,12 +172,12 @@ func ftOrNull(ms int64) *string {
 	return &s
 }
 
-func workerView(w *store.Worker) wire.Worker {
+func workerView(w *store.Worker) wire.WorkerStatus {
 	jobs := w.JobIDs
 	if jobs == nil {
 		jobs = []int64{}
 	}
-	return wire.Worker{WorkerID: w.WorkerID, FirstSeenAt: ft(w.FirstSeenAt), LastClaimAt: ftOrNull(w.LastClaimAt),
+	return wire.WorkerStatus{WorkerID: w.WorkerID, FirstSeenAt: ft(w.FirstSeenAt), LastClaimAt: ftOrNull(w.LastClaimAt),
 		LastHeartbeatAt: ftOrNull(w.LastHeartbeatAt), LastReportAt: ftOrNull(w.LastReportAt), Holding: w.Holding, Jobs: jobs}
 }
 

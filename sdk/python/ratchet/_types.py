@@ -48,6 +48,9 @@ __all__ = [
     "ErrorBody",
     "Heartbeat",
     "HeartbeatResult",
+    "HistoryPoint",
+    "HistorySeries",
+    "History",
     "Hold",
     "PolicySnapshot",
     "Job",
@@ -87,6 +90,8 @@ __all__ = [
     "Tool",
     "ToolList",
     "ToolPublish",
+    "WorkerStatus",
+    "WorkerList",
 ]
 
 # Enums: one alias per distinct set of values.
@@ -395,6 +400,46 @@ class HeartbeatResult(TypedDict):
 
     cancelRequested: bool
     leaseExpiresAt: str
+
+
+class HistoryPoint(TypedDict):
+    """The HistoryPoint schema."""
+
+    # the minute's start
+    at: str
+    # attempts claimed in the minute
+    claims: int
+    # attempts reported failed in the minute
+    failed: int
+    # average due-to-claim lag of the minute's claims (claim time minus due time)
+    lagAvgMs: int
+    # largest due-to-claim lag of the minute's claims
+    lagMaxMs: int
+    # attempts that succeeded in the minute
+    succeeded: int
+    # attempts whose lease expired in the minute
+    timedOut: int
+
+
+class HistorySeries(TypedDict):
+    """The HistorySeries schema."""
+
+    endpoint: str
+    points: list[HistoryPoint]
+
+
+History = TypedDict(
+    "History",
+    {
+        "from": str,
+        # the length of one point: 60000
+        "minuteMs": int,
+        "series": list[HistorySeries],
+        # the start of the current minute (exclusive)
+        "to": str,
+    },
+)
+History.__doc__ = "The History schema: the 200 answer of GET /v1/history."
 
 
 class Hold(TypedDict):
@@ -825,3 +870,26 @@ class ToolPublish(TypedDict):
     # the lease of this tool's claims; null for the endpoint's
     timeoutMs: NotRequired[int | None]
     version: str
+
+
+class WorkerStatus(TypedDict):
+    """The WorkerStatus schema."""
+
+    firstSeenAt: str
+    # running jobs leased to this worker now
+    holding: int
+    # ids of up to 20 of those jobs, newest first
+    jobs: list[int]
+    # null when never seen claiming
+    lastClaimAt: str | None
+    # null when never seen heartbeating
+    lastHeartbeatAt: str | None
+    # null when never seen reporting
+    lastReportAt: str | None
+    workerId: str
+
+
+class WorkerList(TypedDict):
+    """The WorkerList schema: the 200 answer of GET /v1/workers."""
+
+    workers: list[WorkerStatus]

@@ -41,6 +41,7 @@ from ._types import (
     JobQuery,
     Key,
     KeyScope,
+    History,
     Me,
     Overview,
     Report,
@@ -51,6 +52,7 @@ from ._types import (
     SimulateResult,
     Tool,
     ToolPublish,
+    WorkerList,
 )
 from .errors import RatchetConnectionError, RatchetError, api_backoff, error_from_response
 
@@ -89,6 +91,8 @@ OPERATIONS = {
     "postJobsIdReport": "report",
     "postReports": "report_batch",
     "getOverview": "overview",
+    "getWorkers": "workers",
+    "getHistory": "history",
     "postDevClock": "advance_clock",
     "healthz": "healthz",
     "readyz": "readyz",
@@ -533,6 +537,21 @@ class Client:
     def overview(self) -> Overview:
         """Per-endpoint live state, as the dashboard shows it."""
         return self._call("GET", "/v1/overview", retry=True)[1]
+
+    def workers(self) -> WorkerList:
+        """Workers seen in the last 24 hours (claim, heartbeat, report),
+        latest activity first, with the running jobs each holds. Owner key."""
+        return self._call("GET", "/v1/workers", retry=True)[1]
+
+    def history(self, *, endpoint: str | None = None, hours: int | None = None) -> History:
+        """Per-minute claims, outcomes and due-to-claim lag of one endpoint
+        (or every one) over the last ``hours`` (1–48, default 6)."""
+        q: dict[str, str] = {}
+        if endpoint:
+            q["endpoint"] = endpoint
+        if hours is not None:
+            q["hours"] = str(int(hours))
+        return self._call("GET", "/v1/history", retry=True, query=q)[1]
 
     def advance_clock(self, advance_ms: int) -> ClockAdvance:
         """Move the clock of a server started with --dev-clock (tests of long

@@ -1,4 +1,4 @@
-import type { ClaimRequest, ClaimedJob, ClockAdvance, Endpoint, EndpointCreate, EndpointPolicyUpdate, HeartbeatResult, Hold, Job, JobBatchItem, JobBulkResult, JobEnqueue, JobList, JobState, Key, KeyCreate, Me, Overview, Report, ReportBatchItem, ReportResult, Run, RunCreate, SimulateConfig, SimulateResult, Tool, ToolPublish } from "./types.js";
+import type { ClaimRequest, ClaimedJob, ClockAdvance, Endpoint, EndpointCreate, EndpointPolicyUpdate, HeartbeatResult, History, Hold, Job, JobBatchItem, JobBulkResult, JobEnqueue, JobList, JobState, Key, KeyCreate, Me, Overview, Report, ReportBatchItem, ReportResult, Run, RunCreate, SimulateConfig, SimulateResult, Tool, ToolPublish, WorkerList } from "./types.js";
 /** Options of a Client. */
 export interface ClientOptions {
     /** The fetch to use; default the platform's. */
@@ -131,6 +131,13 @@ export declare class Client {
     reportBatch(reports: Report[], o?: RequestOptions): Promise<ReportBatchItem[]>;
     /** Per-endpoint live state, as the dashboard shows it. */
     overview(o?: RequestOptions): Promise<Overview>;
+    /** Workers seen in the last 24 hours, latest activity first, with the running jobs each holds (owner key). */
+    workers(o?: RequestOptions): Promise<WorkerList>;
+    /** Per-minute claims, outcomes and due-to-claim lag of one endpoint (or every one) over the last hours (1–48, default 6). */
+    history(q?: {
+        endpoint?: string;
+        hours?: number;
+    }, o?: RequestOptions): Promise<History>;
     /** Moves the clock of a server started with --dev-clock; the answer carries the new now. */
     advanceClock(advanceMs: number, o?: RequestOptions): Promise<ClockAdvance>;
     /** Runs the contention simulator (no key needed; one sweep at a time, 503 while busy). */

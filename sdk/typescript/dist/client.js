@@ -204,6 +204,19 @@ export class Client {
     async overview(o) {
         return (await this.#do("get", "/v1/overview", "/v1/overview", { safe: true }, o)).data;
     }
+    /** Workers seen in the last 24 hours, latest activity first, with the running jobs each holds (owner key). */
+    async workers(o) {
+        return (await this.#do("get", "/v1/workers", "/v1/workers", { safe: true }, o)).data;
+    }
+    /** Per-minute claims, outcomes and due-to-claim lag of one endpoint (or every one) over the last hours (1–48, default 6). */
+    async history(q = {}, o) {
+        const query = new URLSearchParams();
+        if (q.endpoint)
+            query.set("endpoint", q.endpoint);
+        if (q.hours !== undefined)
+            query.set("hours", String(q.hours));
+        return (await this.#do("get", "/v1/history", "/v1/history", { query, safe: true }, o)).data;
+    }
     /** Moves the clock of a server started with --dev-clock; the answer carries the new now. */
     async advanceClock(advanceMs, o) {
         return (await this.#do("post", "/v1/dev/clock", "/v1/dev/clock", { body: { advanceMs }, safe: false }, o)).data;

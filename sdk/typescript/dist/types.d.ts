@@ -67,6 +67,16 @@ export type ReportBatchItem = S["ReportBatchItem"];
 export type Decision = S["Decision"];
 /** GET /v1/overview. */
 export type Overview = S["Overview"];
+/** GET /v1/workers. */
+export type WorkerList = S["WorkerList"];
+/** A worker as the servers saw it, with the running jobs it holds. */
+export type WorkerStatus = S["WorkerStatus"];
+/** GET /v1/history. */
+export type History = S["History"];
+/** One endpoint's per-minute points. */
+export type HistorySeries = S["HistorySeries"];
+/** One endpoint's minute: claims, outcomes, due-to-claim lag. */
+export type HistoryPoint = S["HistoryPoint"];
 /** POST /v1/dev/clock, request and answer. */
 export type ClockAdvance = S["ClockAdvance"];
 /** The body of every error answer. */

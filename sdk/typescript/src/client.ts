@@ -10,6 +10,7 @@ import type {
   EndpointPolicyUpdate,
   ErrorBody,
   HeartbeatResult,
+  History,
   Hold,
   Job,
   JobBatchItem,
@@ -31,6 +32,7 @@ import type {
   SimulateResult,
   Tool,
   ToolPublish,
+  WorkerList,
 } from "./types.js";
 
 /** Options of a Client. */
@@ -322,6 +324,19 @@ export class Client {
   /** Per-endpoint live state, as the dashboard shows it. */
   async overview(o?: RequestOptions): Promise<Overview> {
     return (await this.#do("get", "/v1/overview", "/v1/overview", { safe: true }, o)).data;
+  }
+
+  /** Workers seen in the last 24 hours, latest activity first, with the running jobs each holds (owner key). */
+  async workers(o?: RequestOptions): Promise<WorkerList> {
+    return (await this.#do("get", "/v1/workers", "/v1/workers", { safe: true }, o)).data;
+  }
+
+  /** Per-minute claims, outcomes and due-to-claim lag of one endpoint (or every one) over the last hours (1–48, default 6). */
+  async history(q: { endpoint?: string; hours?: number } = {}, o?: RequestOptions): Promise<History> {
+    const query = new URLSearchParams();
+    if (q.endpoint) query.set("endpoint", q.endpoint);
+    if (q.hours !== undefined) query.set("hours", String(q.hours));
+    return (await this.#do("get", "/v1/history", "/v1/history", { query, safe: true }, o)).data;
   }
 
   /** Moves the clock of a server started with --dev-clock; the answer carries the new now. */

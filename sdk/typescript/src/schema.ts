@@ -176,6 +176,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per-minute claims, outcomes and due-to-claim lag of each endpoint over the last hours
+         * @description Key scopes: owner, producer, worker (owner keys may do everything).
+         */
+        get: operations["getHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs": {
         parameters: {
             query?: never;
@@ -588,6 +608,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Workers seen in the last 24 hours with the running jobs they hold, latest activity first
+         * @description Key scopes: owner (owner keys may do everything).
+         */
+        get: operations["getWorkers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -820,6 +860,41 @@ export interface components {
             cancelRequested: boolean;
             /** Format: date-time */
             leaseExpiresAt: string;
+        };
+        History: {
+            /** Format: date-time */
+            from: string;
+            /** @description the length of one point: 60000 */
+            minuteMs: number;
+            series: components["schemas"]["HistorySeries"][];
+            /**
+             * Format: date-time
+             * @description the start of the current minute (exclusive)
+             */
+            to: string;
+        };
+        HistoryPoint: {
+            /**
+             * Format: date-time
+             * @description the minute's start
+             */
+            at: string;
+            /** @description attempts claimed in the minute */
+            claims: number;
+            /** @description attempts reported failed in the minute */
+            failed: number;
+            /** @description average due-to-claim lag of the minute's claims (claim time minus due time) */
+            lagAvgMs: number;
+            /** @description largest due-to-claim lag of the minute's claims */
+            lagMaxMs: number;
+            /** @description attempts that succeeded in the minute */
+            succeeded: number;
+            /** @description attempts whose lease expired in the minute */
+            timedOut: number;
+        };
+        HistorySeries: {
+            endpoint: string;
+            points: components["schemas"]["HistoryPoint"][];
         };
         Hold: {
             /** @description one sentence for people */
@@ -1203,6 +1278,33 @@ export interface components {
             /** @description the lease of this tool's claims; null for the endpoint's */
             timeoutMs?: number | null;
             version: string;
+        };
+        WorkerList: {
+            workers: components["schemas"]["WorkerStatus"][];
+        };
+        WorkerStatus: {
+            /** Format: date-time */
+            firstSeenAt: string;
+            /** @description running jobs leased to this worker now */
+            holding: number;
+            /** @description ids of up to 20 of those jobs, newest first */
+            jobs: number[];
+            /**
+             * Format: date-time
+             * @description null when never seen claiming
+             */
+            lastClaimAt: string | null;
+            /**
+             * Format: date-time
+             * @description null when never seen heartbeating
+             */
+            lastHeartbeatAt: string | null;
+            /**
+             * Format: date-time
+             * @description null when never seen reporting
+             */
+            lastReportAt: string | null;
+            workerId: string;
         };
     };
     responses: never;
@@ -1739,6 +1841,85 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key's scope or allowlist does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getHistory: {
+        parameters: {
+            query?: {
+                /** @description one endpoint's name; default every endpoint */
+                endpoint?: string;
+                /** @description how far back: 1–48 hours, default 6 */
+                hours?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["History"];
                 };
             };
             /** @description Invalid request: every bad field is named with its value and what is allowed */
@@ -3542,6 +3723,80 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Tool"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key's scope or allowlist does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getWorkers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerList"];
                 };
             };
             /** @description Invalid request: every bad field is named with its value and what is allowed */
