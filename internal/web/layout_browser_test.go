@@ -174,8 +174,8 @@ func TestHeaderOnPhone(t *testing.T) {
 		if len(bad) > 0 {
 			t.Errorf("%s at 390 px: navigation links out of reach: %s", path, strings.Join(bad, "; "))
 		}
-		if n := browsertest.Eval[int](tab, `document.querySelectorAll(".site-nav a").length`); n != 7 {
-			t.Errorf("%s: %d navigation links, want 7", path, n)
+		if n := browsertest.Eval[int](tab, `document.querySelectorAll(".site-nav a").length`); n != 9 {
+			t.Errorf("%s: %d navigation links, want 9", path, n)
 		}
 		tab.Screenshot(shots, "header"+strings.ReplaceAll(path, "/", "-"))
 	}

@@ -8,6 +8,7 @@ import * as B from "./backoff.js";
 import { $, h, toast as showToast, fieldText } from "./ui.js";
 import { api, ApiError, getKey, setKey, hooks, query } from "./dashboard-api.js";
 import { lanes, draw } from "./dashboard-timeline.js";
+import { workersView, historyView } from "./dashboard-observe.js";
 
 const REFRESH_MS = 3000;
 const PAGE_SIZE = 50;
@@ -199,6 +200,8 @@ const ROUTES = [
   { re: /^\/tools$/, name: "tools", view: toolsView },
   { re: /^\/runs$/, name: "runs", view: runsView },
   { re: /^\/runs\/(\d+)$/, name: "run", view: runView },
+  { re: /^\/workers$/, name: "workers", view: workersView },
+  { re: /^\/history$/, name: "history", view: historyView },
 ];
 
 function match(pathname) {

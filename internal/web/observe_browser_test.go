@@ -1,0 +1,150 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getratchet/ratchet/client"
+	"github.com/getratchet/ratchet/internal/browsertest"
+	"github.com/getratchet/ratchet/internal/proctest"
+)
+
+// TestWorkersAndHistoryPages: a worker that claims is listed on the
+// Workers page with links to the jobs it holds; after attempts over a few
+// minutes of the dev clock and their roll-up, the History page draws
+// exactly the claims the API reports. Both pages fit a phone's width.
+func TestWorkersAndHistoryPages(t *testing.T) {
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	prepareDB(t, dir)
+	srv := proctest.Start(t, dir, nil, "--dev-clock")
+	ctx := context.Background()
+	c := client.New(srv.URL, ownerKey)
+	must(c.CreateEndpoint(ctx, "payments", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 600_000, MaxConcurrent: 50}))(t)
+	must(c.PublishTool(ctx, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "payments"}))(t)
+	wk := must(c.CreateKey(ctx, "worker", "worker", []string{"charge@1"}))(t)
+	w := client.New(srv.URL, wk.Secret)
+	claim := func(worker string, n int) []client.ClaimedJob {
+		t.Helper()
+		js := must(w.Claim(ctx, client.ClaimRequest{WorkerID: worker, Max: n}))(t)
+		if len(js) != n {
+			t.Fatalf("%s claimed %d jobs, want %d", worker, len(js), n)
+		}
+		return js
+	}
+	// Five minutes of work by "billing-beta": each minute three jobs wait
+	// a little (lag), are claimed and reported, one of them failing.
+	for round := range 5 {
+		for i := range 3 {
+			enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(fmt.Sprintf(`{"n":%d}`, round*3+i))})
+		}
+		must(struct{}{}, c.AdvanceClock(ctx, time.Duration(5+round*4)*time.Second))(t)
+		for i, j := range claim("billing-beta", 3) {
+			rep := client.Report{JobID: j.ID, LeaseToken: j.LeaseToken, Success: true, HTTPStatus: 200}
+			if i == 0 && round%2 == 1 {
+				rep = client.Report{JobID: j.ID, LeaseToken: j.LeaseToken, Retryable: ptr(false), Message: "card declined"}
+			}
+			must(w.ReportOne(ctx, rep))(t)
+		}
+		must(struct{}{}, c.AdvanceClock(ctx, time.Minute))(t)
+	}
+	// "billing-alpha" holds three jobs.
+	for i := range 3 {
+		enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(fmt.Sprintf(`{"held":%d}`, i))})
+	}
+	held := claim("billing-alpha", 3)
+	must(struct{}{}, c.AdvanceClock(ctx, 2*time.Minute))(t)
+
+	// The server rolls the closed minutes up in the background.
+	var claims int64
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		h := must(c.History(ctx, "payments", 1))(t)
+		claims = 0
+		for _, p := range h.Series[0].Points {
+			claims += p.Claims
+		}
+		if claims == 18 {
+			break
+		}
+	}
+	if claims != 18 {
+		t.Fatalf("history counts %d claims, want 18", claims)
+	}
+
+	shots := browsertest.ScreenshotDir(t)
+	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: shots}
+	a.signIn(ownerKey)
+	for _, vp := range viewports {
+		setViewport(t, a.tab, vp.w, vp.h)
+
+		a.click(`.site-nav a[href="/workers"]`)
+		a.waitView("workers")
+		a.tab.WaitFor(`document.querySelector('#workers-table tr[data-worker="billing-alpha"]') !== null`)
+		if got := a.texts("#workers-table tbody th"); strings.Join(got, ",") != "billing-alpha,billing-beta" {
+			t.Errorf("%s: workers listed %v, want billing-alpha then billing-beta", vp.name, got)
+		}
+		if got := a.text(`tr[data-worker="billing-alpha"] .holding`); got != "3" {
+			t.Errorf("%s: billing-alpha holds %q, want 3", vp.name, got)
+		}
+		links := a.texts(`tr[data-worker="billing-alpha"] .job-links a`)
+		if len(links) != 3 {
+			t.Errorf("%s: billing-alpha links %v, want 3 jobs", vp.name, links)
+		}
+		if got := a.text(`tr[data-worker="billing-beta"] td:nth-child(4) .rel`); !strings.HasSuffix(got, "ago") {
+			t.Errorf("%s: billing-beta's last report reads %q", vp.name, got)
+		}
+		if got := a.text(`tr[data-worker="billing-beta"] td:nth-child(4) .abs`); !strings.Contains(got, "UTC") {
+			t.Errorf("%s: billing-beta's last report has no UTC time: %q", vp.name, got)
+		}
+		noSideScroll(t, a.tab, "workers "+vp.name)
+		a.shot("workers-" + vp.name)
+
+		a.click(`.site-nav a[href="/history"]`)
+		a.waitView("history")
+		a.tab.WaitFor(`document.querySelector('[data-endpoint="payments"] svg.history-chart rect[data-v]') !== null`)
+		// The throughput chart's bars add up to the claims of the API.
+		sum := browsertest.Eval[int64](a.tab, `Array.from(document.querySelectorAll('[id$="-throughput"] rect[data-v]')).reduce((n, r) => n + Number(r.dataset.v), 0)`)
+		if sum != 18 {
+			t.Errorf("%s: throughput bars add up to %d claims, want 18", vp.name, sum)
+		}
+		failed := browsertest.Eval[int64](a.tab, `Array.from(document.querySelectorAll('[id$="-failures"] rect[data-v]')).reduce((n, r) => n + Number(r.dataset.v), 0)`)
+		if failed != 2 {
+			t.Errorf("%s: failure bars add up to %d, want 2", vp.name, failed)
+		}
+		if n := browsertest.Eval[int](a.tab, `document.querySelectorAll('[id$="-lag"] circle.point').length`); n == 0 {
+			t.Errorf("%s: the lag chart has no points", vp.name)
+		}
+		if label := browsertest.Eval[string](a.tab, `document.querySelector('[id$="-throughput"] svg').getAttribute("aria-label")`); !strings.Contains(label, "18 claims") {
+			t.Errorf("%s: throughput aria-label = %q", vp.name, label)
+		}
+		if n := browsertest.Eval[int](a.tab, `document.querySelectorAll('[data-endpoint="payments"] .history-table tbody tr').length`); n != 6 {
+			t.Errorf("%s: the data table has %d minutes, want 6", vp.name, n)
+		}
+		noSideScroll(t, a.tab, "history "+vp.name)
+		a.shot("history-" + vp.name)
+		// The last hour, where the minutes stand apart.
+		a.click(`.hours-picker a[href^="/history?hours=1&"], .hours-picker a[href="/history?hours=1"]`)
+		a.waitView("history")
+		a.tab.WaitFor(`location.search.includes("hours=1") && document.querySelector('[id$="-throughput"] rect[data-v]') !== null`)
+		noSideScroll(t, a.tab, "history 1 h "+vp.name)
+		a.shot("history-1h-" + vp.name)
+	}
+
+	// The range picker and the job links route on the client.
+	a.click(`.hours-picker a[href^="/history?hours=24"]`)
+	a.waitView("history")
+	if got := browsertest.Eval[string](a.tab, `location.search`); !strings.Contains(got, "hours=24") {
+		t.Errorf("after picking 24 h the address is %q", got)
+	}
+	a.click(`.site-nav a[href="/workers"]`)
+	a.waitView("workers")
+	a.tab.WaitFor(`document.querySelector('#workers-table .job-links a') !== null`)
+	a.click(fmt.Sprintf(`#workers-table a[href="/jobs/%d"]`, held[0].ID))
+	a.waitView("job")
+}
+
+func ptr[T any](v T) *T { return &v }
