@@ -139,7 +139,7 @@ func points(t *testing.T, h *harness, hours int) []store.HistoryPoint {
 		t.Fatal(err)
 	}
 	for i := range res.Points {
-		res.Points[i].EndpointID = 0
+		res.Points[i].ProjectID, res.Points[i].EndpointID = 0, 0
 	}
 	return res.Points
 }
@@ -271,4 +271,71 @@ func TestHistoryTwoNodesPostgres(t *testing.T) {
 	if got := points(t, h, 6); fmt.Sprint(got) != fmt.Sprint(wantScenario) {
 		t.Errorf("History =\n%v\nwant\n%v", got, wantScenario)
 	}
+}
+
+// TestHistoryRollUpCost rolls up one minute of 20,000 attempts (claimed
+// and finished in it) among 40,000 in the hour around it, on SQLite and,
+// when configured, PostgreSQL: the counts must be exact; the time is
+// printed, never asserted.
+func TestHistoryRollUpCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds 40,000 attempts")
+	}
+	run := func(t *testing.T, h *harness) {
+		h.endpoint("stripe", `{"preset":"STANDARD","maxConcurrent":100000}`)
+		h.tool(`{"name":"charge","version":"v1","endpoint":"stripe"}`)
+		// seed enqueues, claims and reports n jobs, 1,000 at a time.
+		seed := func(n int) {
+			for range n / 1000 {
+				reqs := make([]engine.EnqueueRequest, 1000)
+				for i := range reqs {
+					reqs[i] = engine.EnqueueRequest{Tool: "charge@v1"}
+				}
+				if _, err := h.e.EnqueueBatch(h.ctx, h.owner, reqs); err != nil {
+					t.Fatal(err)
+				}
+				cs := h.claim([]string{"charge@v1"}, 1000)
+				if _, err := h.e.ReportBatch(h.ctx, h.owner, reports(cs, classifyOK)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		seed(10_000)
+		h.clk.Advance(time.Minute)
+		minute := h.clk.Now().UnixMilli() / 60_000 * 60_000
+		seed(20_000)
+		h.clk.Advance(time.Minute)
+		seed(10_000)
+		h.clk.Advance(70 * time.Second)
+		start := time.Now()
+		n, err := h.e.RollUpHistory(h.ctx)
+		took := time.Since(start)
+		if err != nil || n != 3 {
+			t.Fatalf("RollUpHistory = %d, %v; want 3 rows", n, err)
+		}
+		var got *store.HistoryPoint
+		for _, p := range points(t, h, 1) {
+			if p.Minute == minute {
+				got = &p
+			}
+		}
+		if got == nil || got.Claims != 20_000 || got.Succeeded != 20_000 {
+			t.Fatalf("the busy minute rolled up as %+v, want 20000 claims and successes", got)
+		}
+		t.Logf("%s: rolled up 3 minutes holding 40,000 attempts in %v", h.st.Driver(), took)
+		// A pass with nothing to do reads the cursor only.
+		start = time.Now()
+		if n, err := h.e.RollUpHistory(h.ctx); err != nil || n != 0 {
+			t.Fatalf("second RollUpHistory = %d, %v", n, err)
+		}
+		t.Logf("%s: a pass with no closed minute took %v", h.st.Driver(), time.Since(start))
+	}
+	t.Run("sqlite", func(t *testing.T) { run(t, newHarness(t)) })
+	t.Run("postgres", func(t *testing.T) {
+		st, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, newHarnessOn(t, st))
+	})
 }

@@ -425,12 +425,15 @@ type Queries interface {
 	HistoryCursorGet(ctx context.Context) (int64, error)
 	// HistoryCursorSet stores the first minute not rolled up yet.
 	HistoryCursorSet(ctx context.Context, nextMinute int64) error
-	// HistoryRollUp computes the per-minute roll-ups of every endpoint for
+	// HistoryCompute computes the per-minute roll-ups of every endpoint for
 	// the minutes in [p.From, p.To) (multiples of 60,000) from the attempts
-	// claimed and finished in them (running attempts count as claims) and
-	// inserts one row per endpoint and minute that had any, leaving rows
-	// that exist already as they are. Returns the rows inserted.
-	HistoryRollUp(ctx context.Context, p *HistoryRollUpParams) (int64, error)
+	// claimed and finished in them (running attempts count as claims): one
+	// point per endpoint and minute that had any, in no particular order.
+	// It only reads, so it may run in a Read.
+	HistoryCompute(ctx context.Context, p *HistoryRollUpParams) ([]HistoryPoint, error)
+	// HistoryInsert stores roll-ups, leaving those of an endpoint and
+	// minute stored already as they are, and returns how many it stored.
+	HistoryInsert(ctx context.Context, points []HistoryPoint) (int64, error)
 	// HistoryList reads the project's roll-ups of minutes in [p.From,
 	// p.To), of one endpoint or (EndpointID 0) every one, by endpoint name
 	// then minute.
@@ -489,8 +492,9 @@ type HistoryRollUpParams struct {
 
 // HistoryPoint is the roll-up of one endpoint's minute.
 type HistoryPoint struct {
+	ProjectID  int64
 	EndpointID int64
-	Endpoint   string // the endpoint's name
+	Endpoint   string // the endpoint's name (HistoryList only)
 	Minute     int64  // the minute's start, unix ms
 	Claims     int64  // attempts claimed in the minute
 	Succeeded  int64  // attempts that finished in the minute, by outcome

@@ -1300,40 +1300,69 @@ func (q *Queries) HistoryCursorSet(ctx context.Context, nextMinute int64) error 
 	return q.expectOne(q.exec(ctx, `UPDATE history_cursor SET next_minute = ? WHERE id = 1`, nextMinute))
 }
 
-// HistoryRollUp is one INSERT ... SELECT. Each of its three parts starts
-// from the endpoints and reaches the attempts through an index that leads
-// with the endpoint: attempts_claims (endpoint_id, claimed_at),
-// jobs_running (endpoint_id, claimed_at) for attempts still running, and
-// attempts_finished (endpoint_id, finished_at). A minute is the claim or
+// HistoryCompute is one SELECT. Each of its three parts reads
+// the attempts through an index that leads with the endpoint, probed once
+// per endpoint ("endpoint_id IN (SELECT id FROM endpoints)"):
+// attempts_claims (endpoint_id, claimed_at), jobs_running (endpoint_id,
+// claimed_at) for attempts still running, and attempts_finished
+// (endpoint_id, finished_at). Written as a join from endpoints, SQLite,
+// without statistics, scanned every attempt instead. A minute is the claim or
 // finish time minus its remainder by 60,000. An attempt is either in
 // attempts or a running job's claim columns, moved in one transaction, so
 // the one statement counts each claim once.
-func (q *Queries) HistoryRollUp(ctx context.Context, p *store.HistoryRollUpParams) (int64, error) {
+func (q *Queries) HistoryCompute(ctx context.Context, p *store.HistoryRollUpParams) ([]store.HistoryPoint, error) {
 	const lag = `CASE WHEN %[1]s.due_at > 0 AND %[1]s.claimed_at > %[1]s.due_at THEN %[1]s.claimed_at - %[1]s.due_at ELSE 0 END`
 	const lagN = `CASE WHEN %[1]s.due_at > 0 THEN 1 ELSE 0 END`
 	la, lj := fmt.Sprintf(lag, "a"), fmt.Sprintf(lag, "j")
-	r, err := q.exec(ctx, `INSERT INTO history (project_id, endpoint_id, minute, claims, succeeded, failed, timed_out, lag_sum_ms, lag_count, lag_max_ms)
-		SELECT e.project_id, u.endpoint_id, u.minute, sum(u.claims), sum(u.succeeded), sum(u.failed), sum(u.timed_out), sum(u.lag), sum(u.lag_n), max(u.lag)
+	rows, err := q.query(ctx, `SELECT e.project_id, u.endpoint_id, u.minute, CAST(sum(u.claims) AS BIGINT), CAST(sum(u.succeeded) AS BIGINT),
+			CAST(sum(u.failed) AS BIGINT), CAST(sum(u.timed_out) AS BIGINT), CAST(sum(u.lag) AS BIGINT), CAST(sum(u.lag_n) AS BIGINT), CAST(max(u.lag) AS BIGINT)
 		FROM (
 			SELECT a.endpoint_id, a.claimed_at - a.claimed_at % 60000 AS minute, 1 AS claims, 0 AS succeeded, 0 AS failed, 0 AS timed_out,
 				`+la+` AS lag, `+fmt.Sprintf(lagN, "a")+` AS lag_n
-			FROM endpoints ea JOIN attempts a ON a.endpoint_id = ea.id AND a.claimed_at >= ? AND a.claimed_at < ?
+			FROM attempts a WHERE a.endpoint_id IN (SELECT id FROM endpoints) AND a.claimed_at >= ? AND a.claimed_at < ?
 			UNION ALL
 			SELECT j.endpoint_id, j.claimed_at - j.claimed_at % 60000, 1, 0, 0, 0, `+lj+`, `+fmt.Sprintf(lagN, "j")+`
-			FROM endpoints ej JOIN jobs j ON j.endpoint_id = ej.id AND j.state = 'running' AND j.claimed_at >= ? AND j.claimed_at < ?
+			FROM jobs j WHERE j.endpoint_id IN (SELECT id FROM endpoints) AND j.state = 'running' AND j.claimed_at >= ? AND j.claimed_at < ?
 			UNION ALL
 			SELECT f.endpoint_id, f.finished_at - f.finished_at % 60000, 0,
 				CASE WHEN f.outcome = 'succeeded' THEN 1 ELSE 0 END, CASE WHEN f.outcome = 'failed' THEN 1 ELSE 0 END,
 				CASE WHEN f.outcome = 'timed_out' THEN 1 ELSE 0 END, 0, 0
-			FROM endpoints ef JOIN attempts f ON f.endpoint_id = ef.id AND f.finished_at >= ? AND f.finished_at < ?
+			FROM attempts f WHERE f.endpoint_id IN (SELECT id FROM endpoints) AND f.finished_at >= ? AND f.finished_at < ?
 		) AS u JOIN endpoints e ON e.id = u.endpoint_id
-		WHERE true
-		GROUP BY e.project_id, u.endpoint_id, u.minute
-		ON CONFLICT (project_id, endpoint_id, minute) DO NOTHING`, p.From, p.To, p.From, p.To, p.From, p.To)
+		GROUP BY e.project_id, u.endpoint_id, u.minute`, p.From, p.To, p.From, p.To, p.From, p.To)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return r.RowsAffected()
+	defer rows.Close()
+	var out []store.HistoryPoint
+	for rows.Next() {
+		var h store.HistoryPoint
+		if err := rows.Scan(&h.ProjectID, &h.EndpointID, &h.Minute, &h.Claims, &h.Succeeded, &h.Failed, &h.TimedOut, &h.LagSumMs, &h.LagCount, &h.LagMaxMs); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+// HistoryInsert writes one row per point: a minute holds one row per
+// endpoint, so these are few.
+func (q *Queries) HistoryInsert(ctx context.Context, points []store.HistoryPoint) (int64, error) {
+	var n int64
+	for _, h := range points {
+		r, err := q.exec(ctx, `INSERT INTO history (project_id, endpoint_id, minute, claims, succeeded, failed, timed_out, lag_sum_ms, lag_count, lag_max_ms)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, endpoint_id, minute) DO NOTHING`,
+			h.ProjectID, h.EndpointID, h.Minute, h.Claims, h.Succeeded, h.Failed, h.TimedOut, h.LagSumMs, h.LagCount, h.LagMaxMs)
+		if err != nil {
+			return n, err
+		}
+		k, err := r.RowsAffected()
+		if err != nil {
+			return n, err
+		}
+		n += k
+	}
+	return n, nil
 }
 
 func (q *Queries) HistoryList(ctx context.Context, p *store.HistoryListParams) ([]store.HistoryPoint, error) {
@@ -1342,7 +1371,7 @@ func (q *Queries) HistoryList(ctx context.Context, p *store.HistoryListParams) (
 		where += ` AND h.endpoint_id = ?`
 		args = append(args, p.EndpointID)
 	}
-	rows, err := q.query(ctx, `SELECT h.endpoint_id, e.name, h.minute, h.claims, h.succeeded, h.failed, h.timed_out, h.lag_sum_ms, h.lag_count, h.lag_max_ms
+	rows, err := q.query(ctx, `SELECT h.project_id, h.endpoint_id, e.name, h.minute, h.claims, h.succeeded, h.failed, h.timed_out, h.lag_sum_ms, h.lag_count, h.lag_max_ms
 		FROM history h JOIN endpoints e ON e.id = h.endpoint_id WHERE `+where+` ORDER BY e.name, h.minute`, args...)
 	if err != nil {
 		return nil, err
@@ -1351,7 +1380,7 @@ func (q *Queries) HistoryList(ctx context.Context, p *store.HistoryListParams) (
 	var out []store.HistoryPoint
 	for rows.Next() {
 		var h store.HistoryPoint
-		if err := rows.Scan(&h.EndpointID, &h.Endpoint, &h.Minute, &h.Claims, &h.Succeeded, &h.Failed, &h.TimedOut, &h.LagSumMs, &h.LagCount, &h.LagMaxMs); err != nil {
+		if err := rows.Scan(&h.ProjectID, &h.EndpointID, &h.Endpoint, &h.Minute, &h.Claims, &h.Succeeded, &h.Failed, &h.TimedOut, &h.LagSumMs, &h.LagCount, &h.LagMaxMs); err != nil {
 			return nil, err
 		}
 		out = append(out, h)

@@ -155,11 +155,18 @@ func testHistoryRollUp(t *testing.T, s store.Store) {
 	claim(t, s, "w", "lb2", 130_000, b.ID)
 	finish(c.ID, wire.OutcomeTimedOut, 121_000, 999_999)
 
+	// rollUp computes the minutes in a Read and stores them in a Tx, as
+	// the engine does.
 	rollUp := func(from, to int64) int64 {
 		t.Helper()
+		var points []store.HistoryPoint
+		read(t, s, func(q store.Queries) (err error) {
+			points, err = q.HistoryCompute(ctx, &store.HistoryRollUpParams{From: from, To: to})
+			return err
+		})
 		var n int64
 		tx(t, s, func(q store.Queries) (err error) {
-			n, err = q.HistoryRollUp(ctx, &store.HistoryRollUpParams{From: from, To: to})
+			n, err = q.HistoryInsert(ctx, points)
 			return err
 		})
 		return n
@@ -189,21 +196,21 @@ func testHistoryRollUp(t *testing.T, s store.Store) {
 		t.Errorf("HistoryRollUp(minutes 2-4) inserted %d rows, want 2", n)
 	}
 	want := fmt.Sprint([]store.HistoryPoint{
-		{EndpointID: ep2.ID, Endpoint: "openai", Minute: m, Claims: 1, Failed: 1, LagSumMs: 0, LagCount: 1, LagMaxMs: 0},
-		{EndpointID: f.ep.ID, Endpoint: "stripe", Minute: m, Claims: 3, Succeeded: 1, LagSumMs: 6_999, LagCount: 3, LagMaxMs: 5_000},
-		{EndpointID: f.ep.ID, Endpoint: "stripe", Minute: 2 * m, Claims: 1, Failed: 1, TimedOut: 1, LagSumMs: 3_000, LagCount: 1, LagMaxMs: 3_000},
+		{ProjectID: f.p.ID, EndpointID: ep2.ID, Endpoint: "openai", Minute: m, Claims: 1, Failed: 1, LagSumMs: 0, LagCount: 1, LagMaxMs: 0},
+		{ProjectID: f.p.ID, EndpointID: f.ep.ID, Endpoint: "stripe", Minute: m, Claims: 3, Succeeded: 1, LagSumMs: 6_999, LagCount: 3, LagMaxMs: 5_000},
+		{ProjectID: f.p.ID, EndpointID: f.ep.ID, Endpoint: "stripe", Minute: 2 * m, Claims: 1, Failed: 1, TimedOut: 1, LagSumMs: 3_000, LagCount: 1, LagMaxMs: 3_000},
 	})
 	if got := list(&store.HistoryListParams{ProjectID: f.p.ID, From: 0, To: 10 * m}); got != want {
 		t.Errorf("HistoryList =\n%s\nwant\n%s", got, want)
 	}
 	wantStripe := fmt.Sprint([]store.HistoryPoint{
-		{EndpointID: f.ep.ID, Endpoint: "stripe", Minute: 2 * m, Claims: 1, Failed: 1, TimedOut: 1, LagSumMs: 3_000, LagCount: 1, LagMaxMs: 3_000},
+		{ProjectID: f.p.ID, EndpointID: f.ep.ID, Endpoint: "stripe", Minute: 2 * m, Claims: 1, Failed: 1, TimedOut: 1, LagSumMs: 3_000, LagCount: 1, LagMaxMs: 3_000},
 	})
 	if got := list(&store.HistoryListParams{ProjectID: f.p.ID, EndpointID: f.ep.ID, From: 2 * m, To: 3 * m}); got != wantStripe {
 		t.Errorf("HistoryList(stripe, minute 2) =\n%s\nwant\n%s", got, wantStripe)
 	}
 	wantOther := fmt.Sprint([]store.HistoryPoint{
-		{EndpointID: oep.ID, Endpoint: "stripe", Minute: 4 * m, Claims: 1, LagSumMs: 50_000, LagCount: 1, LagMaxMs: 50_000},
+		{ProjectID: other.ID, EndpointID: oep.ID, Endpoint: "stripe", Minute: 4 * m, Claims: 1, LagSumMs: 50_000, LagCount: 1, LagMaxMs: 50_000},
 	})
 	if got := list(&store.HistoryListParams{ProjectID: other.ID, From: 0, To: 10 * m}); got != wantOther {
 		t.Errorf("HistoryList(other project) =\n%s\nwant\n%s", got, wantOther)
