@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"testing"
 	"strings"
+	"testing"
 	"unicode"
 	"unicode/utf8"
 )
