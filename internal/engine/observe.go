@@ -256,6 +256,8 @@ func (e *Engine) maybeRollUp(ctx context.Context) {
 		return
 	}
 	if n, err := e.RollUpHistory(ctx); err != nil && ctx.Err() == nil {
+		// Try again in a while rather than at every tick of Run.
+		e.nextRollUp.Store(e.nowMs() + 10_000)
 		e.log.Warn("history roll-up failed", "err", err)
 	} else if n > 0 {
 		e.log.Debug("rolled up history", "rows", n)
