@@ -63,6 +63,7 @@ type providerCall struct {
 	path, key, webhookID string
 	job, attempt         int64
 	at, end              time.Time // arrival and answer (zero end: never answered)
+	gone                 time.Time // when the handler returned (answered, or the caller went away)
 	signed               bool      // the webhook-signature verified
 }
 
@@ -116,6 +117,7 @@ func (p *countingProvider) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	p.arrived <- c
 	p.answer(w, r, &c)
+	c.gone = time.Now()
 	p.mu.Lock()
 	p.inFlight--
 	p.calls = append(p.calls, c)
@@ -463,5 +465,77 @@ func TestDeliveryNodeKilledMidRequest(t *testing.T) {
 	}
 	if calls[0].end != (time.Time{}) || calls[1].end.IsZero() {
 		t.Errorf("the held request answered at %v, the retry at %v: want the first never answered", calls[0].end, calls[1].end)
+	}
+}
+
+// TestDeliverySkewedNodeKeepsItsLease: a node whose clock runs 5 s behind
+// the database's delivers to a provider that never answers, with a 3 s
+// lease. The request's timeout must come from the lease as the database
+// granted it, not from the node's clock: judged by its own clock the lease
+// would have 8 s left, the request would still be open when every other
+// node (and its own rescue, on the database's clock) takes the lease as
+// expired, and the retry would reach the provider while the first request
+// still waits: one job delivered twice at once. So: the provider never
+// has two requests of one job open at once, and each attempt ends with
+// the node's own report of a network timeout, made inside its lease, not
+// a rescue.
+func TestDeliverySkewedNodeKeepsItsLease(t *testing.T) {
+	dbURL := pgtest.URL(t)
+	release := make(chan struct{})
+	prov := newProvider(t, nil, func(w http.ResponseWriter, r *http.Request, c *providerCall) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	t.Cleanup(func() { close(release) })
+	node := proctest.Start(t, "", nil, append(deliveryArgs(dbURL), "--clock-offset", "-5s")...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("node output:\n%s", node.Output.String())
+		}
+	})
+	ctx := testCtx(t, time.Minute)
+	o := client.New(node.URL, ownerKey)
+	if _, err := o.CreateEndpoint(ctx, "slow", client.EndpointPolicy{
+		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 2, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
+		DefaultTimeoutMs: 3000, MaxConcurrent: 10, CircuitFailureThreshold: 1000,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.PublishTool(ctx, client.ToolSpec{Name: "slow", Version: "1", Endpoint: "slow", Delivery: &wire.DeliveryTarget{URL: prov.srv.URL + "/slow"}}); err != nil {
+		t.Fatal(err)
+	}
+	j, _, err := o.Enqueue(ctx, client.EnqueueRequest{Tool: "slow@1", IdempotencyKey: "slow-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *client.Job
+	waitFor(t, 30*time.Second, "the job exhausted", func() (bool, string) {
+		got, err = o.GetJob(ctx, j.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return got.State == wire.JobExhausted, string(got.State)
+	})
+	// The provider's handlers return when the node drops the request;
+	// wait for the last one to be counted.
+	waitFor(t, 10*time.Second, "the provider saw both requests end", func() (bool, string) {
+		calls, _ := prov.snapshot()
+		return len(calls) == 2, fmt.Sprint(len(calls))
+	})
+	calls, peak := prov.snapshot()
+	slices.SortFunc(calls, func(a, b providerCall) int { return a.at.Compare(b.at) })
+	for i, c := range calls {
+		t.Logf("request %d (attempt %d): opened %s, dropped by the node %s later", i+1, c.attempt, c.at.Format("15:04:05.000"), c.gone.Sub(c.at).Round(time.Millisecond))
+	}
+	if peak > 1 {
+		t.Errorf("the provider had %d requests of job %d open at once: the retry went out while the first request, past its lease, still waited", peak, j.ID)
+	}
+	for _, a := range got.Attempts {
+		t.Logf("attempt %d: %s (%s) %s", a.Number, a.Outcome, a.Classification, a.Message)
+		if a.Outcome != "failed" || a.Classification != "network_timeout" {
+			t.Errorf("attempt %d: %s (%s); want failed as network_timeout, reported by the node inside its lease", a.Number, a.Outcome, a.Classification)
+		}
 	}
 }
