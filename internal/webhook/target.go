@@ -226,6 +226,7 @@ var refused = []struct {
 	{netip.MustParsePrefix("ff00::/8"), "multicast"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64"}, // local-use (RFC 8215)
 	{netip.MustParsePrefix("2002::/16"), "6to4"},
 }
 

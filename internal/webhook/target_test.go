@@ -228,6 +228,7 @@ func TestPolicyRefusesEveryClass(t *testing.T) {
 		{"255.255.255.255", "reserved"},
 		{"100.64.0.1", "shared (CGNAT)"},
 		{"64:ff9b::7f00:1", "NAT64"},
+		{"64:ff9b:1::a00:1", "NAT64"},
 		{"2002:7f00:1::1", "6to4"},
 		{"::127.0.0.1", "IPv4-compatible"}, // deprecated ::/96 embedding
 		{"::10.0.0.1", "IPv4-compatible"},
