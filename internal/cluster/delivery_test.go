@@ -345,6 +345,14 @@ func TestDeliveryLimitsAcrossNodes(t *testing.T) {
 				t.Errorf("the provider saw key %s %d times", k, n)
 			}
 		}
+		// No node had a report refused (a lease lost) or failing.
+		for i, n := range nodes {
+			for _, l := range strings.Split(n.Output.String(), "\n") {
+				if strings.Contains(l, "delivery report") || strings.Contains(l, "delivery claim failed") {
+					t.Errorf("node %d: %s", i, l)
+				}
+			}
+		}
 		t.Logf("metered: %d requests over two simulated minutes, %d keys, %d jobs held (rateLimitPerMinute %d)", prov.count("/metered"), len(seen), jobs-2*rate, rate)
 	})
 }
