@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,6 +83,7 @@ type countingProvider struct {
 	inFlight    int
 	maxInFlight int
 	calls       []providerCall
+	arrivals    []providerCall // every request, as it arrived
 	arrived     chan providerCall
 }
 
@@ -114,6 +117,7 @@ func (p *countingProvider) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.inFlight++
 	p.maxInFlight = max(p.maxInFlight, p.inFlight)
+	p.arrivals = append(p.arrivals, c)
 	p.mu.Unlock()
 	p.arrived <- c
 	p.answer(w, r, &c)
@@ -129,6 +133,20 @@ func (p *countingProvider) snapshot() ([]providerCall, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.calls), p.maxInFlight
+}
+
+// arrivalsSoFar returns every request that arrived, answered or not.
+func (p *countingProvider) arrivalsSoFar() []providerCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.arrivals)
+}
+
+// resetPeak starts counting the most in flight at once afresh.
+func (p *countingProvider) resetPeak() {
+	p.mu.Lock()
+	p.maxInFlight = p.inFlight
+	p.mu.Unlock()
 }
 
 func (p *countingProvider) count(path string) int {
@@ -164,7 +182,9 @@ func answerOK(w http.ResponseWriter, r *http.Request, c *providerCall) {
 //     by the rate_limit gate on every node; when the minute has passed
 //     (the claim times in the table moved back 60 s, as the skew tests
 //     move them, so the test need not wait a real minute) exactly 40 more
-//     arrive, and 20 stay held.
+//     arrive, and 20 stay held;
+//   - a circuit opened by 503s: no request while open, then exactly one
+//     half-open probe across the three nodes (deliveryCircuit).
 func TestDeliveryLimitsAcrossNodes(t *testing.T) {
 	dbURL := pgtest.URL(t)
 	key := []byte("ratchet-cluster-delivery-key-32b")
@@ -355,6 +375,147 @@ func TestDeliveryLimitsAcrossNodes(t *testing.T) {
 		}
 		t.Logf("metered: %d requests over two simulated minutes, %d keys, %d jobs held (rateLimitPerMinute %d)", prov.count("/metered"), len(seen), jobs-2*rate, rate)
 	})
+
+	t.Run("circuit", func(t *testing.T) { deliveryCircuit(t, ctx, nodes, owners, retry) })
+}
+
+// deliveryCircuit: a provider that answers 503 opens the circuit of an
+// endpoint (threshold 3, maxConcurrent 5) delivered to by three nodes.
+// Counted at the provider: at most threshold+maxConcurrent-1 requests went
+// out before it opened (each further claim needs a slot freed by a
+// reported failure), none while it is open, then exactly one half-open
+// probe, which every node names, and nothing else while the provider holds
+// the probe; when the probe succeeds every node delivers again and each
+// job reaches the provider's 200 once.
+func deliveryCircuit(t *testing.T, ctx context.Context, nodes []*proctest.Server, owners []*client.Client, retry client.Policy) {
+	const jobs, threshold, maxConc, openMs = 20, 3, 5, 5000
+	var mode atomic.Int32 // 0: 503 at once; 1: hold until probeDone, then 200; 2: 200
+	probeDone := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(probeDone) }) }
+	prov := newProvider(t, nil, func(w http.ResponseWriter, r *http.Request, c *providerCall) {
+		switch mode.Load() {
+		case 0:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"error":"down"}`)
+			return
+		case 1:
+			select {
+			case <-probeDone:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		answerOK(w, r, c)
+	})
+	t.Cleanup(release) // before the provider's Close, which waits for a held request
+	o := owners[0]
+	if _, err := o.CreateEndpoint(ctx, "fragile", client.EndpointPolicy{Policy: retry, DefaultTimeoutMs: 20000, MaxConcurrent: maxConc,
+		CircuitFailureThreshold: threshold, CircuitOpenMs: openMs}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.PublishTool(ctx, client.ToolSpec{Name: "fragile", Version: "1", Endpoint: "fragile",
+		Delivery: &wire.DeliveryTarget{URL: prov.srv.URL + "/fragile"}}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := make([]client.EnqueueRequest, jobs)
+	for k := range reqs {
+		reqs[k] = client.EnqueueRequest{Tool: "fragile@1", IdempotencyKey: fmt.Sprintf("fragile-%d", k)}
+	}
+	if _, err := owners[2].EnqueueBatch(ctx, reqs); err != nil {
+		t.Fatal(err)
+	}
+	var opened time.Time
+	waitFor(t, 30*time.Second, "the circuit open", func() (bool, string) {
+		ep, err := o.GetEndpoint(ctx, "fragile")
+		if err != nil {
+			return false, err.Error()
+		}
+		if ep.Circuit.State == "open" {
+			opened, err = time.Parse(time.RFC3339Nano, ep.Circuit.OpenedAt)
+			return err == nil, ep.Circuit.OpenedAt
+		}
+		return false, string(ep.Circuit.State)
+	})
+	// Requests claimed before the circuit opened may land just after;
+	// then nothing until it half-opens.
+	time.Sleep(2 * time.Second)
+	before := len(prov.arrivalsSoFar())
+	mode.Store(1)
+	prov.resetPeak()
+	if since := time.Since(opened); since > (openMs-1000)*time.Millisecond {
+		t.Fatalf("%s passed between the circuit opening and the count, too close to its %d ms open period: the machine is too slow for this test", since.Round(time.Millisecond), openMs)
+	}
+	if before < threshold || before > threshold+maxConc-1 {
+		t.Errorf("%d requests reached the provider before the circuit opened, want %d to %d (threshold %d, maxConcurrent %d)", before, threshold, threshold+maxConc-1, threshold, maxConc)
+	}
+	waitFor(t, openMs*time.Millisecond+20*time.Second, "the half-open probe", func() (bool, string) {
+		n := len(prov.arrivalsSoFar())
+		return n > before, fmt.Sprint(n)
+	})
+	probeAt := time.Now()
+	as := prov.arrivalsSoFar()
+	probe := as[before]
+	if d := probe.at.Sub(opened); d < openMs*time.Millisecond-100*time.Millisecond {
+		// The database's clock and this machine's are the same clock here;
+		// the 100 ms allow for the time of the API call.
+		t.Errorf("the first request after the circuit opened came %s after it opened, inside the %d ms open period", d.Round(time.Millisecond), openMs)
+	}
+	for i, o := range owners {
+		ep, err := o.GetEndpoint(ctx, "fragile")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ep.Circuit.State != "half_open" || ep.Circuit.ProbeJobID != probe.job {
+			t.Errorf("node %d sees the circuit %q with probe %d while the provider holds job %d's request", i, ep.Circuit.State, ep.Circuit.ProbeJobID, probe.job)
+		}
+	}
+	// Every node's dispatcher polls at least every 5 s; give them time to
+	// (wrongly) send a second request while the probe is held.
+	time.Sleep(time.Until(probeAt.Add(6 * time.Second)))
+	if n := len(prov.arrivalsSoFar()); n != before+1 {
+		t.Errorf("%d requests reached the provider while the half-open probe was held, want only the probe", n-before)
+	}
+	_, peak := prov.snapshot()
+	if peak != 1 {
+		t.Errorf("%d requests in flight at once while half-open, want 1", peak)
+	}
+	mode.Store(2)
+	release()
+	waitFor(t, 60*time.Second, "every fragile job succeeded", func() (bool, string) {
+		n, left := 0, 0
+		page, err := o.ListJobs(ctx, client.JobFilter{Tool: "fragile", Limit: 100})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, j := range page.Jobs {
+			if j.State == wire.JobSucceeded {
+				n++
+			} else {
+				left++
+			}
+		}
+		return n == jobs, fmt.Sprintf("%d succeeded, %d not", n, left)
+	})
+	for i, o := range owners {
+		if ep, err := o.GetEndpoint(ctx, "fragile"); err != nil || ep.Circuit.State != "closed" {
+			t.Errorf("node %d: circuit %+v, %v; want closed", i, ep, err)
+		}
+	}
+	calls, _ := prov.snapshot()
+	ok := map[string]int{}
+	for _, c := range calls {
+		if !c.end.IsZero() {
+			ok[c.key]++
+		}
+	}
+	for k := range jobs {
+		if n := ok[fmt.Sprintf("fragile-%d", k)]; n != 1 {
+			t.Errorf("job fragile-%d got the provider's 200 %d times, want once", k, n)
+		}
+	}
+	t.Logf("fragile: %d requests before the circuit opened (threshold %d, maxConcurrent %d), the probe (job %d) %s after it opened, %d requests in all for %d jobs",
+		before, threshold, maxConc, probe.job, probe.at.Sub(opened).Round(time.Millisecond), len(prov.arrivalsSoFar()), jobs)
 }
 
 // TestDeliveryNodeKilledMidRequest: a node delivers a job to a provider
