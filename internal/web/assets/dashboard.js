@@ -7,7 +7,7 @@
 import * as B from "./backoff.js";
 import { $, h, toast as showToast, fieldText } from "./ui.js";
 import { api, ApiError, getKey, setKey, hooks, query } from "./dashboard-api.js";
-import { lanes, draw } from "./dashboard-timeline.js";
+import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
 
 const REFRESH_MS = 3000;
 const PAGE_SIZE = 50;
@@ -991,6 +991,7 @@ async function jobView([id], stale) {
     h("h3", {}, `Attempt ${a.number} `, badge(a.outcome, "outcome-" + a.outcome), " ", h("span", { class: "muted small", text: a.classification })),
     h("p", { class: "small" }, `Worker ${a.workerId || "—"} · claimed ${when(a.claimedAt, true)}`, a.durationMs != null ? ` · ran ${msText(a.durationMs)}` : "",
       a.httpStatus != null ? ` · HTTP ${a.httpStatus}` : "", a.message ? ` · “${a.message}”` : ""),
+    deliveryDetails(a),
     a.nextDueAt ? arithmetic(policy, a) : h("p", { class: "muted small", text: afterAttempt(j, a) })));
 
   setView(
