@@ -369,7 +369,7 @@ func (c *Client) CountJobs(ctx context.Context, f JobFilter) (int64, error) {
 	return out.Count, err
 }
 
-// Bulk cancels or replays every job matching f; expectedCount is the count
+// Bulk cancels, replays or runs now ("run_now", owner key) every job matching f; expectedCount is the count
 // the person confirmed (CountJobs), and a changed selection is a conflict.
 func (c *Client) Bulk(ctx context.Context, action string, f JobFilter, expectedCount int64) (*BulkResult, error) {
 	f.Cursor, f.Limit = "", 0
@@ -377,6 +377,23 @@ func (c *Client) Bulk(ctx context.Context, action string, f JobFilter, expectedC
 	var out BulkResult
 	_, err := c.do(ctx, "POST", "/v1/jobs/bulk", wire.JobBulk{Action: action, Filter: &q, ExpectedCount: &expectedCount}, &out)
 	return &out, err
+}
+
+// BulkIDs cancels, replays or runs now ("cancel", "replay", "run_now") the
+// jobs listed by id (1–1000); run_now needs an owner key.
+func (c *Client) BulkIDs(ctx context.Context, action string, ids []int64) (*BulkResult, error) {
+	n := int64(len(ids))
+	var out BulkResult
+	_, err := c.do(ctx, "POST", "/v1/jobs/bulk", wire.JobBulk{Action: action, IDs: ids, ExpectedCount: &n}, &out)
+	return &out, err
+}
+
+// RunNow makes a scheduled job due now (owner key); the gates still apply
+// and its attempt count stays. A job in another state is a 409.
+func (c *Client) RunNow(ctx context.Context, id int64) (*Job, error) {
+	var j Job
+	_, err := c.do(ctx, "POST", "/v1/jobs/"+strconv.FormatInt(id, 10)+"/run-now", nil, &j)
+	return &j, err
 }
 
 // GetJob reads a job with its attempts.

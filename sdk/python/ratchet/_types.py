@@ -100,7 +100,7 @@ RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
 ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "conflict", "unavailable", "internal", "client_closed"]
 HoldGate = Literal["due_time", "circuit", "max_concurrent", "rate_limit", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
-JobBulkAction = Literal["cancel", "replay"]
+JobBulkAction = Literal["cancel", "replay", "run_now"]
 KeyScope = Literal["owner", "producer", "worker"]
 MeProjectPlan = Literal["FREE", "BASIC", "PRO"]
 PolicySnapshotSource = Literal["tool", "endpoint", "default"]
@@ -423,7 +423,7 @@ class PolicySnapshot(TypedDict):
 
 
 class Job(TypedDict):
-    """The Job schema: the 200 answer of POST /v1/jobs; the 201 answer of POST /v1/jobs; the 200 answer of GET /v1/jobs/{id}; the 200 answer of POST /v1/jobs/{id}/cancel; the 201 answer of POST /v1/jobs/{id}/replay."""
+    """The Job schema: the 200 answer of POST /v1/jobs; the 201 answer of POST /v1/jobs; the 200 answer of GET /v1/jobs/{id}; the 200 answer of POST /v1/jobs/{id}/cancel; the 201 answer of POST /v1/jobs/{id}/replay; the 200 answer of POST /v1/jobs/{id}/run-now."""
 
     # attempts started so far
     attempt: int
@@ -513,6 +513,8 @@ class JobBulk(TypedDict):
     action: JobBulkAction
     expectedCount: int | None
     filter: NotRequired[JobQuery | None]
+    # job ids, instead of a filter
+    ids: NotRequired[list[int]]
 
 
 class JobBulkFailed(TypedDict):

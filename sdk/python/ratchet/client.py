@@ -84,6 +84,7 @@ OPERATIONS = {
     "getJobsIdExplain": "explain_job",
     "postJobsIdCancel": "cancel_job",
     "postJobsIdReplay": "replay_job",
+    "postJobsIdRunNow": "run_now",
     "postClaims": "claim",
     "postJobsIdHeartbeat": "heartbeat",
     "postJobsIdReport": "report",
@@ -464,12 +465,24 @@ class Client:
         created_after: str | _dt.datetime | None = None,
         created_before: str | _dt.datetime | None = None,
     ) -> JobBulkResult:
-        """Cancel or replay every job matching the filter (at most 1000).
-        ``expected_count`` is the count the person confirmed (count_jobs);
-        when the selection holds another count nothing is done (409)."""
+        """Cancel, replay or run now (``run_now``, owner key) every job
+        matching the filter (at most 1000). ``expected_count`` is the count
+        the person confirmed (count_jobs); when the selection holds another
+        count nothing is done (409)."""
         q = _query(state, tool, endpoint, run_id, created_after, created_before, None, None)
         body = {"action": action, "filter": q, "expectedCount": expected_count}
         return self._call("POST", "/v1/jobs/bulk", body, retry=False)[1]
+
+    def bulk_ids(self, action: JobBulkAction, ids: Sequence[int]) -> JobBulkResult:
+        """Cancel, replay or run now (``run_now``, owner key) the jobs listed
+        by id (1 to 1000)."""
+        body = {"action": action, "ids": [int(i) for i in ids], "expectedCount": len(ids)}
+        return self._call("POST", "/v1/jobs/bulk", body, retry=False)[1]
+
+    def run_now(self, job_id: int) -> Job:
+        """Make a scheduled job due now (owner key); the gates still apply
+        and its attempt count stays. Another state is a 409 naming it."""
+        return self._call("POST", f"/v1/jobs/{int(job_id)}/run-now", retry=False)[1]
 
     def get_job(self, job_id: int) -> Job:
         """A job with its attempts and what holds it."""

@@ -110,7 +110,11 @@ export declare class Client {
      * is the count the person confirmed (countJobs); when the selection holds
      * another count nothing is done and it rejects with 409.
      */
-    bulkJobs(action: "cancel" | "replay", filter: JobFilter, expectedCount: number, o?: RequestOptions): Promise<JobBulkResult>;
+    bulkJobs(action: "cancel" | "replay" | "run_now", filter: JobFilter, expectedCount: number, o?: RequestOptions): Promise<JobBulkResult>;
+    /** Cancels, replays or runs now (run_now: owner key) the jobs listed by id (1–1000). */
+    bulkJobIds(action: "cancel" | "replay" | "run_now", ids: number[], o?: RequestOptions): Promise<JobBulkResult>;
+    /** Makes a scheduled job due now (owner key); gates still apply and the attempt count stays. Rejects with 409 naming the state otherwise. */
+    runNow(jobId: number, o?: RequestOptions): Promise<Job>;
     /** Reads a job with its attempts, payload and what holds it. */
     getJob(jobId: number, o?: RequestOptions): Promise<Job>;
     /** Says which gate holds a job. */

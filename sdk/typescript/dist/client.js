@@ -166,6 +166,14 @@ export class Client {
         const q = toQuery({ ...filter, cursor: undefined, limit: undefined });
         return (await this.#do("post", "/v1/jobs/bulk", "/v1/jobs/bulk", { body: { action, filter: q, expectedCount }, safe: false }, o)).data;
     }
+    /** Cancels, replays or runs now (run_now: owner key) the jobs listed by id (1–1000). */
+    async bulkJobIds(action, ids, o) {
+        return (await this.#do("post", "/v1/jobs/bulk", "/v1/jobs/bulk", { body: { action, ids, expectedCount: ids.length }, safe: false }, o)).data;
+    }
+    /** Makes a scheduled job due now (owner key); gates still apply and the attempt count stays. Rejects with 409 naming the state otherwise. */
+    async runNow(jobId, o) {
+        return (await this.#do("post", "/v1/jobs/{id}/run-now", `/v1/jobs/${id(jobId)}/run-now`, { safe: false }, o)).data;
+    }
     /** Reads a job with its attempts, payload and what holds it. */
     async getJob(jobId, o) {
         return (await this.#do("get", "/v1/jobs/{id}", `/v1/jobs/${id(jobId)}`, { safe: true }, o)).data;

@@ -229,7 +229,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel or replay every job matching a filter (at most 1000); expectedCount must equal the current count
+         * Cancel, replay or run now every job matching a filter or listed by ids (at most 1000); expectedCount must equal the current count (run_now needs an owner key)
          * @description Key scopes: producer (owner keys may do everything).
          */
         post: operations["postJobsBulk"];
@@ -373,6 +373,26 @@ export interface paths {
          * @description Key scopes: worker (owner keys may do everything).
          */
         post: operations["postJobsIdReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}/run-now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a scheduled job due now (gates still apply; the attempt count stays); 409 naming the state otherwise
+         * @description Key scopes: owner (owner keys may do everything).
+         */
+        post: operations["postJobsIdRunNow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -880,9 +900,11 @@ export interface components {
         };
         JobBulk: {
             /** @enum {string} */
-            action: "cancel" | "replay";
+            action: "cancel" | "replay" | "run_now";
             expectedCount: number | null;
             filter?: components["schemas"]["JobQuery"] | null;
+            /** @description job ids, instead of a filter */
+            ids?: number[];
         };
         JobBulkFailed: {
             error: string;
@@ -890,7 +912,7 @@ export interface components {
         };
         JobBulkResult: {
             /** @enum {string} */
-            action: "cancel" | "replay";
+            action: "cancel" | "replay" | "run_now";
             count: number;
             failed: components["schemas"]["JobBulkFailed"][];
             jobs: number[];
@@ -2630,6 +2652,82 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReportResult"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key's scope or allowlist does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postJobsIdRunNow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
                 };
             };
             /** @description Invalid request: every bad field is named with its value and what is allowed */

@@ -272,9 +272,19 @@ export class Client {
    * is the count the person confirmed (countJobs); when the selection holds
    * another count nothing is done and it rejects with 409.
    */
-  async bulkJobs(action: "cancel" | "replay", filter: JobFilter, expectedCount: number, o?: RequestOptions): Promise<JobBulkResult> {
+  async bulkJobs(action: "cancel" | "replay" | "run_now", filter: JobFilter, expectedCount: number, o?: RequestOptions): Promise<JobBulkResult> {
     const q = toQuery({ ...filter, cursor: undefined, limit: undefined });
     return (await this.#do("post", "/v1/jobs/bulk", "/v1/jobs/bulk", { body: { action, filter: q, expectedCount }, safe: false }, o)).data;
+  }
+
+  /** Cancels, replays or runs now (run_now: owner key) the jobs listed by id (1–1000). */
+  async bulkJobIds(action: "cancel" | "replay" | "run_now", ids: number[], o?: RequestOptions): Promise<JobBulkResult> {
+    return (await this.#do("post", "/v1/jobs/bulk", "/v1/jobs/bulk", { body: { action, ids, expectedCount: ids.length }, safe: false }, o)).data;
+  }
+
+  /** Makes a scheduled job due now (owner key); gates still apply and the attempt count stays. Rejects with 409 naming the state otherwise. */
+  async runNow(jobId: number, o?: RequestOptions): Promise<Job> {
+    return (await this.#do("post", "/v1/jobs/{id}/run-now", `/v1/jobs/${id(jobId)}/run-now`, { safe: false }, o)).data;
   }
 
   /** Reads a job with its attempts, payload and what holds it. */
