@@ -38,6 +38,12 @@ func (a *API) table() []Route {
 		route(a, "GET", "/v1/endpoints", "List endpoints", anyKey, 200, a.listEndpoints),
 		route(a, "GET", "/v1/endpoints/{name}", "Read an endpoint, its policy, version and circuit", anyKey, 200, a.getEndpoint),
 		route(a, "PUT", "/v1/endpoints/{name}/policy", "Replace the endpoint policy; 409 with the current endpoint when expectedVersion is stale", owner, 200, a.updatePolicy, rawBody()),
+		route(a, "POST", "/v1/endpoints/{name}/pause", "Pause an endpoint: its due jobs are held (gate paused) for workers and HTTP delivery; pausing a paused endpoint keeps the first pause", owner, 200, a.pauseEndpoint),
+		route(a, "POST", "/v1/endpoints/{name}/resume", "Resume a paused endpoint", owner, 200, a.resumeEndpoint),
+		route(a, "POST", "/v1/endpoints/{name}/circuit/close", "Close the endpoint's circuit now and clear its failure count", owner, 200, a.closeCircuit),
+		route(a, "POST", "/v1/endpoints/{name}/circuit/open", "Open the endpoint's circuit now for its circuitOpenMs (then half-open as usual)", owner, 200, a.openCircuit),
+		route(a, "GET", "/v1/endpoints/{name}/held", "List the endpoint's due jobs that one of its gates holds now, newest first, each with heldBy", producer, 200, a.heldJobs, inQuery()),
+		route(a, "GET", "/v1/audit", "List operator actions (pause, circuit, run-now, bulk, cancel, replay, policy, keys), newest first", owner, 200, a.audit, inQuery()),
 		route(a, "POST", "/v1/tools", "Publish an immutable tool contract", owner, 201, a.publishTool, rawBody()),
 		route(a, "GET", "/v1/tools", "List tool contracts", anyKey, 200, a.listTools),
 		route(a, "GET", "/v1/tools/{name}/{version}", "Read a tool contract", anyKey, 200, a.getTool),
@@ -190,6 +196,96 @@ func (a *API) updatePolicy(c *call[wire.EndpointPolicyUpdate]) (*wire.Endpoint, 
 	}
 	v := endpointView(ep)
 	return &v, nil
+}
+
+func (a *API) pauseEndpoint(c *call[wire.EndpointPauseRequest]) (*wire.Endpoint, error) {
+	return endpointResult(a.e.PauseEndpoint(c.ctx(), c.p, c.r.PathValue("name"), c.in.Reason))
+}
+
+func (a *API) resumeEndpoint(c *call[none]) (*wire.Endpoint, error) {
+	return endpointResult(a.e.ResumeEndpoint(c.ctx(), c.p, c.r.PathValue("name")))
+}
+
+func (a *API) closeCircuit(c *call[none]) (*wire.Endpoint, error) {
+	return endpointResult(a.e.CloseCircuit(c.ctx(), c.p, c.r.PathValue("name")))
+}
+
+func (a *API) openCircuit(c *call[none]) (*wire.Endpoint, error) {
+	return endpointResult(a.e.OpenCircuit(c.ctx(), c.p, c.r.PathValue("name")))
+}
+
+func endpointResult(ep *store.Endpoint, err error) (*wire.Endpoint, error) {
+	if err != nil {
+		return nil, err
+	}
+	v := endpointView(ep)
+	return &v, nil
+}
+
+// pageParams reads the cursor and limit of a paged list.
+func pageParams(cursor, limit string) (afterID int64, n int, err error) {
+	var errs field.Errors
+	if cursor != "" {
+		v, perr := strconv.ParseInt(cursor, 10, 64)
+		if perr != nil || v < 1 || v > 1<<62 {
+			errs.Add("cursor", strconv.Quote(cursor), "must be the nextCursor of the previous page")
+		}
+		afterID = v
+	}
+	n = wire.DefaultListLimit
+	if limit != "" {
+		v, perr := strconv.Atoi(limit)
+		if perr != nil || v < 1 || v > wire.MaxListLimit {
+			errs.Add("limit", strconv.Quote(limit), "must be an integer from 1 through "+strconv.Itoa(wire.MaxListLimit))
+		}
+		n = v
+	}
+	return afterID, n, errs.Err()
+}
+
+func (a *API) heldJobs(c *call[wire.PageQuery]) (*wire.JobList, error) {
+	after, limit, err := pageParams(c.in.Cursor, c.in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	jobs, hold, err := a.e.HeldJobs(c.ctx(), c.p, c.r.PathValue("name"), after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.JobList{Jobs: []wire.Job{}}
+	for i := range jobs {
+		out.Jobs = append(out.Jobs, jobView(&jobs[i], nil, hold, false))
+	}
+	if len(jobs) == limit {
+		next := strconv.FormatInt(jobs[len(jobs)-1].ID, 10)
+		out.NextCursor = &next
+	}
+	return out, nil
+}
+
+func (a *API) audit(c *call[wire.AuditQuery]) (*wire.AuditList, error) {
+	after, limit, err := pageParams(c.in.Cursor, c.in.Limit)
+	if len(c.in.Target) > 300 || badText(c.in.Target) {
+		errs, _ := field.As(err)
+		errs.Add("target", showText(c.in.Target), "must be a target such as endpoint:payments or job:42 (at most 300 characters of text)")
+		err = errs
+	}
+	if err != nil {
+		return nil, err
+	}
+	entries, err := a.e.Audit(c.ctx(), c.p, c.in.Target, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.AuditList{Entries: []wire.AuditEntry{}}
+	for i := range entries {
+		out.Entries = append(out.Entries, auditView(&entries[i]))
+	}
+	if len(entries) == limit {
+		next := strconv.FormatInt(entries[len(entries)-1].ID, 10)
+		out.NextCursor = &next
+	}
+	return out, nil
 }
 
 func (a *API) publishTool(c *call[wire.ToolPublish]) (*wire.Tool, error) {
@@ -554,32 +650,14 @@ func (a *API) bulk(c *call[wire.JobBulk]) (*wire.JobBulkResult, error) {
 			return nil, err
 		}
 	}
-	out := &wire.JobBulkResult{Action: req.Action, Jobs: []int64{}, Failed: []wire.JobBulkFailed{}}
-	for _, jid := range ids {
-		id := jid
-		var err error
-		switch req.Action {
-		case "cancel":
-			_, err = a.e.Cancel(c.ctx(), c.p, jid)
-		case "run_now":
-			_, err = a.e.RunNow(c.ctx(), c.p, jid)
-		default:
-			var nj *store.Job
-			if nj, err = a.e.Replay(c.ctx(), c.p, jid); err == nil {
-				id = nj.ID
-			}
-		}
-		if err != nil {
-			var ee *engine.Error
-			if !errors.As(err, &ee) {
-				return nil, err // the database failed: not this job's fault
-			}
-			out.Failed = append(out.Failed, wire.JobBulkFailed{ID: jid, Error: ee.Error()})
-			continue
-		}
-		out.Jobs = append(out.Jobs, id)
+	res, err := a.e.Bulk(c.ctx(), c.p, req.Action, ids)
+	if err != nil {
+		return nil, err
 	}
-	out.Count = len(out.Jobs)
+	out := &wire.JobBulkResult{Action: req.Action, Count: len(res.Done), Jobs: res.Done, Failed: []wire.JobBulkFailed{}}
+	for _, f := range res.Failed {
+		out.Failed = append(out.Failed, wire.JobBulkFailed{ID: f.ID, Error: f.Err.Error()})
+	}
 	return out, nil
 }
 
