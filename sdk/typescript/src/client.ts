@@ -2,6 +2,7 @@ import { apiBackoff, sleep } from "./backoff.js";
 import { RatchetError, parseRetryAfter } from "./errors.js";
 import type { paths } from "./schema.js";
 import type {
+  AuditList,
   ClaimRequest,
   ClaimedJob,
   ClockAdvance,
@@ -118,7 +119,7 @@ function toQuery(f: JobFilter = {}): JobQuery {
   return q;
 }
 
-function params(q: JobQuery): URLSearchParams {
+function params(q: JobQuery | Record<string, string | undefined>): URLSearchParams {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== "") p.set(k, v);
   return p;
@@ -193,6 +194,38 @@ export class Client {
    */
   async updateEndpointPolicy(name: string, req: EndpointPolicyUpdate, o?: RequestOptions): Promise<Endpoint> {
     return (await this.#do("put", "/v1/endpoints/{name}/policy", `/v1/endpoints/${seg(name)}/policy`, { body: req, safe: false }, o)).data;
+  }
+
+  /** Pauses an endpoint (owner key): its due jobs wait (gate "paused") until resumeEndpoint. Pausing a paused endpoint keeps the first pause. */
+  async pauseEndpoint(name: string, reason = "", o?: RequestOptions): Promise<Endpoint> {
+    return (await this.#do("post", "/v1/endpoints/{name}/pause", `/v1/endpoints/${seg(name)}/pause`, { body: reason ? { reason } : {}, safe: false }, o)).data;
+  }
+
+  /** Resumes a paused endpoint (owner key). */
+  async resumeEndpoint(name: string, o?: RequestOptions): Promise<Endpoint> {
+    return (await this.#do("post", "/v1/endpoints/{name}/resume", `/v1/endpoints/${seg(name)}/resume`, { safe: false }, o)).data;
+  }
+
+  /** Closes an endpoint's circuit now and clears its failure count (owner key). */
+  async closeCircuit(name: string, o?: RequestOptions): Promise<Endpoint> {
+    return (await this.#do("post", "/v1/endpoints/{name}/circuit/close", `/v1/endpoints/${seg(name)}/circuit/close`, { safe: false }, o)).data;
+  }
+
+  /** Opens an endpoint's circuit now for its circuitOpenMs (owner key); then it half-opens as usual. */
+  async openCircuit(name: string, o?: RequestOptions): Promise<Endpoint> {
+    return (await this.#do("post", "/v1/endpoints/{name}/circuit/open", `/v1/endpoints/${seg(name)}/circuit/open`, { safe: false }, o)).data;
+  }
+
+  /** Lists the endpoint's due jobs that one of its gates holds now, newest first, each with heldBy. */
+  async heldJobs(name: string, page: { cursor?: string; limit?: number } = {}, o?: RequestOptions): Promise<JobList> {
+    const q = params({ cursor: page.cursor, limit: page.limit === undefined ? undefined : String(page.limit) });
+    return (await this.#do("get", "/v1/endpoints/{name}/held", `/v1/endpoints/${seg(name)}/held`, { query: q, safe: true }, o)).data;
+  }
+
+  /** Lists operator actions newest first (owner key); target selects e.g. "endpoint:payments" or "job:42". */
+  async audit(q: { target?: string; cursor?: string; limit?: number } = {}, o?: RequestOptions): Promise<AuditList> {
+    const p = params({ target: q.target, cursor: q.cursor, limit: q.limit === undefined ? undefined : String(q.limit) });
+    return (await this.#do("get", "/v1/audit", "/v1/audit", { query: p, safe: true }, o)).data;
   }
 
   /** Publishes a tool contract (immutable). */
