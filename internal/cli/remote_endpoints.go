@@ -232,8 +232,6 @@ func printEndpoint(w io.Writer, e *client.Endpoint) {
 	}
 	if p := e.Paused; p != nil {
 		fmt.Fprintf(w, "paused:\tby %s at %s: %s\n", p.By, p.At, orDash(p.Reason))
-	} else {
-		fmt.Fprintf(w, "paused:\tno\n")
 	}
 	fmt.Fprintf(w, "updated:\t%s\n", orDash(e.UpdatedAt))
 }
