@@ -60,7 +60,9 @@ function confirmAction(title, body, yes) {
 }
 
 // askReason opens the pause dialog and resolves to the reason typed, or null
-// when the person went back.
+// when the person went back. Line breaks become spaces: the reason is one
+// line of text wherever it is shown, and the server refuses control
+// characters.
 function askReason(name) {
   let d = document.getElementById("pause-dialog");
   if (!d) {
@@ -86,7 +88,7 @@ function askReason(name) {
   document.getElementById("pause-reason-count").textContent = `0 / ${REASON_MAX}`;
   d.returnValue = "";
   return new Promise((resolve) => {
-    d.addEventListener("close", () => resolve(d.returnValue === "ok" ? input.value.trim() : null), { once: true });
+    d.addEventListener("close", () => resolve(d.returnValue === "ok" ? input.value.replace(/\s+/g, " ").trim() : null), { once: true });
     d.showModal();
     input.focus();
   });
