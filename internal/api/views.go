@@ -24,6 +24,10 @@ func endpointView(ep *store.Endpoint) wire.Endpoint {
 		if ep.CircuitState == wire.CircuitOpen {
 			v.Circuit.HalfOpensAt = ft(ep.CircuitOpenedAt + ep.CircuitOpenMs)
 		}
+		v.Circuit.OpenedBy = ep.CircuitOpenedBy
+	}
+	if ep.PausedAt != 0 {
+		v.Paused = &wire.EndpointPause{At: ft(ep.PausedAt), By: ep.PausedBy, Reason: ep.PausedReason}
 	}
 	// A stored policy was validated when it was saved.
 	if p, err := backoff.ParsePolicy(ep.Policy); err == nil {
@@ -203,4 +207,8 @@ func historyView(r *engine.HistoryResult) *wire.History {
 			Failed: h.Failed, TimedOut: h.TimedOut, LagAvgMs: avg, LagMaxMs: h.LagMaxMs})
 	}
 	return out
+}
+
+func auditView(a *store.AuditEntry) wire.AuditEntry {
+	return wire.AuditEntry{ID: a.ID, At: ft(a.At), Actor: a.Actor, KeyPrefix: a.KeyPrefix, Action: a.Action, Target: a.Target, Detail: a.Detail}
 }

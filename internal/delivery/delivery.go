@@ -169,6 +169,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			}
 		}
 		jobs, err := d.eng.ClaimDeliveries(cctx, d.cfg.WorkerID, free, claimWait)
+		claimed := time.Now()
 		for range free - len(jobs) {
 			<-slots
 		}
@@ -190,7 +191,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			inflight.Add(1)
 			go func() {
 				defer inflight.Done()
-				res, ok := d.attempt(ctx, c)
+				res, ok := d.attempt(ctx, c, claimed)
 				<-slots
 				if ok {
 					results <- engine.Delivered{Claimed: c, Result: res}
@@ -247,16 +248,17 @@ func (d *Dispatcher) report(ctx context.Context, batch []engine.Delivered) {
 // first it reports nothing: the lease expires and the attempt is recorded
 // as timed out.
 func (d *Dispatcher) Deliver(ctx context.Context, c engine.Claimed) {
-	res, ok := d.attempt(ctx, c)
+	res, ok := d.attempt(ctx, c, time.Now())
 	if !ok {
 		return
 	}
 	d.report(context.WithoutCancel(ctx), []engine.Delivered{{Claimed: c, Result: res}})
 }
 
-// attempt sends the request. ok is false when ctx ended (shutdown): the
-// attempt is left to its lease.
-func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed) (engine.DeliveryResult, bool) {
+// attempt sends the request of a job claimed at claimed (this machine's
+// time, when the claim returned). ok is false when ctx ended (shutdown):
+// the attempt is left to its lease.
+func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time.Time) (engine.DeliveryResult, bool) {
 	var res engine.DeliveryResult
 	no := false
 	fail := func(msg string) (engine.DeliveryResult, bool) {
@@ -284,9 +286,15 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed) (engine.Deli
 		return fail(err.Error())
 	}
 	// The lease is the request's timeout, less a margin to report in before
-	// the rescue would take the attempt as timed out.
-	left := time.Duration(c.LeaseExpiresAt-d.eng.Clock().Now().UnixMilli()) * time.Millisecond
-	left -= min(left/10, 2*time.Second)
+	// the rescue would take the attempt as timed out. Its length is the
+	// claim's (both ends stamped by the same clock, the database's on
+	// PostgreSQL), counted from when the claim returned on this machine's
+	// monotonic clock: this node's own clock may run behind the one that
+	// judges the lease, and a timeout read from it would outlast the
+	// lease, letting the retry go out while this request still waits.
+	lease := time.Duration(c.LeaseExpiresAt-c.Job.ClaimedAt) * time.Millisecond
+	left := lease - time.Since(claimed)
+	left -= min(lease/10, 2*time.Second)
 	rctx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, spec.Method, url, bytes.NewReader(c.Job.Payload))

@@ -340,6 +340,14 @@ func TestURLTemplate(t *testing.T) {
 	if j.State != wire.JobFailed || !strings.Contains(as[0].Message, `"orderId"`) {
 		t.Errorf("job %s, message %q; want failed naming orderId", j.State, as[0].Message)
 	}
+	// A value of ".." would send the request to /charge?ref=1 (servers
+	// resolve dot segments): the job fails, and the provider is not called.
+	id = v.enqueue("charge", `{"orderId":"..","ref":1}`, "")
+	v.deliverOne()
+	j, as = v.job(id)
+	if j.State != wire.JobFailed || !strings.Contains(as[0].Message, "dot segment") || len(paths) != 0 {
+		t.Errorf("job %s, message %q, %d requests; want failed naming the dot segment, no request", j.State, as[0].Message, len(paths))
+	}
 }
 
 // TestRetryAfterThenSuccess: 503 with Retry-After, then 200; the second
@@ -396,7 +404,10 @@ func TestAddressPolicy(t *testing.T) {
 	v := newEnv(t, nil)
 	for _, u := range []string{"http://127.0.0.1:9/", "http://[::1]/", "http://10.1.2.3/", "http://172.16.0.1/", "http://192.168.1.1/",
 		"http://[fc00::1]/", "http://169.254.169.254/latest/meta-data", "http://169.254.1.1/", "http://[fe80::1]/", "http://0.0.0.0/",
-		"http://[::]/", "http://224.0.0.1/", "http://100.64.0.1/", "http://[::ffff:127.0.0.1]/"} {
+		"http://[::]/", "http://224.0.0.1/", "http://100.64.0.1/", "http://[::ffff:127.0.0.1]/",
+		// A zone once hid a link-local address from every class; ::a.b.c.d
+		// embeds an IPv4 address.
+		"http://[fe80::1%25eth0]/", "http://[fe80::a9fe:a9fe%251]/", "http://[::127.0.0.1]/", "http://[::10.0.0.1]/"} {
 		_, err := v.publish("t", fmt.Sprintf(`{"url":%q}`, u), 2000)
 		fs, ok := field.As(err)
 		if !ok || len(fs) != 1 || fs[0].Field != "delivery.url" || !strings.Contains(fs[0].Allowed, "--delivery-allow") {

@@ -18,6 +18,7 @@ type Template struct {
 	Raw    string
 	Host   string // the host name or IP literal, without port or brackets
 	pieces []piece
+	dots   int // the "." and ".." segments of the path as written
 }
 
 type piece struct {
@@ -98,7 +99,28 @@ func ParseTemplate(raw string) (*Template, error) {
 		}
 	}
 	t.Host = u.Hostname()
+	t.dots = dotSegments(sample.String())
 	return t, nil
+}
+
+// dotSegments counts the "." and ".." segments of a URL's path (before
+// its query). A placeholder's segment never is one in the template (its
+// sample value is "x"), so a rendered URL with more of them got one from
+// the payload.
+func dotSegments(u string) int {
+	u, _, _ = strings.Cut(u, "?")
+	_, rest, _ := strings.Cut(u, "://")
+	_, path, ok := strings.Cut(rest, "/")
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, s := range strings.Split(path, "/") {
+		if s == "." || s == ".." {
+			n++
+		}
+	}
+	return n
 }
 
 // Names lists the placeholders in order.
@@ -154,7 +176,14 @@ func (t *Template) Render(payload json.RawMessage) (string, error) {
 			b.WriteString(url.PathEscape(s))
 		}
 	}
-	return b.String(), nil
+	out := b.String()
+	// PathEscape leaves "." alone, so a value of ".." (or "." after a
+	// literal ".") would make a dot segment, which servers resolve: the
+	// request would go to another path of the provider.
+	if dotSegments(out) > t.dots {
+		return "", fmt.Errorf("payload members %v would make a \".\" or \"..\" dot segment in the URL's path, which would move the request to another path", names)
+	}
+	return out, nil
 }
 
 // Policy says which addresses deliveries may connect to: every public
@@ -183,6 +212,9 @@ var refused = []struct {
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
+	// Deprecated IPv4-compatible addresses (::a.b.c.d) embed an IPv4
+	// address, private or loopback ones among them.
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible"},
 	{netip.MustParsePrefix("10.0.0.0/8"), "private"},
 	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
 	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
@@ -194,12 +226,14 @@ var refused = []struct {
 	{netip.MustParsePrefix("ff00::/8"), "multicast"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64"}, // local-use (RFC 8215)
 	{netip.MustParsePrefix("2002::/16"), "6to4"},
 }
 
 // Class names the refused class of an address, or "" for a public one.
 func Class(ip netip.Addr) string {
-	ip = ip.Unmap()
+	// A zone (fe80::1%eth0) would make every Contains false.
+	ip = ip.Unmap().WithZone("")
 	for _, r := range refused {
 		if r.prefix.Contains(ip) {
 			return r.class
@@ -210,7 +244,7 @@ func Class(ip netip.Addr) string {
 
 // Check returns a *RefusedError for an address outside the policy.
 func (p Policy) Check(ip netip.Addr) error {
-	ip = ip.Unmap()
+	ip = ip.Unmap().WithZone("")
 	c := Class(ip)
 	if c == "" {
 		return nil
@@ -248,6 +282,11 @@ func ParseAllow(s string) ([]netip.Prefix, error) {
 		p, err := netip.ParsePrefix(f)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not an address or a CIDR prefix such as 127.0.0.1/32", f)
+		}
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			// The policy checks addresses unmapped: a mapped prefix is
+			// the IPv4 prefix it maps.
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
 		}
 		out = append(out, p.Masked())
 	}

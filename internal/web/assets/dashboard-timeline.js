@@ -4,6 +4,7 @@
 // sample, the retry-after hint and the selected next due time. Colours come
 // from CSS classes, so it follows the light and dark themes.
 import { duration } from "./chart.js";
+import { h } from "./ui.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 10e3, 15e3, 30e3, 60e3, 120e3, 300e3, 600e3,
@@ -100,4 +101,22 @@ export function draw(svg, ls, now) {
     g.prepend(title);
     svg.append(g);
   });
+}
+
+// deliveryDetails shows what an HTTP delivery saw in one attempt
+// (docs/delivery.md): the request's duration, the response headers that
+// mattered and the start of the body, as text. Attempts reported by
+// workers carry none of these and get nothing.
+export function deliveryDetails(a) {
+  const headers = Object.entries(a.responseHeaders || {}).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+  if (a.requestMs == null && !headers.length && !a.responseExcerpt) return null;
+  const summary = ["HTTP delivery", a.requestMs != null ? `request ${a.requestMs} ms` : null, a.httpStatus != null ? `HTTP ${a.httpStatus}` : null];
+  return h("details", { class: "printed delivery", "data-attempt": a.number },
+    h("summary", { text: summary.filter(Boolean).join(" · ") }),
+    headers.length
+      ? h("dl", { class: "arith response-headers" }, headers.map(([k, v]) => h("div", {}, h("dt", { class: "mono", text: k }), h("dd", { class: "mono", text: v }))))
+      : h("p", { class: "muted small", text: "No response header that mattered." }),
+    a.responseExcerpt
+      ? h("pre", { class: "excerpt", "aria-label": "Start of the response body", text: a.responseExcerpt })
+      : h("p", { class: "muted small", text: "No response body." }));
 }

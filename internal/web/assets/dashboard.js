@@ -7,7 +7,8 @@
 import * as B from "./backoff.js";
 import { $, h, toast as showToast, fieldText } from "./ui.js";
 import { api, ApiError, getKey, setKey, hooks, query } from "./dashboard-api.js";
-import { lanes, draw } from "./dashboard-timeline.js";
+import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
+import { operatorControls } from "./dashboard-ops.js";
 import { workersView, historyView } from "./dashboard-observe.js";
 
 const REFRESH_MS = 3000;
@@ -343,6 +344,7 @@ function metric(label, value, extra, cls) {
 // What each gate is called in a sentence; the gate names are the server's
 // (limits.js), so a gate added there shows by its name until it is worded here.
 const GATE_WORDS = {
+  paused: "a pause",
   circuit: "the circuit breaker",
   max_concurrent: "the concurrency limit",
   rate_limit: "the rate limit",
@@ -534,6 +536,7 @@ async function endpointView([name], stale) {
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/", "Overview"), " / ", h("span", { text: ep.name })),
     headBox, conflictBox,
     h("div", { class: "split editor" }, form, h("div", { class: "stack" }, preview, h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
+  headBox.after(operatorControls(ep, canWrite, stale));
 
   const input = (k) => $("f-" + k);
   const read = () => Object.fromEntries(ALL_KEYS.map((k) => [k, input(k).value]));
@@ -994,6 +997,7 @@ async function jobView([id], stale) {
     h("h3", {}, `Attempt ${a.number} `, badge(a.outcome, "outcome-" + a.outcome), " ", h("span", { class: "muted small", text: a.classification })),
     h("p", { class: "small" }, `Worker ${a.workerId || "—"} · claimed ${when(a.claimedAt, true)}`, a.durationMs != null ? ` · ran ${msText(a.durationMs)}` : "",
       a.httpStatus != null ? ` · HTTP ${a.httpStatus}` : "", a.message ? ` · “${a.message}”` : ""),
+    deliveryDetails(a),
     a.nextDueAt ? arithmetic(policy, a) : h("p", { class: "muted small", text: afterAttempt(j, a) })));
 
   setView(
