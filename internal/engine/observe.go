@@ -207,7 +207,7 @@ func (e *Engine) RollUpHistory(ctx context.Context) (int64, error) {
 				return nil
 			}
 			to = min(closed, from+historyChunkMinutes*minuteMs)
-			points, err = q.HistoryCompute(ctx, &store.HistoryRollUpParams{From: from, To: to})
+			points, err = q.HistoryCompute(ctx, &store.HistoryComputeParams{From: from, To: to})
 			return err
 		})
 		if err != nil {

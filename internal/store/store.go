@@ -459,7 +459,7 @@ type Queries interface {
 	// claimed and finished in them (running attempts count as claims): one
 	// point per endpoint and minute that had any, in no particular order.
 	// It only reads, so it may run in a Read.
-	HistoryCompute(ctx context.Context, p *HistoryRollUpParams) ([]HistoryPoint, error)
+	HistoryCompute(ctx context.Context, p *HistoryComputeParams) ([]HistoryPoint, error)
 	// HistoryInsert stores roll-ups, leaving those of an endpoint and
 	// minute stored already as they are, and returns how many it stored.
 	HistoryInsert(ctx context.Context, points []HistoryPoint) (int64, error)
@@ -513,8 +513,8 @@ type WorkersPruneParams struct {
 	SeenBefore int64 // workers last seen before this go
 }
 
-// HistoryRollUpParams names the minutes to roll up.
-type HistoryRollUpParams struct {
+// HistoryComputeParams names the minutes to roll up.
+type HistoryComputeParams struct {
 	From int64 // the first minute's start (unix ms, a multiple of 60,000)
 	To   int64 // the end: the start of the first minute not rolled up
 }

@@ -1358,7 +1358,7 @@ func (q *Queries) HistoryCursorSet(ctx context.Context, nextMinute int64) error 
 // finish time minus its remainder by 60,000. An attempt is either in
 // attempts or a running job's claim columns, moved in one transaction, so
 // the one statement counts each claim once.
-func (q *Queries) HistoryCompute(ctx context.Context, p *store.HistoryRollUpParams) ([]store.HistoryPoint, error) {
+func (q *Queries) HistoryCompute(ctx context.Context, p *store.HistoryComputeParams) ([]store.HistoryPoint, error) {
 	const lag = `CASE WHEN %[1]s.due_at > 0 AND %[1]s.claimed_at > %[1]s.due_at THEN %[1]s.claimed_at - %[1]s.due_at ELSE 0 END`
 	const lagN = `CASE WHEN %[1]s.due_at > 0 THEN 1 ELSE 0 END`
 	la, lj := fmt.Sprintf(lag, "a"), fmt.Sprintf(lag, "j")

@@ -161,7 +161,7 @@ func testHistoryRollUp(t *testing.T, s store.Store) {
 		t.Helper()
 		var points []store.HistoryPoint
 		read(t, s, func(q store.Queries) (err error) {
-			points, err = q.HistoryCompute(ctx, &store.HistoryRollUpParams{From: from, To: to})
+			points, err = q.HistoryCompute(ctx, &store.HistoryComputeParams{From: from, To: to})
 			return err
 		})
 		var n int64
