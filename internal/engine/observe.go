@@ -28,7 +28,8 @@ const (
 	historyGraceMs = 5_000
 	// historyChunkMinutes bounds one roll-up transaction when catching up.
 	historyChunkMinutes = 60
-	maxWorkersListed    = 1000
+	// maxWorkersListed bounds GET /v1/workers.
+	maxWorkersListed = 1000
 )
 
 type workerKey struct {
@@ -36,7 +37,7 @@ type workerKey struct {
 	workerID  string
 }
 
-// workerSeen holds the times one node saw workers since its last flush.
+// workerSeenMap holds the times one node saw workers since its last flush.
 type workerSeenMap struct {
 	mu sync.Mutex
 	m  map[workerKey]*store.WorkerSeen
