@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/proctest"
@@ -145,6 +147,24 @@ func TestWorkersAndHistoryPages(t *testing.T) {
 	a.tab.WaitFor(`document.querySelector('#workers-table .job-links a') !== null`)
 	a.click(fmt.Sprintf(`#workers-table a[href="/jobs/%d"]`, held[0].ID))
 	a.waitView("job")
+
+	// In a browser away from UTC, times show local time beside UTC.
+	if _, err := chromedp.Call(a.tab.Ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Kolkata"}); err != nil {
+		t.Fatalf("time zone: %v", err)
+	}
+	a.open("/workers")
+	a.waitView("workers")
+	a.tab.WaitFor(`document.querySelector('#workers-table tr[data-worker="billing-beta"]') !== null`)
+	if got := a.text(`tr[data-worker="billing-beta"] td:nth-child(2) .abs`); !strings.Contains(got, "UTC+5:30 · ") || !strings.HasSuffix(got, " UTC") {
+		t.Errorf("billing-beta's last claim in Kolkata reads %q, want local time (UTC+5:30) beside UTC", got)
+	}
+	a.open("/history?hours=1")
+	a.waitView("history")
+	a.tab.WaitFor(`document.querySelector('[data-endpoint="payments"] .history-table') !== null`)
+	if got := a.texts(`[data-endpoint="payments"] .history-table thead th`); len(got) < 2 || !strings.Contains(got[0], "UTC+5:30") || got[1] != "UTC" {
+		t.Errorf("history data table heads in Kolkata: %q", got)
+	}
+	a.shot("history-kolkata-390")
 }
 
 func ptr[T any](v T) *T { return &v }
