@@ -98,8 +98,11 @@ func jobView(j *store.Job, attempts []store.Attempt, hold *wire.Hold, withPayloa
 	if j.State == wire.JobRunning {
 		v.WorkerID, v.LeaseExpiresAt = j.WorkerID, ft(j.LeaseExpiresAt)
 	}
+	v.LastClassification, v.LastError = j.LastClassification, j.LastError
 	if withPayload {
 		v.Payload = j.Payload
+	} else {
+		v.LastError = cutChars(v.LastError, wire.MaxListErrorChars)
 	}
 	for _, a := range attempts {
 		v.Attempts = append(v.Attempts, attemptView(a))
@@ -162,3 +165,16 @@ func claimedView(c engine.Claimed) wire.ClaimedJob {
 func decodeString(raw json.RawMessage, dst *string) bool { return json.Unmarshal(raw, dst) == nil }
 
 func decodeInt(raw json.RawMessage, dst *int64) bool { return json.Unmarshal(raw, dst) == nil }
+
+// cutChars cuts s to at most n characters (runes), on a character
+// boundary.
+func cutChars(s string, n int) string {
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos]
+		}
+		i++
+	}
+	return s
+}
