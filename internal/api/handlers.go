@@ -50,6 +50,7 @@ func (a *API) table() []Route {
 		route(a, "POST", "/v1/jobs/batch", "Enqueue up to 1000 jobs in one transaction", producer, 200, a.enqueueBatch),
 		route(a, "GET", "/v1/jobs", "List jobs, newest first, with filters and cursor paging", producer, 200, a.listJobs, inQuery()),
 		route(a, "GET", "/v1/jobs/count", "Count jobs matching the same filters as the list", producer, 200, a.countJobs, inQuery()),
+		route(a, "GET", "/v1/jobs/counts", "Count jobs per state, from counters kept with every change of a job (with tool: through an index)", producer, 200, a.jobCounts, inQuery()),
 		route(a, "POST", "/v1/jobs/bulk", "Cancel or replay every job matching a filter (at most 1000); expectedCount must equal the current count", producer, 200, a.bulk),
 		route(a, "GET", "/v1/jobs/{id}", "Read a job with its attempts and what holds it", producer, 200, a.getJob),
 		route(a, "GET", "/v1/jobs/{id}/explain", "Which gate holds a scheduled job and until when", producer, 200, a.explain),
@@ -433,6 +434,23 @@ func (a *API) countJobs(c *call[wire.JobQuery]) (*wire.JobCount, error) {
 		return nil, err
 	}
 	return &wire.JobCount{Count: n}, nil
+}
+
+func (a *API) jobCounts(c *call[wire.JobCountsQuery]) (*wire.JobCounts, error) {
+	f, err := a.jobFilter(c.ctx(), c.p, wire.JobQuery{Endpoint: c.in.Endpoint, Tool: c.in.Tool})
+	if err != nil {
+		return nil, err
+	}
+	counts, err := a.e.JobCounts(c.ctx(), c.p, f)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.JobCounts{}
+	for _, s := range wire.JobStates() {
+		out.Counts.Set(s, counts[s])
+		out.Total += counts[s]
+	}
+	return out, nil
 }
 
 func (a *API) getJob(c *call[none]) (*wire.Job, error) {

@@ -90,6 +90,7 @@ ratchet:                        [--max-attempts N] [--run-id N] [--run-at RFC333
 ratchet:   ratchet jobs cancel ID
 ratchet:   ratchet jobs replay ID
 ratchet:   ratchet jobs explain ID
+ratchet:   ratchet jobs counts [--endpoint NAME] [--tool NAME[@VERSION]]
 ratchet: common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --json
 `
 	if got := runHelp("jobs", "--help"); got != want {

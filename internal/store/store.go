@@ -352,8 +352,19 @@ type Queries interface {
 	JobList(ctx context.Context, f JobFilter) ([]Job, error)
 	JobCount(ctx context.Context, f JobFilter) (int64, error)
 	// JobCountsByState counts a project's jobs per state; projectID 0 counts
-	// every project's.
+	// every project's. It reads the counters the drivers keep in the same
+	// transaction as every insert, change of state and delete of a job
+	// (migration 0006), never the jobs.
 	JobCountsByState(ctx context.Context, projectID int64) (map[wire.JobState]int64, error)
+	// JobCountsByEndpoint reads the same counters per endpoint and state,
+	// for the project's endpoints or for one (p.EndpointID); states
+	// without jobs are left out.
+	JobCountsByEndpoint(ctx context.Context, p *JobCountsByEndpointParams) ([]JobStateCount, error)
+	// JobCountGroupByState counts the jobs that match f per state, reading
+	// the jobs (through an index where f allows): for selections the
+	// counters do not cover, such as a tool. f.AfterID and f.Limit are
+	// ignored.
+	JobCountGroupByState(ctx context.Context, f JobFilter) (map[wire.JobState]int64, error)
 
 	// DueEndpoints lists, in id order, the endpoints with scheduled jobs of
 	// p.ToolIDs due at or before p.Now.
@@ -377,6 +388,9 @@ type Queries interface {
 	// CountScheduled counts the endpoint's scheduled jobs, and of those the
 	// ones due at or before p.DueBy.
 	CountScheduled(ctx context.Context, p *CountScheduledParams) (scheduled, due int64, err error)
+	// CountDue counts the endpoint's scheduled jobs due at or before p.Now,
+	// stopping at p.Limit.
+	CountDue(ctx context.Context, p *CountDueParams) (int64, error)
 	// CountRunning counts running jobs of the endpoint, stopping at p.Limit.
 	CountRunning(ctx context.Context, p *CountRunningParams) (int64, error)
 	// ClaimsSince counts attempts of the endpoint (finished or running)
@@ -472,6 +486,19 @@ type RunFinishParams struct {
 	Now       int64 // the finish time, stored as FinishedAt
 }
 
+// JobCountsByEndpointParams selects counters.
+type JobCountsByEndpointParams struct {
+	ProjectID  int64 // the project whose counters are read
+	EndpointID int64 // only this endpoint's, 0 for every endpoint of the project
+}
+
+// JobStateCount is how many of an endpoint's jobs are in a state.
+type JobStateCount struct {
+	EndpointID int64
+	State      wire.JobState
+	Count      int64
+}
+
 // JobGetInProjectParams names a job within a project.
 type JobGetInProjectParams struct {
 	ProjectID int64 // the project the job must belong to
@@ -523,6 +550,13 @@ type JobsClaimDueParams struct {
 type CountScheduledParams struct {
 	EndpointID int64 // the endpoint whose scheduled jobs are counted
 	DueBy      int64 // jobs due at or before DueBy are counted as due too
+}
+
+// CountDueParams asks how many of an endpoint's jobs are due.
+type CountDueParams struct {
+	EndpointID int64 // the endpoint whose scheduled jobs are counted
+	Now        int64 // jobs due at or before Now are due
+	Limit      int64 // counting stops here
 }
 
 // CountRunningParams asks how many of an endpoint's jobs run.

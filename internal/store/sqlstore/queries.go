@@ -862,14 +862,19 @@ func (q *Queries) JobCount(ctx context.Context, f store.JobFilter) (int64, error
 	return n, q.D.Translate(err)
 }
 
+// JobCountsByState sums the counters (job_counts, kept by triggers; see
+// migration 0006) over endpoints and slots.
 func (q *Queries) JobCountsByState(ctx context.Context, projectID int64) (map[wire.JobState]int64, error) {
-	s := `SELECT state, count(*) FROM jobs GROUP BY state`
+	s := `SELECT state, CAST(sum(n) AS BIGINT) FROM job_counts GROUP BY state`
 	var args []any
 	if projectID != 0 {
-		s = `SELECT state, count(*) FROM jobs WHERE project_id = ? GROUP BY state`
+		s = `SELECT state, CAST(sum(n) AS BIGINT) FROM job_counts WHERE project_id = ? GROUP BY state`
 		args = []any{projectID}
 	}
-	rows, err := q.query(ctx, s, args...)
+	return q.stateCounts(q.query(ctx, s, args...))
+}
+
+func (q *Queries) stateCounts(rows *sql.Rows, err error) (map[wire.JobState]int64, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -881,9 +886,42 @@ func (q *Queries) JobCountsByState(ctx context.Context, projectID int64) (map[wi
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, err
 		}
-		out[st] = n
+		if n != 0 {
+			out[st] = n
+		}
 	}
 	return out, q.D.Translate(rows.Err())
+}
+
+// JobCountsByEndpoint sums the counters' slots per endpoint and state.
+func (q *Queries) JobCountsByEndpoint(ctx context.Context, p *store.JobCountsByEndpointParams) ([]store.JobStateCount, error) {
+	s, args := `SELECT endpoint_id, state, CAST(sum(n) AS BIGINT) FROM job_counts WHERE project_id = ?`, []any{p.ProjectID}
+	if p.EndpointID != 0 {
+		s += ` AND endpoint_id = ?`
+		args = append(args, p.EndpointID)
+	}
+	rows, err := q.query(ctx, s+` GROUP BY endpoint_id, state ORDER BY endpoint_id, state`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.JobStateCount
+	for rows.Next() {
+		var c store.JobStateCount
+		if err := rows.Scan(&c.EndpointID, &c.State, &c.Count); err != nil {
+			return nil, err
+		}
+		if c.Count != 0 {
+			out = append(out, c)
+		}
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+func (q *Queries) JobCountGroupByState(ctx context.Context, f store.JobFilter) (map[wire.JobState]int64, error) {
+	f.AfterID = 0
+	where, args := q.jobWhere(f)
+	return q.stateCounts(q.query(ctx, `SELECT state, count(*) FROM jobs WHERE `+where+` GROUP BY state`, args...))
 }
 
 func int64Args(ids []int64) []any {
@@ -993,6 +1031,16 @@ func (q *Queries) CountScheduled(ctx context.Context, p *store.CountScheduledPar
 	err := q.row(ctx, `SELECT count(*), COALESCE(sum(CASE WHEN due_at <= ? THEN 1 ELSE 0 END), 0) FROM jobs
 		WHERE state = 'scheduled' AND endpoint_id = ?`, p.DueBy, p.EndpointID).Scan(&n, &due)
 	return n, due, q.D.Translate(err)
+}
+
+// CountDue seeks jobs_due (endpoint, tool, due_at, id) once per tool of
+// the endpoint, each a range up to Now, and stops at the limit: the
+// endpoint alone would read every scheduled job of it.
+func (q *Queries) CountDue(ctx context.Context, p *store.CountDueParams) (int64, error) {
+	var n int64
+	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'scheduled' AND endpoint_id = ?
+		AND tool_id IN (SELECT id FROM tools WHERE endpoint_id = ?) AND due_at <= ? LIMIT ?) AS d`, p.EndpointID, p.EndpointID, p.Now, p.Limit).Scan(&n)
+	return n, q.D.Translate(err)
 }
 
 // Now reads the database's clock with the dialect's statement.

@@ -60,6 +60,8 @@ __all__ = [
     "JobBulkFailed",
     "JobBulkResult",
     "JobCount",
+    "JobStateCounts",
+    "JobCounts",
     "JobList",
     "Key",
     "KeyCreate",
@@ -543,6 +545,24 @@ class JobCount(TypedDict):
     count: int
 
 
+class JobStateCounts(TypedDict):
+    """The JobStateCounts schema."""
+
+    cancelled: int
+    exhausted: int
+    failed: int
+    running: int
+    scheduled: int
+    succeeded: int
+
+
+class JobCounts(TypedDict):
+    """The JobCounts schema: the 200 answer of GET /v1/jobs/counts."""
+
+    counts: JobStateCounts
+    total: int
+
+
 class JobList(TypedDict):
     """The JobList schema: the 200 answer of GET /v1/jobs."""
 
@@ -614,6 +634,7 @@ class OverviewEndpoint(TypedDict):
     claimsInWindow: int
     createdAt: str
     defaultTimeoutMs: int
+    # scheduled and due now, counted up to 10000
     due: int
     heldBy: Hold | None
     maxConcurrent: int
