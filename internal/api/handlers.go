@@ -408,7 +408,7 @@ func (a *API) listJobs(c *call[wire.JobQuery]) (*wire.JobList, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs, holds, err := a.e.ListJobs(c.ctx(), c.p, f)
+	jobs, holds, next, err := a.e.ListJobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err
 	}
@@ -416,9 +416,9 @@ func (a *API) listJobs(c *call[wire.JobQuery]) (*wire.JobList, error) {
 	for i := range jobs {
 		out.Jobs = append(out.Jobs, jobView(&jobs[i], nil, holds[i], false))
 	}
-	if len(jobs) == f.Limit {
-		next := strconv.FormatInt(jobs[len(jobs)-1].ID, 10)
-		out.NextCursor = &next
+	if next != 0 {
+		s := strconv.FormatInt(next, 10)
+		out.NextCursor = &s
 	}
 	return out, nil
 }

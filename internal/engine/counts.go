@@ -8,10 +8,11 @@ import (
 )
 
 // JobCounts counts the project's jobs per state, of one endpoint when
-// f.EndpointID is set (-1: an endpoint that does not exist, no jobs). Without
-// a tool it reads the counters the store keeps with every change of a job
-// (store.Queries.JobCountsByEndpoint), never the jobs; with f.Tool it counts
-// the tool's jobs through an index. Other fields of f are ignored.
+// f.EndpointID is set (-1: an endpoint that does not exist, no jobs) and of
+// one tool when f.Tool is (and f.Version). It reads the counters the store
+// keeps, per endpoint, tool and state, with every change of a job
+// (store.Queries.JobCountsByEndpoint), never the jobs. Other fields of f
+// are ignored.
 func (e *Engine) JobCounts(ctx context.Context, p *Principal, f store.JobFilter) (map[wire.JobState]int64, error) {
 	if err := p.Require(wire.ScopeProducer); err != nil {
 		return nil, err
@@ -21,12 +22,7 @@ func (e *Engine) JobCounts(ctx context.Context, p *Principal, f store.JobFilter)
 		return out, nil
 	}
 	err := e.st.Read(ctx, func(q store.Queries) error {
-		if f.Tool != "" {
-			m, err := q.JobCountGroupByState(ctx, store.JobFilter{ProjectID: p.ProjectID, Tool: f.Tool, Version: f.Version, EndpointID: f.EndpointID})
-			out = m
-			return err
-		}
-		cs, err := q.JobCountsByEndpoint(ctx, &store.JobCountsByEndpointParams{ProjectID: p.ProjectID, EndpointID: f.EndpointID})
+		cs, err := q.JobCountsByEndpoint(ctx, &store.JobCountsByEndpointParams{ProjectID: p.ProjectID, EndpointID: f.EndpointID, Tool: f.Tool, Version: f.Version})
 		for _, c := range cs {
 			out[c.State] += c.Count
 		}

@@ -2402,6 +2402,39 @@ func testJobSearch(t *testing.T, s store.Store) {
 			t.Errorf("q %q: got %v (count %d), want %v", tc.q, ids(got), n, tc.want)
 		}
 	}
+	// A bounded search reads the newest ScanLimit jobs of the other
+	// filters only, and JobScanEnd says where it stopped.
+	read(t, s, func(q store.Queries) error {
+		f := store.JobFilter{ProjectID: f.p.ID, Q: "stripe", ScanLimit: 2}
+		got, err := q.JobList(ctx, f) // newest two: c and b; c matches
+		if err != nil {
+			return err
+		}
+		end, err := q.JobScanEnd(ctx, f)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(ids(got), []int64{c.ID}) || end != b.ID {
+			t.Errorf("bounded search: got %v, scan end %d; want [%d] and %d", ids(got), end, c.ID, b.ID)
+		}
+		f.AfterID = end
+		if got, err = q.JobList(ctx, f); err != nil {
+			return err
+		}
+		if end, err = q.JobScanEnd(ctx, f); err != nil {
+			return err
+		}
+		if !slices.Equal(ids(got), []int64{a.ID}) || end != 0 {
+			t.Errorf("bounded search, next window: got %v, scan end %d; want [%d] and 0", ids(got), end, a.ID)
+		}
+		for _, nf := range []store.JobFilter{{ProjectID: f.ProjectID, ScanLimit: 2}, {ProjectID: f.ProjectID, Q: strconv.FormatInt(a.ID, 10), ScanLimit: 1}} {
+			if end, err := q.JobScanEnd(ctx, nf); err != nil || end != 0 {
+				t.Errorf("JobScanEnd(%+v) = %d, %v; want 0 without a text search", nf, end, err)
+			}
+		}
+		return nil
+	})
+
 	// Search narrows the other filters.
 	var got []store.Job
 	read(t, s, func(q store.Queries) (err error) {
@@ -2643,8 +2676,28 @@ func testJobCounters(t *testing.T, s store.Store) {
 	})
 	checkCounters(t, s, f.p, other)
 
-	// JobCountGroupByState narrows by tool.
+	// By tool: the counters (of the tool, of one version, of the tool on
+	// an endpoint) and JobCountGroupByState agree with the jobs.
 	read(t, s, func(q store.Queries) error {
+		for _, p := range []*store.JobCountsByEndpointParams{{Tool: "charge"}, {Tool: "charge", Version: "v1"}, {Tool: "charge", Version: "v2"},
+			{Tool: "charge", EndpointID: f.ep.ID}, {Tool: "charge", EndpointID: ep2.ID}, {Tool: "nope"}} {
+			p.ProjectID = f.p.ID
+			cs, err := q.JobCountsByEndpoint(ctx, p)
+			if err != nil {
+				return err
+			}
+			got := map[wire.JobState]int64{}
+			for _, c := range cs {
+				got[c.State] += c.Count
+			}
+			want, err := q.JobCountGroupByState(ctx, store.JobFilter{ProjectID: f.p.ID, Tool: p.Tool, Version: p.Version, EndpointID: p.EndpointID})
+			if err != nil {
+				return err
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("counters of %+v: %v, but the jobs count %v", *p, got, want)
+			}
+		}
 		got, err := q.JobCountGroupByState(ctx, store.JobFilter{ProjectID: f.p.ID, Tool: "chat"})
 		if err != nil {
 			return err

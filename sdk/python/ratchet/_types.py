@@ -505,7 +505,7 @@ class JobQuery(TypedDict):
     endpoint: NotRequired[str]
     # 1–500, default 100
     limit: NotRequired[str]
-    # search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII)
+    # search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search
     q: NotRequired[str]
     # a run id
     runId: NotRequired[str]

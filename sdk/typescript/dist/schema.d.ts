@@ -954,7 +954,7 @@ export interface components {
             endpoint?: string;
             /** @description 1–500, default 100 */
             limit?: string;
-            /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII) */
+            /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
             q?: string;
             /** @description a run id */
             runId?: string;
@@ -1848,7 +1848,7 @@ export interface operations {
                 endpoint?: string;
                 /** @description 1–500, default 100 */
                 limit?: string;
-                /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII) */
+                /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
                 q?: string;
                 /** @description a run id */
                 runId?: string;
@@ -2187,7 +2187,7 @@ export interface operations {
                 endpoint?: string;
                 /** @description 1–500, default 100 */
                 limit?: string;
-                /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII) */
+                /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
                 q?: string;
                 /** @description a run id */
                 runId?: string;
@@ -2272,7 +2272,7 @@ export interface operations {
             query?: {
                 /** @description only this endpoint's jobs (read from the maintained counters) */
                 endpoint?: string;
-                /** @description "name" or "name@version": only this tool's jobs (counted through an index) */
+                /** @description "name" or "name@version": only this tool's jobs (the counters are kept per tool too) */
                 tool?: string;
             };
             header?: never;
