@@ -100,6 +100,8 @@ type (
 	Enqueued = wire.JobBatchItem
 	// JobPage is one page of a job list; NextCursor is nil on the last page.
 	JobPage = wire.JobList
+	// JobCounts is the count of each job state and the total.
+	JobCounts = wire.JobCounts
 	// BulkResult is what a bulk action did.
 	BulkResult = wire.JobBulkResult
 	// ClaimRequest asks for due jobs.
@@ -323,6 +325,9 @@ type JobFilter struct {
 	CreatedBefore time.Time
 	Cursor        string
 	Limit         int
+	// Q is search text: a job id, an exact idempotency key, tool or
+	// endpoint name, or a substring of the payload or the last error.
+	Q string
 }
 
 // Wire renders the filter as the API's query.
@@ -332,7 +337,7 @@ func (f JobFilter) Wire() wire.JobQuery {
 	for i, s := range f.States {
 		states[i] = string(s)
 	}
-	q.State, q.Tool, q.Endpoint, q.Cursor = strings.Join(states, ","), f.Tool, f.Endpoint, f.Cursor
+	q.State, q.Tool, q.Endpoint, q.Cursor, q.Q = strings.Join(states, ","), f.Tool, f.Endpoint, f.Cursor, f.Q
 	if f.RunID != 0 {
 		q.RunID = strconv.FormatInt(f.RunID, 10)
 	}
@@ -352,7 +357,7 @@ func (f JobFilter) Wire() wire.JobQuery {
 func (f JobFilter) Query() url.Values {
 	q, v := f.Wire(), url.Values{}
 	for name, val := range map[string]string{"state": q.State, "tool": q.Tool, "endpoint": q.Endpoint, "runId": q.RunID,
-		"createdAfter": q.CreatedAfter, "createdBefore": q.CreatedBefore, "cursor": q.Cursor, "limit": q.Limit} {
+		"createdAfter": q.CreatedAfter, "createdBefore": q.CreatedBefore, "cursor": q.Cursor, "limit": q.Limit, "q": q.Q} {
 		if val != "" {
 			v.Set(name, val)
 		}
@@ -373,6 +378,22 @@ func (c *Client) CountJobs(ctx context.Context, f JobFilter) (int64, error) {
 	var out wire.JobCount
 	_, err := c.do(ctx, "GET", "/v1/jobs/count?"+f.Query().Encode(), nil, &out)
 	return out.Count, err
+}
+
+// JobCounts counts jobs per state: of the project, of one endpoint (when
+// endpoint is not empty) or of one tool ("name" or "name@version"). Without
+// a tool the server reads counters it keeps with every change of a job.
+func (c *Client) JobCounts(ctx context.Context, endpoint, tool string) (*JobCounts, error) {
+	v := url.Values{}
+	if endpoint != "" {
+		v.Set("endpoint", endpoint)
+	}
+	if tool != "" {
+		v.Set("tool", tool)
+	}
+	var out JobCounts
+	_, err := c.do(ctx, "GET", "/v1/jobs/counts?"+v.Encode(), nil, &out)
+	return &out, err
 }
 
 // Bulk cancels, replays or runs now ("run_now", owner key) every job matching f; expectedCount is the count

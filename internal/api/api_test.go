@@ -160,6 +160,8 @@ func TestErrorsNameTheField(t *testing.T) {
 		{"GET", "/v1/history?hours=0", ``, `"field":"hours"`},
 		{"GET", "/v1/history?hours=49", ``, `"field":"hours"`},
 		{"GET", "/v1/history?hours=six", ``, `"field":"hours"`},
+		{"GET", "/v1/jobs?q=" + strings.Repeat("%C3%A9", 201), ``, `"field":"q"`},
+		{"GET", "/v1/jobs/count?q=" + strings.Repeat("a", 201), ``, `at most 200 characters`},
 	}
 	for _, c := range cases {
 		status, body := f.call(t, c.method, c.path, c.body)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/field"
@@ -55,6 +56,7 @@ func (a *API) table() []Route {
 		route(a, "POST", "/v1/jobs/batch", "Enqueue up to 1000 jobs in one transaction", producer, 200, a.enqueueBatch),
 		route(a, "GET", "/v1/jobs", "List jobs, newest first, with filters and cursor paging", producer, 200, a.listJobs, inQuery()),
 		route(a, "GET", "/v1/jobs/count", "Count jobs matching the same filters as the list", producer, 200, a.countJobs, inQuery()),
+		route(a, "GET", "/v1/jobs/counts", "Count jobs per state, from counters kept with every change of a job (with tool: through an index)", producer, 200, a.jobCounts, inQuery()),
 		route(a, "POST", "/v1/jobs/bulk", "Cancel, replay or run now every job matching a filter or listed by ids (at most 1000); expectedCount must equal the current count (run_now needs an owner key)", producer, 200, a.bulk),
 		route(a, "GET", "/v1/jobs/{id}", "Read a job with its attempts and what holds it", producer, 200, a.getJob),
 		route(a, "GET", "/v1/jobs/{id}/explain", "Which gate holds a scheduled job and until when", producer, 200, a.explain),
@@ -490,6 +492,11 @@ func (a *API) jobFilter(ctx context.Context, p *engine.Principal, q wire.JobQuer
 		}
 		*dst = t.UnixMilli()
 	}
+	if n := utf8.RuneCountInString(q.Q); n > wire.MaxSearchChars {
+		errs.Add("q", strconv.Quote(cutChars(q.Q, 40)+"…"), "search text of at most "+strconv.Itoa(wire.MaxSearchChars)+" characters")
+	} else {
+		f.Q = strings.TrimSpace(q.Q)
+	}
 	timeParam("createdAfter", q.CreatedAfter, &f.CreatedAfter)
 	timeParam("createdBefore", q.CreatedBefore, &f.CreatedBefore)
 	return f, errs.Err()
@@ -500,17 +507,17 @@ func (a *API) listJobs(c *call[wire.JobQuery]) (*wire.JobList, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := a.e.Jobs(c.ctx(), c.p, f)
+	jobs, holds, next, err := a.e.ListJobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err
 	}
 	out := &wire.JobList{Jobs: []wire.Job{}}
 	for i := range jobs {
-		out.Jobs = append(out.Jobs, jobView(&jobs[i], nil, nil, false))
+		out.Jobs = append(out.Jobs, jobView(&jobs[i], nil, holds[i], false))
 	}
-	if len(jobs) == f.Limit {
-		next := strconv.FormatInt(jobs[len(jobs)-1].ID, 10)
-		out.NextCursor = &next
+	if next != 0 {
+		s := strconv.FormatInt(next, 10)
+		out.NextCursor = &s
 	}
 	return out, nil
 }
@@ -526,6 +533,23 @@ func (a *API) countJobs(c *call[wire.JobQuery]) (*wire.JobCount, error) {
 		return nil, err
 	}
 	return &wire.JobCount{Count: n}, nil
+}
+
+func (a *API) jobCounts(c *call[wire.JobCountsQuery]) (*wire.JobCounts, error) {
+	f, err := a.jobFilter(c.ctx(), c.p, wire.JobQuery{Endpoint: c.in.Endpoint, Tool: c.in.Tool})
+	if err != nil {
+		return nil, err
+	}
+	counts, err := a.e.JobCounts(c.ctx(), c.p, f)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.JobCounts{}
+	for _, s := range wire.JobStates() {
+		out.Counts.Set(s, counts[s])
+		out.Total += counts[s]
+	}
+	return out, nil
 }
 
 func (a *API) getJob(c *call[none]) (*wire.Job, error) {

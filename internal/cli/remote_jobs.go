@@ -20,7 +20,7 @@ import (
 func jobsGroup() *group {
 	return &group{name: "jobs", dispatch: runClientGroup, footer: commonFlagsHelp, subs: []subcommand{
 		{"list", "list jobs a page at a time, filtered by state, tool, endpoint or run",
-			"[--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--limit N] [--cursor C]", &jobsListCommand{}},
+			"[--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--q TEXT] [--limit N] [--cursor C]", &jobsListCommand{}},
 		{"get", "print a job with its policy and every attempt", "ID", jobsGetCommand{}},
 		{"enqueue", "enqueue a job for a published tool",
 			"--tool NAME@VERSION [--payload JSON | --payload-file FILE] [--idempotency-key K]\n" +
@@ -29,6 +29,7 @@ func jobsGroup() *group {
 		{"replay", "enqueue a finished job again as a new job", "ID", jobsReplayCommand{}},
 		{"run-now", "make a scheduled job due now (gates still apply); owner key", "ID", jobsRunNowCommand{}},
 		{"explain", "say what holds a job back from being claimed", "ID", jobsExplainCommand{}},
+		{"counts", "count jobs in each state, of the project, one endpoint or one tool", "[--endpoint NAME] [--tool NAME[@VERSION]]", &jobsCountsCommand{}},
 	}}
 }
 
@@ -39,7 +40,7 @@ func parseRunID(f *flagSet, text string) int64 {
 
 // jobsListCommand is `ratchet jobs list`.
 type jobsListCommand struct {
-	state, tool, endpoint, runID, limit, cursor *string
+	state, tool, endpoint, runID, limit, cursor, q *string
 }
 
 // Run prints one page, and the cursor of the next when there is one.
@@ -51,6 +52,7 @@ func (c *jobsListCommand) Run(ctx context.Context, env *Env, args []string) erro
 	c.runID = f.String("run-id", "", "run id")
 	c.limit = f.String("limit", "", "jobs per page, 1–500 (server default 100)")
 	c.cursor = f.String("cursor", "", "the next cursor a previous page printed")
+	c.q = f.String("q", "", "search: a job id, an exact idempotency key, tool or endpoint name, or text in the payload or the last error")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func (c *jobsListCommand) filter(f *flagSet) client.JobFilter {
 			filter.States = append(filter.States, wire.JobState(s))
 		}
 	}
-	filter.Tool, filter.Endpoint, filter.Cursor = *c.tool, *c.endpoint, *c.cursor
+	filter.Tool, filter.Endpoint, filter.Cursor, filter.Q = *c.tool, *c.endpoint, *c.cursor, *c.q
 	if *c.runID != "" {
 		filter.RunID = parseRunID(f, *c.runID)
 	}
@@ -239,6 +241,38 @@ func (jobsReplayCommand) Run(ctx context.Context, env *Env, args []string) error
 	})
 }
 
+// jobsCountsCommand is `ratchet jobs counts`.
+type jobsCountsCommand struct{}
+
+// Run prints one line per state and the total. Without --tool the server
+// reads counters, so this is cheap at any number of jobs.
+func (jobsCountsCommand) Run(ctx context.Context, env *Env, args []string) error {
+	f, rf := clientFlags(jobsGroup(), "counts", env)
+	endpoint := f.String("endpoint", "", "only this endpoint's jobs")
+	tool := f.String("tool", "", `only this tool's jobs: "name" or "name@version"`)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	r, err := rf.connect(f, env)
+	if err != nil {
+		return err
+	}
+	c, err := r.c.JobCounts(ctx, *endpoint, *tool)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		fmt.Fprintln(w, "STATE\tJOBS")
+		for _, row := range []struct {
+			state string
+			n     int64
+		}{{"scheduled", c.Counts.Scheduled}, {"running", c.Counts.Running}, {"succeeded", c.Counts.Succeeded}, {"failed", c.Counts.Failed},
+			{"exhausted", c.Counts.Exhausted}, {"cancelled", c.Counts.Cancelled}, {"total", c.Total}} {
+			fmt.Fprintf(w, "%s\t%d\n", row.state, row.n)
+		}
+	})
+}
+
 // jobsExplainCommand is `ratchet jobs explain`.
 type jobsExplainCommand struct{}
 
@@ -262,10 +296,24 @@ func (jobsExplainCommand) Run(ctx context.Context, env *Env, args []string) erro
 
 // printJobRows is the job table of jobs list and runs get.
 func printJobRows(w io.Writer, jobs []client.Job) {
-	fmt.Fprintln(w, "ID\tSTATE\tTOOL\tATTEMPT/MAX\tDUE\tHELD BY")
+	fmt.Fprintln(w, "ID\tSTATE\tTOOL\tATTEMPT/MAX\tDUE\tHELD BY\tLAST ERROR")
 	for _, j := range jobs {
-		fmt.Fprintf(w, "%d\t%s\t%s@%s\t%d/%d\t%s\t%s\n", j.ID, j.State, j.Tool, j.Version, j.Attempt, j.MaxAttempts, due(&j), heldBy(j.HeldBy))
+		fmt.Fprintf(w, "%d\t%s\t%s@%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.State, j.Tool, j.Version, j.Attempt, j.MaxAttempts, due(&j), heldBy(j.HeldBy),
+			lastError(j))
 	}
+}
+
+// lastError is the list's last-error column: one line, at most 60
+// characters, "-" when none.
+func lastError(j client.Job) string {
+	s := strings.Join(strings.Fields(j.LastError), " ")
+	if s == "" {
+		return "-"
+	}
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:59]) + "…"
+	}
+	return s
 }
 
 func due(j *client.Job) string {

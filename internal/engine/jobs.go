@@ -311,6 +311,54 @@ func (e *Engine) Jobs(ctx context.Context, p *Principal, f store.JobFilter) ([]s
 	return out, storeErr(err, "jobs")
 }
 
+// SearchScanLimit is how many jobs (newest first, of the other filters)
+// one page of a text search reads at most: a search that finds little
+// costs this many rows, not the table. The page's next cursor continues
+// below them.
+const SearchScanLimit = 20_000
+
+// ListJobs is Jobs with what holds each scheduled job (nil for the
+// others), read in the same snapshot: the gates of each endpoint on the
+// page are evaluated once, and each job adds only its due time. next is
+// the cursor of the next page, 0 on the last: the last job's id on a full
+// page, or where a text search stopped reading (SearchScanLimit).
+func (e *Engine) ListJobs(ctx context.Context, p *Principal, f store.JobFilter) (jobs []store.Job, holds []*Hold, next int64, err error) {
+	f.ProjectID = p.ProjectID
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 100
+	}
+	f.ScanLimit = SearchScanLimit
+	var out []store.Job
+	err = e.st.Read(ctx, func(q store.Queries) (err error) {
+		if out, err = q.JobList(ctx, f); err != nil {
+			return err
+		}
+		if len(out) == f.Limit {
+			next = out[len(out)-1].ID
+		} else if next, err = q.JobScanEnd(ctx, f); err != nil {
+			return err
+		}
+		holds = make([]*Hold, len(out))
+		var now int64
+		gates := map[int64]*gate{}
+		for i := range out {
+			if out[i].State != wire.JobScheduled {
+				continue
+			}
+			if now == 0 {
+				if now, err = e.txNow(ctx, q); err != nil {
+					return err
+				}
+			}
+			if holds[i], err = e.holdOf(ctx, q, &out[i], now, gates); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, holds, next, storeErr(err, "jobs")
+}
+
 // CountJobs counts jobs matching a filter (for bulk actions: the count a
 // person confirms).
 func (e *Engine) CountJobs(ctx context.Context, p *Principal, f store.JobFilter) (int64, error) {
@@ -467,18 +515,30 @@ func (e *Engine) explain(ctx context.Context, q store.Queries, j *store.Job) (*H
 	if err != nil {
 		return nil, err
 	}
+	return e.holdOf(ctx, q, j, now, map[int64]*gate{})
+}
+
+// holdOf says what holds a scheduled job at now: its due time, else the
+// gates of its endpoint, evaluated once per endpoint in gates (a list
+// shares one map for the whole page).
+func (e *Engine) holdOf(ctx context.Context, q store.Queries, j *store.Job, now int64, gates map[int64]*gate) (*Hold, error) {
 	if j.DueAt > now {
 		return &Hold{Gate: wire.GateDueTime, Until: FormatTime(j.DueAt), Detail: "not due yet: the backoff delay has not passed"}, nil
 	}
-	ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: j.EndpointID})
-	if err != nil {
-		return nil, err
+	g, ok := gates[j.EndpointID]
+	if !ok {
+		ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: j.EndpointID})
+		if err != nil {
+			return nil, err
+		}
+		v := e.gates(ctx, q, ep, now)
+		if v.err != nil {
+			return nil, v.err
+		}
+		g = &v
+		gates[j.EndpointID] = g
 	}
-	g := e.gates(ctx, q, ep, now)
-	if g.err != nil {
-		return nil, g.err
-	}
-	if g.allowed == 0 {
+	if g.allowed <= 0 {
 		h := &Hold{Gate: g.gate, Detail: g.detail}
 		if g.until > 0 {
 			h.Until = FormatTime(g.until)

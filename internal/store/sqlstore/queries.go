@@ -471,7 +471,8 @@ func (q *Queries) RunFinish(ctx context.Context, p *store.RunFinishParams) error
 // --- jobs ---
 
 const jobCols = `id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy, max_attempts, timeout_ms,
-	attempt, state, due_at, lease_token, lease_expires_at, worker_id, cancel_requested, replay_of, created_at, updated_at, finished_at, claimed_at`
+	attempt, state, due_at, lease_token, lease_expires_at, worker_id, cancel_requested, replay_of, created_at, updated_at, finished_at, claimed_at,
+	last_classification, last_error`
 
 // jobColsBut is jobCols with the named columns read as empty text, for
 // reads that do not need them (a policy snapshot or a payload is the bulk
@@ -502,7 +503,7 @@ func scanJob(sc interface{ Scan(...any) error }) (*store.Job, error) {
 	var cancel int64
 	if err := sc.Scan(&j.ID, &j.ProjectID, &j.ToolID, &j.Tool, &j.Version, &j.EndpointID, &j.Endpoint, &j.RunID, &payload, &key, &policy,
 		&j.MaxAttempts, &j.TimeoutMs, &j.Attempt, &j.State, &j.DueAt, &j.LeaseToken, &j.LeaseExpiresAt, &j.WorkerID, &cancel, &j.ReplayOf,
-		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt, &j.ClaimedAt); err != nil {
+		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt, &j.ClaimedAt, &j.LastClassification, &j.LastError); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -534,10 +535,11 @@ func (q *Queries) scanJobs(rows *sql.Rows, err error) ([]store.Job, error) {
 // read the existing job in the same one.
 func (q *Queries) JobInsert(ctx context.Context, j *store.Job) error {
 	id, err := q.insertID(ctx, `INSERT INTO jobs (project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy,
-		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`,
 		j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), nullStr(j.IdempotencyKey), string(j.Policy),
-		j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt)
+		j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt, j.FinishedAt, j.LastClassification, j.LastError)
 	if errors.Is(err, store.ErrNotFound) { // no row returned: the key is taken
 		return fmt.Errorf("idempotency key %q is already used in project %d: %w", j.IdempotencyKey, j.ProjectID, store.ErrConflict)
 	}
@@ -588,13 +590,14 @@ func (q *Queries) JobsInsert(ctx context.Context, jobs []*store.Job) error {
 	}
 	slices.Sort(ids)
 	from, args := q.rowsFrom(len(jobs), []string{"BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "TEXT",
-		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT"}, func(i int) []any {
+		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT"}, func(i int) []any {
 		j := jobs[i]
 		return []any{ids[i], j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), string(j.Policy),
-			j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt}
+			j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt, j.FinishedAt, j.LastClassification, j.LastError}
 	})
 	r, err := q.exec(ctx, `INSERT INTO jobs (id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, policy,
-		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at) SELECT * FROM `+from, args...)
+		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error)
+		SELECT * FROM `+from, args...)
 	if err := q.expectN(r, err, len(jobs)); err != nil {
 		return err
 	}
@@ -621,8 +624,9 @@ func (q *Queries) JobGetAnyProject(ctx context.Context, id int64) (*store.Job, e
 
 func (q *Queries) JobUpdate(ctx context.Context, j *store.Job) error {
 	return q.expectOne(q.exec(ctx, `UPDATE jobs SET attempt = ?, state = ?, due_at = ?, lease_token = ?, lease_expires_at = ?, worker_id = ?,
-		cancel_requested = ?, updated_at = ?, finished_at = ? WHERE id = ?`,
-		j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt, j.ID))
+		cancel_requested = ?, updated_at = ?, finished_at = ?, last_classification = ?, last_error = ? WHERE id = ?`,
+		j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
+		j.LastClassification, j.LastError, j.ID))
 }
 
 // maxBatchRows bounds the rows of one multi-row statement, so its
@@ -772,17 +776,18 @@ func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job, guards []st
 	return q.inChunks(len(jobs), func(lo, hi int) error {
 		part := jobs[lo:hi]
 		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT",
-			"TEXT", "TEXT", "BIGINT"}, func(i int) []any {
+			"TEXT", "TEXT", "BIGINT", "TEXT", "TEXT"}, func(i int) []any {
 			j := part[i]
 			var g store.JobGuard
 			if guards != nil {
 				g = guards[lo+i]
 			}
 			return []any{j.ID, j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
-				g.State, g.LeaseToken, b2i(g.CancelRequested)}
+				g.State, g.LeaseToken, b2i(g.CancelRequested), j.LastClassification, j.LastError}
 		})
 		r, err := q.exec(ctx, `UPDATE jobs SET attempt = v.column2, state = v.column3, due_at = v.column4, lease_token = v.column5,
-			lease_expires_at = v.column6, worker_id = v.column7, cancel_requested = v.column8, updated_at = v.column9, finished_at = v.column10
+			lease_expires_at = v.column6, worker_id = v.column7, cancel_requested = v.column8, updated_at = v.column9, finished_at = v.column10,
+			last_classification = v.column14, last_error = v.column15
 			FROM `+from+` WHERE jobs.id = v.column1
 			AND (v.column11 = '' OR (jobs.state = v.column11 AND jobs.lease_token = v.column12 AND jobs.cancel_requested = v.column13))`, args...)
 		if err != nil {
@@ -848,7 +853,12 @@ func (q *Queries) jobWhere(f store.JobFilter) (string, []any) {
 		args = append(args, f.EndpointID)
 	}
 	if f.RunID != 0 {
-		where = append(where, "run_id = ?")
+		// "run_id <> 0" lets both drivers use the partial index jobs_run
+		// (migration 0006); "+project_id" keeps SQLite from walking
+		// jobs_project instead (SQLite's unary plus hides a column from
+		// the planner; PostgreSQL reads it as the column).
+		where[0] = "+project_id = ?"
+		where = append(where, "run_id = ? AND run_id <> 0")
 		args = append(args, f.RunID)
 	}
 	if f.CreatedAfter != 0 {
@@ -867,20 +877,77 @@ func (q *Queries) jobWhere(f store.JobFilter) (string, []any) {
 		where = append(where, "id < ?")
 		args = append(args, f.AfterID)
 	}
+	if f.Q != "" {
+		if isTextSearch(f.Q) {
+			s, sargs := textSearch(f.Q)
+			where = append(where, s)
+			args = append(args, sargs...)
+		} else {
+			id, _ := strconv.ParseInt(f.Q, 10, 64)
+			where = append(where, "id = ?")
+			args = append(args, id)
+		}
+	}
 	return strings.Join(where, " AND "), args
 }
+
+// isTextSearch says whether search text q is text rather than a job id
+// (digits only).
+func isTextSearch(q string) bool {
+	id, err := strconv.ParseInt(q, 10, 64)
+	return q != "" && (err != nil || id <= 0 || strings.Trim(q, "0123456789") != "")
+}
+
+// textSearch is the condition of a text search: an exact idempotency key,
+// tool or endpoint name, or a substring of the payload or the last error.
+// lower() on both sides: SQLite's folds ASCII only, PostgreSQL's every
+// letter; either way a pattern and a column fold alike.
+func textSearch(q string) (string, []any) {
+	like := "%" + likeEscaper.Replace(q) + "%"
+	return `(idempotency_key = ? OR tool = ? OR endpoint = ? OR lower(payload) LIKE lower(CAST(? AS TEXT)) ESCAPE '\' OR lower(last_error) LIKE lower(CAST(? AS TEXT)) ESCAPE '\')`,
+		[]any{q, q, q, like, like}
+}
+
+// likeEscaper escapes LIKE's wildcards so search text matches literally.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
 func (q *Queries) JobList(ctx context.Context, f store.JobFilter) ([]store.Job, error) {
-	where, args := q.jobWhere(f)
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
 	}
+	if f.ScanLimit > 0 && isTextSearch(f.Q) {
+		// The window: the newest ScanLimit jobs of the other filters, read
+		// in id order and searched as they stream, so a search that finds
+		// little reads ScanLimit rows, not the table.
+		q2 := f.Q
+		f.Q = ""
+		where, args := q.jobWhere(f)
+		f.Q = q2
+		search, sargs := textSearch(q2)
+		return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM (SELECT `+jobCols+` FROM jobs WHERE `+where+` ORDER BY id DESC LIMIT `+
+			strconv.Itoa(f.ScanLimit)+`) AS w WHERE `+search+` ORDER BY id DESC LIMIT `+strconv.Itoa(limit), append(args, sargs...)...))
+	}
+	where, args := q.jobWhere(f)
 	return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE `+where+` ORDER BY id DESC LIMIT `+strconv.Itoa(limit), args...))
+}
+
+func (q *Queries) JobScanEnd(ctx context.Context, f store.JobFilter) (int64, error) {
+	if f.ScanLimit <= 0 || !isTextSearch(f.Q) {
+		return 0, nil
+	}
+	f.Q = ""
+	where, args := q.jobWhere(f)
+	var id int64
+	err := q.row(ctx, `SELECT id FROM jobs WHERE `+where+` ORDER BY id DESC LIMIT 1 OFFSET `+strconv.Itoa(f.ScanLimit-1), args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, q.D.Translate(err)
 }
 
 func (q *Queries) JobCount(ctx context.Context, f store.JobFilter) (int64, error) {
@@ -890,14 +957,19 @@ func (q *Queries) JobCount(ctx context.Context, f store.JobFilter) (int64, error
 	return n, q.D.Translate(err)
 }
 
+// JobCountsByState sums the counters (job_counts, kept by triggers; see
+// migration 0006) over endpoints and slots.
 func (q *Queries) JobCountsByState(ctx context.Context, projectID int64) (map[wire.JobState]int64, error) {
-	s := `SELECT state, count(*) FROM jobs GROUP BY state`
+	s := `SELECT state, CAST(sum(n) AS BIGINT) FROM job_counts GROUP BY state`
 	var args []any
 	if projectID != 0 {
-		s = `SELECT state, count(*) FROM jobs WHERE project_id = ? GROUP BY state`
+		s = `SELECT state, CAST(sum(n) AS BIGINT) FROM job_counts WHERE project_id = ? GROUP BY state`
 		args = []any{projectID}
 	}
-	rows, err := q.query(ctx, s, args...)
+	return q.stateCounts(q.query(ctx, s, args...))
+}
+
+func (q *Queries) stateCounts(rows *sql.Rows, err error) (map[wire.JobState]int64, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -909,9 +981,53 @@ func (q *Queries) JobCountsByState(ctx context.Context, projectID int64) (map[wi
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, err
 		}
-		out[st] = n
+		if n != 0 {
+			out[st] = n
+		}
 	}
 	return out, q.D.Translate(rows.Err())
+}
+
+// JobCountsByEndpoint sums the counters' tools and slots per endpoint and
+// state.
+func (q *Queries) JobCountsByEndpoint(ctx context.Context, p *store.JobCountsByEndpointParams) ([]store.JobStateCount, error) {
+	s, args := `SELECT c.endpoint_id, c.state, CAST(sum(c.n) AS BIGINT) FROM job_counts c`, []any{}
+	if p.Tool != "" {
+		s += ` JOIN tools t ON t.id = c.tool_id AND t.name = ?`
+		args = append(args, p.Tool)
+		if p.Version != "" {
+			s += ` AND t.version = ?`
+			args = append(args, p.Version)
+		}
+	}
+	s += ` WHERE c.project_id = ?`
+	args = append(args, p.ProjectID)
+	if p.EndpointID != 0 {
+		s += ` AND c.endpoint_id = ?`
+		args = append(args, p.EndpointID)
+	}
+	rows, err := q.query(ctx, s+` GROUP BY c.endpoint_id, c.state ORDER BY c.endpoint_id, c.state`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.JobStateCount
+	for rows.Next() {
+		var c store.JobStateCount
+		if err := rows.Scan(&c.EndpointID, &c.State, &c.Count); err != nil {
+			return nil, err
+		}
+		if c.Count != 0 {
+			out = append(out, c)
+		}
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+func (q *Queries) JobCountGroupByState(ctx context.Context, f store.JobFilter) (map[wire.JobState]int64, error) {
+	f.AfterID = 0
+	where, args := q.jobWhere(f)
+	return q.stateCounts(q.query(ctx, `SELECT state, count(*) FROM jobs WHERE `+where+` GROUP BY state`, args...))
 }
 
 func int64Args(ids []int64) []any {
@@ -1021,6 +1137,16 @@ func (q *Queries) CountScheduled(ctx context.Context, p *store.CountScheduledPar
 	err := q.row(ctx, `SELECT count(*), COALESCE(sum(CASE WHEN due_at <= ? THEN 1 ELSE 0 END), 0) FROM jobs
 		WHERE state = 'scheduled' AND endpoint_id = ?`, p.DueBy, p.EndpointID).Scan(&n, &due)
 	return n, due, q.D.Translate(err)
+}
+
+// CountDue seeks jobs_due (endpoint, tool, due_at, id) once per tool of
+// the endpoint, each a range up to Now, and stops at the limit: the
+// endpoint alone would read every scheduled job of it.
+func (q *Queries) CountDue(ctx context.Context, p *store.CountDueParams) (int64, error) {
+	var n int64
+	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'scheduled' AND endpoint_id = ?
+		AND tool_id IN (SELECT id FROM tools WHERE endpoint_id = ?) AND due_at <= ? LIMIT ?) AS d`, p.EndpointID, p.EndpointID, p.Now, p.Limit).Scan(&n)
+	return n, q.D.Translate(err)
 }
 
 // Now reads the database's clock with the dialect's statement.

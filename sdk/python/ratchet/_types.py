@@ -67,6 +67,8 @@ __all__ = [
     "JobBulkFailed",
     "JobBulkResult",
     "JobCount",
+    "JobStateCounts",
+    "JobCounts",
     "JobList",
     "Key",
     "KeyCreate",
@@ -528,10 +530,14 @@ class Job(TypedDict):
     dueAt: str
     endpoint: str
     finishedAt: NotRequired[str]
-    # what holds it now; set when the job is read by id
+    # what holds it now; set for scheduled jobs, in lists too (the gates are evaluated once per endpoint per request)
     heldBy: Hold | None
     id: int
     idempotencyKey: str | None
+    # the decision's code of the last finished attempt, e.g. http_503; empty when no attempt has finished
+    lastClassification: str
+    # the message of the last failed attempt, empty if none; at most 200 characters in lists
+    lastError: str
     leaseExpiresAt: NotRequired[str]
     maxAttempts: int
     # set when the job is read by id or enqueued
@@ -593,6 +599,8 @@ class JobQuery(TypedDict):
     endpoint: NotRequired[str]
     # 1–500, default 100
     limit: NotRequired[str]
+    # search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search
+    q: NotRequired[str]
     # a run id
     runId: NotRequired[str]
     # comma-separated states
@@ -631,6 +639,24 @@ class JobCount(TypedDict):
     """The JobCount schema: the 200 answer of GET /v1/jobs/count."""
 
     count: int
+
+
+class JobStateCounts(TypedDict):
+    """The JobStateCounts schema."""
+
+    cancelled: int
+    exhausted: int
+    failed: int
+    running: int
+    scheduled: int
+    succeeded: int
+
+
+class JobCounts(TypedDict):
+    """The JobCounts schema: the 200 answer of GET /v1/jobs/counts."""
+
+    counts: JobStateCounts
+    total: int
 
 
 class JobList(TypedDict):
@@ -704,6 +730,7 @@ class OverviewEndpoint(TypedDict):
     claimsInWindow: int
     createdAt: str
     defaultTimeoutMs: int
+    # scheduled and due now, counted up to 10000
     due: int
     heldBy: Hold | None
     maxConcurrent: int

@@ -24,6 +24,8 @@ function toQuery(f = {}) {
         q.cursor = f.cursor;
     if (f.limit !== undefined)
         q.limit = String(f.limit);
+    if (f.q)
+        q.q = f.q;
     return q;
 }
 function params(q) {
@@ -182,6 +184,19 @@ export class Client {
     async countJobs(filter = {}, o) {
         const q = toQuery({ ...filter, cursor: undefined, limit: undefined });
         return (await this.#do("get", "/v1/jobs/count", "/v1/jobs/count", { query: params(q), safe: true }, o)).data.count;
+    }
+    /**
+     * How many jobs are in each state, with the total: of the project, of one
+     * endpoint, or of one tool ("name" or "name@version"). Without a tool the
+     * server reads counters it keeps with every change of a job.
+     */
+    async jobCounts(filter = {}, o) {
+        const p = new URLSearchParams();
+        if (filter.endpoint)
+            p.set("endpoint", filter.endpoint);
+        if (filter.tool)
+            p.set("tool", filter.tool);
+        return (await this.#do("get", "/v1/jobs/counts", "/v1/jobs/counts", { query: p, safe: true }, o)).data;
     }
     /**
      * Cancels or replays every job of a filter (at most 1000). expectedCount

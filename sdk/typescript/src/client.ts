@@ -17,6 +17,7 @@ import type {
   JobBatchItem,
   JobBulkResult,
   JobEnqueue,
+  JobCounts,
   JobList,
   JobQuery,
   JobState,
@@ -79,6 +80,8 @@ export interface JobFilter {
   cursor?: string;
   /** 1–500, default 100. */
   limit?: number;
+  /** Search: a job id, an exact idempotency key, tool or endpoint name, or text in the payload or the last error. */
+  q?: string;
 }
 
 type Method = "get" | "post" | "put" | "delete";
@@ -118,6 +121,7 @@ function toQuery(f: JobFilter = {}): JobQuery {
   if (f.createdBefore !== undefined) q.createdBefore = f.createdBefore instanceof Date ? f.createdBefore.toISOString() : f.createdBefore;
   if (f.cursor) q.cursor = f.cursor;
   if (f.limit !== undefined) q.limit = String(f.limit);
+  if (f.q) q.q = f.q;
   return q;
 }
 
@@ -300,6 +304,18 @@ export class Client {
   async countJobs(filter: JobFilter = {}, o?: RequestOptions): Promise<number> {
     const q = toQuery({ ...filter, cursor: undefined, limit: undefined });
     return (await this.#do("get", "/v1/jobs/count", "/v1/jobs/count", { query: params(q), safe: true }, o)).data.count;
+  }
+
+  /**
+   * How many jobs are in each state, with the total: of the project, of one
+   * endpoint, or of one tool ("name" or "name@version"). Without a tool the
+   * server reads counters it keeps with every change of a job.
+   */
+  async jobCounts(filter: { endpoint?: string; tool?: string } = {}, o?: RequestOptions): Promise<JobCounts> {
+    const p = new URLSearchParams();
+    if (filter.endpoint) p.set("endpoint", filter.endpoint);
+    if (filter.tool) p.set("tool", filter.tool);
+    return (await this.#do("get", "/v1/jobs/counts", "/v1/jobs/counts", { query: p, safe: true }, o)).data;
   }
 
   /**
