@@ -60,6 +60,7 @@ func (a *API) table() []Route {
 		route(a, "POST", "/v1/reports", "Report up to 1000 outcomes; each report succeeds or fails on its own", worker, 200, a.reportBatch),
 		route(a, "POST", "/v1/dev/clock", "Advance the clock of a server started with --dev-clock (for tests of long backoffs)", owner, 200, a.advanceClock),
 		route(a, "GET", "/v1/overview", "Per-endpoint live state for the dashboard", anyKey, 200, a.overview),
+		a.streamRoute(),
 		{Method: "POST", Path: "/api/simulate", Summary: "Run the contention simulator (no key; Content-Type: application/json; body: the config of ratchet simulate, e.g. {\"to\":100,\"runs\":20}; one sweep at a time, 503 while busy)",
 			Status: 200, request: reflect.TypeFor[simulate.Config](), response: reflect.TypeFor[simulate.Result](), handler: sim.serve},
 	}
