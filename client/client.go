@@ -114,6 +114,12 @@ type (
 	ReportResult = wire.ReportResult
 	// BatchResult is one result of a batch report.
 	BatchResult = wire.ReportBatchItem
+	// EndpointPause says who paused an endpoint, when and why.
+	EndpointPause = wire.EndpointPause
+	// AuditEntry is one operator action.
+	AuditEntry = wire.AuditEntry
+	// AuditPage is one page of the audit log; NextCursor is nil on the last page.
+	AuditPage = wire.AuditList
 )
 
 // Error is an error response of the API. Its Fields are the rejected
@@ -369,7 +375,7 @@ func (c *Client) CountJobs(ctx context.Context, f JobFilter) (int64, error) {
 	return out.Count, err
 }
 
-// Bulk cancels or replays every job matching f; expectedCount is the count
+// Bulk cancels, replays or runs now ("run_now", owner key) every job matching f; expectedCount is the count
 // the person confirmed (CountJobs), and a changed selection is a conflict.
 func (c *Client) Bulk(ctx context.Context, action string, f JobFilter, expectedCount int64) (*BulkResult, error) {
 	f.Cursor, f.Limit = "", 0
@@ -377,6 +383,88 @@ func (c *Client) Bulk(ctx context.Context, action string, f JobFilter, expectedC
 	var out BulkResult
 	_, err := c.do(ctx, "POST", "/v1/jobs/bulk", wire.JobBulk{Action: action, Filter: &q, ExpectedCount: &expectedCount}, &out)
 	return &out, err
+}
+
+// BulkIDs cancels, replays or runs now ("cancel", "replay", "run_now") the
+// jobs listed by id (1–1000); run_now needs an owner key.
+func (c *Client) BulkIDs(ctx context.Context, action string, ids []int64) (*BulkResult, error) {
+	n := int64(len(ids))
+	var out BulkResult
+	_, err := c.do(ctx, "POST", "/v1/jobs/bulk", wire.JobBulk{Action: action, IDs: ids, ExpectedCount: &n}, &out)
+	return &out, err
+}
+
+// RunNow makes a scheduled job due now (owner key); the gates still apply
+// and its attempt count stays. A job in another state is a 409.
+func (c *Client) RunNow(ctx context.Context, id int64) (*Job, error) {
+	var j Job
+	_, err := c.do(ctx, "POST", "/v1/jobs/"+strconv.FormatInt(id, 10)+"/run-now", nil, &j)
+	return &j, err
+}
+
+// PauseEndpoint pauses an endpoint (owner key): its due jobs are held by
+// the gate "paused" until ResumeEndpoint. reason may be empty. Pausing a
+// paused endpoint keeps the first pause.
+func (c *Client) PauseEndpoint(ctx context.Context, name, reason string) (*Endpoint, error) {
+	var ep Endpoint
+	_, err := c.do(ctx, "POST", "/v1/endpoints/"+url.PathEscape(name)+"/pause", wire.EndpointPauseRequest{Reason: reason}, &ep)
+	return &ep, err
+}
+
+// ResumeEndpoint lifts a pause (owner key).
+func (c *Client) ResumeEndpoint(ctx context.Context, name string) (*Endpoint, error) {
+	var ep Endpoint
+	_, err := c.do(ctx, "POST", "/v1/endpoints/"+url.PathEscape(name)+"/resume", nil, &ep)
+	return &ep, err
+}
+
+// CloseCircuit closes an endpoint's circuit now and clears its failure
+// count (owner key).
+func (c *Client) CloseCircuit(ctx context.Context, name string) (*Endpoint, error) {
+	var ep Endpoint
+	_, err := c.do(ctx, "POST", "/v1/endpoints/"+url.PathEscape(name)+"/circuit/close", nil, &ep)
+	return &ep, err
+}
+
+// OpenCircuit opens an endpoint's circuit now for its circuitOpenMs (owner
+// key); then it half-opens as usual.
+func (c *Client) OpenCircuit(ctx context.Context, name string) (*Endpoint, error) {
+	var ep Endpoint
+	_, err := c.do(ctx, "POST", "/v1/endpoints/"+url.PathEscape(name)+"/circuit/open", nil, &ep)
+	return &ep, err
+}
+
+// HeldJobs lists the endpoint's due jobs that one of its gates holds now,
+// newest first, each with HeldBy; cursor is "" for the first page and
+// limit 0 for the default (100).
+func (c *Client) HeldJobs(ctx context.Context, name, cursor string, limit int) (*JobPage, error) {
+	v := url.Values{}
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	var p JobPage
+	_, err := c.do(ctx, "GET", "/v1/endpoints/"+url.PathEscape(name)+"/held?"+v.Encode(), nil, &p)
+	return &p, err
+}
+
+// Audit lists operator actions newest first (owner key); target ("" for
+// all) selects e.g. "endpoint:payments" or "job:42".
+func (c *Client) Audit(ctx context.Context, target, cursor string, limit int) (*AuditPage, error) {
+	v := url.Values{}
+	for k, s := range map[string]string{"target": target, "cursor": cursor} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	var p AuditPage
+	_, err := c.do(ctx, "GET", "/v1/audit?"+v.Encode(), nil, &p)
+	return &p, err
 }
 
 // GetJob reads a job with its attempts.

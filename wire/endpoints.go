@@ -98,6 +98,7 @@ type Endpoint struct {
 	CircuitFailureThreshold int64          `json:"circuitFailureThreshold"`
 	CircuitOpenMs           int64          `json:"circuitOpenMs"`
 	Circuit                 Circuit        `json:"circuit"`
+	Paused                  *EndpointPause `json:"paused" doc:"set while an owner has paused the endpoint; null otherwise"`
 	CreatedAt               string         `json:"createdAt" format:"date-time"`
 	UpdatedAt               string         `json:"updatedAt" format:"date-time"`
 }
@@ -120,6 +121,7 @@ type Circuit struct {
 	OpenedAt    string       `json:"openedAt,omitempty" format:"date-time"`
 	HalfOpensAt string       `json:"halfOpensAt,omitempty" format:"date-time"`
 	ProbeJobID  int64        `json:"probeJobId,omitzero" doc:"the half-open probe in flight"`
+	OpenedBy    string       `json:"openedBy,omitempty" doc:"the key that opened the circuit by hand (name, or prefix when unnamed); absent when failures opened it"`
 }
 
 // EndpointList is GET /v1/endpoints.

@@ -134,19 +134,23 @@ type JobCount struct {
 	Count int64 `json:"count"`
 }
 
-// JobBulk is POST /v1/jobs/bulk: cancel or replay every job the filter
-// selects (at most 1000). ExpectedCount is the count the person confirmed;
-// when the selection holds another count, nothing is done (409).
+// JobBulk is POST /v1/jobs/bulk: cancel, replay or run now every job the
+// filter selects (at most 1000), or the jobs listed in IDs. ExpectedCount is
+// the count the person confirmed; when a filter's selection holds another
+// count, nothing is done (409). For an ids selection it must equal the
+// number of ids. Exactly one of Filter and IDs is given; run_now needs an
+// owner key.
 type JobBulk struct {
-	Action        string    `json:"action" enum:"cancel,replay"`
+	Action        string    `json:"action" enum:"cancel,replay,run_now"`
 	Filter        *JobQuery `json:"filter,omitempty"`
+	IDs           []int64   `json:"ids,omitempty" minItems:"1" maxItems:"1000" doc:"job ids, instead of a filter"`
 	ExpectedCount *int64    `json:"expectedCount" minimum:"0"`
 }
 
 // JobBulkResult is what a bulk action did: the ids acted on (for replay,
 // the new jobs) and the jobs it could not act on.
 type JobBulkResult struct {
-	Action string          `json:"action" enum:"cancel,replay"`
+	Action string          `json:"action" enum:"cancel,replay,run_now"`
 	Count  int             `json:"count"`
 	Jobs   []int64         `json:"jobs"`
 	Failed []JobBulkFailed `json:"failed"`

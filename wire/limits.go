@@ -25,6 +25,7 @@ const (
 	MaxBatch              = 1_000 // jobs of a batch enqueue, reports of a batch report, jobs of a claim or bulk action
 	MaxWaitMs             = 30_000
 	MaxListLimit          = 500
+	MaxPauseReasonLen     = 500 // the reason of an endpoint pause, in characters
 	DefaultListLimit      = 100
 
 	// NamePattern is an endpoint or tool name; VersionPattern a tool version.

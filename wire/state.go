@@ -99,6 +99,7 @@ type Gate string
 // Gates, in the order a claim checks them.
 const (
 	GateDueTime       Gate = "due_time"       // its backoff delay has not passed
+	GatePaused        Gate = "paused"         // an owner paused the endpoint (checked first among the endpoint's gates)
 	GateCircuit       Gate = "circuit"        // the endpoint's circuit is open, or half-open with its probe running
 	GateMaxConcurrent Gate = "max_concurrent" // the endpoint runs maxConcurrent jobs already
 	GateRateLimit     Gate = "rate_limit"     // the endpoint had rateLimitPerMinute claims in the last 60 s
@@ -107,7 +108,7 @@ const (
 
 // Gates lists every gate.
 func Gates() []Gate {
-	return []Gate{GateDueTime, GateCircuit, GateMaxConcurrent, GateRateLimit, GateNone}
+	return []Gate{GateDueTime, GatePaused, GateCircuit, GateMaxConcurrent, GateRateLimit, GateNone}
 }
 
 // RunState is whether a run takes new steps.

@@ -38,6 +38,12 @@ func (a *API) table() []Route {
 		route(a, "GET", "/v1/endpoints", "List endpoints", anyKey, 200, a.listEndpoints),
 		route(a, "GET", "/v1/endpoints/{name}", "Read an endpoint, its policy, version and circuit", anyKey, 200, a.getEndpoint),
 		route(a, "PUT", "/v1/endpoints/{name}/policy", "Replace the endpoint policy; 409 with the current endpoint when expectedVersion is stale", owner, 200, a.updatePolicy, rawBody()),
+		route(a, "POST", "/v1/endpoints/{name}/pause", "Pause an endpoint: its due jobs are held (gate paused) for workers and HTTP delivery; pausing a paused endpoint keeps the first pause", owner, 200, a.pauseEndpoint),
+		route(a, "POST", "/v1/endpoints/{name}/resume", "Resume a paused endpoint", owner, 200, a.resumeEndpoint),
+		route(a, "POST", "/v1/endpoints/{name}/circuit/close", "Close the endpoint's circuit now and clear its failure count", owner, 200, a.closeCircuit),
+		route(a, "POST", "/v1/endpoints/{name}/circuit/open", "Open the endpoint's circuit now for its circuitOpenMs (then half-open as usual)", owner, 200, a.openCircuit),
+		route(a, "GET", "/v1/endpoints/{name}/held", "List the endpoint's due jobs that one of its gates holds now, newest first, each with heldBy", producer, 200, a.heldJobs, inQuery()),
+		route(a, "GET", "/v1/audit", "List operator actions (pause, circuit, run-now, bulk, cancel, replay, policy, keys), newest first", owner, 200, a.audit, inQuery()),
 		route(a, "POST", "/v1/tools", "Publish an immutable tool contract", owner, 201, a.publishTool, rawBody()),
 		route(a, "GET", "/v1/tools", "List tool contracts", anyKey, 200, a.listTools),
 		route(a, "GET", "/v1/tools/{name}/{version}", "Read a tool contract", anyKey, 200, a.getTool),
@@ -49,11 +55,12 @@ func (a *API) table() []Route {
 		route(a, "POST", "/v1/jobs/batch", "Enqueue up to 1000 jobs in one transaction", producer, 200, a.enqueueBatch),
 		route(a, "GET", "/v1/jobs", "List jobs, newest first, with filters and cursor paging", producer, 200, a.listJobs, inQuery()),
 		route(a, "GET", "/v1/jobs/count", "Count jobs matching the same filters as the list", producer, 200, a.countJobs, inQuery()),
-		route(a, "POST", "/v1/jobs/bulk", "Cancel or replay every job matching a filter (at most 1000); expectedCount must equal the current count", producer, 200, a.bulk),
+		route(a, "POST", "/v1/jobs/bulk", "Cancel, replay or run now every job matching a filter or listed by ids (at most 1000); expectedCount must equal the current count (run_now needs an owner key)", producer, 200, a.bulk),
 		route(a, "GET", "/v1/jobs/{id}", "Read a job with its attempts and what holds it", producer, 200, a.getJob),
 		route(a, "GET", "/v1/jobs/{id}/explain", "Which gate holds a scheduled job and until when", producer, 200, a.explain),
 		route(a, "POST", "/v1/jobs/{id}/cancel", "Cancel a scheduled or running job", producer, 200, a.cancel),
 		route(a, "POST", "/v1/jobs/{id}/replay", "Replay a failed, exhausted or cancelled job as a new job", producer, 201, a.replay),
+		route(a, "POST", "/v1/jobs/{id}/run-now", "Make a scheduled job due now (gates still apply; the attempt count stays); 409 naming the state otherwise", owner, 200, a.runNow),
 		route(a, "POST", "/v1/claims", "Claim due jobs (batch, optional long poll)", worker, 200, a.claim),
 		route(a, "POST", "/v1/jobs/{id}/heartbeat", "Extend a lease", worker, 200, a.heartbeat),
 		route(a, "POST", "/v1/jobs/{id}/report", "Report the outcome of a leased job", worker, 200, a.report),
@@ -190,6 +197,96 @@ func (a *API) updatePolicy(c *call[wire.EndpointPolicyUpdate]) (*wire.Endpoint, 
 	}
 	v := endpointView(ep)
 	return &v, nil
+}
+
+func (a *API) pauseEndpoint(c *call[wire.EndpointPauseRequest]) (*wire.Endpoint, error) {
+	return endpointResult(a.e.PauseEndpoint(c.ctx(), c.p, c.r.PathValue("name"), c.in.Reason))
+}
+
+func (a *API) resumeEndpoint(c *call[none]) (*wire.Endpoint, error) {
+	return endpointResult(a.e.ResumeEndpoint(c.ctx(), c.p, c.r.PathValue("name")))
+}
+
+func (a *API) closeCircuit(c *call[none]) (*wire.Endpoint, error) {
+	return endpointResult(a.e.CloseCircuit(c.ctx(), c.p, c.r.PathValue("name")))
+}
+
+func (a *API) openCircuit(c *call[none]) (*wire.Endpoint, error) {
+	return endpointResult(a.e.OpenCircuit(c.ctx(), c.p, c.r.PathValue("name")))
+}
+
+func endpointResult(ep *store.Endpoint, err error) (*wire.Endpoint, error) {
+	if err != nil {
+		return nil, err
+	}
+	v := endpointView(ep)
+	return &v, nil
+}
+
+// pageParams reads the cursor and limit of a paged list.
+func pageParams(cursor, limit string) (afterID int64, n int, err error) {
+	var errs field.Errors
+	if cursor != "" {
+		v, perr := strconv.ParseInt(cursor, 10, 64)
+		if perr != nil || v < 1 || v > 1<<62 {
+			errs.Add("cursor", strconv.Quote(cursor), "must be the nextCursor of the previous page")
+		}
+		afterID = v
+	}
+	n = wire.DefaultListLimit
+	if limit != "" {
+		v, perr := strconv.Atoi(limit)
+		if perr != nil || v < 1 || v > wire.MaxListLimit {
+			errs.Add("limit", strconv.Quote(limit), "must be an integer from 1 through "+strconv.Itoa(wire.MaxListLimit))
+		}
+		n = v
+	}
+	return afterID, n, errs.Err()
+}
+
+func (a *API) heldJobs(c *call[wire.PageQuery]) (*wire.JobList, error) {
+	after, limit, err := pageParams(c.in.Cursor, c.in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	jobs, hold, err := a.e.HeldJobs(c.ctx(), c.p, c.r.PathValue("name"), after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.JobList{Jobs: []wire.Job{}}
+	for i := range jobs {
+		out.Jobs = append(out.Jobs, jobView(&jobs[i], nil, hold, false))
+	}
+	if len(jobs) == limit {
+		next := strconv.FormatInt(jobs[len(jobs)-1].ID, 10)
+		out.NextCursor = &next
+	}
+	return out, nil
+}
+
+func (a *API) audit(c *call[wire.AuditQuery]) (*wire.AuditList, error) {
+	after, limit, err := pageParams(c.in.Cursor, c.in.Limit)
+	if len(c.in.Target) > 300 || badText(c.in.Target) {
+		errs, _ := field.As(err)
+		errs.Add("target", showText(c.in.Target), "must be a target such as endpoint:payments or job:42 (at most 300 characters of text)")
+		err = errs
+	}
+	if err != nil {
+		return nil, err
+	}
+	entries, err := a.e.Audit(c.ctx(), c.p, c.in.Target, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.AuditList{Entries: []wire.AuditEntry{}}
+	for i := range entries {
+		out.Entries = append(out.Entries, auditView(&entries[i]))
+	}
+	if len(entries) == limit {
+		next := strconv.FormatInt(entries[len(entries)-1].ID, 10)
+		out.NextCursor = &next
+	}
+	return out, nil
 }
 
 func (a *API) publishTool(c *call[wire.ToolPublish]) (*wire.Tool, error) {
@@ -477,39 +574,104 @@ func (a *API) replay(c *call[none]) (*wire.Job, error) {
 	return &v, nil
 }
 
-// bulk cancels or replays every job matching a filter. The caller first
-// counts (GET /v1/jobs/count) and sends that count; if the set changed in
-// between, nothing is done and the new count comes back as a conflict.
+func (a *API) runNow(c *call[none]) (*wire.Job, error) {
+	id, err := pathInt(c.r, "id")
+	if err != nil {
+		return nil, err
+	}
+	j, err := a.e.RunNow(c.ctx(), c.p, id)
+	if err != nil {
+		return nil, err
+	}
+	v := jobView(j, nil, nil, false)
+	return &v, nil
+}
+
+// bulk cancels, replays or runs now every job matching a filter or listed
+// by id. For a filter the caller first counts (GET /v1/jobs/count) and
+// sends that count; if the set changed in between, nothing is done and the
+// new count comes back as a conflict. For ids the count is the number of
+// ids, which the person confirmed.
 func (a *API) bulk(c *call[wire.JobBulk]) (*wire.JobBulkResult, error) {
 	req := c.in
 	var errs field.Errors
-	if req.Action != "cancel" && req.Action != "replay" {
-		errs.Add("action", strconv.Quote(req.Action), "must be cancel or replay")
+	switch req.Action {
+	case "cancel", "replay":
+	case "run_now":
+		if err := c.p.Require(wire.ScopeOwner); err != nil {
+			return nil, err
+		}
+	default:
+		errs.Add("action", strconv.Quote(req.Action), "must be cancel, replay or run_now")
 	}
 	if req.ExpectedCount == nil {
 		errs.Add("expectedCount", field.Missing, "required: the count shown to the person who confirmed")
 	}
-	var q wire.JobQuery
-	if req.Filter != nil {
-		q = *req.Filter
+	if req.Filter != nil && req.IDs != nil {
+		errs.Add("ids", strconv.Itoa(len(req.IDs))+" ids", "give either filter or ids, not both")
 	}
-	q.Cursor, q.Limit = "", ""
-	f, err := a.jobFilter(c.ctx(), c.p, q)
-	if fes, ok := field.As(err); ok {
-		errs = append(errs, fes.Prefixed("filter.")...)
-	} else if err != nil {
+	var ids []int64
+	if req.IDs != nil {
+		if n := len(req.IDs); n == 0 || n > wire.MaxBatch {
+			errs.Add("ids", strconv.Itoa(n)+" ids", "must hold 1 through 1000 job ids")
+		}
+		seen := make(map[int64]bool, len(req.IDs))
+		for i, id := range req.IDs {
+			switch {
+			case id < 1:
+				errs.Add("ids["+strconv.Itoa(i)+"]", strconv.FormatInt(id, 10), "must be a job id (1 or more)")
+			case seen[id]:
+				errs.Add("ids["+strconv.Itoa(i)+"]", strconv.FormatInt(id, 10), "must not repeat an id")
+			}
+			seen[id] = true
+		}
+		if req.ExpectedCount != nil && *req.ExpectedCount != int64(len(req.IDs)) {
+			errs.Add("expectedCount", strconv.FormatInt(*req.ExpectedCount, 10), "must equal the number of ids ("+strconv.Itoa(len(req.IDs))+")")
+		}
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		ids = req.IDs
+	} else {
+		var q wire.JobQuery
+		if req.Filter != nil {
+			q = *req.Filter
+		}
+		q.Cursor, q.Limit = "", ""
+		f, err := a.jobFilter(c.ctx(), c.p, q)
+		if fes, ok := field.As(err); ok {
+			errs = append(errs, fes.Prefixed("filter.")...)
+		} else if err != nil {
+			return nil, err
+		}
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		if ids, err = a.bulkSelect(c, f, *req.ExpectedCount); err != nil {
+			return nil, err
+		}
+	}
+	res, err := a.e.Bulk(c.ctx(), c.p, req.Action, ids)
+	if err != nil {
 		return nil, err
 	}
-	if len(errs) > 0 {
-		return nil, errs
+	out := &wire.JobBulkResult{Action: req.Action, Count: len(res.Done), Jobs: res.Done, Failed: []wire.JobBulkFailed{}}
+	for _, f := range res.Failed {
+		out.Failed = append(out.Failed, wire.JobBulkFailed{ID: f.ID, Error: f.Err.Error()})
 	}
+	return out, nil
+}
+
+// bulkSelect resolves a bulk action's filter to job ids, newest first,
+// after checking the confirmed count.
+func (a *API) bulkSelect(c *call[wire.JobBulk], f store.JobFilter, expected int64) ([]int64, error) {
 	f.AfterID, f.Limit = 0, 0
 	n, err := a.e.CountJobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err
 	}
-	if n != *req.ExpectedCount {
-		return nil, &engine.Error{Kind: engine.KindConflict, Message: "the selection now holds " + strconv.FormatInt(n, 10) + " jobs, not " + strconv.FormatInt(*req.ExpectedCount, 10) + "; nothing was done, confirm the new count"}
+	if n != expected {
+		return nil, &engine.Error{Kind: engine.KindConflict, Message: "the selection now holds " + strconv.FormatInt(n, 10) + " jobs, not " + strconv.FormatInt(expected, 10) + "; nothing was done, confirm the new count"}
 	}
 	if n > wire.MaxBatch {
 		return nil, field.New("filter", strconv.FormatInt(n, 10)+" jobs", "a bulk action takes at most 1000 jobs; narrow the filter")
@@ -519,30 +681,11 @@ func (a *API) bulk(c *call[wire.JobBulk]) (*wire.JobBulkResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &wire.JobBulkResult{Action: req.Action, Jobs: []int64{}, Failed: []wire.JobBulkFailed{}}
-	for _, j := range jobs {
-		id := j.ID
-		var err error
-		if req.Action == "cancel" {
-			_, err = a.e.Cancel(c.ctx(), c.p, j.ID)
-		} else {
-			var nj *store.Job
-			if nj, err = a.e.Replay(c.ctx(), c.p, j.ID); err == nil {
-				id = nj.ID
-			}
-		}
-		if err != nil {
-			var ee *engine.Error
-			if !errors.As(err, &ee) {
-				return nil, err // the database failed: not this job's fault
-			}
-			out.Failed = append(out.Failed, wire.JobBulkFailed{ID: j.ID, Error: ee.Error()})
-			continue
-		}
-		out.Jobs = append(out.Jobs, id)
+	ids := make([]int64, len(jobs))
+	for i := range jobs {
+		ids[i] = jobs[i].ID
 	}
-	out.Count = len(out.Jobs)
-	return out, nil
+	return ids, nil
 }
 
 func (a *API) claim(c *call[wire.ClaimRequest]) (*wire.ClaimResult, error) {

@@ -27,6 +27,7 @@ var baseBodies = map[string]string{
 	"POST /v1/keys":                   `{"name":"k","scope":"worker","tools":["charge@1"]}`,
 	"POST /v1/endpoints":              `{"name":"ep2","preset":"STANDARD"}`,
 	"PUT /v1/endpoints/{name}/policy": `{"expectedVersion":1,"preset":"STANDARD","defaultTimeoutMs":30000,"maxConcurrent":10,"rateLimitPerMinute":null}`,
+	"POST /v1/endpoints/{name}/pause": `{"reason":"provider incident"}`,
 	"POST /v1/tools":                  `{"name":"t2","version":"1","endpoint":"stripe","description":"d","payloadSchema":{"type":"object"}}`,
 	"POST /v1/runs":                   `{"name":"r"}`,
 	"POST /v1/jobs":                   `{"tool":"charge@1","payload":{"s":"x"},"idempotencyKey":"k1","runAt":"2026-01-01T00:00:00Z"}`,

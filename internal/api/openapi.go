@@ -117,9 +117,11 @@ var pathParams = regexp.MustCompile(`\{(\w+)\}`)
 func operationID(r Route) string {
 	parts := []string{strings.ToLower(r.Method)}
 	for _, seg := range strings.Split(strings.TrimPrefix(strings.TrimPrefix(r.Path, "/v1/"), "/"), "/") {
-		seg = strings.Trim(seg, "{}")
-		if seg != "" {
-			parts = append(parts, strings.ToUpper(seg[:1])+seg[1:])
+		// "run-now" reads RunNow, so generated SDK names stay identifiers.
+		for _, word := range strings.Split(strings.Trim(seg, "{}"), "-") {
+			if word != "" {
+				parts = append(parts, strings.ToUpper(word[:1])+word[1:])
+			}
 		}
 	}
 	return strings.Join(parts, "")

@@ -24,6 +24,10 @@ func endpointView(ep *store.Endpoint) wire.Endpoint {
 		if ep.CircuitState == wire.CircuitOpen {
 			v.Circuit.HalfOpensAt = ft(ep.CircuitOpenedAt + ep.CircuitOpenMs)
 		}
+		v.Circuit.OpenedBy = ep.CircuitOpenedBy
+	}
+	if ep.PausedAt != 0 {
+		v.Paused = &wire.EndpointPause{At: ft(ep.PausedAt), By: ep.PausedBy, Reason: ep.PausedReason}
 	}
 	// A stored policy was validated when it was saved.
 	if p, err := backoff.ParsePolicy(ep.Policy); err == nil {
@@ -162,3 +166,7 @@ func claimedView(c engine.Claimed) wire.ClaimedJob {
 func decodeString(raw json.RawMessage, dst *string) bool { return json.Unmarshal(raw, dst) == nil }
 
 func decodeInt(raw json.RawMessage, dst *int64) bool { return json.Unmarshal(raw, dst) == nil }
+
+func auditView(a *store.AuditEntry) wire.AuditEntry {
+	return wire.AuditEntry{ID: a.ID, At: ft(a.At), Actor: a.Actor, KeyPrefix: a.KeyPrefix, Action: a.Action, Target: a.Target, Detail: a.Detail}
+}

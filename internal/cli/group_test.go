@@ -89,6 +89,7 @@ ratchet:   ratchet jobs enqueue --tool NAME@VERSION [--payload JSON | --payload-
 ratchet:                        [--max-attempts N] [--run-id N] [--run-at RFC3339]
 ratchet:   ratchet jobs cancel ID
 ratchet:   ratchet jobs replay ID
+ratchet:   ratchet jobs run-now ID
 ratchet:   ratchet jobs explain ID
 ratchet: common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --json
 `

@@ -23,6 +23,11 @@ func endpointsGroup() *group {
 		{"get", "print one endpoint, with the version set-policy needs", "NAME", endpointsGetCommand{}},
 		{"create", "create an endpoint; unset policy flags take the server's defaults", "NAME [policy flags]", endpointsCreateCommand{}},
 		{"set-policy", "change the flags given, keeping the rest of the current policy", "NAME --expected-version N [policy flags]", endpointsSetPolicyCommand{}},
+		{"pause", "pause an endpoint: its due jobs wait (gate paused) until resume; owner key", "NAME [--reason TEXT]", endpointsPauseCommand{}},
+		{"resume", "resume a paused endpoint; owner key", "NAME", endpointNameCommand{"resume", (*client.Client).ResumeEndpoint}},
+		{"circuit-close", "close the endpoint's circuit now and clear its failure count; owner key", "NAME", endpointNameCommand{"circuit-close", (*client.Client).CloseCircuit}},
+		{"circuit-open", "open the endpoint's circuit now for its circuit-open-ms; owner key", "NAME", endpointNameCommand{"circuit-open", (*client.Client).OpenCircuit}},
+		{"held", "list the due jobs the endpoint's gates hold now", "NAME [--limit N] [--cursor C]", endpointsHeldCommand{}},
 	}}
 }
 
@@ -222,5 +227,11 @@ func printEndpoint(w io.Writer, e *client.Endpoint) {
 	fmt.Fprintf(w, "max concurrent:\t%d\n", e.MaxConcurrent)
 	fmt.Fprintf(w, "rate limit:\t%s per minute\n", intOrDash(e.RateLimitPerMinute))
 	fmt.Fprintf(w, "circuit:\t%s (%d failures; opens at %d, stays open %dms)\n", e.Circuit.State, e.Circuit.Failures, e.CircuitFailureThreshold, e.CircuitOpenMs)
+	if e.Circuit.OpenedBy != "" {
+		fmt.Fprintf(w, "circuit opened by:\t%s at %s (half-opens at %s)\n", e.Circuit.OpenedBy, e.Circuit.OpenedAt, orDash(e.Circuit.HalfOpensAt))
+	}
+	if p := e.Paused; p != nil {
+		fmt.Fprintf(w, "paused:\tby %s at %s: %s\n", p.By, p.At, orDash(p.Reason))
+	}
 	fmt.Fprintf(w, "updated:\t%s\n", orDash(e.UpdatedAt))
 }

@@ -27,6 +27,7 @@ func jobsGroup() *group {
 				"                       [--max-attempts N] [--run-id N] [--run-at RFC3339]", &jobsEnqueueCommand{}},
 		{"cancel", "cancel a job, or ask its worker to stop", "ID", jobsCancelCommand{}},
 		{"replay", "enqueue a finished job again as a new job", "ID", jobsReplayCommand{}},
+		{"run-now", "make a scheduled job due now (gates still apply); owner key", "ID", jobsRunNowCommand{}},
 		{"explain", "say what holds a job back from being claimed", "ID", jobsExplainCommand{}},
 	}}
 }

@@ -158,14 +158,24 @@ type gate struct {
 	err      error
 }
 
-// gates evaluates circuit, concurrency and rate limit for an endpoint. It
+// gates evaluates pause, circuit, concurrency and rate limit for an endpoint. It
 // does not write; the caller records a half-open transition.
 func (e *Engine) gates(ctx context.Context, q store.Queries, ep *store.Endpoint, now int64) gate {
+	// A pause comes first: an owner's decision holds the endpoint whatever
+	// its circuit and capacity say. The pause is read from the endpoint's
+	// row, so every node that claims (workers' claims and HTTP delivery
+	// alike) sees it once it is committed.
+	if ep.PausedAt != 0 {
+		return gate{gate: wire.GatePaused, detail: pauseDetail(ep)}
+	}
 	g := gate{allowed: ep.MaxConcurrent}
 	switch ep.CircuitState {
 	case wire.CircuitOpen:
 		reopen := ep.CircuitOpenedAt + ep.CircuitOpenMs
 		if now < reopen {
+			if ep.CircuitOpenedBy != "" {
+				return gate{gate: wire.GateCircuit, until: reopen, detail: fmt.Sprintf("the circuit of endpoint %q was opened by hand by %s at %s; it half-opens at the until time", ep.Name, ep.CircuitOpenedBy, FormatTime(ep.CircuitOpenedAt))}
+			}
 			return gate{gate: wire.GateCircuit, until: reopen, detail: fmt.Sprintf("the circuit of endpoint %q is open after %d provider-unhealthy failures; it half-opens at the until time", ep.Name, ep.CircuitFailures)}
 		}
 		g.halfOpen, g.allowed = true, 1
@@ -271,7 +281,7 @@ func (e *Engine) optimistic(ctx context.Context, q store.Queries, ep *store.Endp
 // so it counts as running; and the rate limit's window is taken back from
 // t0, not from now. When in doubt it says no; the locked path decides.
 func (e *Engine) confirm(ctx context.Context, q store.Queries, ep *store.Endpoint, t0 int64) (bool, error) {
-	if ep.CircuitState != wire.CircuitClosed {
+	if ep.PausedAt != 0 || ep.CircuitState != wire.CircuitClosed {
 		return false, nil
 	}
 	running, err := q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep.ID, Limit: ep.MaxConcurrent + 1})
@@ -324,7 +334,7 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 					return err
 				}
 				miss, _ := e.optimisticMiss.Load(id)
-				if ep.CircuitState == wire.CircuitClosed && (miss == nil || now-miss.(int64) >= optimisticBackoffMs) {
+				if ep.PausedAt == 0 && ep.CircuitState == wire.CircuitClosed && (miss == nil || now-miss.(int64) >= optimisticBackoffMs) {
 					limit := min(remaining, ep.MaxConcurrent)
 					if ep.RateLimitPerMinute != nil {
 						limit = min(limit, *ep.RateLimitPerMinute)

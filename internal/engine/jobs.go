@@ -326,6 +326,12 @@ func (e *Engine) CountJobs(ctx context.Context, p *Principal, f store.JobFilter)
 // Cancel stops a scheduled job at once; a running one is flagged and ends
 // when its worker next heartbeats or reports (or its lease expires).
 func (e *Engine) Cancel(ctx context.Context, p *Principal, id int64) (*store.Job, error) {
+	return e.cancel(ctx, p, id, true)
+}
+
+// cancel is Cancel; audit says whether it writes its own audit entry (a
+// bulk action writes one for all its jobs).
+func (e *Engine) cancel(ctx context.Context, p *Principal, id int64, audit bool) (*store.Job, error) {
 	if err := p.Require(wire.ScopeProducer); err != nil {
 		return nil, err
 	}
@@ -351,7 +357,17 @@ func (e *Engine) Cancel(ctx context.Context, p *Principal, id int64) (*store.Job
 		default:
 			return conflict("job %d is %s; only scheduled or running jobs can be cancelled", id, j.State)
 		}
-		return q.JobUpdate(ctx, j)
+		if err := q.JobUpdate(ctx, j); err != nil {
+			return err
+		}
+		if !audit {
+			return nil
+		}
+		detail := "cancelled job " + strconv.FormatInt(id, 10)
+		if j.State == wire.JobRunning {
+			detail = "asked running job " + strconv.FormatInt(id, 10) + " to cancel"
+		}
+		return e.audit(ctx, q, p, now, "job.cancel", "job:"+strconv.FormatInt(id, 10), detail)
 	})
 	return j, storeErr(err, "job "+strconv.FormatInt(id, 10))
 }
@@ -361,6 +377,11 @@ func (e *Engine) Cancel(ctx context.Context, p *Principal, id int64) (*store.Job
 // and endpoint as they are now), keeps an explicit maxAttempts override and
 // gets no idempotency key of its own, so the destination sees a new key.
 func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job, error) {
+	return e.replay(ctx, p, id, true)
+}
+
+// replay is Replay; audit as for cancel.
+func (e *Engine) replay(ctx context.Context, p *Principal, id int64, audit bool) (*store.Job, error) {
 	if err := p.Require(wire.ScopeProducer); err != nil {
 		return nil, err
 	}
@@ -404,7 +425,11 @@ func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job
 		nj = &store.Job{ProjectID: p.ProjectID, ToolID: t.ID, Tool: t.Name, Version: t.Version, EndpointID: ep.ID, Endpoint: ep.Name, RunID: j.RunID,
 			Payload: j.Payload, Policy: policy, MaxAttempts: int64(snap.MaxAttempts), TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled,
 			DueAt: now, ReplayOf: j.ID, CreatedAt: now, UpdatedAt: now}
-		return q.JobInsert(ctx, nj)
+		if err := q.JobInsert(ctx, nj); err != nil || !audit {
+			return err
+		}
+		return e.audit(ctx, q, p, now, "job.replay", "job:"+strconv.FormatInt(id, 10),
+			fmt.Sprintf("replayed %s job %d as job %d", j.State, id, nj.ID))
 	})
 	if err != nil {
 		return nil, storeErr(err, "job "+strconv.FormatInt(id, 10))

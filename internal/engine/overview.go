@@ -47,7 +47,9 @@ func (e *Engine) Overview(ctx context.Context, p *Principal) ([]EndpointOverview
 			if o.Scheduled, o.Due, err = q.CountScheduled(ctx, &store.CountScheduledParams{EndpointID: ep.ID, DueBy: now}); err != nil {
 				return err
 			}
-			if o.Due > 0 {
+			// A pause shows whether or not jobs are due: it is the
+			// endpoint's state, set by a person, and the page says who.
+			if o.Due > 0 || ep.PausedAt != 0 {
 				if g := e.gates(ctx, q, ep, now); g.err != nil {
 					return g.err
 				} else if g.allowed <= 0 {

@@ -461,12 +461,12 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 			ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob = wire.CircuitClosed, 0, 0
 		}
 	case isProbe:
-		ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitProbeJob = wire.CircuitOpen, now, 0
+		ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitProbeJob, ep.CircuitOpenedBy = wire.CircuitOpen, now, 0, ""
 		ep.CircuitFailures++
 	case ep.CircuitState == wire.CircuitClosed:
 		ep.CircuitFailures++
 		if ep.CircuitFailures >= ep.CircuitThreshold {
-			ep.CircuitState, ep.CircuitOpenedAt = wire.CircuitOpen, now
+			ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitOpenedBy = wire.CircuitOpen, now, ""
 		}
 	}
 	if ep.CircuitState == before.CircuitState && ep.CircuitFailures == before.CircuitFailures &&

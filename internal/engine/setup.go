@@ -26,6 +26,17 @@ type Principal struct {
 	KeyID     int64
 	Scope     wire.Scope
 	Tools     []string // worker allowlist
+	KeyName   string   // the key's name, "" when it has none
+	KeyPrefix string   // the first characters of the key's secret
+}
+
+// Actor names the key in the audit log and in pauses: its name, or its
+// prefix when it has none.
+func (p *Principal) Actor() string {
+	if p.KeyName != "" {
+		return p.KeyName
+	}
+	return p.KeyPrefix
 }
 
 // Can reports whether the key's scope allows an action meant for scope.
@@ -156,7 +167,7 @@ func (e *Engine) Authenticate(ctx context.Context, secret string) (*Principal, e
 	if k.RevokedAt != 0 {
 		return nil, ErrUnauthenticated
 	}
-	return &Principal{ProjectID: k.ProjectID, KeyID: k.ID, Scope: k.Scope, Tools: k.Tools}, nil
+	return &Principal{ProjectID: k.ProjectID, KeyID: k.ID, Scope: k.Scope, Tools: k.Tools, KeyName: k.Name, KeyPrefix: k.Prefix}, nil
 }
 
 // KeySpec asks for a new key.
@@ -195,7 +206,13 @@ func (e *Engine) CreateKey(ctx context.Context, p *Principal, spec KeySpec) (*st
 	}
 	secret := NewSecret()
 	k := &store.APIKey{ProjectID: p.ProjectID, Name: spec.Name, Scope: spec.Scope, Hash: HashKey(secret), Prefix: prefix(secret), Tools: spec.Tools, CreatedAt: e.nowMs()}
-	err := e.st.Tx(ctx, func(q store.Queries) error { return q.KeyCreate(ctx, k) })
+	err := e.st.Tx(ctx, func(q store.Queries) error {
+		if err := q.KeyCreate(ctx, k); err != nil {
+			return err
+		}
+		return e.audit(ctx, q, p, k.CreatedAt, "key.create", "key:"+strconv.FormatInt(k.ID, 10),
+			fmt.Sprintf("created %s key %s (prefix %s)", k.Scope, strconv.Quote(k.Name), k.Prefix))
+	})
 	if err != nil {
 		return nil, "", storeErr(err, "key")
 	}
@@ -237,7 +254,17 @@ func (e *Engine) RevokeKey(ctx context.Context, p *Principal, id int64) error {
 		if isOwner && owners == 1 {
 			return conflict("key %d is the project's last owner key; create another owner key before revoking it", id)
 		}
-		return q.KeyRevoke(ctx, &store.KeyRevokeParams{ProjectID: p.ProjectID, ID: id, Now: e.nowMs()})
+		now := e.nowMs()
+		if err := q.KeyRevoke(ctx, &store.KeyRevokeParams{ProjectID: p.ProjectID, ID: id, Now: now}); err != nil {
+			return err
+		}
+		detail := "revoked key " + strconv.FormatInt(id, 10)
+		for _, k := range keys {
+			if k.ID == id {
+				detail += fmt.Sprintf(" (%s, %s, prefix %s)", k.Scope, strconv.Quote(k.Name), k.Prefix)
+			}
+		}
+		return e.audit(ctx, q, p, now, "key.revoke", "key:"+strconv.FormatInt(id, 10), detail)
 	})
 	return storeErr(err, "key "+strconv.FormatInt(id, 10))
 }
@@ -456,7 +483,8 @@ func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name st
 			return err
 		}
 		ep = cur
-		return nil
+		return e.audit(ctx, q, p, cur.UpdatedAt, "policy.update", "endpoint:"+name,
+			fmt.Sprintf("policy of endpoint %s updated to version %d (preset %s, maxConcurrent %d)", name, cur.Version, pol.Policy.Preset, cur.MaxConcurrent))
 	})
 	if err == nil {
 		e.signal(ctx) // capacity or rate limit may have grown

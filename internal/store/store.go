@@ -103,9 +103,28 @@ type Endpoint struct {
 	UpdatedAt          int64
 
 	CircuitState    wire.CircuitState
-	CircuitFailures int64 // consecutive counted failures while closed
-	CircuitOpenedAt int64 // when it last opened (unix ms)
-	CircuitProbeJob int64 // job id of the half-open probe in flight, 0 when none
+	CircuitFailures int64  // consecutive counted failures while closed
+	CircuitOpenedAt int64  // when it last opened (unix ms)
+	CircuitProbeJob int64  // job id of the half-open probe in flight, 0 when none
+	CircuitOpenedBy string // the key that opened the circuit by hand; "" when failures opened it
+
+	PausedAt     int64  // when an owner paused the endpoint (unix ms); 0 while not paused
+	PausedBy     string // the key that paused it: its name, or its prefix when unnamed
+	PausedReason string // the reason given, "" for none
+}
+
+// AuditEntry is one operator action (a pause, a circuit closed by hand, a
+// run-now, a bulk action, a key created...), written in the transaction of
+// the action.
+type AuditEntry struct {
+	ID        int64
+	ProjectID int64
+	At        int64  // when (unix ms)
+	Actor     string // the acting key's name, or its prefix when unnamed
+	KeyPrefix string // the acting key's prefix
+	Action    string // e.g. "endpoint.pause", "job.run_now"
+	Target    string // e.g. "endpoint:payments", "job:42"
+	Detail    string // one sentence for people
 }
 
 // Tool is a published tool contract.
@@ -290,7 +309,17 @@ type Queries interface {
 	// p.Endpoint.Version to the new one; otherwise (or when the endpoint is
 	// missing) ErrConflict.
 	EndpointUpdatePolicy(ctx context.Context, p *EndpointUpdatePolicyParams) error
+	// EndpointUpdateCircuit writes the circuit fields of e (state,
+	// failures, opened at and by, probe job); ErrNotFound when it is missing.
 	EndpointUpdateCircuit(ctx context.Context, e *Endpoint) error
+	// EndpointUpdatePause writes the pause fields of e (PausedAt, PausedBy,
+	// PausedReason) and UpdatedAt; ErrNotFound when it is missing.
+	EndpointUpdatePause(ctx context.Context, e *Endpoint) error
+
+	// AuditInsert stores an audit entry and sets its ID.
+	AuditInsert(ctx context.Context, a *AuditEntry) error
+	// AuditList lists a project's audit entries newest first (by id).
+	AuditList(ctx context.Context, p *AuditListParams) ([]AuditEntry, error)
 
 	ToolCreate(ctx context.Context, t *Tool) error // ErrConflict when name@version exists
 	// ToolGetInProject finds the project's tool by name and version.
@@ -439,6 +468,14 @@ type EndpointUpdatePolicyParams struct {
 	// ExpectedVersion is the version the caller read; the write happens
 	// only while the stored row still has it.
 	ExpectedVersion int64
+}
+
+// AuditListParams selects a page of a project's audit log.
+type AuditListParams struct {
+	ProjectID int64  // the project whose entries are listed
+	Target    string // only entries with this exact target; "" for every target
+	AfterID   int64  // cursor: entries with ids below this, 0 for none
+	Limit     int    // at most this many; 0 or less for 100
 }
 
 // ToolGetInProjectParams names a tool within a project.

@@ -242,14 +242,16 @@ func (q *Queries) KeyRevoke(ctx context.Context, p *store.KeyRevokeParams) error
 // --- endpoints ---
 
 const endpointCols = `id, project_id, name, policy, default_timeout_ms, max_concurrent, rate_limit_per_minute, circuit_threshold, circuit_open_ms,
-	version, created_at, updated_at, circuit_state, circuit_failures, circuit_opened_at, circuit_probe_job`
+	version, created_at, updated_at, circuit_state, circuit_failures, circuit_opened_at, circuit_probe_job, circuit_opened_by,
+	paused_at, paused_by, paused_reason`
 
 func scanEndpoint(sc interface{ Scan(...any) error }) (*store.Endpoint, error) {
 	var e store.Endpoint
 	var policy string
 	var rate sql.NullInt64
 	if err := sc.Scan(&e.ID, &e.ProjectID, &e.Name, &policy, &e.DefaultTimeoutMs, &e.MaxConcurrent, &rate, &e.CircuitThreshold, &e.CircuitOpenMs,
-		&e.Version, &e.CreatedAt, &e.UpdatedAt, &e.CircuitState, &e.CircuitFailures, &e.CircuitOpenedAt, &e.CircuitProbeJob); err != nil {
+		&e.Version, &e.CreatedAt, &e.UpdatedAt, &e.CircuitState, &e.CircuitFailures, &e.CircuitOpenedAt, &e.CircuitProbeJob, &e.CircuitOpenedBy,
+		&e.PausedAt, &e.PausedBy, &e.PausedReason); err != nil {
 		return nil, err
 	}
 	e.Policy = json.RawMessage(policy)
@@ -324,8 +326,54 @@ func (q *Queries) EndpointUpdatePolicy(ctx context.Context, p *store.EndpointUpd
 }
 
 func (q *Queries) EndpointUpdateCircuit(ctx context.Context, e *store.Endpoint) error {
-	return q.expectOne(q.exec(ctx, `UPDATE endpoints SET circuit_state = ?, circuit_failures = ?, circuit_opened_at = ?, circuit_probe_job = ? WHERE id = ?`,
-		e.CircuitState, e.CircuitFailures, e.CircuitOpenedAt, e.CircuitProbeJob, e.ID))
+	return q.expectOne(q.exec(ctx, `UPDATE endpoints SET circuit_state = ?, circuit_failures = ?, circuit_opened_at = ?, circuit_probe_job = ?,
+		circuit_opened_by = ? WHERE id = ?`,
+		e.CircuitState, e.CircuitFailures, e.CircuitOpenedAt, e.CircuitProbeJob, e.CircuitOpenedBy, e.ID))
+}
+
+func (q *Queries) EndpointUpdatePause(ctx context.Context, e *store.Endpoint) error {
+	return q.expectOne(q.exec(ctx, `UPDATE endpoints SET paused_at = ?, paused_by = ?, paused_reason = ?, updated_at = ? WHERE id = ?`,
+		e.PausedAt, e.PausedBy, e.PausedReason, e.UpdatedAt, e.ID))
+}
+
+// --- audit log ---
+
+func (q *Queries) AuditInsert(ctx context.Context, a *store.AuditEntry) error {
+	id, err := q.insertID(ctx, `INSERT INTO audit_log (project_id, at, actor, key_prefix, action, target, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		a.ProjectID, a.At, a.Actor, a.KeyPrefix, a.Action, a.Target, a.Detail)
+	a.ID = id
+	return err
+}
+
+func (q *Queries) AuditList(ctx context.Context, p *store.AuditListParams) ([]store.AuditEntry, error) {
+	where, args := `project_id = ?`, []any{p.ProjectID}
+	if p.Target != "" {
+		where += ` AND target = ?`
+		args = append(args, p.Target)
+	}
+	if p.AfterID > 0 {
+		where += ` AND id < ?`
+		args = append(args, p.AfterID)
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := q.query(ctx, `SELECT id, project_id, at, actor, key_prefix, action, target, detail FROM audit_log WHERE `+where+
+		` ORDER BY id DESC LIMIT `+strconv.Itoa(limit), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.AuditEntry
+	for rows.Next() {
+		var a store.AuditEntry
+		if err := rows.Scan(&a.ID, &a.ProjectID, &a.At, &a.Actor, &a.KeyPrefix, &a.Action, &a.Target, &a.Detail); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, q.D.Translate(rows.Err())
 }
 
 // --- tools ---

@@ -39,6 +39,8 @@ func Run(t *testing.T, open Opener) {
 		{"Endpoints", testEndpoints},
 		{"EndpointUpdatePolicy", testEndpointUpdatePolicy},
 		{"EndpointCircuit", testEndpointCircuit},
+		{"EndpointPause", testEndpointPause},
+		{"Audit", testAudit},
 		{"Tools", testTools},
 		{"Runs", testRuns},
 		{"JobInsert", testJobInsert},
@@ -741,7 +743,9 @@ func testEndpointCircuit(t *testing.T, s store.Store) {
 	p := newProject(t, s, "a")
 	ep := newEndpoint(t, s, p.ID, "stripe")
 	ep.CircuitState, ep.CircuitFailures, ep.CircuitOpenedAt, ep.CircuitProbeJob = wire.CircuitHalfOpen, 4, 8000, 77
+	ep.CircuitOpenedBy = "ops-key"
 	ep.MaxConcurrent = 999 // not a circuit field: must not be written
+	ep.PausedAt = 5        // nor a pause field
 	tx(t, s, func(q store.Queries) error { return q.EndpointUpdateCircuit(ctx, ep) })
 	read(t, s, func(q store.Queries) error {
 		got, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: ep.ID})
@@ -749,7 +753,7 @@ func testEndpointCircuit(t *testing.T, s store.Store) {
 			return err
 		}
 		if got.CircuitState != wire.CircuitHalfOpen || got.CircuitFailures != 4 || got.CircuitOpenedAt != 8000 || got.CircuitProbeJob != 77 ||
-			got.MaxConcurrent != 10 || got.Version != 1 {
+			got.CircuitOpenedBy != "ops-key" || got.MaxConcurrent != 10 || got.Version != 1 || got.PausedAt != 0 {
 			t.Errorf("after EndpointUpdateCircuit: %s", fmtEndpoint(got))
 		}
 		return nil

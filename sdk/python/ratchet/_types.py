@@ -27,6 +27,8 @@ __all__ = [
     "RunState",
     "SimulateSeriesMode",
     "Attempt",
+    "AuditEntry",
+    "AuditList",
     "BackoffCalcInput",
     "BackoffParams",
     "Circuit",
@@ -37,11 +39,13 @@ __all__ = [
     "Decision",
     "Delivery",
     "DeliveryTarget",
+    "EndpointPause",
     "RetryPolicy",
     "ScheduleRow",
     "Endpoint",
     "EndpointCreate",
     "EndpointList",
+    "EndpointPauseRequest",
     "EndpointPolicyUpdate",
     "FieldError",
     "ErrorDetail",
@@ -99,9 +103,9 @@ DecisionOutcome = Literal["", "succeeded", "retry", "fail"]
 DeliveryTargetMethod = Literal["", "POST", "PUT", "PATCH", "DELETE"]
 RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
 ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "conflict", "unavailable", "internal", "client_closed"]
-HoldGate = Literal["due_time", "circuit", "max_concurrent", "rate_limit", "none"]
+HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
-JobBulkAction = Literal["cancel", "replay"]
+JobBulkAction = Literal["cancel", "replay", "run_now"]
 KeyScope = Literal["owner", "producer", "worker"]
 MeProjectPlan = Literal["FREE", "BASIC", "PRO"]
 PolicySnapshotSource = Literal["tool", "endpoint", "default"]
@@ -139,6 +143,30 @@ class Attempt(TypedDict):
     workerId: str
 
 
+class AuditEntry(TypedDict):
+    """The AuditEntry schema."""
+
+    # endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, policy.update, key.create or key.revoke
+    action: str
+    # the acting key's name, or its prefix when it has none
+    actor: str
+    at: str
+    # one sentence for people
+    detail: str
+    id: int
+    # the acting key's prefix
+    keyPrefix: str
+    # what it acted on, e.g. endpoint:payments or job:42
+    target: str
+
+
+class AuditList(TypedDict):
+    """The AuditList schema: the 200 answer of GET /v1/audit."""
+
+    entries: list[AuditEntry]
+    nextCursor: str | None
+
+
 class BackoffCalcInput(TypedDict):
     """The BackoffCalcInput schema."""
 
@@ -168,6 +196,8 @@ class Circuit(TypedDict):
     failures: int
     halfOpensAt: NotRequired[str]
     openedAt: NotRequired[str]
+    # the key that opened the circuit by hand (name, or prefix when unnamed); absent when failures opened it
+    openedBy: NotRequired[str]
     # the half-open probe in flight
     probeJobId: NotRequired[int]
     state: CircuitState
@@ -250,6 +280,16 @@ class DeliveryTarget(TypedDict):
     url: str
 
 
+class EndpointPause(TypedDict):
+    """The EndpointPause schema."""
+
+    at: str
+    # the acting key's name, or its prefix when it has none
+    by: str
+    # the reason given; empty for none
+    reason: str
+
+
 class RetryPolicy(TypedDict):
     """The RetryPolicy schema.
 
@@ -281,7 +321,7 @@ class ScheduleRow(TypedDict):
 
 
 class Endpoint(TypedDict):
-    """The Endpoint schema: the 201 answer of POST /v1/endpoints; the 200 answer of GET /v1/endpoints/{name}; the 200 answer of PUT /v1/endpoints/{name}/policy."""
+    """The Endpoint schema: the 201 answer of POST /v1/endpoints; the 200 answer of GET /v1/endpoints/{name}; the 200 answer of POST /v1/endpoints/{name}/circuit/close; the 200 answer of POST /v1/endpoints/{name}/circuit/open; the 200 answer of POST /v1/endpoints/{name}/pause; the 200 answer of PUT /v1/endpoints/{name}/policy; the 200 answer of POST /v1/endpoints/{name}/resume."""
 
     circuit: Circuit
     circuitFailureThreshold: int
@@ -290,6 +330,8 @@ class Endpoint(TypedDict):
     defaultTimeoutMs: int
     maxConcurrent: int
     name: str
+    # set while an owner has paused the endpoint; null otherwise
+    paused: EndpointPause | None
     policy: RetryPolicy
     rateLimitPerMinute: int | None
     schedule: list[ScheduleRow]
@@ -329,6 +371,13 @@ class EndpointList(TypedDict):
     """The EndpointList schema: the 200 answer of GET /v1/endpoints."""
 
     endpoints: list[Endpoint]
+
+
+class EndpointPauseRequest(TypedDict):
+    """The EndpointPauseRequest schema: the body of POST /v1/endpoints/{name}/pause."""
+
+    # free text for the people who see the pause; at most 500 characters
+    reason: NotRequired[str]
 
 
 class EndpointPolicyUpdate(TypedDict):
@@ -424,7 +473,7 @@ class PolicySnapshot(TypedDict):
 
 
 class Job(TypedDict):
-    """The Job schema: the 200 answer of POST /v1/jobs; the 201 answer of POST /v1/jobs; the 200 answer of GET /v1/jobs/{id}; the 200 answer of POST /v1/jobs/{id}/cancel; the 201 answer of POST /v1/jobs/{id}/replay."""
+    """The Job schema: the 200 answer of POST /v1/jobs; the 201 answer of POST /v1/jobs; the 200 answer of GET /v1/jobs/{id}; the 200 answer of POST /v1/jobs/{id}/cancel; the 201 answer of POST /v1/jobs/{id}/replay; the 200 answer of POST /v1/jobs/{id}/run-now."""
 
     # attempts started so far
     attempt: int
@@ -514,6 +563,8 @@ class JobBulk(TypedDict):
     action: JobBulkAction
     expectedCount: int | None
     filter: NotRequired[JobQuery | None]
+    # job ids, instead of a filter
+    ids: NotRequired[list[int]]
 
 
 class JobBulkFailed(TypedDict):
@@ -539,7 +590,7 @@ class JobCount(TypedDict):
 
 
 class JobList(TypedDict):
-    """The JobList schema: the 200 answer of GET /v1/jobs."""
+    """The JobList schema: the 200 answer of GET /v1/endpoints/{name}/held; the 200 answer of GET /v1/jobs."""
 
     jobs: list[Job]
     nextCursor: str | None
@@ -615,6 +666,8 @@ class OverviewEndpoint(TypedDict):
     name: str
     outcomes1h: dict[AttemptOutcome, int]
     outcomes5m: dict[AttemptOutcome, int]
+    # set while an owner has paused the endpoint; null otherwise
+    paused: EndpointPause | None
     policy: RetryPolicy
     rateLimitPerMinute: int | None
     running: int

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, cast
 
 from ._types import (
+    AuditList,
     ClaimedJob,
     ClockAdvance,
     Endpoint,
@@ -69,6 +70,12 @@ OPERATIONS = {
     "getEndpoints": "list_endpoints",
     "getEndpointsName": "get_endpoint",
     "putEndpointsNamePolicy": "update_endpoint_policy",
+    "postEndpointsNamePause": "pause_endpoint",
+    "postEndpointsNameResume": "resume_endpoint",
+    "postEndpointsNameCircuitClose": "close_circuit",
+    "postEndpointsNameCircuitOpen": "open_circuit",
+    "getEndpointsNameHeld": "held_jobs",
+    "getAudit": "audit",
     "postTools": "publish_tool",
     "getTools": "list_tools",
     "getToolsNameVersion": "get_tool",
@@ -84,6 +91,7 @@ OPERATIONS = {
     "getJobsIdExplain": "explain_job",
     "postJobsIdCancel": "cancel_job",
     "postJobsIdReplay": "replay_job",
+    "postJobsIdRunNow": "run_now",
     "postClaims": "claim",
     "postJobsIdHeartbeat": "heartbeat",
     "postJobsIdReport": "report",
@@ -355,6 +363,39 @@ class Client:
         endpoint as it is now."""
         return self._call("PUT", "/v1/endpoints/" + _seg(name) + "/policy", update, retry=False)[1]
 
+    # -- operator controls ---------------------------------------------------
+
+    def pause_endpoint(self, name: str, reason: str = "") -> Endpoint:
+        """Pause an endpoint (owner key): its due jobs wait (gate ``paused``)
+        until resume_endpoint. Pausing a paused endpoint keeps the first pause."""
+        body = {"reason": reason} if reason else {}
+        return self._call("POST", "/v1/endpoints/" + _seg(name) + "/pause", body, retry=False)[1]
+
+    def resume_endpoint(self, name: str) -> Endpoint:
+        """Resume a paused endpoint (owner key)."""
+        return self._call("POST", "/v1/endpoints/" + _seg(name) + "/resume", retry=False)[1]
+
+    def close_circuit(self, name: str) -> Endpoint:
+        """Close the endpoint's circuit now and clear its failure count (owner key)."""
+        return self._call("POST", "/v1/endpoints/" + _seg(name) + "/circuit/close", retry=False)[1]
+
+    def open_circuit(self, name: str) -> Endpoint:
+        """Open the endpoint's circuit now for its circuitOpenMs (owner key);
+        then it half-opens as usual."""
+        return self._call("POST", "/v1/endpoints/" + _seg(name) + "/circuit/open", retry=False)[1]
+
+    def held_jobs(self, name: str, *, cursor: str | None = None, limit: int | None = None) -> JobList:
+        """The endpoint's due jobs that one of its gates holds now, newest
+        first, each with ``heldBy``."""
+        q = {k: v for k, v in {"cursor": cursor, "limit": None if limit is None else str(int(limit))}.items() if v}
+        return self._call("GET", "/v1/endpoints/" + _seg(name) + "/held", retry=True, query=q)[1]
+
+    def audit(self, *, target: str | None = None, cursor: str | None = None, limit: int | None = None) -> AuditList:
+        """Operator actions newest first (owner key); ``target`` selects e.g.
+        ``endpoint:payments`` or ``job:42``."""
+        q = {k: v for k, v in {"target": target, "cursor": cursor, "limit": None if limit is None else str(int(limit))}.items() if v}
+        return self._call("GET", "/v1/audit", retry=True, query=q)[1]
+
     # -- tools ---------------------------------------------------------------
 
     def publish_tool(self, tool: ToolPublish) -> Tool:
@@ -464,12 +505,24 @@ class Client:
         created_after: str | _dt.datetime | None = None,
         created_before: str | _dt.datetime | None = None,
     ) -> JobBulkResult:
-        """Cancel or replay every job matching the filter (at most 1000).
-        ``expected_count`` is the count the person confirmed (count_jobs);
-        when the selection holds another count nothing is done (409)."""
+        """Cancel, replay or run now (``run_now``, owner key) every job
+        matching the filter (at most 1000). ``expected_count`` is the count
+        the person confirmed (count_jobs); when the selection holds another
+        count nothing is done (409)."""
         q = _query(state, tool, endpoint, run_id, created_after, created_before, None, None)
         body = {"action": action, "filter": q, "expectedCount": expected_count}
         return self._call("POST", "/v1/jobs/bulk", body, retry=False)[1]
+
+    def bulk_ids(self, action: JobBulkAction, ids: Sequence[int]) -> JobBulkResult:
+        """Cancel, replay or run now (``run_now``, owner key) the jobs listed
+        by id (1 to 1000)."""
+        body = {"action": action, "ids": [int(i) for i in ids], "expectedCount": len(ids)}
+        return self._call("POST", "/v1/jobs/bulk", body, retry=False)[1]
+
+    def run_now(self, job_id: int) -> Job:
+        """Make a scheduled job due now (owner key); the gates still apply
+        and its attempt count stays. Another state is a 409 naming it."""
+        return self._call("POST", f"/v1/jobs/{int(job_id)}/run-now", retry=False)[1]
 
     def get_job(self, job_id: int) -> Job:
         """A job with its attempts and what holds it."""

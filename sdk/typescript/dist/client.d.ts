@@ -1,4 +1,4 @@
-import type { ClaimRequest, ClaimedJob, ClockAdvance, Endpoint, EndpointCreate, EndpointPolicyUpdate, HeartbeatResult, Hold, Job, JobBatchItem, JobBulkResult, JobEnqueue, JobList, JobState, Key, KeyCreate, Me, Overview, Report, ReportBatchItem, ReportResult, Run, RunCreate, SimulateConfig, SimulateResult, Tool, ToolPublish } from "./types.js";
+import type { AuditList, ClaimRequest, ClaimedJob, ClockAdvance, Endpoint, EndpointCreate, EndpointPolicyUpdate, HeartbeatResult, Hold, Job, JobBatchItem, JobBulkResult, JobEnqueue, JobList, JobState, Key, KeyCreate, Me, Overview, Report, ReportBatchItem, ReportResult, Run, RunCreate, SimulateConfig, SimulateResult, Tool, ToolPublish } from "./types.js";
 /** Options of a Client. */
 export interface ClientOptions {
     /** The fetch to use; default the platform's. */
@@ -73,6 +73,25 @@ export declare class Client {
      * endpoint as it is now.
      */
     updateEndpointPolicy(name: string, req: EndpointPolicyUpdate, o?: RequestOptions): Promise<Endpoint>;
+    /** Pauses an endpoint (owner key): its due jobs wait (gate "paused") until resumeEndpoint. Pausing a paused endpoint keeps the first pause. */
+    pauseEndpoint(name: string, reason?: string, o?: RequestOptions): Promise<Endpoint>;
+    /** Resumes a paused endpoint (owner key). */
+    resumeEndpoint(name: string, o?: RequestOptions): Promise<Endpoint>;
+    /** Closes an endpoint's circuit now and clears its failure count (owner key). */
+    closeCircuit(name: string, o?: RequestOptions): Promise<Endpoint>;
+    /** Opens an endpoint's circuit now for its circuitOpenMs (owner key); then it half-opens as usual. */
+    openCircuit(name: string, o?: RequestOptions): Promise<Endpoint>;
+    /** Lists the endpoint's due jobs that one of its gates holds now, newest first, each with heldBy. */
+    heldJobs(name: string, page?: {
+        cursor?: string;
+        limit?: number;
+    }, o?: RequestOptions): Promise<JobList>;
+    /** Lists operator actions newest first (owner key); target selects e.g. "endpoint:payments" or "job:42". */
+    audit(q?: {
+        target?: string;
+        cursor?: string;
+        limit?: number;
+    }, o?: RequestOptions): Promise<AuditList>;
     /** Publishes a tool contract (immutable). */
     publishTool(spec: ToolPublish, o?: RequestOptions): Promise<Tool>;
     /** Reads a tool contract. */
@@ -110,7 +129,11 @@ export declare class Client {
      * is the count the person confirmed (countJobs); when the selection holds
      * another count nothing is done and it rejects with 409.
      */
-    bulkJobs(action: "cancel" | "replay", filter: JobFilter, expectedCount: number, o?: RequestOptions): Promise<JobBulkResult>;
+    bulkJobs(action: "cancel" | "replay" | "run_now", filter: JobFilter, expectedCount: number, o?: RequestOptions): Promise<JobBulkResult>;
+    /** Cancels, replays or runs now (run_now: owner key) the jobs listed by id (1–1000). */
+    bulkJobIds(action: "cancel" | "replay" | "run_now", ids: number[], o?: RequestOptions): Promise<JobBulkResult>;
+    /** Makes a scheduled job due now (owner key); gates still apply and the attempt count stays. Rejects with 409 naming the state otherwise. */
+    runNow(jobId: number, o?: RequestOptions): Promise<Job>;
     /** Reads a job with its attempts, payload and what holds it. */
     getJob(jobId: number, o?: RequestOptions): Promise<Job>;
     /** Says which gate holds a job. */

@@ -19,6 +19,12 @@ export type EndpointCreate = S["EndpointCreate"];
 export type EndpointPolicyUpdate = S["EndpointPolicyUpdate"];
 /** An endpoint with its policy, schedule, settings and circuit. */
 export type Endpoint = S["Endpoint"];
+/** Who paused an endpoint, when and why. */
+export type EndpointPause = S["EndpointPause"];
+/** One operator action of the audit log. */
+export type AuditEntry = S["AuditEntry"];
+/** One page of the audit log (GET /v1/audit); nextCursor is null on the last page. */
+export type AuditList = S["AuditList"];
 /** POST /v1/tools: a tool contract to publish. */
 export type ToolPublish = S["ToolPublish"];
 /** A published tool contract. */

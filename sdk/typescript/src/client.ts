@@ -2,6 +2,7 @@ import { apiBackoff, sleep } from "./backoff.js";
 import { RatchetError, parseRetryAfter } from "./errors.js";
 import type { paths } from "./schema.js";
 import type {
+  AuditList,
   ClaimRequest,
   ClaimedJob,
   ClockAdvance,
@@ -118,7 +119,7 @@ function toQuery(f: JobFilter = {}): JobQuery {
   return q;
 }
 
-function params(q: JobQuery): URLSearchParams {
+function params(q: JobQuery | Record<string, string | undefined>): URLSearchParams {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== "") p.set(k, v);
   return p;
@@ -193,6 +194,38 @@ export class Client {
    */
   async updateEndpointPolicy(name: string, req: EndpointPolicyUpdate, o?: RequestOptions): Promise<Endpoint> {
     return (await this.#do("put", "/v1/endpoints/{name}/policy", `/v1/endpoints/${seg(name)}/policy`, { body: req, safe: false }, o)).data;
+  }
+
+  /** Pauses an endpoint (owner key): its due jobs wait (gate "paused") until resumeEndpoint. Pausing a paused endpoint keeps the first pause. */
+  async pauseEndpoint(name: string, reason = "", o?: RequestOptions): Promise<Endpoint> {
+    return (await this.#do("post", "/v1/endpoints/{name}/pause", `/v1/endpoints/${seg(name)}/pause`, { body: reason ? { reason } : {}, safe: false }, o)).data;
+  }
+
+  /** Resumes a paused endpoint (owner key). */
+  async resumeEndpoint(name: string, o?: RequestOptions): Promise<Endpoint> {
+    return (await this.#do("post", "/v1/endpoints/{name}/resume", `/v1/endpoints/${seg(name)}/resume`, { safe: false }, o)).data;
+  }
+
+  /** Closes an endpoint's circuit now and clears its failure count (owner key). */
+  async closeCircuit(name: string, o?: RequestOptions): Promise<Endpoint> {
+    return (await this.#do("post", "/v1/endpoints/{name}/circuit/close", `/v1/endpoints/${seg(name)}/circuit/close`, { safe: false }, o)).data;
+  }
+
+  /** Opens an endpoint's circuit now for its circuitOpenMs (owner key); then it half-opens as usual. */
+  async openCircuit(name: string, o?: RequestOptions): Promise<Endpoint> {
+    return (await this.#do("post", "/v1/endpoints/{name}/circuit/open", `/v1/endpoints/${seg(name)}/circuit/open`, { safe: false }, o)).data;
+  }
+
+  /** Lists the endpoint's due jobs that one of its gates holds now, newest first, each with heldBy. */
+  async heldJobs(name: string, page: { cursor?: string; limit?: number } = {}, o?: RequestOptions): Promise<JobList> {
+    const q = params({ cursor: page.cursor, limit: page.limit === undefined ? undefined : String(page.limit) });
+    return (await this.#do("get", "/v1/endpoints/{name}/held", `/v1/endpoints/${seg(name)}/held`, { query: q, safe: true }, o)).data;
+  }
+
+  /** Lists operator actions newest first (owner key); target selects e.g. "endpoint:payments" or "job:42". */
+  async audit(q: { target?: string; cursor?: string; limit?: number } = {}, o?: RequestOptions): Promise<AuditList> {
+    const p = params({ target: q.target, cursor: q.cursor, limit: q.limit === undefined ? undefined : String(q.limit) });
+    return (await this.#do("get", "/v1/audit", "/v1/audit", { query: p, safe: true }, o)).data;
   }
 
   /** Publishes a tool contract (immutable). */
@@ -272,9 +305,19 @@ export class Client {
    * is the count the person confirmed (countJobs); when the selection holds
    * another count nothing is done and it rejects with 409.
    */
-  async bulkJobs(action: "cancel" | "replay", filter: JobFilter, expectedCount: number, o?: RequestOptions): Promise<JobBulkResult> {
+  async bulkJobs(action: "cancel" | "replay" | "run_now", filter: JobFilter, expectedCount: number, o?: RequestOptions): Promise<JobBulkResult> {
     const q = toQuery({ ...filter, cursor: undefined, limit: undefined });
     return (await this.#do("post", "/v1/jobs/bulk", "/v1/jobs/bulk", { body: { action, filter: q, expectedCount }, safe: false }, o)).data;
+  }
+
+  /** Cancels, replays or runs now (run_now: owner key) the jobs listed by id (1–1000). */
+  async bulkJobIds(action: "cancel" | "replay" | "run_now", ids: number[], o?: RequestOptions): Promise<JobBulkResult> {
+    return (await this.#do("post", "/v1/jobs/bulk", "/v1/jobs/bulk", { body: { action, ids, expectedCount: ids.length }, safe: false }, o)).data;
+  }
+
+  /** Makes a scheduled job due now (owner key); gates still apply and the attempt count stays. Rejects with 409 naming the state otherwise. */
+  async runNow(jobId: number, o?: RequestOptions): Promise<Job> {
+    return (await this.#do("post", "/v1/jobs/{id}/run-now", `/v1/jobs/${id(jobId)}/run-now`, { safe: false }, o)).data;
   }
 
   /** Reads a job with its attempts, payload and what holds it. */

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/getratchet/ratchet/client"
+)
+
+// The operator controls: pause and resume an endpoint, close or open its
+// circuit by hand, list the jobs its gates hold, run a job now, and read
+// the audit log of these actions.
+
+// endpointsPauseCommand is `ratchet endpoints pause`.
+type endpointsPauseCommand struct{}
+
+// Run pauses the endpoint: its due jobs wait (gate paused) until resume.
+func (endpointsPauseCommand) Run(ctx context.Context, env *Env, args []string) error {
+	name, args, err := positional("endpoints pause", "an endpoint NAME", args)
+	if err != nil {
+		return err
+	}
+	var reason *string
+	r, err := connectClient(endpointsGroup(), "pause", env, args, func(f *flagSet) {
+		reason = f.String("reason", "", "why, for the people who see the pause (at most 500 characters)")
+	})
+	if err != nil {
+		return err
+	}
+	e, err := r.c.PauseEndpoint(ctx, name, *reason)
+	return showEndpoint(r, e, err)
+}
+
+// endpointNameCommand is a subcommand that takes an endpoint NAME and calls
+// one SDK method that answers the endpoint.
+type endpointNameCommand struct {
+	sub  string
+	call func(c *client.Client, ctx context.Context, name string) (*client.Endpoint, error)
+}
+
+// Run calls the method and prints the endpoint as it now is.
+func (c endpointNameCommand) Run(ctx context.Context, env *Env, args []string) error {
+	name, args, err := positional("endpoints "+c.sub, "an endpoint NAME", args)
+	if err != nil {
+		return err
+	}
+	r, err := connectClient(endpointsGroup(), c.sub, env, args, nil)
+	if err != nil {
+		return err
+	}
+	e, err := c.call(r.c, ctx, name)
+	return showEndpoint(r, e, err)
+}
+
+// endpointsHeldCommand is `ratchet endpoints held`.
+type endpointsHeldCommand struct{}
+
+// Run lists the due jobs the endpoint's gates hold now, with the hold.
+func (endpointsHeldCommand) Run(ctx context.Context, env *Env, args []string) error {
+	name, args, err := positional("endpoints held", "an endpoint NAME", args)
+	if err != nil {
+		return err
+	}
+	f, rf := clientFlags(endpointsGroup(), "held", env)
+	cursor := f.String("cursor", "", "the next cursor a previous page printed")
+	limit := f.String("limit", "", "jobs per page, 1–500 (default 100)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	n := 0
+	if *limit != "" {
+		n = int(f.integer("limit", *limit, 1, 500, "must be an integer from 1 through 500"))
+	}
+	r, err := rf.connect(f, env)
+	if err != nil {
+		return err
+	}
+	page, err := r.c.HeldJobs(ctx, name, *cursor, n)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		if len(page.Jobs) == 0 {
+			fmt.Fprintf(w, "no job of endpoint %s is held by its gates now\n", name)
+			return
+		}
+		fmt.Fprintf(w, "held by:\t%s\n", heldBy(page.Jobs[0].HeldBy))
+		fmt.Fprintf(w, "why:\t%s\n\n", page.Jobs[0].HeldBy.Detail)
+		printJobRows(w, page.Jobs)
+		if page.NextCursor != nil {
+			fmt.Fprintf(w, "\nmore: --cursor %s\n", *page.NextCursor)
+		}
+	})
+}
+
+// jobsRunNowCommand is `ratchet jobs run-now`.
+type jobsRunNowCommand struct{}
+
+// Run makes a scheduled job due now; the gates still apply.
+func (jobsRunNowCommand) Run(ctx context.Context, env *Env, args []string) error {
+	id, r, err := connectID(jobsGroup(), "run-now", env, args, nil)
+	if err != nil {
+		return err
+	}
+	j, err := r.c.RunNow(ctx, id)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		fmt.Fprintf(w, "job %d is due now (%s, attempt %d of %d); its endpoint's gates still apply: ratchet jobs explain %d\n", j.ID, j.DueAt, j.Attempt, j.MaxAttempts, j.ID)
+	})
+}
+
+// auditUsage is the synopsis of `ratchet audit`.
+const auditUsage = "audit [--target endpoint:NAME|job:ID] [--limit N] [--cursor C]"
+
+func runAudit(ctx context.Context, env *Env, args []string) error {
+	f := newFlagSet("audit", auditUsage+"\n"+commonFlagsHelp, env.Stderr)
+	rf := addRemoteFlags(f, env)
+	target := f.String("target", "", "only actions on this target, e.g. endpoint:payments or job:42")
+	cursor := f.String("cursor", "", "the next cursor a previous page printed")
+	limit := f.String("limit", "", "entries per page, 1–500 (default 100)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	n := 0
+	if *limit != "" {
+		n = int(f.integer("limit", *limit, 1, 500, "must be an integer from 1 through 500"))
+	}
+	r, err := rf.connect(f, env)
+	if err != nil {
+		return err
+	}
+	page, err := r.c.Audit(ctx, *target, *cursor, n)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		fmt.Fprintln(w, "ID\tAT\tACTOR\tACTION\tTARGET\tDETAIL")
+		for _, e := range page.Entries {
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.At, e.Actor, e.Action, e.Target, orDash(e.Detail))
+		}
+		if page.NextCursor != nil {
+			fmt.Fprintf(w, "\nmore: --cursor %s\n", *page.NextCursor)
+		}
+	})
+}

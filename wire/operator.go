@@ -1,0 +1,45 @@
+package wire
+
+// EndpointPause says who paused an endpoint, when and why.
+type EndpointPause struct {
+	At     string `json:"at" format:"date-time"`
+	By     string `json:"by" doc:"the acting key's name, or its prefix when it has none"`
+	Reason string `json:"reason" doc:"the reason given; empty for none"`
+}
+
+// EndpointPauseRequest is POST /v1/endpoints/{name}/pause. Pausing a
+// paused endpoint answers 200 and keeps the first pause.
+type EndpointPauseRequest struct {
+	Reason string `json:"reason,omitempty" maxLength:"500" doc:"free text for the people who see the pause; at most 500 characters"`
+}
+
+// PageQuery is the query of a paged list: GET /v1/endpoints/{name}/held.
+type PageQuery struct {
+	Cursor string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
+	Limit  string `json:"limit,omitempty" doc:"1–500, default 100"`
+}
+
+// AuditQuery is the query of GET /v1/audit.
+type AuditQuery struct {
+	Target string `json:"target,omitempty" doc:"only entries about this target, e.g. endpoint:payments or job:42"`
+	Cursor string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
+	Limit  string `json:"limit,omitempty" doc:"1–500, default 100"`
+}
+
+// AuditEntry is one operator action.
+type AuditEntry struct {
+	ID        int64  `json:"id"`
+	At        string `json:"at" format:"date-time"`
+	Actor     string `json:"actor" doc:"the acting key's name, or its prefix when it has none"`
+	KeyPrefix string `json:"keyPrefix" doc:"the acting key's prefix"`
+	Action    string `json:"action" doc:"endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, policy.update, key.create or key.revoke"`
+	Target    string `json:"target" doc:"what it acted on, e.g. endpoint:payments or job:42"`
+	Detail    string `json:"detail" doc:"one sentence for people"`
+}
+
+// AuditList is GET /v1/audit: newest first; NextCursor is null on the last
+// page.
+type AuditList struct {
+	Entries    []AuditEntry `json:"entries"`
+	NextCursor *string      `json:"nextCursor"`
+}
