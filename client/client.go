@@ -323,6 +323,9 @@ type JobFilter struct {
 	CreatedBefore time.Time
 	Cursor        string
 	Limit         int
+	// Q is search text: a job id, an exact idempotency key, tool or
+	// endpoint name, or a substring of the payload or the last error.
+	Q string
 }
 
 // Wire renders the filter as the API's query.
@@ -332,7 +335,7 @@ func (f JobFilter) Wire() wire.JobQuery {
 	for i, s := range f.States {
 		states[i] = string(s)
 	}
-	q.State, q.Tool, q.Endpoint, q.Cursor = strings.Join(states, ","), f.Tool, f.Endpoint, f.Cursor
+	q.State, q.Tool, q.Endpoint, q.Cursor, q.Q = strings.Join(states, ","), f.Tool, f.Endpoint, f.Cursor, f.Q
 	if f.RunID != 0 {
 		q.RunID = strconv.FormatInt(f.RunID, 10)
 	}
@@ -352,7 +355,7 @@ func (f JobFilter) Wire() wire.JobQuery {
 func (f JobFilter) Query() url.Values {
 	q, v := f.Wire(), url.Values{}
 	for name, val := range map[string]string{"state": q.State, "tool": q.Tool, "endpoint": q.Endpoint, "runId": q.RunID,
-		"createdAfter": q.CreatedAfter, "createdBefore": q.CreatedBefore, "cursor": q.Cursor, "limit": q.Limit} {
+		"createdAfter": q.CreatedAfter, "createdBefore": q.CreatedBefore, "cursor": q.Cursor, "limit": q.Limit, "q": q.Q} {
 		if val != "" {
 			v.Set(name, val)
 		}

@@ -21,27 +21,31 @@ type JobEnqueue struct {
 // Job is a job with its policy snapshot, what holds it and, when read by
 // id, its attempts and payload.
 type Job struct {
-	ID              int64           `json:"id"`
-	State           JobState        `json:"state"`
-	Tool            string          `json:"tool"`
-	Version         string          `json:"version"`
-	Endpoint        string          `json:"endpoint"`
-	Attempt         int64           `json:"attempt" doc:"attempts started so far"`
-	MaxAttempts     int64           `json:"maxAttempts"`
-	IdempotencyKey  *string         `json:"idempotencyKey"`
-	DueAt           string          `json:"dueAt" format:"date-time"`
-	Policy          PolicySnapshot  `json:"policy"`
-	HeldBy          *Hold           `json:"heldBy" doc:"what holds it now; set when the job is read by id"`
-	RunID           *int64          `json:"runId"`
-	ReplayOf        *int64          `json:"replayOf"`
-	CancelRequested bool            `json:"cancelRequested"`
-	WorkerID        string          `json:"workerId,omitempty"`
-	LeaseExpiresAt  string          `json:"leaseExpiresAt,omitempty" format:"date-time"`
-	CreatedAt       string          `json:"createdAt" format:"date-time"`
-	UpdatedAt       string          `json:"updatedAt" format:"date-time"`
-	FinishedAt      string          `json:"finishedAt,omitempty" format:"date-time"`
-	Payload         json.RawMessage `json:"payload,omitempty" doc:"set when the job is read by id or enqueued"`
-	Attempts        []Attempt       `json:"attempts" doc:"set when the job is read by id"`
+	ID              int64          `json:"id"`
+	State           JobState       `json:"state"`
+	Tool            string         `json:"tool"`
+	Version         string         `json:"version"`
+	Endpoint        string         `json:"endpoint"`
+	Attempt         int64          `json:"attempt" doc:"attempts started so far"`
+	MaxAttempts     int64          `json:"maxAttempts"`
+	IdempotencyKey  *string        `json:"idempotencyKey"`
+	DueAt           string         `json:"dueAt" format:"date-time"`
+	Policy          PolicySnapshot `json:"policy"`
+	HeldBy          *Hold          `json:"heldBy" doc:"what holds it now; set for scheduled jobs, in lists too (the gates are evaluated once per endpoint per request)"`
+	RunID           *int64         `json:"runId"`
+	ReplayOf        *int64         `json:"replayOf"`
+	CancelRequested bool           `json:"cancelRequested"`
+	WorkerID        string         `json:"workerId,omitempty"`
+	LeaseExpiresAt  string         `json:"leaseExpiresAt,omitempty" format:"date-time"`
+	CreatedAt       string         `json:"createdAt" format:"date-time"`
+	UpdatedAt       string         `json:"updatedAt" format:"date-time"`
+	FinishedAt      string         `json:"finishedAt,omitempty" format:"date-time"`
+	// LastClassification and LastError are kept on the job as its attempts
+	// finish, so lists show them without reading attempts.
+	LastClassification string          `json:"lastClassification" doc:"the decision's code of the last finished attempt, e.g. http_503; empty when no attempt has finished"`
+	LastError          string          `json:"lastError" doc:"the message of the last failed attempt, empty if none; at most 200 characters in lists"`
+	Payload            json.RawMessage `json:"payload,omitempty" doc:"set when the job is read by id or enqueued"`
+	Attempts           []Attempt       `json:"attempts" doc:"set when the job is read by id"`
 }
 
 // PolicySnapshot is the retry policy resolved at enqueue and copied into the
@@ -121,6 +125,7 @@ type JobQuery struct {
 	CreatedBefore string `json:"createdBefore,omitempty" doc:"RFC 3339 time, exclusive"`
 	Cursor        string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
 	Limit         string `json:"limit,omitempty" doc:"1–500, default 100"`
+	Q             string `json:"q,omitempty" maxLength:"200" doc:"search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII)"`
 }
 
 // JobList is GET /v1/jobs: newest first; NextCursor is null on the last page.
@@ -160,4 +165,46 @@ type JobBulkResult struct {
 type JobBulkFailed struct {
 	ID    int64  `json:"id"`
 	Error string `json:"error"`
+}
+
+// JobCountsQuery is the query of GET /v1/jobs/counts.
+type JobCountsQuery struct {
+	Endpoint string `json:"endpoint,omitempty" doc:"only this endpoint's jobs (read from the maintained counters)"`
+	Tool     string `json:"tool,omitempty" doc:"\"name\" or \"name@version\": only this tool's jobs (counted through an index)"`
+}
+
+// JobCounts is GET /v1/jobs/counts: how many jobs are in each state.
+// Without a tool it reads counters kept in the same transaction as every
+// insert, state change and prune of jobs, so it never scans jobs.
+type JobCounts struct {
+	Counts JobStateCounts `json:"counts"`
+	Total  int64          `json:"total"`
+}
+
+// JobStateCounts is a count per job state.
+type JobStateCounts struct {
+	Scheduled int64 `json:"scheduled"`
+	Running   int64 `json:"running"`
+	Succeeded int64 `json:"succeeded"`
+	Failed    int64 `json:"failed"`
+	Exhausted int64 `json:"exhausted"`
+	Cancelled int64 `json:"cancelled"`
+}
+
+// Set stores n as the count of state s; unknown states are ignored.
+func (c *JobStateCounts) Set(s JobState, n int64) {
+	switch s {
+	case JobScheduled:
+		c.Scheduled = n
+	case JobRunning:
+		c.Running = n
+	case JobSucceeded:
+		c.Succeeded = n
+	case JobFailed:
+		c.Failed = n
+	case JobExhausted:
+		c.Exhausted = n
+	case JobCancelled:
+		c.Cancelled = n
+	}
 }

@@ -27,6 +27,8 @@ const (
 	MaxListLimit          = 500
 	MaxPauseReasonLen     = 500 // the reason of an endpoint pause, in characters
 	DefaultListLimit      = 100
+	MaxSearchChars        = 200 // the q search text of a job query
+	MaxListErrorChars     = 200 // a job's lastError as shown in lists
 
 	// NamePattern is an endpoint or tool name; VersionPattern a tool version.
 	NamePattern    = `^[a-z0-9][a-z0-9._-]{0,63}$`

@@ -157,6 +157,8 @@ func TestErrorsNameTheField(t *testing.T) {
 		{"PUT", "/v1/endpoints/stripe/policy", `{"preset":"STANDARD"}`, `"field":"expectedVersion"`},
 		{"POST", "/v1/claims", `{"workerId":"w","tools":["charge@1"],"max":5000}`, `"field":"max"`},
 		{"GET", "/v1/jobs?state=lost", ``, `"field":"state"`},
+		{"GET", "/v1/jobs?q=" + strings.Repeat("%C3%A9", 201), ``, `"field":"q"`},
+		{"GET", "/v1/jobs/count?q=" + strings.Repeat("a", 201), ``, `at most 200 characters`},
 	}
 	for _, c := range cases {
 		status, body := f.call(t, c.method, c.path, c.body)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/field"
@@ -489,6 +490,11 @@ func (a *API) jobFilter(ctx context.Context, p *engine.Principal, q wire.JobQuer
 		}
 		*dst = t.UnixMilli()
 	}
+	if n := utf8.RuneCountInString(q.Q); n > wire.MaxSearchChars {
+		errs.Add("q", strconv.Quote(cutChars(q.Q, 40)+"…"), "search text of at most "+strconv.Itoa(wire.MaxSearchChars)+" characters")
+	} else {
+		f.Q = strings.TrimSpace(q.Q)
+	}
 	timeParam("createdAfter", q.CreatedAfter, &f.CreatedAfter)
 	timeParam("createdBefore", q.CreatedBefore, &f.CreatedBefore)
 	return f, errs.Err()
@@ -499,13 +505,13 @@ func (a *API) listJobs(c *call[wire.JobQuery]) (*wire.JobList, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := a.e.Jobs(c.ctx(), c.p, f)
+	jobs, holds, err := a.e.ListJobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err
 	}
 	out := &wire.JobList{Jobs: []wire.Job{}}
 	for i := range jobs {
-		out.Jobs = append(out.Jobs, jobView(&jobs[i], nil, nil, false))
+		out.Jobs = append(out.Jobs, jobView(&jobs[i], nil, holds[i], false))
 	}
 	if len(jobs) == f.Limit {
 		next := strconv.FormatInt(jobs[len(jobs)-1].ID, 10)

@@ -102,8 +102,11 @@ func jobView(j *store.Job, attempts []store.Attempt, hold *wire.Hold, withPayloa
 	if j.State == wire.JobRunning {
 		v.WorkerID, v.LeaseExpiresAt = j.WorkerID, ft(j.LeaseExpiresAt)
 	}
+	v.LastClassification, v.LastError = j.LastClassification, j.LastError
 	if withPayload {
 		v.Payload = j.Payload
+	} else {
+		v.LastError = cutChars(v.LastError, wire.MaxListErrorChars)
 	}
 	for _, a := range attempts {
 		v.Attempts = append(v.Attempts, attemptView(a))
@@ -169,4 +172,17 @@ func decodeInt(raw json.RawMessage, dst *int64) bool { return json.Unmarshal(raw
 
 func auditView(a *store.AuditEntry) wire.AuditEntry {
 	return wire.AuditEntry{ID: a.ID, At: ft(a.At), Actor: a.Actor, KeyPrefix: a.KeyPrefix, Action: a.Action, Target: a.Target, Detail: a.Detail}
+}
+
+// cutChars cuts s to at most n characters (runes), on a character
+// boundary.
+func cutChars(s string, n int) string {
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos]
+		}
+		i++
+	}
+	return s
 }

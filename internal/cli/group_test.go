@@ -83,7 +83,7 @@ func TestPolicyHelpSummaries(t *testing.T) {
 // be a hand-written constant, and is now printed from the table.
 func TestClientHelp(t *testing.T) {
 	want := `ratchet: usage:
-ratchet:   ratchet jobs list [--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--limit N] [--cursor C]
+ratchet:   ratchet jobs list [--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--q TEXT] [--limit N] [--cursor C]
 ratchet:   ratchet jobs get ID
 ratchet:   ratchet jobs enqueue --tool NAME@VERSION [--payload JSON | --payload-file FILE] [--idempotency-key K]
 ratchet:                        [--max-attempts N] [--run-id N] [--run-at RFC3339]

@@ -20,7 +20,7 @@ import (
 func jobsGroup() *group {
 	return &group{name: "jobs", dispatch: runClientGroup, footer: commonFlagsHelp, subs: []subcommand{
 		{"list", "list jobs a page at a time, filtered by state, tool, endpoint or run",
-			"[--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--limit N] [--cursor C]", &jobsListCommand{}},
+			"[--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--q TEXT] [--limit N] [--cursor C]", &jobsListCommand{}},
 		{"get", "print a job with its policy and every attempt", "ID", jobsGetCommand{}},
 		{"enqueue", "enqueue a job for a published tool",
 			"--tool NAME@VERSION [--payload JSON | --payload-file FILE] [--idempotency-key K]\n" +
@@ -39,7 +39,7 @@ func parseRunID(f *flagSet, text string) int64 {
 
 // jobsListCommand is `ratchet jobs list`.
 type jobsListCommand struct {
-	state, tool, endpoint, runID, limit, cursor *string
+	state, tool, endpoint, runID, limit, cursor, q *string
 }
 
 // Run prints one page, and the cursor of the next when there is one.
@@ -51,6 +51,7 @@ func (c *jobsListCommand) Run(ctx context.Context, env *Env, args []string) erro
 	c.runID = f.String("run-id", "", "run id")
 	c.limit = f.String("limit", "", "jobs per page, 1–500 (server default 100)")
 	c.cursor = f.String("cursor", "", "the next cursor a previous page printed")
+	c.q = f.String("q", "", "search: a job id, an exact idempotency key, tool or endpoint name, or text in the payload or the last error")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func (c *jobsListCommand) filter(f *flagSet) client.JobFilter {
 			filter.States = append(filter.States, wire.JobState(s))
 		}
 	}
-	filter.Tool, filter.Endpoint, filter.Cursor = *c.tool, *c.endpoint, *c.cursor
+	filter.Tool, filter.Endpoint, filter.Cursor, filter.Q = *c.tool, *c.endpoint, *c.cursor, *c.q
 	if *c.runID != "" {
 		filter.RunID = parseRunID(f, *c.runID)
 	}
@@ -262,10 +263,24 @@ func (jobsExplainCommand) Run(ctx context.Context, env *Env, args []string) erro
 
 // printJobRows is the job table of jobs list and runs get.
 func printJobRows(w io.Writer, jobs []client.Job) {
-	fmt.Fprintln(w, "ID\tSTATE\tTOOL\tATTEMPT/MAX\tDUE\tHELD BY")
+	fmt.Fprintln(w, "ID\tSTATE\tTOOL\tATTEMPT/MAX\tDUE\tHELD BY\tLAST ERROR")
 	for _, j := range jobs {
-		fmt.Fprintf(w, "%d\t%s\t%s@%s\t%d/%d\t%s\t%s\n", j.ID, j.State, j.Tool, j.Version, j.Attempt, j.MaxAttempts, due(&j), heldBy(j.HeldBy))
+		fmt.Fprintf(w, "%d\t%s\t%s@%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.State, j.Tool, j.Version, j.Attempt, j.MaxAttempts, due(&j), heldBy(j.HeldBy),
+			lastError(j))
 	}
+}
+
+// lastError is the list's last-error column: one line, at most 60
+// characters, "-" when none.
+func lastError(j client.Job) string {
+	s := strings.Join(strings.Fields(j.LastError), " ")
+	if s == "" {
+		return "-"
+	}
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:59]) + "…"
+	}
+	return s
 }
 
 func due(j *client.Job) string {

@@ -311,6 +311,41 @@ func (e *Engine) Jobs(ctx context.Context, p *Principal, f store.JobFilter) ([]s
 	return out, storeErr(err, "jobs")
 }
 
+// ListJobs is Jobs with what holds each scheduled job (nil for the
+// others), read in the same snapshot: the gates of each endpoint on the
+// page are evaluated once, and each job adds only its due time.
+func (e *Engine) ListJobs(ctx context.Context, p *Principal, f store.JobFilter) ([]store.Job, []*Hold, error) {
+	f.ProjectID = p.ProjectID
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 100
+	}
+	var out []store.Job
+	var holds []*Hold
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		if out, err = q.JobList(ctx, f); err != nil {
+			return err
+		}
+		holds = make([]*Hold, len(out))
+		var now int64
+		gates := map[int64]*gate{}
+		for i := range out {
+			if out[i].State != wire.JobScheduled {
+				continue
+			}
+			if now == 0 {
+				if now, err = e.txNow(ctx, q); err != nil {
+					return err
+				}
+			}
+			if holds[i], err = e.holdOf(ctx, q, &out[i], now, gates); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, holds, storeErr(err, "jobs")
+}
+
 // CountJobs counts jobs matching a filter (for bulk actions: the count a
 // person confirms).
 func (e *Engine) CountJobs(ctx context.Context, p *Principal, f store.JobFilter) (int64, error) {
@@ -467,18 +502,30 @@ func (e *Engine) explain(ctx context.Context, q store.Queries, j *store.Job) (*H
 	if err != nil {
 		return nil, err
 	}
+	return e.holdOf(ctx, q, j, now, map[int64]*gate{})
+}
+
+// holdOf says what holds a scheduled job at now: its due time, else the
+// gates of its endpoint, evaluated once per endpoint in gates (a list
+// shares one map for the whole page).
+func (e *Engine) holdOf(ctx context.Context, q store.Queries, j *store.Job, now int64, gates map[int64]*gate) (*Hold, error) {
 	if j.DueAt > now {
 		return &Hold{Gate: wire.GateDueTime, Until: FormatTime(j.DueAt), Detail: "not due yet: the backoff delay has not passed"}, nil
 	}
-	ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: j.EndpointID})
-	if err != nil {
-		return nil, err
+	g, ok := gates[j.EndpointID]
+	if !ok {
+		ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: j.EndpointID})
+		if err != nil {
+			return nil, err
+		}
+		v := e.gates(ctx, q, ep, now)
+		if v.err != nil {
+			return nil, v.err
+		}
+		g = &v
+		gates[j.EndpointID] = g
 	}
-	g := e.gates(ctx, q, ep, now)
-	if g.err != nil {
-		return nil, g.err
-	}
-	if g.allowed == 0 {
+	if g.allowed <= 0 {
 		h := &Hold{Gate: g.gate, Detail: g.detail}
 		if g.until > 0 {
 			h.Until = FormatTime(g.until)

@@ -373,6 +373,12 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 	if a.Message == "" {
 		a.Message = d.Reason
 	}
+	// The job row keeps the last decision and the last failure's message,
+	// for lists and search (wire.Job.LastClassification, LastError).
+	j.LastClassification = d.Classification
+	if d.Outcome != classify.Succeeded {
+		j.LastError = a.Message
+	}
 	j.LeaseExpiresAt = 0
 	var event wire.JobEvent
 	switch {

@@ -184,6 +184,12 @@ type Job struct {
 	UpdatedAt       int64
 	FinishedAt      int64
 	ClaimedAt       int64 // when the current attempt was claimed (while running)
+	// LastClassification is the decision's code of the last finished
+	// attempt ("" before any); LastError the message of the last failed
+	// one ("" if none). The engine sets both as an attempt finishes, so
+	// lists and search read them from the job row.
+	LastClassification string
+	LastError          string
 }
 
 // JobGuard is what a job's row must still hold for a guarded write
@@ -254,7 +260,12 @@ type JobFilter struct {
 	CreatedBefore int64           // created before, 0 for none
 	DueBefore     int64           // due at or before, 0 for none
 	AfterID       int64           // cursor: ids below this (newest first), 0 for none
-	Limit         int             // JobList's page size, 0 for 100; JobCount ignores it
+	// Q is search text: digits only match the job id exactly; other text
+	// matches an exact idempotency key, tool name or endpoint name, or a
+	// substring of the payload or of LastError, case-insensitive for ASCII.
+	// "" for none.
+	Q     string
+	Limit int // JobList's page size, 0 for 100; JobCount ignores it
 }
 
 // Queries are the operations available inside a transaction.

@@ -471,7 +471,8 @@ func (q *Queries) RunFinish(ctx context.Context, p *store.RunFinishParams) error
 // --- jobs ---
 
 const jobCols = `id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy, max_attempts, timeout_ms,
-	attempt, state, due_at, lease_token, lease_expires_at, worker_id, cancel_requested, replay_of, created_at, updated_at, finished_at, claimed_at`
+	attempt, state, due_at, lease_token, lease_expires_at, worker_id, cancel_requested, replay_of, created_at, updated_at, finished_at, claimed_at,
+	last_classification, last_error`
 
 // jobColsBut is jobCols with the named columns read as empty text, for
 // reads that do not need them (a policy snapshot or a payload is the bulk
@@ -502,7 +503,7 @@ func scanJob(sc interface{ Scan(...any) error }) (*store.Job, error) {
 	var cancel int64
 	if err := sc.Scan(&j.ID, &j.ProjectID, &j.ToolID, &j.Tool, &j.Version, &j.EndpointID, &j.Endpoint, &j.RunID, &payload, &key, &policy,
 		&j.MaxAttempts, &j.TimeoutMs, &j.Attempt, &j.State, &j.DueAt, &j.LeaseToken, &j.LeaseExpiresAt, &j.WorkerID, &cancel, &j.ReplayOf,
-		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt, &j.ClaimedAt); err != nil {
+		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt, &j.ClaimedAt, &j.LastClassification, &j.LastError); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -534,10 +535,11 @@ func (q *Queries) scanJobs(rows *sql.Rows, err error) ([]store.Job, error) {
 // read the existing job in the same one.
 func (q *Queries) JobInsert(ctx context.Context, j *store.Job) error {
 	id, err := q.insertID(ctx, `INSERT INTO jobs (project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy,
-		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`,
 		j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), nullStr(j.IdempotencyKey), string(j.Policy),
-		j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt)
+		j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt, j.FinishedAt, j.LastClassification, j.LastError)
 	if errors.Is(err, store.ErrNotFound) { // no row returned: the key is taken
 		return fmt.Errorf("idempotency key %q is already used in project %d: %w", j.IdempotencyKey, j.ProjectID, store.ErrConflict)
 	}
@@ -588,13 +590,14 @@ func (q *Queries) JobsInsert(ctx context.Context, jobs []*store.Job) error {
 	}
 	slices.Sort(ids)
 	from, args := q.rowsFrom(len(jobs), []string{"BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "TEXT",
-		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT"}, func(i int) []any {
+		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT"}, func(i int) []any {
 		j := jobs[i]
 		return []any{ids[i], j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), string(j.Policy),
-			j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt}
+			j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt, j.FinishedAt, j.LastClassification, j.LastError}
 	})
 	r, err := q.exec(ctx, `INSERT INTO jobs (id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, policy,
-		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at) SELECT * FROM `+from, args...)
+		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error)
+		SELECT * FROM `+from, args...)
 	if err := q.expectN(r, err, len(jobs)); err != nil {
 		return err
 	}
@@ -621,8 +624,9 @@ func (q *Queries) JobGetAnyProject(ctx context.Context, id int64) (*store.Job, e
 
 func (q *Queries) JobUpdate(ctx context.Context, j *store.Job) error {
 	return q.expectOne(q.exec(ctx, `UPDATE jobs SET attempt = ?, state = ?, due_at = ?, lease_token = ?, lease_expires_at = ?, worker_id = ?,
-		cancel_requested = ?, updated_at = ?, finished_at = ? WHERE id = ?`,
-		j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt, j.ID))
+		cancel_requested = ?, updated_at = ?, finished_at = ?, last_classification = ?, last_error = ? WHERE id = ?`,
+		j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
+		j.LastClassification, j.LastError, j.ID))
 }
 
 // maxBatchRows bounds the rows of one multi-row statement, so its
@@ -772,17 +776,18 @@ func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job, guards []st
 	return q.inChunks(len(jobs), func(lo, hi int) error {
 		part := jobs[lo:hi]
 		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT",
-			"TEXT", "TEXT", "BIGINT"}, func(i int) []any {
+			"TEXT", "TEXT", "BIGINT", "TEXT", "TEXT"}, func(i int) []any {
 			j := part[i]
 			var g store.JobGuard
 			if guards != nil {
 				g = guards[lo+i]
 			}
 			return []any{j.ID, j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
-				g.State, g.LeaseToken, b2i(g.CancelRequested)}
+				g.State, g.LeaseToken, b2i(g.CancelRequested), j.LastClassification, j.LastError}
 		})
 		r, err := q.exec(ctx, `UPDATE jobs SET attempt = v.column2, state = v.column3, due_at = v.column4, lease_token = v.column5,
-			lease_expires_at = v.column6, worker_id = v.column7, cancel_requested = v.column8, updated_at = v.column9, finished_at = v.column10
+			lease_expires_at = v.column6, worker_id = v.column7, cancel_requested = v.column8, updated_at = v.column9, finished_at = v.column10,
+			last_classification = v.column14, last_error = v.column15
 			FROM `+from+` WHERE jobs.id = v.column1
 			AND (v.column11 = '' OR (jobs.state = v.column11 AND jobs.lease_token = v.column12 AND jobs.cancel_requested = v.column13))`, args...)
 		if err != nil {
@@ -867,8 +872,23 @@ func (q *Queries) jobWhere(f store.JobFilter) (string, []any) {
 		where = append(where, "id < ?")
 		args = append(args, f.AfterID)
 	}
+	if f.Q != "" {
+		if id, err := strconv.ParseInt(f.Q, 10, 64); err == nil && id > 0 && strings.Trim(f.Q, "0123456789") == "" {
+			where = append(where, "id = ?")
+			args = append(args, id)
+		} else {
+			// lower() on both sides: SQLite's folds ASCII only, PostgreSQL's
+			// every letter; either way a pattern and a column fold alike.
+			like := "%" + likeEscaper.Replace(f.Q) + "%"
+			where = append(where, `(idempotency_key = ? OR tool = ? OR endpoint = ? OR lower(payload) LIKE lower(CAST(? AS TEXT)) ESCAPE '\' OR lower(last_error) LIKE lower(CAST(? AS TEXT)) ESCAPE '\')`)
+			args = append(args, f.Q, f.Q, f.Q, like, like)
+		}
+	}
 	return strings.Join(where, " AND "), args
 }
+
+// likeEscaper escapes LIKE's wildcards so search text matches literally.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")

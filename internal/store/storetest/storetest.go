@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		{"JobUpdate", testJobUpdate},
 		{"JobsBatch", testJobsBatch},
 		{"JobList", testJobList},
+		{"JobSearch", testJobSearch},
 		{"JobCountsByState", testJobCountsByState},
 		{"DueEndpoints", testDueEndpoints},
 		{"JobsClaimable", testJobsClaimable},
@@ -2327,5 +2329,87 @@ func concurrentClaims(t *testing.T, s store.Store, claim func(ctx context.Contex
 	}
 	if peak > maxConcurrent {
 		t.Errorf("peak running = %d, want at most %d", peak, maxConcurrent)
+	}
+}
+
+// testJobSearch: JobFilter.Q matches an id exactly, or an exact
+// idempotency key, tool or endpoint name, or a substring of the payload or
+// the last error, ASCII case-insensitively, with LIKE's wildcards literal;
+// LastClassification and LastError are stored and read back.
+func testJobSearch(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	other := newProject(t, s, "other")
+	oep := newEndpoint(t, s, other.ID, "stripe")
+	otool := newTool(t, s, other.ID, oep.ID, "charge", "v1")
+
+	a := job(f.p, f.ep, f.tool, 1)
+	a.Payload, a.IdempotencyKey = json.RawMessage(`{"customer":"Alice-42","note":"100% off_now"}`), "order-7"
+	b := job(f.p, ep2, chat, 1)
+	b.Payload = json.RawMessage(`{"prompt":"hello"}`)
+	c := job(f.p, f.ep, f.tool, 1)
+	c.Payload = json.RawMessage(`{"customer":"bob"}`)
+	o := job(other, oep, otool, 1)
+	o.Payload = json.RawMessage(`{"customer":"alice-42"}`)
+	f.insert(t, s, a, b, c, o)
+	tx(t, s, func(q store.Queries) error {
+		c.State, c.LastClassification, c.LastError = wire.JobFailed, "http_503", "Upstream said: Service Unavailable"
+		c.FinishedAt = 2000
+		return q.JobsUpdate(ctx, []*store.Job{c}, nil)
+	})
+	if got := getJob(t, s, c.ID); got.LastClassification != "http_503" || got.LastError != "Upstream said: Service Unavailable" {
+		t.Fatalf("last classification and error = %q, %q; want them stored", got.LastClassification, got.LastError)
+	}
+	tx(t, s, func(q store.Queries) error {
+		b.LastClassification, b.LastError = "succeeded", ""
+		return q.JobUpdate(ctx, b)
+	})
+	if got := getJob(t, s, b.ID); got.LastClassification != "succeeded" || got.LastError != "" {
+		t.Fatalf("JobUpdate: last classification and error = %q, %q", got.LastClassification, got.LastError)
+	}
+
+	cases := []struct {
+		q    string
+		want []int64
+	}{
+		{strconv.FormatInt(b.ID, 10), []int64{b.ID}},
+		{strconv.FormatInt(o.ID, 10), nil}, // another project's id
+		{"order-7", []int64{a.ID}},
+		{"order", nil}, // keys match exactly
+		{"chat", []int64{b.ID}},
+		{"openai", []int64{b.ID}},
+		{"stripe", []int64{c.ID, a.ID}},
+		{"ALICE", []int64{a.ID}},
+		{"100%", []int64{a.ID}},
+		{"0%", []int64{a.ID}},
+		{"o_f", nil}, // _ is literal: "off" does not match
+		{"off_now", []int64{a.ID}},
+		{"service unavail", []int64{c.ID}},
+		{"nothing like it", nil},
+	}
+	for _, tc := range cases {
+		var got []store.Job
+		var n int64
+		read(t, s, func(q store.Queries) (err error) {
+			if got, err = q.JobList(ctx, store.JobFilter{ProjectID: f.p.ID, Q: tc.q}); err != nil {
+				return err
+			}
+			n, err = q.JobCount(ctx, store.JobFilter{ProjectID: f.p.ID, Q: tc.q})
+			return err
+		})
+		if !slices.Equal(ids(got), tc.want) || n != int64(len(tc.want)) {
+			t.Errorf("q %q: got %v (count %d), want %v", tc.q, ids(got), n, tc.want)
+		}
+	}
+	// Search narrows the other filters.
+	var got []store.Job
+	read(t, s, func(q store.Queries) (err error) {
+		got, err = q.JobList(ctx, store.JobFilter{ProjectID: f.p.ID, Q: "stripe", States: []wire.JobState{wire.JobFailed}})
+		return err
+	})
+	if !slices.Equal(ids(got), []int64{c.ID}) {
+		t.Errorf("q stripe, state failed: got %v, want [%d]", ids(got), c.ID)
 	}
 }

@@ -484,10 +484,14 @@ class Job(TypedDict):
     dueAt: str
     endpoint: str
     finishedAt: NotRequired[str]
-    # what holds it now; set when the job is read by id
+    # what holds it now; set for scheduled jobs, in lists too (the gates are evaluated once per endpoint per request)
     heldBy: Hold | None
     id: int
     idempotencyKey: str | None
+    # the decision's code of the last finished attempt, e.g. http_503; empty when no attempt has finished
+    lastClassification: str
+    # the message of the last failed attempt, empty if none; at most 200 characters in lists
+    lastError: str
     leaseExpiresAt: NotRequired[str]
     maxAttempts: int
     # set when the job is read by id or enqueued
@@ -549,6 +553,8 @@ class JobQuery(TypedDict):
     endpoint: NotRequired[str]
     # 1–500, default 100
     limit: NotRequired[str]
+    # search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII)
+    q: NotRequired[str]
     # a run id
     runId: NotRequired[str]
     # comma-separated states

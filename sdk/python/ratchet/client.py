@@ -465,10 +465,13 @@ class Client:
         created_before: str | _dt.datetime | None = None,
         cursor: str | None = None,
         limit: int | None = None,
+        q: str | None = None,
     ) -> JobList:
-        """One page of jobs, newest first; ``nextCursor`` is None on the last."""
-        q = _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit)
-        return self._call("GET", "/v1/jobs", retry=True, query=cast(dict, q))[1]
+        """One page of jobs, newest first; ``nextCursor`` is None on the last.
+        ``q`` searches: a job id, an exact idempotency key, tool or endpoint
+        name, or text in the payload or the last error message."""
+        query = _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit, q)
+        return self._call("GET", "/v1/jobs", retry=True, query=cast(dict, query))[1]
 
     def iter_jobs(self, **filters: Any) -> Iterator[Job]:
         """Every job matching the filters of list_jobs, page after page."""
@@ -489,9 +492,10 @@ class Client:
         run_id: int | None = None,
         created_after: str | _dt.datetime | None = None,
         created_before: str | _dt.datetime | None = None,
+        q: str | None = None,
     ) -> int:
-        q = _query(state, tool, endpoint, run_id, created_after, created_before, None, None)
-        return self._call("GET", "/v1/jobs/count", retry=True, query=cast(dict, q))[1]["count"]
+        query = _query(state, tool, endpoint, run_id, created_after, created_before, None, None, q)
+        return self._call("GET", "/v1/jobs/count", retry=True, query=cast(dict, query))[1]["count"]
 
     def bulk(
         self,
@@ -504,13 +508,14 @@ class Client:
         run_id: int | None = None,
         created_after: str | _dt.datetime | None = None,
         created_before: str | _dt.datetime | None = None,
+        q: str | None = None,
     ) -> JobBulkResult:
         """Cancel, replay or run now (``run_now``, owner key) every job
         matching the filter (at most 1000). ``expected_count`` is the count
         the person confirmed (count_jobs); when the selection holds another
         count nothing is done (409)."""
-        q = _query(state, tool, endpoint, run_id, created_after, created_before, None, None)
-        body = {"action": action, "filter": q, "expectedCount": expected_count}
+        query = _query(state, tool, endpoint, run_id, created_after, created_before, None, None, q)
+        body = {"action": action, "filter": query, "expectedCount": expected_count}
         return self._call("POST", "/v1/jobs/bulk", body, retry=False)[1]
 
     def bulk_ids(self, action: JobBulkAction, ids: Sequence[int]) -> JobBulkResult:
@@ -640,8 +645,10 @@ def _time(t: str | _dt.datetime) -> str:
     return t.astimezone(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit) -> JobQuery:
+def _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit, search=None) -> JobQuery:
     q: dict[str, str] = {}
+    if search:
+        q["q"] = search
     if state:
         q["state"] = state if isinstance(state, str) else ",".join(state)
     if tool:

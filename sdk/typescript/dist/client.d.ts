@@ -40,6 +40,8 @@ export interface JobFilter {
     cursor?: string;
     /** 1–500, default 100. */
     limit?: number;
+    /** Search: a job id, an exact idempotency key, tool or endpoint name, or text in the payload or the last error. */
+    q?: string;
 }
 /**
  * Client talks to one Ratchet server with one API key. Every route of the

@@ -24,6 +24,8 @@ function toQuery(f = {}) {
         q.cursor = f.cursor;
     if (f.limit !== undefined)
         q.limit = String(f.limit);
+    if (f.q)
+        q.q = f.q;
     return q;
 }
 function params(q) {

@@ -1039,10 +1039,14 @@ export interface components {
             endpoint: string;
             /** Format: date-time */
             finishedAt?: string;
-            /** @description what holds it now; set when the job is read by id */
+            /** @description what holds it now; set for scheduled jobs, in lists too (the gates are evaluated once per endpoint per request) */
             heldBy: components["schemas"]["Hold"] | null;
             id: number;
             idempotencyKey: string | null;
+            /** @description the decision's code of the last finished attempt, e.g. http_503; empty when no attempt has finished */
+            lastClassification: string;
+            /** @description the message of the last failed attempt, empty if none; at most 200 characters in lists */
+            lastError: string;
             /** Format: date-time */
             leaseExpiresAt?: string;
             maxAttempts: number;
@@ -1123,6 +1127,8 @@ export interface components {
             endpoint?: string;
             /** @description 1–500, default 100 */
             limit?: string;
+            /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII) */
+            q?: string;
             /** @description a run id */
             runId?: string;
             /** @description comma-separated states */
@@ -2488,6 +2494,8 @@ export interface operations {
                 endpoint?: string;
                 /** @description 1–500, default 100 */
                 limit?: string;
+                /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII) */
+                q?: string;
                 /** @description a run id */
                 runId?: string;
                 /** @description comma-separated states */
@@ -2825,6 +2833,8 @@ export interface operations {
                 endpoint?: string;
                 /** @description 1–500, default 100 */
                 limit?: string;
+                /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII) */
+                q?: string;
                 /** @description a run id */
                 runId?: string;
                 /** @description comma-separated states */

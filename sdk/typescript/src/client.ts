@@ -77,6 +77,8 @@ export interface JobFilter {
   cursor?: string;
   /** 1–500, default 100. */
   limit?: number;
+  /** Search: a job id, an exact idempotency key, tool or endpoint name, or text in the payload or the last error. */
+  q?: string;
 }
 
 type Method = "get" | "post" | "put" | "delete";
@@ -116,6 +118,7 @@ function toQuery(f: JobFilter = {}): JobQuery {
   if (f.createdBefore !== undefined) q.createdBefore = f.createdBefore instanceof Date ? f.createdBefore.toISOString() : f.createdBefore;
   if (f.cursor) q.cursor = f.cursor;
   if (f.limit !== undefined) q.limit = String(f.limit);
+  if (f.q) q.q = f.q;
   return q;
 }
 
