@@ -272,6 +272,62 @@ func TestSimulatorInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a failed sweep greys the old result and shows its error", func(t *testing.T) {
+		p := newPage(t)
+		p.tab.Do("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+		openSimulator(p, reducedQuery)
+		// The help states every limit the server applies.
+		help := p.text("#sweep-help")
+		for _, want := range []string{thousands(simulate.MaxClients) + " clients", thousands(simulate.MaxPoints) + " points",
+			thousands(simulate.MaxRuns) + " runs per point", thousands(simulate.MaxClientRuns) + " client runs"} {
+			if !strings.Contains(help, want) {
+				t.Errorf("the help does not state %q: %q", want, help)
+			}
+		}
+		// A sweep within the per-field limits but over the client-run
+		// budget: the help says so before it runs, and the server refuses.
+		p.typeInto("from", "10")
+		p.typeInto("to", "1000")
+		p.typeInto("step", "10")
+		p.typeInto("runs", "100")
+		if help := p.text("#sweep-help"); !strings.Contains(help, "25,250,000 client runs — over the limit") {
+			t.Errorf("the help does not warn about this sweep: %q", help)
+		}
+		browsertest.Eval[chromedp.Void](p.tab, `window.scrollTo(0, 0)`)
+		p.click("run")
+		waitSweep(p, 2)
+		if got := browsertest.Eval[string](p.tab, `document.documentElement.dataset.sim + " " + document.documentElement.dataset.simStale`); got != "error true" {
+			t.Fatalf("after a refused sweep: %q", got)
+		}
+		if !strings.Contains(p.text("#runs-error"), "at most 20,000,000 are allowed") {
+			t.Errorf("runs error = %q", p.text("#runs-error"))
+		}
+		if got := browsertest.Eval[string](p.tab, `document.activeElement.id`); got != "sim-errors" {
+			t.Errorf("focus is on %q, not on the errors", got)
+		}
+		inView := browsertest.Eval[bool](p.tab, `(() => { const r = document.getElementById("sim-errors").getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`)
+		if !inView {
+			t.Error("the errors are out of view")
+		}
+		if got := browsertest.Eval[string](p.tab, `getComputedStyle(document.querySelector("#chart-calls")).opacity + " " + document.getElementById("download-csv").disabled`); got != "0.35 true" {
+			t.Errorf("the old result is not greyed out (opacity, downloads disabled): %q", got)
+		}
+		if !p.visible("#sim-stale") || p.visible("#sim-headline") {
+			t.Error("no note that the charts are from an earlier sweep, or the old headline still shows")
+		}
+		p.shot("07-failed-390")
+		p.tab.Do("desktop", chromedp.EmulateViewport(1280, 900))
+		p.shot("07-failed-1280")
+		p.typeInto("to", "190")
+		p.typeInto("step", "60")
+		p.typeInto("runs", "10")
+		p.click("run")
+		waitSweep(p, 3)
+		if got := browsertest.Eval[string](p.tab, `document.documentElement.dataset.simStale + " " + getComputedStyle(document.querySelector("#chart-calls")).opacity`); got != "false 1" {
+			t.Errorf("after a good sweep: %q", got)
+		}
+	})
+
 	t.Run("narrow and dark", func(t *testing.T) {
 		p := newPage(t)
 		p.tab.Do("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))

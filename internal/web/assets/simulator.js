@@ -4,6 +4,7 @@
 // bands, a table, and CSV/JSON downloads. The server validates the config;
 // its errors name the field, and the page puts each beside its input.
 import { PRESETS } from "./backoff.js";
+import { SIM_LIMITS } from "./limits.js";
 import { $, h, toast, fieldText, labelOf } from "./ui.js";
 
 const NS = "http://www.w3.org/2000/svg";
@@ -314,13 +315,57 @@ function status(text) {
   $("sim-status").textContent = text;
 }
 
-async function run() {
+// sweepHelp states the server's limits (limits.js, from simulate's
+// constants) and what the sweep in the form asks for, so a sweep the
+// server would refuse is visibly over a limit before it is run.
+function sweepHelp() {
+  const L = SIM_LIMITS;
+  const int = (id) => (INTEGER.test($(id).value.trim()) ? Number($(id).value.trim()) : NaN);
+  const from = int("from"), to = int("to"), step = int("step"), runs = int("runs");
+  const modes = modesChecked().length;
+  let mine = "";
+  if (from >= 1 && to >= from && step >= 1 && runs >= 1 && modes) {
+    const points = Math.floor((to - from) / step) + 1;
+    let clients = 0;
+    for (let i = 0; i < Math.min(points, L.points + 1); i++) clients += from + i * step;
+    const total = clients * runs * modes;
+    mine = ` This sweep: ${plural(points, "point", "points")}, ${intFmt.format(clients)} clients over them × ${plural(runs, "run", "runs")} × ${plural(modes, "mode", "modes")} = ${intFmt.format(total)} client runs${total > L.clientRuns || points > L.points ? " — over the limit" : ""}.`;
+  }
+  $("sweep-help").textContent = `The study: 10 to 190 clients in steps of 10, 100 runs per point. Limits: at most ${intFmt.format(L.clients)} clients, ${intFmt.format(L.points)} points, ${intFmt.format(L.runs)} runs per point, and ${intFmt.format(L.clientRuns)} client runs in one sweep (the clients of every point × runs × modes; the study's sweep is 950,000).` + mine;
+}
+
+// staleResult greys the charts and the table out and says why when the
+// last sweep failed: they show an older sweep, not the settings in the
+// form. Downloads are off until a sweep succeeds.
+function staleResult(stale) {
+  document.documentElement.dataset.simStale = String(stale);
+  for (const el of document.querySelectorAll(".sim-out")) el.classList.toggle("stale-result", stale);
+  for (const id of ["download-csv", "download-json"]) $(id).disabled = stale || !state.result;
+  $("sim-stale").hidden = !stale || !state.result;
+  if (stale) $("sim-headline").hidden = true;
+}
+
+// failed shows a refused or failed sweep: the errors in the result card,
+// the old results greyed out, and, when the person pressed Run, focus on
+// the errors (scrolled into view: on a phone the result card is below the
+// form).
+function failed(userRun) {
+  staleResult(true);
+  done("error");
+  if (!userRun) return;
+  const box = $("sim-errors");
+  box.tabIndex = -1;
+  box.focus({ preventScroll: true });
+  box.scrollIntoView({ block: "center", behavior: "instant" });
+}
+
+async function run(userRun = false) {
   writeURL();
   const { cfg, errors } = readForm();
   if (errors.length) {
     showErrors(errors, "Fix these settings to run the sweep:");
     status("Not run: the settings above need fixing.");
-    done("error");
+    failed(userRun);
     return;
   }
   if (state.controller) state.controller.abort();
@@ -348,6 +393,7 @@ async function run() {
         const where = timing.startsWith("cache") ? "from the server's cache (the same settings give the same numbers)"
           : dur ? `in ${ms(Number(dur[1]))} on the server` : `in ${ms(performance.now() - started)}`;
         state.result = JSON.parse(text);
+        staleResult(false);
         render();
         status(`Simulated ${what} ${where}.`);
         done("done");
@@ -365,11 +411,11 @@ async function run() {
       if (err && err.fields) {
         showErrors(err.fields, "The server did not run the sweep:");
         status("Not run: the settings above need fixing.");
-        done("error");
+        failed(userRun);
       } else {
         showErrors([{ field: "server", message: err ? err.message : `the server answered ${resp.status}` }], "The server did not run the sweep:");
         status("Not run.");
-        done("error");
+        failed(userRun);
       }
       return;
     }
@@ -377,7 +423,7 @@ async function run() {
     if (e.name === "AbortError") return;
     showErrors([{ field: "server", message: "the server could not be reached: " + e.message }], "The sweep did not run:");
     status("Not run.");
-    done("error");
+    failed(userRun);
   } finally {
     if (state.controller === controller) {
       state.controller = null;
@@ -782,12 +828,13 @@ function init() {
   }
   readURL();
   const form = $("sim-form");
-  form.addEventListener("submit", (ev) => { ev.preventDefault(); run(); });
+  form.addEventListener("submit", (ev) => { ev.preventDefault(); run(true); });
   form.addEventListener("change", (ev) => {
     if (ev.target.id === "preset" || ev.target.name === "mode" || ev.target.id.endsWith("-on")) syncSections();
     writeURL();
+    sweepHelp();
   });
-  form.addEventListener("input", writeURL);
+  form.addEventListener("input", () => { writeURL(); sweepHelp(); });
   $("customise").addEventListener("click", () => {
     const from = PRESETS[$("preset").value];
     $("preset").value = "CUSTOM";
@@ -799,9 +846,9 @@ function init() {
   $("new-seed").addEventListener("click", () => {
     const n = Number($("seed").value.trim());
     $("seed").value = String(Number.isInteger(n) && n >= 0 ? n + 1 : 1);
-    run();
+    run(true);
   });
-  $("defaults").addEventListener("click", () => { studyDefaults(); run(); });
+  $("defaults").addEventListener("click", () => { studyDefaults(); sweepHelp(); run(true); });
   for (const id of ["calls-log", "time-log"]) $(id).addEventListener("change", () => { writeURL(); drawCharts(); });
   $("measure").addEventListener("change", () => { writeURL(); renderTable(); });
   $("copy-link").addEventListener("click", async () => {
@@ -827,6 +874,8 @@ function init() {
     if (window.innerWidth === lastWidth || pending) return;
     pending = requestAnimationFrame(() => { pending = 0; lastWidth = window.innerWidth; drawCharts(); });
   });
+  sweepHelp();
+  staleResult(false);
   document.documentElement.dataset.ready = "true";
   run();
 }
