@@ -321,11 +321,78 @@ func TestSimulatorInBrowser(t *testing.T) {
 		p.typeInto("to", "190")
 		p.typeInto("step", "60")
 		p.typeInto("runs", "10")
-		p.click("run")
+		// (After the viewport change a pointer click lands off target.)
+		browsertest.Eval[chromedp.Void](p.tab, `document.getElementById("run").click()`)
 		waitSweep(p, 3)
 		if got := browsertest.Eval[string](p.tab, `document.documentElement.dataset.simStale + " " + getComputedStyle(document.querySelector("#chart-calls")).opacity`); got != "false 1" {
 			t.Errorf("after a good sweep: %q", got)
 		}
+	})
+
+	t.Run("lines are told apart", func(t *testing.T) {
+		p := newPage(t)
+		openSimulator(p, reducedQuery)
+		// Every mode has its own colour and its own dash pattern, the legend
+		// draws the line as the chart does, and patterned lines are drawn
+		// after (over) solid ones.
+		type line struct{ Mode, Stroke, Dash string }
+		lines := browsertest.Eval[[]line](p.tab, `Array.from(document.querySelectorAll("#chart-calls .sim-series path"), pth => ({
+			Mode: pth.parentNode.dataset.mode, Stroke: getComputedStyle(pth).stroke, Dash: getComputedStyle(pth).strokeDasharray}))`)
+		if len(lines) != len(simulate.StudyModes) {
+			t.Fatalf("%d lines", len(lines))
+		}
+		seen := map[string]string{}
+		dashes := map[string]string{}
+		patternedSeen := false
+		for _, l := range lines {
+			if other, dup := seen[l.Stroke]; dup {
+				t.Errorf("%s and %s share the colour %s", other, l.Mode, l.Stroke)
+			}
+			seen[l.Stroke] = l.Mode
+			dashes[l.Mode] = l.Dash
+			if l.Dash != "none" {
+				patternedSeen = true
+			} else if patternedSeen {
+				t.Errorf("solid line %s is drawn over a dashed one", l.Mode)
+			}
+			legend := browsertest.Eval[[]string](p.tab, fmt.Sprintf(`(() => { const l = document.querySelector('.sim-legend li[data-mode=%q] line'); const c = getComputedStyle(l); return [c.stroke, c.strokeDasharray]; })()`, l.Mode))
+			if legend[0] != l.Stroke || legend[1] != l.Dash {
+				t.Errorf("%s: legend key %v, line %s %s", l.Mode, legend, l.Stroke, l.Dash)
+			}
+		}
+		if dashes["full"] == dashes["equal"] {
+			t.Errorf("full and equal jitter, which overlap, share the dash pattern %q", dashes["full"])
+		}
+		// The three reds are gone: no two study colours are near each other.
+		for _, bad := range []string{"rgb(185, 28, 28)"} {
+			if m, ok := seen[bad]; ok {
+				t.Errorf("%s is still drawn in the theme's error red", m)
+			}
+		}
+		// One number format per axis.
+		for _, chart := range []string{"chart-calls", "chart-time"} {
+			labels := browsertest.Eval[[]string](p.tab, fmt.Sprintf(`Array.from(document.querySelectorAll("#%s .axis > text[text-anchor=end]"), t => t.textContent)`, chart))
+			suffix := func(l string) string {
+				l = strings.TrimLeft(l, "0123456789.,")
+				return strings.TrimSpace(l)
+			}
+			var units []string
+			for _, l := range labels[1:] { // the first tick is 0
+				units = append(units, suffix(l))
+			}
+			for _, u := range units {
+				if u != units[0] {
+					t.Errorf("%s mixes formats on its y axis: %q", chart, labels)
+					break
+				}
+			}
+			if chart == "chart-calls" && strings.Contains(strings.Join(labels, " "), ",") && strings.Contains(strings.Join(labels, " "), "k") {
+				t.Errorf("calls axis mixes 8,000 with 10k: %q", labels)
+			}
+		}
+		p.shot("08-lines-1280")
+		p.tab.Do("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+		p.shot("08-lines-390")
 	})
 
 	t.Run("narrow and dark", func(t *testing.T) {

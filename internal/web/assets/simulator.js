@@ -9,16 +9,20 @@ import { $, h, toast, fieldText, labelOf } from "./ui.js";
 
 const NS = "http://www.w3.org/2000/svg";
 
-// The modes in the study's order, then Ratchet's. Colours are the theme's
-// variables, so the charts follow the light and dark themes.
+// The modes in the study's order, then Ratchet's. Colours are the
+// Okabe–Ito palette, which stays distinct under the common colour-vision
+// deficiencies (one lighter variant per colour for the dark theme), and
+// each mode has its own dash pattern as well, so two lines are told apart
+// without colour and a dashed line drawn over a solid one lets it show
+// through. Solid lines are drawn first, patterned ones over them.
 const MODES = [
-  { id: "none", label: "No backoff", short: "None", color: "var(--ink-3)" },
-  { id: "exponential", label: "Exponential, no jitter", short: "Exponential", color: "var(--bad)" },
-  { id: "full", label: "Full jitter", short: "Full", color: "var(--accent)" },
-  { id: "equal", label: "Equal jitter", short: "Equal", color: "var(--focus)" },
-  { id: "decorrelated", label: "Decorrelated jitter", short: "Decorrelated", color: "var(--hint)" },
-  { id: "policy", label: "Ratchet policy", short: "Policy", color: "var(--cap)" },
-  { id: "calc", label: "Calculator setting", short: "Calculator", color: "light-dark(#be185d, #f472b6)" },
+  { id: "none", label: "No backoff", short: "None", color: "light-dark(#5f5f5f, #bdbdbd)", dash: "2 4" },
+  { id: "exponential", label: "Exponential, no jitter", short: "Exponential", color: "light-dark(#d55e00, #ff8c42)", dash: "" },
+  { id: "full", label: "Full jitter", short: "Full", color: "light-dark(#0072b2, #56b4e9)", dash: "" },
+  { id: "equal", label: "Equal jitter", short: "Equal", color: "light-dark(#e69f00, #f0c050)", dash: "9 5" },
+  { id: "decorrelated", label: "Decorrelated jitter", short: "Decorrelated", color: "light-dark(#009e73, #3fd0a0)", dash: "12 4 2 4" },
+  { id: "policy", label: "Ratchet policy", short: "Policy", color: "light-dark(#cc79a7, #e7a3c9)", dash: "5 3" },
+  { id: "calc", label: "Calculator setting", short: "Calculator", color: "light-dark(#000000, #ffffff)", dash: "1 3 6 3" },
 ];
 const MODE = Object.fromEntries(MODES.map((m) => [m.id, m]));
 const STUDY_MODES = ["none", "exponential", "full", "equal", "decorrelated"];
@@ -467,9 +471,31 @@ function tickDuration(v) {
   return r(v / 3_600_000) + " h";
 }
 
-function axisCount(v) {
-  if (v >= 1e6) return +(v / 1e6).toFixed(1) + "M";
-  if (v >= 1e4) return +(v / 1e3).toFixed(1) + "k";
+// countAxis returns the label format of a count axis whose largest tick is
+// top: one format for every tick ("0, 2k, 4k … 10k", never "8,000" beside
+// "10k").
+function countAxis(top) {
+  const r = (x) => String(Math.round(x * 10) / 10);
+  if (top >= 1e6) return (v) => (v === 0 ? "0" : r(v / 1e6) + "M");
+  if (top >= 1e4) return (v) => (v === 0 ? "0" : r(v / 1e3) + "k");
+  return (v) => intFmt.format(v);
+}
+
+// durationAxis does the same for time: the unit of the largest tick for
+// every tick ("0, 30 s, 60 s, 90 s, 120 s", never "90 s" beside "2 min").
+function durationAxis(top) {
+  const r = (x) => String(Math.round(x * 100) / 100);
+  if (top <= 2000) return (v) => (v === 0 ? "0" : r(v) + " ms");
+  if (top <= 180_000) return (v) => (v === 0 ? "0" : r(v / 1000) + " s");
+  if (top <= 10_800_000) return (v) => (v === 0 ? "0" : r(v / 60_000) + " min");
+  return (v) => (v === 0 ? "0" : r(v / 3_600_000) + " h");
+}
+
+// logCountAxis labels a log count axis: thousands and millions with k
+// and M from 1,000 up, the same way on every tick.
+function logCountAxis(v) {
+  if (v >= 1e6) return String(Math.round(v / 1e5) / 10) + "M";
+  if (v >= 1e3) return String(Math.round(v / 100) / 10) + "k";
   return intFmt.format(v);
 }
 
@@ -487,7 +513,6 @@ function lineChart(svg, spec) {
   const xs = spec.xs;
   const x0 = xs[0], x1 = xs.length > 1 ? xs[xs.length - 1] : xs[0] + 1;
   const px = (v) => M.l + ((W - M.l - M.r) * (v - x0)) / (x1 - x0 || 1);
-  const fmt = spec.durations ? tickDuration : axisCount;
   let yMax = 0, yMin = Infinity;
   for (const ser of spec.series) {
     for (let i = 0; i < xs.length; i++) {
@@ -530,6 +555,10 @@ function lineChart(svg, spec) {
     py = (v) => M.t + plotH * (1 - v / top);
     for (let v = 0; v <= top + step / 1e6; v += step) ticks.push(v);
   }
+  // A log axis spans decades, so its labels carry their own unit; a linear
+  // one uses the unit of its largest tick throughout.
+  const top = ticks[ticks.length - 1];
+  const fmt = spec.log ? (spec.durations ? tickDuration : logCountAxis) : spec.durations ? durationAxis(top) : countAxis(top);
   const axis = s("g", { class: "axis" });
   for (const v of ticks) {
     axis.append(s("line", { x1: M.l, x2: W - M.r, y1: py(v), y2: py(v), class: "grid" }));
@@ -554,11 +583,16 @@ function lineChart(svg, spec) {
     band.style.stroke = "none";
     svg.append(band);
   }
-  for (const ser of spec.series) {
+  // Solid lines first, patterned ones over them: where two lines meet, the
+  // gaps of the dashes show the line beneath.
+  const order = [...spec.series].sort((a, b) => (a.dash ? 1 : 0) - (b.dash ? 1 : 0));
+  for (const ser of order) {
     const g = s("g", { class: "series sim-series", "data-mode": ser.mode });
     const p = s("path", { d: line(ser.mean) });
     p.style.stroke = ser.color;
-    p.style.strokeWidth = "2.25";
+    p.style.strokeWidth = ser.dash ? "2.5" : "3";
+    if (ser.dash) p.style.strokeDasharray = ser.dash;
+    p.style.strokeLinecap = "round";
     g.append(p);
     ser.mean.forEach((v, i) => {
       const c = s("circle", { cx: px(xs[i]), cy: py(v), r: xs.length > 40 ? 2 : 3.2, "data-clients": xs[i], "data-value": v });
@@ -633,6 +667,7 @@ function seriesOf(result, pick) {
     mode: ser.mode,
     label: MODE[ser.mode].label,
     color: MODE[ser.mode].color,
+    dash: MODE[ser.mode].dash,
     mean: ser.points.map((p) => pick(p).mean),
     lo: ser.points.map((p) => pick(p).p5),
     hi: ser.points.map((p) => pick(p).p95),
@@ -654,12 +689,22 @@ function drawCharts() {
     xs: r.clients, series: seriesOf(r, (p) => p.timeMs), durations: true, log: $("time-log").checked, format: ms,
   });
   for (const legend of document.querySelectorAll(".sim-legend")) {
-    legend.replaceChildren(...r.series.map((ser) => {
-      const key = h("span", { class: "key" });
-      key.style.background = MODE[ser.mode].color;
-      return h("li", { "data-mode": ser.mode }, key, MODE[ser.mode].label);
-    }), h("li", {}, bandKey(), "5th–95th percentile of runs"));
+    legend.replaceChildren(...r.series.map((ser) => h("li", { "data-mode": ser.mode }, lineKey(ser.mode), MODE[ser.mode].label)),
+      h("li", {}, bandKey(), "5th–95th percentile of runs"),
+      h("li", { class: "legend-note" }, "Dashed lines are drawn over solid ones: where lines overlap, look for the dashes."));
   }
+}
+
+// lineKey is a mode's line as the charts draw it: colour and dashes.
+function lineKey(mode) {
+  const svg = s("svg", { class: "line-key", width: 28, height: 10, viewBox: "0 0 28 10", "aria-hidden": "true" });
+  const l = s("line", { x1: 1, x2: 27, y1: 5, y2: 5, "data-dash": MODE[mode].dash || "solid" });
+  l.style.stroke = MODE[mode].color;
+  l.style.strokeWidth = "2.5";
+  l.style.strokeLinecap = "round";
+  if (MODE[mode].dash) l.style.strokeDasharray = MODE[mode].dash;
+  svg.append(l);
+  return svg;
 }
 
 function bandKey() {
@@ -823,8 +868,7 @@ function render() {
 
 function init() {
   for (const key of document.querySelectorAll("#modes .key")) {
-    key.style.background = MODE[key.dataset.mode].color;
-    key.style.marginRight = "2px";
+    key.replaceWith(lineKey(key.dataset.mode));
   }
   readURL();
   const form = $("sim-form");
