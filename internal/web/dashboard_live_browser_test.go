@@ -121,8 +121,26 @@ func TestDashboardLive(t *testing.T) {
 		a.shot("job-live-succeeded-1280")
 		setViewport(t, a.tab, 390, 844)
 		noSideScroll(t, a.tab, "job page at 390 px")
+		// The timeline is drawn at its own size on a phone (its frame
+		// scrolls sideways), after a resize and on a fresh load alike.
+		readable := func(when string) {
+			t.Helper()
+			a.tab.WaitFor(`(() => { const s = document.getElementById("timeline"); return s && s.viewBox.baseVal.width > 0 && Math.abs(s.getBoundingClientRect().width - s.viewBox.baseVal.width) < 1; })()`)
+			got := browsertest.Eval[[]float64](a.tab, `(() => { const s = document.getElementById("timeline"); const l = s.querySelector(".lane-label").getBoundingClientRect(); return [l.height, s.getBoundingClientRect().width, s.viewBox.baseVal.width]; })()`)
+			if got[0] < 12 {
+				t.Errorf("%s: the timeline's labels are %.1f px high (drawn %v wide for %v px)", when, got[0], got[2], got[1])
+			}
+			if browsertest.Eval[string](a.tab, `document.querySelector(".timeline-wrap").dataset.overflow`) != "true" {
+				t.Errorf("%s: the timeline is wider than the phone but its frame does not say it scrolls", when)
+			}
+		}
+		readable("after a resize to 390 px")
 		a.shot("job-live-succeeded-390")
+		a.open(fmt.Sprintf("/jobs/%d", job.ID))
+		a.waitView("job")
+		readable("loaded at 390 px")
 		setViewport(t, a.tab, 1280, 900)
+		a.tab.WaitFor(`document.querySelector(".timeline-wrap").dataset.overflow === "false"`)
 	})
 
 	t.Run("jobs list tabs and first page update", func(t *testing.T) {

@@ -189,7 +189,7 @@ function markOverflow(w) {
   if (over) {
     w.tabIndex = 0;
     w.setAttribute("role", "region");
-    w.setAttribute("aria-label", "Table, scrolls sideways");
+    w.setAttribute("aria-label", (w.querySelector("table") ? "Table" : "Timeline") + ", scrolls sideways");
   } else {
     w.removeAttribute("tabindex");
     w.removeAttribute("role");
@@ -1175,11 +1175,7 @@ async function jobView([id], stale) {
     cur = j;
     morphChildren(body, jobContent(j, act));
     watchTables(body);
-    const svg = $("timeline");
-    if (svg && j.attempts && j.attempts.length) {
-      const policy = policyOf(j);
-      draw(svg, lanes(j, policy, (a) => jitteredOf(policy, a)), serverNow());
-    }
+    drawTimeline(j);
     body.dataset.state = j.state;
     body.dataset.attempts = String((j.attempts || []).length);
     line.shown(new Date(serverNow()).toISOString());
@@ -1190,6 +1186,26 @@ async function jobView([id], stale) {
   show(first);
   ready();
   live({ job: first.id }, line, (name, j) => { if (name === "job") show(j); }, stale, () => show(cur));
+}
+
+// drawTimeline draws the job's attempt timeline at the width of its frame,
+// and again whenever that width changes (a phone turned, a window resized).
+let timelineWidth = 0;
+const timelineObserver = new ResizeObserver((entries) => {
+  const w = Math.round(entries[0].contentRect.width);
+  if (w !== timelineWidth && state.timelineJob) drawTimeline(state.timelineJob);
+});
+
+function drawTimeline(j) {
+  const svg = $("timeline");
+  state.timelineJob = svg ? j : null;
+  if (!svg || !j.attempts || !j.attempts.length) return;
+  const policy = policyOf(j);
+  timelineWidth = Math.round(svg.parentElement.clientWidth);
+  draw(svg, lanes(j, policy, (a) => jitteredOf(policy, a)), serverNow());
+  timelineObserver.disconnect();
+  timelineObserver.observe(svg.parentElement);
+  markOverflow(svg.parentElement);
 }
 
 function policyOf(j) {
@@ -1279,7 +1295,7 @@ function jobContent(j, act) {
           h("li", {}, h("span", { class: "key key-seed" }), "sample"),
           h("li", {}, h("span", { class: "key key-hint" }), "retry-after hint"),
           h("li", {}, h("span", { class: "key key-due" }), "next due"))),
-      attempts.length ? h("div", { class: "timeline-wrap" }, svg) : h("p", { class: "empty", id: "no-attempt", text: "No attempt yet." }),
+      attempts.length ? h("div", { class: "table-wrap timeline-wrap" }, svg) : h("p", { class: "empty", id: "no-attempt", text: "No attempt yet." }),
       attempts.length ? h("div", { class: "table-wrap" }, h("table", { class: "data attempts", id: "attempts-table" },
         h("thead", {}, h("tr", {}, ["#", "Worker", "Claimed (UTC)", "Duration", "Outcome", "Classification", "Status", "Hint", "Base", "Jitter range", "Sample u", "Selected", "Next due (UTC)"].map((t, i) => h("th", { class: [0, 3, 6, 7, 8, 9, 10, 11].includes(i) ? "num" : "", text: t })))),
         h("tbody", {}, rows))) : h("div", { class: "table-slot" })),
