@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/browsertest"
@@ -143,6 +145,43 @@ func TestDashboardLive(t *testing.T) {
 		a.tab.WaitFor(`document.querySelector(".timeline-wrap").dataset.overflow === "false"`)
 	})
 
+	t.Run("local time beside UTC", func(t *testing.T) {
+		a.t = t
+		// A person in India (UTC+05:30, so even the minutes differ).
+		tab := b.NewTab(t)
+		if _, err := chromedp.Call(tab.Ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Kolkata"}); err != nil {
+			t.Fatal(err)
+		}
+		d := &dash{t: t, tab: tab, base: srv.URL, dir: shots}
+		d.signIn(ownerKey)
+		job := enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"amount":9}`)})
+		ist := time.FixedZone("IST", 5*3600+1800)
+		created, err := time.Parse(time.RFC3339Nano, job.CreatedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.open(fmt.Sprintf("/jobs/%d", job.ID))
+		d.waitView("job")
+		want := created.UTC().Format("2006-01-02 15:04:05") + " UTC " + created.In(ist).Format("15:04:05") + " local"
+		if got := d.text(`[data-key="Created"] time`); got != want {
+			t.Errorf("created = %q, want %q", got, want)
+		}
+		if got := d.text(`[data-key="Due"]`); !strings.Contains(got, " UTC") || !strings.Contains(got, " local") {
+			t.Errorf("due = %q", got)
+		}
+		d.tab.WaitFor(`document.getElementById("refresh").dataset.state === "live"`)
+		if got := d.text("#refresh"); !regexp.MustCompile(`updated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d\d:\d\d:\d\d local\)`).MatchString(got) {
+			t.Errorf("live line = %q", got)
+		}
+		d.shot("local-time-job")
+		d.open("/jobs?endpoint=pay")
+		d.waitView("jobs")
+		if got := d.texts("#jobs-table tbody tr:first-child td:nth-child(7) time .local"); len(got) != 1 || !strings.HasSuffix(got[0], " local") {
+			t.Errorf("jobs list created column local time = %q", got)
+		}
+		d.shot("local-time-jobs")
+	})
+
 	t.Run("jobs list tabs and first page update", func(t *testing.T) {
 		a.t = t
 		a.open("/jobs?endpoint=pay")
@@ -152,16 +191,17 @@ func TestDashboardLive(t *testing.T) {
 		before := a.texts("#jobs-table tbody tr")
 		j := enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"amount":2}`)})
 		a.tab.WaitFor(fmt.Sprintf(`!!document.querySelector('#jobs-table tr[data-job="%d"]')`, j.ID))
-		if got := a.text(`#state-tabs [data-state="scheduled"] .tab-count`); got != "1" {
+		// (One job of the local-time subtest is scheduled too.)
+		if got := a.text(`#state-tabs [data-state="scheduled"] .tab-count`); got != "2" {
 			t.Errorf("scheduled tab count = %q", got)
 		}
-		if got := a.text(`#state-tabs [data-state="all"] .tab-count`); got != "2" {
+		if got := a.text(`#state-tabs [data-state="all"] .tab-count`); got != "3" {
 			t.Errorf("all tab count = %q", got)
 		}
 		if got := a.texts("#jobs-table tbody tr"); len(got) != len(before)+1 {
 			t.Errorf("rows: %d before, %d after one enqueue", len(before), len(got))
 		}
-		if got := a.text("#jobs-count"); got != "2 jobs match" {
+		if got := a.text("#jobs-count"); got != "3 jobs match" {
 			t.Errorf("count line = %q", got)
 		}
 		if !browsertest.Eval[bool](a.tab, `document.activeElement === window.__focused`) {
@@ -179,7 +219,7 @@ func TestDashboardLive(t *testing.T) {
 			batch = append(batch, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(fmt.Sprintf(`{"amount":%d}`, 10+i))})
 		}
 		must(c.EnqueueBatch(ctx, batch))(t)
-		a.tab.WaitFor(`document.querySelector('#state-tabs [data-state="scheduled"] .tab-count').textContent === "61"`)
+		a.tab.WaitFor(`document.querySelector('#state-tabs [data-state="scheduled"] .tab-count').textContent === "62"`)
 		a.click("#next-page")
 		a.tab.WaitFor(`document.documentElement.dataset.ready === "true" && location.search.includes("cursor=")`)
 		a.tab.WaitFor(`document.getElementById("refresh").dataset.state === "live"`)
