@@ -847,7 +847,9 @@ function savedDoc(ep) {
 
 // ---------- jobs ----------
 
-const FILTER_KEYS = ["state", "tool", "endpoint", "runId", "createdAfter", "createdBefore"];
+const FILTER_KEYS = ["q", "state", "tool", "endpoint", "runId", "createdAfter", "createdBefore"];
+// RUNNABLE are the states run-now takes (owner keys only).
+const RUNNABLE = ["scheduled"];
 const WINDOWS = [["", "Any time"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["24h", "Last 24 hours"], ["7d", "Last 7 days"]];
 const WINDOW_MS = { "15m": 900e3, "1h": 3600e3, "24h": 86400e3, "7d": 604800e3 };
 
@@ -867,12 +869,17 @@ function scopeText(f, count) {
   if (f.createdAfter && f.createdBefore) parts.push(`created from ${when(f.createdAfter)} to ${when(f.createdBefore)}`);
   else if (f.createdAfter) parts.push(`created since ${when(f.createdAfter)}`);
   else if (f.createdBefore) parts.push(`created before ${when(f.createdBefore)}`);
+  if (f.q) parts.push(`matching “${f.q}”`);
   const n = count === undefined ? "" : num(count) + " ";
   return `all ${n}${states}jobs${parts.length ? " " + parts.join(" ") : ""}`;
 }
 
+// Gate names short enough for a table cell.
+const GATE_WORDS_SHORT = { circuit: "circuit", max_concurrent: "concurrency", rate_limit: "rate limit", paused: "paused" };
+
 async function jobsView(_, stale) {
   setTitle("Jobs");
+  const canOwner = state.me.key.scope === "owner";
   const params = new URLSearchParams(location.search);
   const f = filterOf(params);
   const cursor = params.get("cursor") || "";
@@ -897,7 +904,10 @@ async function jobsView(_, stale) {
   if (f.endpoint && !epOpts.some(([v]) => v === f.endpoint)) epOpts.push([f.endpoint, f.endpoint]);
   const createdOpts = [...WINDOWS];
   if (f.createdAfter || f.createdBefore) createdOpts.splice(1, 0, ["keep", f.createdAfter ? "Since " + clockBoth(f.createdAfter) : "Before " + clockBoth(f.createdBefore)]);
-  const filterForm = h("form", { class: "card filters", id: "job-filters", novalidate: true, autocomplete: "off" },
+  const filterForm = h("form", { class: "card filters", id: "job-filters", novalidate: true, autocomplete: "off", role: "search" },
+    h("div", { class: "field field-q" }, h("label", { for: "flt-q", text: "Search" }),
+      h("input", { id: "flt-q", type: "text", enterkeyhint: "search", maxlength: "200", spellcheck: "false", placeholder: "job id, idempotency key, tool, endpoint, payload or error text", value: f.q || "", "aria-describedby": "flt-q-help" }),
+      h("p", { class: "help", id: "flt-q-help", text: "A number finds that job; other text an exact idempotency key, a tool or endpoint name, or words in the payload or the last error." })),
     sel("flt-state", "State", [["", "Any state"], ...STATES.map((s) => [s, s])], f.state || ""),
     sel("flt-tool", "Tool", toolOpts, f.tool || ""),
     sel("flt-endpoint", "Endpoint", epOpts, f.endpoint || ""),
@@ -910,6 +920,8 @@ async function jobsView(_, stale) {
     ev.preventDefault();
     const nf2 = {};
     const st = $("flt-state").value, tool = $("flt-tool").value, ep = $("flt-endpoint").value, run = $("flt-run").value.trim(), win = $("flt-created").value;
+    const q = $("flt-q").value.trim();
+    if (q) nf2.q = q;
     if (st) nf2.state = st;
     if (tool) nf2.tool = tool;
     if (ep) nf2.endpoint = ep;
@@ -942,18 +954,34 @@ async function jobsView(_, stale) {
           onclick: () => navigate("/jobs" + query({ ...f, cursor: st.page.nextCursor }), false, { cursors: [...stack, cursor] }) })));
   };
   const listParts = () => {
-    const rows = st.page.jobs.map((j) => h("tr", { "data-job": j.id, "data-key": "job-" + j.id },
-      h("td", {}, link("/jobs/" + j.id, "#" + j.id, "mono")),
-      h("td", { class: "mono", text: toolRef(j) }),
-      h("td", {}, link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)),
-      h("td", {}, stateBadge(j.state)),
-      h("td", { class: "num", text: `${j.attempt} / ${j.maxAttempts}` }),
-      h("td", { class: "small" }, j.state === "scheduled" ? h("span", {}, "due ", timeEl(j.dueAt)) : j.finishedAt ? h("span", {}, "finished ", timeEl(j.finishedAt)) : j.state === "running" ? "running" : "—"),
-      h("td", { class: "small" }, timeEl(j.createdAt)),
-      h("td", {}, j.runId ? link("/runs/" + j.runId, "#" + j.runId) : h("span", { class: "muted", text: "—" }))));
+    const rows = st.page.jobs.map((j) => {
+      const acts = [];
+      if (canOwner && RUNNABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small", "data-action": "run-now", "data-id": j.id, text: "Run now", "aria-label": `Run job #${j.id} now` }));
+      if (CANCELLABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small danger", "data-action": "cancel", "data-id": j.id, text: "Cancel", "aria-label": `Cancel job #${j.id}` }));
+      if (REPLAYABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small", "data-action": "replay", "data-id": j.id, text: "Replay", "aria-label": `Replay job #${j.id}` }));
+      const held = j.state === "scheduled" && j.heldBy && j.heldBy.gate !== "none"
+        ? h("span", { class: "held-cell", title: j.heldBy.detail || "" }, h("strong", { text: j.heldBy.gate === "due_time" ? "due time" : GATE_WORDS_SHORT[j.heldBy.gate] || j.heldBy.gate.replaceAll("_", " ") }),
+          j.heldBy.until ? h("span", { class: "sub" }, "until ", timeEl(j.heldBy.until)) : null)
+        : h("span", { class: "muted", text: "—" });
+      const err = j.lastError || "";
+      return h("tr", { "data-job": j.id, "data-key": "job-" + j.id, "data-state": j.state },
+        h("td", { class: "select-col" }, h("input", { type: "checkbox", class: "row-select", "data-id": j.id, "aria-label": `Select job #${j.id}` })),
+        h("td", { class: "job-id" }, link("/jobs/" + j.id, "#" + j.id, "mono"), j.runId ? h("span", { class: "sub small" }, "run ", link("/runs/" + j.runId, "#" + j.runId)) : null),
+        h("td", {}, h("span", { class: "mono", text: toolRef(j) }), h("span", { class: "sub small" }, "on ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint))),
+        h("td", {}, stateBadge(j.state)),
+        h("td", { class: "num", text: `${j.attempt} / ${j.maxAttempts}` }),
+        h("td", { class: "small time-col" }, j.state === "scheduled" ? h("span", {}, h("span", { class: "sub", text: "due" }), timeEl(j.dueAt)) : j.finishedAt ? h("span", {}, h("span", { class: "sub", text: "finished" }), timeEl(j.finishedAt)) : j.state === "running" ? "running" : "—"),
+        h("td", { class: "small held-col" }, held),
+        h("td", { class: "small last-col" }, j.lastClassification ? h("span", { class: "mono last-class", text: j.lastClassification }) : h("span", { class: "muted", text: "—" }),
+          err ? h("span", { class: "last-error", title: err, text: err.length > 60 ? err.slice(0, 59) + "…" : err }) : null),
+        h("td", { class: "small time-col" }, timeEl(j.createdAt)),
+        h("td", { class: "row-actions" }, acts.length ? h("span", { class: "actions" }, acts) : h("span", { class: "muted", text: "—" })));
+    });
+    const allBox = h("input", { type: "checkbox", id: "select-page", "aria-label": "Select every job on this page" });
     const table = st.page.jobs.length
       ? h("div", { class: "table-wrap" }, h("table", { class: "data jobs", id: "jobs-table" },
-        h("thead", {}, h("tr", {}, ["Job", "Tool", "Endpoint", "State", "Attempt", "Due / finished", "Created", "Run"].map((t, i) => h("th", { class: i === 4 ? "num" : "", text: t })))),
+        h("thead", {}, h("tr", {}, h("th", { class: "select-col" }, allBox),
+          ["Job", "Tool · endpoint", "State", "Attempt", "Due / finished", "Held by", "Last result", "Created", "Actions"].map((t, i) => h("th", { class: i === 3 ? "num" : "", text: t })))),
         h("tbody", {}, rows)))
       : h("p", { class: "empty", id: "jobs-empty", text: "No jobs match these filters." });
     return [
@@ -972,10 +1000,98 @@ async function jobsView(_, stale) {
     return h("a", { href, class: "state-tab state-tab-" + s, "data-state": s, "aria-current": active ? "page" : null },
       h("span", { class: "tab-name", text: s }), h("span", { class: "tab-count", text: n === null ? "…" : num(n) }));
   });
+  // Row selection: ids of this page's jobs; the bar acts on them with
+  // POST /v1/jobs/bulk and ids (each job is checked by the server again).
+  const selected = new Set();
+  const selBar = h("div", { id: "selection-bar", class: "selection-bar card", hidden: true, role: "region", "aria-label": "Selected jobs" });
+  const jobOf = (id) => st.page.jobs.find((j) => j.id === id);
+  const syncSelection = () => {
+    for (const id of [...selected]) if (!jobOf(id)) selected.delete(id);
+    for (const cb of listBox.querySelectorAll(".row-select")) cb.checked = selected.has(Number(cb.dataset.id));
+    const all = $("select-page");
+    if (all) {
+      all.checked = selected.size > 0 && selected.size === st.page.jobs.length;
+      all.indeterminate = selected.size > 0 && selected.size < st.page.jobs.length;
+    }
+    selBar.hidden = selected.size === 0;
+    if (!selected.size) { selBar.replaceChildren(); return; }
+    // The buttons carry only their action: the bar is patched in place
+    // (morphChildren keeps the old buttons), so a click reads the
+    // selection as it is then.
+    const btn = (action, label, states, cls) => {
+      const ids = eligibleIds(states);
+      return h("button", { type: "button", id: "sel-" + action, class: "button small " + (cls || ""), disabled: ids.length === 0, "data-sel-action": action,
+        text: `${label} ${ids.length === selected.size ? "" : num(ids.length) + " of "}${num(selected.size)}…` });
+    };
+    morphChildren(selBar, [
+      h("p", { id: "selection-count" }, h("strong", { text: `${num(selected.size)} selected` }), " on this page"),
+      h("div", { class: "button-row" },
+        canOwner ? btn("run_now", "Run now", RUNNABLE) : null,
+        btn("cancel", "Cancel", CANCELLABLE, "danger"),
+        btn("replay", "Replay", REPLAYABLE),
+        h("button", { type: "button", id: "sel-clear", class: "button small", text: "Clear selection", "data-sel-action": "clear" })),
+    ].filter(Boolean));
+  };
+  const ACTION_STATES = { run_now: RUNNABLE, cancel: CANCELLABLE, replay: REPLAYABLE };
+  const eligibleIds = (states) => [...selected].map(jobOf).filter((j) => j && states.includes(j.state)).map((j) => j.id);
+  selBar.addEventListener("click", (ev) => {
+    const b = ev.target.closest && ev.target.closest("button[data-sel-action]");
+    if (!b || b.disabled) return;
+    const action = b.dataset.selAction;
+    if (action === "clear") { selected.clear(); syncSelection(); return; }
+    actOnSelection(action, eligibleIds(ACTION_STATES[action]));
+  });
+  const verbs = { run_now: ["Run now", "Ran now", "Each becomes due now; the gates still apply and no attempt is spent."], cancel: ["Cancel", "Cancelled", "Running jobs are asked to stop; scheduled jobs will not run."], replay: ["Replay", "Replayed", "Each becomes a new scheduled job with the same payload and policy."] };
+  const actOnSelection = async (action, ids) => {
+    const [verb, done, what] = verbs[action];
+    const skipped = selected.size - ids.length;
+    const ok = await confirmDialog(`${verb} ${num(ids.length)} ${ids.length === 1 ? "job" : "jobs"}?`,
+      `${verb} ${ids.map((id) => "#" + id).join(", ")}. ${what}${skipped ? ` ${num(skipped)} selected ${skipped === 1 ? "job is" : "jobs are"} left out: ${action === "replay" ? "only failed, exhausted or cancelled jobs can be replayed" : action === "cancel" ? "only scheduled or running jobs can be cancelled" : "only scheduled jobs can run now"}.` : ""}`,
+      `${verb} ${num(ids.length)} ${ids.length === 1 ? "job" : "jobs"}`);
+    if (!ok || stale()) return;
+    try {
+      const res = await api("POST", "/v1/jobs/bulk", { action, ids, expectedCount: ids.length });
+      if (stale()) return;
+      toast(`${done} ${num(res.count)} ${res.count === 1 ? "job" : "jobs"}${res.failed.length ? `; ${res.failed.length} could not be: ${res.failed.slice(0, 3).map((x) => "#" + x.id + " " + x.error).join("; ")}` : ""}.`);
+      selected.clear();
+      reload();
+    } catch (e) {
+      if (!stale()) toast(`${verb} failed: ${e.message}`);
+    }
+  };
+  const actOnRow = async (action, id) => {
+    if (action !== "run-now") {
+      const verb = action === "cancel" ? "Cancel" : "Replay";
+      const ok = await confirmDialog(`${verb} job #${id}?`, action === "cancel" ? "A running job is asked to stop; a scheduled one will not run." : "It becomes a new scheduled job with the same payload and policy.", `${verb} job #${id}`);
+      if (!ok || stale()) return;
+    }
+    try {
+      const r = await api("POST", `/v1/jobs/${id}/${action}`);
+      if (stale()) return;
+      toast(action === "run-now" ? `Job #${id} is due now.` : action === "cancel" ? `Cancelled job #${id}.` : `Replayed job #${id} as #${r.id}.`);
+      reload();
+    } catch (e) {
+      if (!stale()) toast(e.message);
+    }
+  };
+  const reload = () => (onFirstPage ? refresh() : render());
   const newBox = h("div", { id: "jobs-new", class: "jobs-new" });
   const listBox = h("section", { class: "card", id: "jobs-card" });
   const line = liveLine();
-  const redrawList = () => { morphChildren(listBox, listParts()); watchTables(listBox); };
+  const redrawList = () => { morphChildren(listBox, listParts()); watchTables(listBox); syncSelection(); };
+  listBox.addEventListener("change", (ev) => {
+    const t = ev.target;
+    if (t.id === "select-page") {
+      if (t.checked) for (const j of st.page.jobs) selected.add(j.id); else selected.clear();
+    } else if (t.classList.contains("row-select")) {
+      if (t.checked) selected.add(Number(t.dataset.id)); else selected.delete(Number(t.dataset.id));
+    } else return;
+    syncSelection();
+  });
+  listBox.addEventListener("click", (ev) => {
+    const b = ev.target.closest && ev.target.closest("button[data-action]");
+    if (b) actOnRow(b.dataset.action, Number(b.dataset.id));
+  });
   // refresh re-reads the first page and its count and patches the table.
   let refreshing = false, again = false;
   const refresh = async () => {
@@ -1026,6 +1142,7 @@ async function jobsView(_, stale) {
     tabsBox,
     line.el,
     newBox,
+    selBar,
     listBox);
   morphChildren(tabsBox, tabs());
   redrawList();
