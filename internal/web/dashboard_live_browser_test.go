@@ -176,7 +176,7 @@ func TestDashboardLive(t *testing.T) {
 		d.shot("local-time-job")
 		d.open("/jobs?endpoint=pay")
 		d.waitView("jobs")
-		if got := d.texts("#jobs-table tbody tr:first-child td:nth-child(7) time .local"); len(got) != 1 || !strings.HasSuffix(got[0], " local") {
+		if got := d.texts("#jobs-table tbody tr:first-child td:nth-child(9) time .local"); len(got) != 1 || !strings.HasSuffix(got[0], " local") {
 			t.Errorf("jobs list created column local time = %q", got)
 		}
 		d.shot("local-time-jobs")
