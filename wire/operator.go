@@ -13,8 +13,8 @@ type EndpointPauseRequest struct {
 	Reason string `json:"reason,omitempty" maxLength:"500" doc:"free text for the people who see the pause; at most 500 characters"`
 }
 
-// PageQuery is the query of a paged list: GET /v1/endpoints/{name}/held.
-type PageQuery struct {
+// HeldQuery is the query of GET /v1/endpoints/{name}/held.
+type HeldQuery struct {
 	Cursor string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
 	Limit  string `json:"limit,omitempty" doc:"1–500, default 100"`
 }

@@ -185,6 +185,9 @@ func FuzzRoutes(f *testing.F) {
 	f.Add("POST /v1/reports", []byte(`{"reports":[{"jobId":1,"leaseToken":"x","httpStatus":503,"headers":{"Retry-After":"120"}}]}`), "1")
 	f.Add("PUT /v1/endpoints/{name}/policy", []byte(`{"expectedVersion":1,"preset":"CUSTOM","maxAttempts":6,"initialDelayMs":10000,"multiplier":2,"maxDelayMs":600000,"jitterPercent":20,"defaultTimeoutMs":30000,"maxConcurrent":10,"rateLimitPerMinute":null}`), "stripe")
 	f.Add("POST /v1/tools", []byte(`{"name":"t","version":"2","endpoint":"stripe","retryPreset":"CUSTOM","retryPolicy":{"maxAttempts":2}}`), "x")
+	f.Add("POST /v1/endpoints/{name}/pause", []byte(`{"reason":"provider incident #12"}`), "stripe")
+	f.Add("POST /v1/jobs/bulk", []byte(`{"action":"run_now","ids":[1,2],"expectedCount":2}`), "1")
+	f.Add("GET /v1/audit", []byte(``), "1")
 	f.Add("POST /v1/jobs/{id}/report", []byte("{\"leaseToken\":\"x\",\"message\":\"\\u0000\xff\"}"), "1\x00")
 	f.Fuzz(func(t *testing.T, which string, body []byte, param string) {
 		r := routes[len(which)%len(routes)]

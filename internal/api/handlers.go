@@ -245,7 +245,7 @@ func pageParams(cursor, limit string) (afterID int64, n int, err error) {
 	return afterID, n, errs.Err()
 }
 
-func (a *API) heldJobs(c *call[wire.PageQuery]) (*wire.JobList, error) {
+func (a *API) heldJobs(c *call[wire.HeldQuery]) (*wire.JobList, error) {
 	after, limit, err := pageParams(c.in.Cursor, c.in.Limit)
 	if err != nil {
 		return nil, err

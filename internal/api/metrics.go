@@ -85,11 +85,13 @@ type stateCollector struct{ st store.Store }
 var (
 	jobsDesc    = prometheus.NewDesc("ratchet_jobs", "Jobs by state.", []string{"state"}, nil)
 	circuitDesc = prometheus.NewDesc("ratchet_circuit_state", "Circuit state per endpoint: 1 for the current state.", []string{"project", "endpoint", "state"}, nil)
+	pausedDesc  = prometheus.NewDesc("ratchet_endpoint_paused", "1 while an owner has paused the endpoint, else 0.", []string{"project", "endpoint"}, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobsDesc
 	ch <- circuitDesc
+	ch <- pausedDesc
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -115,6 +117,11 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 				}
 				ch <- prometheus.MustNewConstMetric(circuitDesc, prometheus.GaugeValue, v, strconv.FormatInt(ep.ProjectID, 10), ep.Name, string(s))
 			}
+			paused := 0.0
+			if ep.PausedAt != 0 {
+				paused = 1
+			}
+			ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, paused, strconv.FormatInt(ep.ProjectID, 10), ep.Name)
 		}
 		return nil
 	})

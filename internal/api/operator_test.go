@@ -41,3 +41,41 @@ func TestBulkIDsAndRunNowErrors(t *testing.T) {
 		t.Errorf("run-now of a missing job: %d %s", status, body)
 	}
 }
+
+// TestOperatorRouteErrors: bad input to the operator routes is a 400 naming
+// the field; a missing endpoint is a 404.
+func TestOperatorRouteErrors(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct{ method, path, body, want string }{
+		{"POST", "/v1/endpoints/stripe/pause", `{"reason":"` + strings.Repeat("x", 501) + `"}`, `"field":"reason"`},
+		{"POST", "/v1/endpoints/stripe/pause", `{"reason":"line\nbreak"}`, `without control characters`},
+		{"POST", "/v1/endpoints/stripe/pause", `{"why":"x"}`, `"field":"why"`},
+		{"POST", "/v1/endpoints/stripe/resume", `{"reason":"x"}`, `this route takes no body`},
+		{"GET", "/v1/endpoints/stripe/held?limit=0", ``, `"field":"limit"`},
+		{"GET", "/v1/endpoints/stripe/held?cursor=abc", ``, `"field":"cursor"`},
+		{"GET", "/v1/audit?limit=501", ``, `"field":"limit"`},
+		{"GET", "/v1/audit?target=" + strings.Repeat("x", 301), ``, `"field":"target"`},
+		{"GET", "/v1/audit?actor=x", ``, `"field":"actor"`},
+	}
+	for _, c := range cases {
+		status, body := f.call(t, c.method, c.path, c.body)
+		if status != 400 || !strings.Contains(body, c.want) {
+			t.Errorf("%s %s %.60s: %d %.300s (want 400 with %s)", c.method, c.path, c.body, status, body, c.want)
+		}
+	}
+	for _, p := range []string{"/v1/endpoints/nope/pause", "/v1/endpoints/nope/resume", "/v1/endpoints/nope/circuit/close", "/v1/endpoints/nope/circuit/open"} {
+		body := ""
+		if strings.HasSuffix(p, "/pause") {
+			body = `{}`
+		}
+		if status, out := f.call(t, "POST", p, body); status != 404 {
+			t.Errorf("POST %s: %d %s", p, status, out)
+		}
+	}
+	if status, out := f.call(t, "GET", "/v1/endpoints/nope/held", ""); status != 404 {
+		t.Errorf("held of a missing endpoint: %d %s", status, out)
+	}
+	if status, out := f.call(t, "POST", "/v1/endpoints/stripe/pause", `{}`); status != 200 || !strings.Contains(out, `"paused":{"at":`) || !strings.Contains(out, `"reason":""`) {
+		t.Errorf("pause without a reason: %d %s", status, out)
+	}
+}

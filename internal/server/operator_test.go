@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -108,7 +109,7 @@ func TestRunNowAndBulkIDs(t *testing.T) {
 // hand releases; a producer key gets 403 on every owner action; every
 // action is in GET /v1/audit with its actor and target.
 func TestOperatorControls(t *testing.T) {
-	_, owner, producer, worker := operatorSetup(t)
+	srv, owner, producer, worker := operatorSetup(t)
 	c := ctx(t)
 	j, _, err := producer.Enqueue(c, client.EnqueueRequest{Tool: "pay@1", Payload: json.RawMessage(`{}`)})
 	if err != nil {
@@ -136,6 +137,9 @@ func TestOperatorControls(t *testing.T) {
 	}
 	if got, err := worker.Claim(c, client.ClaimRequest{WorkerID: "w", Max: 10}); err != nil || len(got) != 0 {
 		t.Fatalf("claim from a paused endpoint: %v %+v", err, got)
+	}
+	if m := scrape(t, srv.MetricsURL); !strings.Contains(m, `ratchet_endpoint_paused{endpoint="payments",project="1"} 1`) {
+		t.Errorf("metrics while paused lack ratchet_endpoint_paused 1:\n%s", m)
 	}
 	want := "endpoint payments was paused by bootstrap owner at " + ep.Paused.At + ": provider incident #12"
 	got, err := producer.GetJob(c, j.ID)
@@ -221,4 +225,18 @@ func TestOperatorControls(t *testing.T) {
 	if keyCreates != 2 {
 		t.Errorf("key.create entries: %d in %+v", keyCreates, rest.Entries)
 	}
+}
+
+func scrape(t *testing.T, metricsURL string) string {
+	t.Helper()
+	resp, err := http.Get(metricsURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

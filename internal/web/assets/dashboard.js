@@ -8,6 +8,7 @@ import * as B from "./backoff.js";
 import { $, h, toast as showToast, fieldText } from "./ui.js";
 import { api, ApiError, getKey, setKey, hooks, query, openStream } from "./dashboard-api.js";
 import { lanes, draw } from "./dashboard-timeline.js";
+import { operatorControls } from "./dashboard-ops.js";
 
 // Relative times ("in 12 s") are rewritten this often between events.
 const TICK_MS = 5000;
@@ -485,6 +486,7 @@ function metric(label, value, extra, cls) {
 // What each gate is called in a sentence; the gate names are the server's
 // (limits.js), so a gate added there shows by its name until it is worded here.
 const GATE_WORDS = {
+  paused: "a pause",
   circuit: "the circuit breaker",
   max_concurrent: "the concurrency limit",
   rate_limit: "the rate limit",
@@ -676,6 +678,7 @@ async function endpointView([name], stale) {
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/", "Overview"), " / ", h("span", { text: ep.name })),
     headBox, conflictBox,
     h("div", { class: "split editor" }, form, h("div", { class: "stack" }, preview, h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
+  headBox.after(operatorControls(ep, canWrite, stale));
 
   const input = (k) => $("f-" + k);
   const read = () => Object.fromEntries(ALL_KEYS.map((k) => [k, input(k).value]));

@@ -1,0 +1,213 @@
+// Operator controls on the endpoint page: pause and resume the endpoint,
+// close or open its circuit by hand, the jobs its gates hold now (paged),
+// and the last actions taken on it (the audit log). Owner keys get the
+// buttons; other keys see the same state without them. Everything goes
+// through the public /v1 API (dashboard-api.js), like the rest of the page.
+import { h, toast } from "./ui.js";
+import { api, ApiError, query } from "./dashboard-api.js";
+
+// The card's styles live beside it, so dashboard.css stays as it is.
+if (!document.getElementById("ops-style")) {
+  document.head.append(h("link", { id: "ops-style", rel: "stylesheet", href: new URL("./dashboard-ops.css", import.meta.url).href }));
+}
+
+const HELD_PAGE = 10;
+const AUDIT_SHOWN = 5;
+const REASON_MAX = 500;
+
+// What holds the jobs, in a sentence; a gate not worded here shows by name.
+const HELD_BY = { paused: "the pause", circuit: "the circuit breaker", max_concurrent: "the concurrency limit", rate_limit: "the rate limit" };
+
+const pad = (n, w = 2) => String(n).padStart(w, "0");
+
+// when prints an RFC 3339 time as "2026-03-04 10:02:13 UTC", as the rest of
+// the dashboard does.
+function when(iso) {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} UTC`;
+}
+
+const timeEl = (iso) => h("time", { datetime: iso || "", title: iso || "" }, when(iso));
+
+// pauseText is the sentence of a pause: "Paused by ops at 2026-… UTC: reason".
+function pauseText(p) {
+  return h("span", {}, "Paused by ", h("strong", { class: "ops-by", text: p.by }), " at ", timeEl(p.at), p.reason ? ": " + p.reason : ".");
+}
+
+function circuitText(c) {
+  if (c.state === "open") {
+    return h("span", {}, "Circuit ", h("strong", { text: "open" }), c.openedBy ? ` (opened by hand by ${c.openedBy})` : "", " since ", timeEl(c.openedAt),
+      "; it half-opens at ", timeEl(c.halfOpensAt), ".");
+  }
+  if (c.state === "half_open") return h("span", {}, "Circuit ", h("strong", { text: "half-open" }), c.probeJobId ? `: probe job #${c.probeJobId} decides.` : ": the next claim is a probe.");
+  return h("span", {}, "Circuit ", h("strong", { text: "closed" }), ` · ${c.failures} consecutive failure${c.failures === 1 ? "" : "s"} counted.`);
+}
+
+// confirmAction asks through the page's #confirm dialog (dashboard.html).
+function confirmAction(title, body, yes) {
+  const d = document.getElementById("confirm");
+  document.getElementById("confirm-title").textContent = title;
+  document.getElementById("confirm-body").textContent = body;
+  document.getElementById("confirm-yes").textContent = yes;
+  d.returnValue = "";
+  return new Promise((resolve) => {
+    d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true });
+    d.showModal();
+    document.getElementById("confirm-no").focus();
+  });
+}
+
+// askReason opens the pause dialog and resolves to the reason typed, or null
+// when the person went back. Line breaks become spaces: the reason is one
+// line of text wherever it is shown, and the server refuses control
+// characters.
+function askReason(name) {
+  let d = document.getElementById("pause-dialog");
+  if (!d) {
+    const input = h("textarea", { id: "pause-reason", name: "reason", rows: "3", maxlength: String(REASON_MAX), "aria-describedby": "pause-reason-help" });
+    const count = h("span", { id: "pause-reason-count" });
+    input.addEventListener("input", () => { count.textContent = `${input.value.length} / ${REASON_MAX}`; });
+    d = h("dialog", { id: "pause-dialog", class: "dialog", "aria-labelledby": "pause-title" },
+      h("form", { method: "dialog" },
+        h("h2", { id: "pause-title" }),
+        h("p", { text: "Its due jobs stay scheduled and spend no attempt, for workers and HTTP delivery alike, until someone resumes it. People who look at the endpoint or its jobs see who paused it and why." }),
+        h("div", { class: "field" },
+          h("label", { for: "pause-reason" }, "Reason ", h("span", { class: "unit", text: "optional" })),
+          input,
+          h("p", { class: "help", id: "pause-reason-help" }, "Shown with the pause, e.g. a link to the incident. ", count)),
+        h("div", { class: "button-row end" },
+          h("button", { type: "submit", value: "cancel", id: "pause-no", class: "button", text: "Back" }),
+          h("button", { type: "submit", value: "ok", id: "pause-yes", class: "button primary", text: "Pause endpoint" }))));
+    document.body.append(d);
+  }
+  document.getElementById("pause-title").textContent = `Pause ${name}?`;
+  const input = document.getElementById("pause-reason");
+  input.value = "";
+  document.getElementById("pause-reason-count").textContent = `0 / ${REASON_MAX}`;
+  d.returnValue = "";
+  return new Promise((resolve) => {
+    d.addEventListener("close", () => resolve(d.returnValue === "ok" ? input.value.replace(/\s+/g, " ").trim() : null), { once: true });
+    d.showModal();
+    input.focus();
+  });
+}
+
+// operatorControls returns the "Operator controls" card of an endpoint and
+// fills it. canWrite is true for owner keys; stale() says the page moved on.
+export function operatorControls(initial, canWrite, stale) {
+  const enc = encodeURIComponent(initial.name);
+  let ep = initial;
+  const stateBox = h("div", { id: "ops-state" });
+  const buttons = h("div", { class: "button-row", id: "ops-buttons" });
+  const problem = h("div", { id: "ops-error", role: "alert" });
+  const heldBody = h("tbody");
+  const heldTable = h("div", { class: "table-wrap", hidden: true }, h("table", { class: "data", id: "ops-held-table" },
+    h("thead", {}, h("tr", {}, ["Job", "Tool", "Attempt", "Due", "Held by"].map((t) => h("th", { text: t })))), heldBody));
+  const heldNote = h("p", { class: "help", id: "ops-held-note" });
+  const heldMore = h("button", { type: "button", class: "button small", id: "ops-held-more", text: "More held jobs", hidden: true });
+  const auditList = h("ol", { class: "ops-audit", id: "ops-audit" });
+  const card = h("section", { class: "card", id: "ops-card", "aria-labelledby": "ops-title" },
+    h("div", { class: "card-head" }, h("h2", { id: "ops-title", text: "Operator controls" }),
+      h("a", { href: "/jobs" + query({ endpoint: initial.name, state: "scheduled" }), class: "small", text: "Scheduled jobs of this endpoint" })),
+    stateBox, buttons, problem,
+    h("h3", { text: "Held jobs" }), heldNote, heldTable, heldMore,
+    h("h3", { text: "Recent actions" }),
+    canWrite ? auditList : h("p", { class: "help", text: "Only owner keys read the audit log." }));
+
+  let cursor = null;
+  const heldRow = (j) => h("tr", {},
+    h("td", {}, h("a", { href: "/jobs/" + j.id, text: "#" + j.id })),
+    h("td", { text: j.tool + "@" + j.version }),
+    h("td", { text: `${j.attempt} / ${j.maxAttempts}` }),
+    h("td", {}, timeEl(j.dueAt)),
+    h("td", { "data-gate": j.heldBy ? j.heldBy.gate : "", text: j.heldBy ? j.heldBy.gate : "—" }));
+
+  const loadHeld = async (more) => {
+    const page = await api("GET", `/v1/endpoints/${enc}/held` + query({ limit: HELD_PAGE, cursor: more ? cursor : "" }));
+    if (stale()) return;
+    if (!more) heldBody.replaceChildren();
+    heldBody.append(...page.jobs.map(heldRow));
+    cursor = page.nextCursor;
+    heldMore.hidden = !cursor;
+    const n = heldBody.childElementCount;
+    heldTable.hidden = n === 0;
+    const first = heldBody.firstElementChild;
+    heldNote.textContent = n === 0 ? "No due job of this endpoint is held by its gates now."
+      : `${n}${cursor ? "+" : ""} due job${n === 1 ? "" : "s"} held by ${HELD_BY[first.lastElementChild.dataset.gate] || first.lastElementChild.dataset.gate}.`;
+  };
+
+  const loadAudit = async () => {
+    if (!canWrite) return;
+    const a = await api("GET", "/v1/audit" + query({ target: "endpoint:" + initial.name, limit: AUDIT_SHOWN }));
+    if (stale()) return;
+    auditList.replaceChildren(...(a.entries.length ? a.entries.map((e) => h("li", { "data-action": e.action },
+      timeEl(e.at), " · ", h("strong", { text: e.actor }), " · ", h("code", { text: e.action }), e.detail ? " — " + e.detail : "")) : [h("li", { class: "muted", text: "No operator action on this endpoint yet." })]));
+  };
+
+  const act = async (what, path, body, done) => {
+    problem.replaceChildren();
+    for (const b of buttons.querySelectorAll("button")) b.disabled = true;
+    try {
+      ep = await api("POST", `/v1/endpoints/${enc}/${path}`, body);
+      if (stale()) return;
+      toast(done);
+    } catch (e) {
+      if (stale()) return;
+      const lines = e instanceof ApiError ? e.fields.map((f) => f.message) : [];
+      problem.replaceChildren(h("div", { class: "alert" }, h("p", { class: "alert-title", text: `Could not ${what}: ${e.message}` }),
+        lines.length ? h("ul", {}, lines.map((l) => h("li", { text: l }))) : null));
+    }
+    renderState();
+    await Promise.all([loadHeld(false), loadAudit()]).catch(showLoadError);
+  };
+
+  // The page's heading shows the circuit too (dashboard.js); keep it true
+  // after an action here rather than render the heading again.
+  const syncHeading = () => {
+    const b = document.querySelector('#endpoint-head [class*="status-circuit-"]');
+    if (!b) return;
+    b.className = "status status-circuit-" + ep.circuit.state;
+    b.textContent = { closed: "Circuit closed", open: "Circuit open", half_open: "Circuit half-open" }[ep.circuit.state] || ep.circuit.state;
+  };
+
+  const renderState = () => {
+    syncHeading();
+    stateBox.replaceChildren(
+      ep.paused
+        ? h("p", { class: "held held-gated", id: "ops-paused", "data-gate": "paused" }, pauseText(ep.paused))
+        : h("p", { class: "held held-open", id: "ops-paused" }, "Not paused: due jobs are claimed as the endpoint's gates allow."),
+      h("p", { class: "held", id: "ops-circuit" }, circuitText(ep.circuit)));
+    if (!canWrite) {
+      buttons.replaceChildren(h("p", { class: "help", text: "Pausing and circuits need an owner key." }));
+      return;
+    }
+    const pause = ep.paused
+      ? h("button", { type: "button", id: "ops-resume", class: "button primary", text: "Resume",
+        onclick: () => act("resume", "resume", undefined, `${ep.name} resumed`) })
+      : h("button", { type: "button", id: "ops-pause", class: "button danger", text: "Pause…",
+        onclick: async () => {
+          const reason = await askReason(ep.name);
+          if (reason !== null) await act("pause", "pause", reason ? { reason } : {}, `${ep.name} paused`);
+        } });
+    const circuit = ep.circuit.state === "closed"
+      ? h("button", { type: "button", id: "ops-circuit-open", class: "button danger", text: "Open circuit…",
+        onclick: async () => {
+          if (await confirmAction(`Open the circuit of ${ep.name}?`, `Claims stop now; after ${Math.round(ep.circuitOpenMs / 1000)} s one job goes through as a probe, as when failures open it.`, "Open circuit")) {
+            await act("open the circuit", "circuit/open", undefined, `circuit of ${ep.name} opened`);
+          }
+        } })
+      : h("button", { type: "button", id: "ops-circuit-close", class: "button", text: "Close circuit",
+        onclick: () => act("close the circuit", "circuit/close", undefined, `circuit of ${ep.name} closed`) });
+    buttons.replaceChildren(pause, circuit);
+  };
+
+  const showLoadError = (e) => {
+    if (!stale()) problem.replaceChildren(h("div", { class: "alert" }, h("p", { class: "alert-title", text: "Could not load: " + e.message })));
+  };
+  heldMore.addEventListener("click", () => loadHeld(true).catch(showLoadError));
+  renderState();
+  Promise.all([loadHeld(false), loadAudit()]).catch(showLoadError);
+  return card;
+}
