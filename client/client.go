@@ -100,6 +100,8 @@ type (
 	Enqueued = wire.JobBatchItem
 	// JobPage is one page of a job list; NextCursor is nil on the last page.
 	JobPage = wire.JobList
+	// JobCounts is the count of each job state and the total.
+	JobCounts = wire.JobCounts
 	// BulkResult is what a bulk action did.
 	BulkResult = wire.JobBulkResult
 	// ClaimRequest asks for due jobs.
@@ -376,6 +378,22 @@ func (c *Client) CountJobs(ctx context.Context, f JobFilter) (int64, error) {
 	var out wire.JobCount
 	_, err := c.do(ctx, "GET", "/v1/jobs/count?"+f.Query().Encode(), nil, &out)
 	return out.Count, err
+}
+
+// JobCounts counts jobs per state: of the project, of one endpoint (when
+// endpoint is not empty) or of one tool ("name" or "name@version"). Without
+// a tool the server reads counters it keeps with every change of a job.
+func (c *Client) JobCounts(ctx context.Context, endpoint, tool string) (*JobCounts, error) {
+	v := url.Values{}
+	if endpoint != "" {
+		v.Set("endpoint", endpoint)
+	}
+	if tool != "" {
+		v.Set("tool", tool)
+	}
+	var out JobCounts
+	_, err := c.do(ctx, "GET", "/v1/jobs/counts?"+v.Encode(), nil, &out)
+	return &out, err
 }
 
 // Bulk cancels, replays or runs now ("run_now", owner key) every job matching f; expectedCount is the count

@@ -125,7 +125,7 @@ type JobQuery struct {
 	CreatedBefore string `json:"createdBefore,omitempty" doc:"RFC 3339 time, exclusive"`
 	Cursor        string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
 	Limit         string `json:"limit,omitempty" doc:"1–500, default 100"`
-	Q             string `json:"q,omitempty" maxLength:"200" doc:"search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII)"`
+	Q             string `json:"q,omitempty" maxLength:"200" doc:"search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search"`
 }
 
 // JobList is GET /v1/jobs: newest first; NextCursor is null on the last page.
@@ -170,12 +170,13 @@ type JobBulkFailed struct {
 // JobCountsQuery is the query of GET /v1/jobs/counts.
 type JobCountsQuery struct {
 	Endpoint string `json:"endpoint,omitempty" doc:"only this endpoint's jobs (read from the maintained counters)"`
-	Tool     string `json:"tool,omitempty" doc:"\"name\" or \"name@version\": only this tool's jobs (counted through an index)"`
+	Tool     string `json:"tool,omitempty" doc:"\"name\" or \"name@version\": only this tool's jobs (the counters are kept per tool too)"`
 }
 
-// JobCounts is GET /v1/jobs/counts: how many jobs are in each state.
-// Without a tool it reads counters kept in the same transaction as every
-// insert, state change and prune of jobs, so it never scans jobs.
+// JobCounts is GET /v1/jobs/counts: how many jobs are in each state. It
+// reads counters kept (per endpoint, tool and state) in the same
+// transaction as every insert, state change and prune of jobs, so it never
+// scans jobs.
 type JobCounts struct {
 	Counts JobStateCounts `json:"counts"`
 	Total  int64          `json:"total"`

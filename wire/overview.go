@@ -13,7 +13,7 @@ type OverviewEndpoint struct {
 	Running        int64                    `json:"running"`
 	ClaimsInWindow int64                    `json:"claimsInWindow" doc:"claims in the last 60 s"`
 	Scheduled      int64                    `json:"scheduled"`
-	Due            int64                    `json:"due"`
+	Due            int64                    `json:"due" doc:"scheduled and due now, counted up to 10000"`
 	HeldBy         *Hold                    `json:"heldBy"`
 	Outcomes5m     map[AttemptOutcome]int64 `json:"outcomes5m"`
 	Outcomes1h     map[AttemptOutcome]int64 `json:"outcomes1h"`

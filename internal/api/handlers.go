@@ -56,6 +56,7 @@ func (a *API) table() []Route {
 		route(a, "POST", "/v1/jobs/batch", "Enqueue up to 1000 jobs in one transaction", producer, 200, a.enqueueBatch),
 		route(a, "GET", "/v1/jobs", "List jobs, newest first, with filters and cursor paging", producer, 200, a.listJobs, inQuery()),
 		route(a, "GET", "/v1/jobs/count", "Count jobs matching the same filters as the list", producer, 200, a.countJobs, inQuery()),
+		route(a, "GET", "/v1/jobs/counts", "Count jobs per state, from counters kept with every change of a job (with tool: through an index)", producer, 200, a.jobCounts, inQuery()),
 		route(a, "POST", "/v1/jobs/bulk", "Cancel, replay or run now every job matching a filter or listed by ids (at most 1000); expectedCount must equal the current count (run_now needs an owner key)", producer, 200, a.bulk),
 		route(a, "GET", "/v1/jobs/{id}", "Read a job with its attempts and what holds it", producer, 200, a.getJob),
 		route(a, "GET", "/v1/jobs/{id}/explain", "Which gate holds a scheduled job and until when", producer, 200, a.explain),
@@ -505,7 +506,7 @@ func (a *API) listJobs(c *call[wire.JobQuery]) (*wire.JobList, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs, holds, err := a.e.ListJobs(c.ctx(), c.p, f)
+	jobs, holds, next, err := a.e.ListJobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err
 	}
@@ -513,9 +514,9 @@ func (a *API) listJobs(c *call[wire.JobQuery]) (*wire.JobList, error) {
 	for i := range jobs {
 		out.Jobs = append(out.Jobs, jobView(&jobs[i], nil, holds[i], false))
 	}
-	if len(jobs) == f.Limit {
-		next := strconv.FormatInt(jobs[len(jobs)-1].ID, 10)
-		out.NextCursor = &next
+	if next != 0 {
+		s := strconv.FormatInt(next, 10)
+		out.NextCursor = &s
 	}
 	return out, nil
 }
@@ -531,6 +532,23 @@ func (a *API) countJobs(c *call[wire.JobQuery]) (*wire.JobCount, error) {
 		return nil, err
 	}
 	return &wire.JobCount{Count: n}, nil
+}
+
+func (a *API) jobCounts(c *call[wire.JobCountsQuery]) (*wire.JobCounts, error) {
+	f, err := a.jobFilter(c.ctx(), c.p, wire.JobQuery{Endpoint: c.in.Endpoint, Tool: c.in.Tool})
+	if err != nil {
+		return nil, err
+	}
+	counts, err := a.e.JobCounts(c.ctx(), c.p, f)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.JobCounts{}
+	for _, s := range wire.JobStates() {
+		out.Counts.Set(s, counts[s])
+		out.Total += counts[s]
+	}
+	return out, nil
 }
 
 func (a *API) getJob(c *call[none]) (*wire.Job, error) {

@@ -27,7 +27,7 @@ import (
 
 // Config says what to measure. Zero values take the defaults in the comments.
 type Config struct {
-	Mode         string        // "engine" (default), "http", or "delivery" (http's burn-down, then the same by HTTP delivery)
+	Mode         string        // "engine" (default), "http", "delivery" (http's burn-down, then the same by HTTP delivery) or "console" (seed N jobs, time the dashboard's reads)
 	Jobs         int           // N, jobs to burn down; default 20000
 	Batch        int           // B, most jobs per claim (and per report); default 100
 	Claimers     int           // C, concurrent claimers; default 4
@@ -84,7 +84,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %s is not allowed; %s", field, value, allowed))
 		}
 	}
-	check(c.Mode == "engine" || c.Mode == "http" || c.Mode == "delivery", "mode", strconv.Quote(c.Mode), "must be engine, http or delivery")
+	check(c.Mode == "engine" || c.Mode == "http" || c.Mode == "delivery" || c.Mode == "console", "mode", strconv.Quote(c.Mode), "must be engine, http, delivery or console")
+	check(c.Mode != "console" || c.Server == "", "mode", "console", "seeds the database itself: --database, not --server")
 	check(c.Mode != "delivery" || c.Server == "" && c.DatabaseURL == "", "mode", "delivery", "runs on fresh SQLite files of its own: no --server or --database")
 	check(c.DeliveryConcurrency >= 1 && c.DeliveryConcurrency <= 1000, "delivery-concurrency", strconv.Itoa(c.DeliveryConcurrency), "must be from 1 through 1000")
 	check(c.Jobs >= 1 && c.Jobs <= 10_000_000, "jobs", strconv.Itoa(c.Jobs), "must be from 1 through 10000000")
@@ -112,6 +113,9 @@ type Result struct {
 	// Mode delivery: the same N jobs delivered by the dispatcher.
 	DeliveryDuration time.Duration
 	DeliveryRate     float64
+	// Mode console: the seeding (EnqueueDuration, EnqueueRate) and the
+	// figures of each request.
+	Console []ConsoleTiming
 }
 
 // claimed is one leased job, as either target hands it out.
@@ -149,6 +153,10 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Result, error) {
 		res := &Result{Mode: cfg.Mode, Driver: "sqlite", Synchronous: cfg.Synchronous, Jobs: cfg.Jobs, Batch: cfg.Batch, Claimers: cfg.Claimers}
 		printHeader(w, cfg, res)
 		return res, runDelivery(ctx, cfg, dir, w, res)
+	}
+	if cfg.Mode == "console" {
+		res := &Result{Mode: cfg.Mode, Synchronous: cfg.Synchronous, Jobs: cfg.Jobs}
+		return res, runConsole(ctx, cfg, dir, w, res)
 	}
 	var t target
 	if cfg.Mode == "engine" {
@@ -190,8 +198,14 @@ func printHeader(w io.Writer, cfg Config, res *Result) {
 	if cfg.Mode == "delivery" {
 		where = "mode http's worker burn-down, then HTTP delivery by the server's dispatcher, each against its own in-process server on a fresh SQLite file"
 	}
+	if cfg.Mode == "console" {
+		where = "the dashboard's reads over loopback HTTP against an in-process server on a seeded database"
+	}
 	fmt.Fprintf(w, "ratchet bench: mode %s (%s)\n", cfg.Mode, where)
 	fmt.Fprintf(w, "settings:   driver %s, synchronous %s, GOMAXPROCS %d, NumCPU %d, %s\n", res.Driver, res.Synchronous, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version())
+	if cfg.Mode == "console" {
+		return
+	}
 	fmt.Fprintf(w, "sizes:      N %d jobs, B %d jobs per claim and per report, C %d claimers, %d jobs per enqueue batch\n", cfg.Jobs, cfg.Batch, cfg.Claimers, cfg.EnqueueBatch)
 	fmt.Fprintf(w, "method:     enqueue N no-op jobs due now in batches (timed apart); then C claimers each loop: claim up to B due jobs without waiting, report them all succeeded in one batch report; the burn-down is timed from the first claim until every claimer found nothing left, and every job is checked succeeded.\n")
 	if cfg.Mode == "delivery" {

@@ -141,3 +141,44 @@ func TestDeliveryModePrintsBoth(t *testing.T) {
 		t.Errorf("rates %v, %v", res.DeliveryRate, res.BurnDownRate)
 	}
 }
+
+// TestConsolePrintsFigures runs mode console at a small size: every request
+// is timed and answers what the seeding stored. It never asserts on speed.
+func TestConsolePrintsFigures(t *testing.T) {
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Config{Mode: "console", Jobs: 20000, Synchronous: "NORMAL"}, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{"mode console", "driver sqlite", "seed method:", "timing method:", "seed:       20000 jobs"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	items := map[string]int{}
+	for _, c := range res.Console {
+		items[c.Name] = c.Items
+		if c.Median <= 0 || c.Max < c.Median || c.First <= 0 {
+			t.Errorf("%s: figures %+v", c.Name, c)
+		}
+		if !regexp.MustCompile(regexp.QuoteMeta(c.Name) + `: +median +[\d.]+ ms +max +[\d.]+ ms`).MatchString(text) {
+			t.Errorf("output lacks the line of %s:\n%s", c.Name, text)
+		}
+	}
+	for name, want := range map[string]int{
+		"overview":                   3,     // endpoints
+		"state counts":               20000, // the total
+		"state counts of a tool":     4000,
+		"failed jobs of an endpoint": 100,
+		"scheduled jobs":             100,
+		"failed jobs of a tool":      100,
+		"search, an error substring": 100,
+		"search, a job id":           1,
+		"search, text found nowhere": 0,
+	} {
+		if got, ok := items[name]; !ok || got != want {
+			t.Errorf("%s: %d items (timed: %v), want %d", name, got, ok, want)
+		}
+	}
+}

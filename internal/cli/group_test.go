@@ -91,6 +91,7 @@ ratchet:   ratchet jobs cancel ID
 ratchet:   ratchet jobs replay ID
 ratchet:   ratchet jobs run-now ID
 ratchet:   ratchet jobs explain ID
+ratchet:   ratchet jobs counts [--endpoint NAME] [--tool NAME[@VERSION]]
 ratchet: common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --json
 `
 	if got := runHelp("jobs", "--help"); got != want {

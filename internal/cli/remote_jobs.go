@@ -29,6 +29,7 @@ func jobsGroup() *group {
 		{"replay", "enqueue a finished job again as a new job", "ID", jobsReplayCommand{}},
 		{"run-now", "make a scheduled job due now (gates still apply); owner key", "ID", jobsRunNowCommand{}},
 		{"explain", "say what holds a job back from being claimed", "ID", jobsExplainCommand{}},
+		{"counts", "count jobs in each state, of the project, one endpoint or one tool", "[--endpoint NAME] [--tool NAME[@VERSION]]", &jobsCountsCommand{}},
 	}}
 }
 
@@ -237,6 +238,38 @@ func (jobsReplayCommand) Run(ctx context.Context, env *Env, args []string) error
 	}
 	return r.show(func(w io.Writer) {
 		fmt.Fprintf(w, "replayed job %d as job %d (%s, due %s)\n", id, j.ID, j.State, j.DueAt)
+	})
+}
+
+// jobsCountsCommand is `ratchet jobs counts`.
+type jobsCountsCommand struct{}
+
+// Run prints one line per state and the total. Without --tool the server
+// reads counters, so this is cheap at any number of jobs.
+func (jobsCountsCommand) Run(ctx context.Context, env *Env, args []string) error {
+	f, rf := clientFlags(jobsGroup(), "counts", env)
+	endpoint := f.String("endpoint", "", "only this endpoint's jobs")
+	tool := f.String("tool", "", `only this tool's jobs: "name" or "name@version"`)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	r, err := rf.connect(f, env)
+	if err != nil {
+		return err
+	}
+	c, err := r.c.JobCounts(ctx, *endpoint, *tool)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		fmt.Fprintln(w, "STATE\tJOBS")
+		for _, row := range []struct {
+			state string
+			n     int64
+		}{{"scheduled", c.Counts.Scheduled}, {"running", c.Counts.Running}, {"succeeded", c.Counts.Succeeded}, {"failed", c.Counts.Failed},
+			{"exhausted", c.Counts.Exhausted}, {"cancelled", c.Counts.Cancelled}, {"total", c.Total}} {
+			fmt.Fprintf(w, "%s\t%d\n", row.state, row.n)
+		}
 	})
 }
 

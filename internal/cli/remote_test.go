@@ -67,8 +67,15 @@ func TestClientCommands(t *testing.T) {
 
 	out = must(t, "jobs", "list")
 	contains(t, out, "ID  STATE      TOOL      ATTEMPT/MAX  DUE                       HELD BY", later[1]+"   scheduled  charge@1  0/2          2030-01-02T03:04:05.000Z")
+	contains(t, out, "due_time until 2030-01-02T03:04:05.000Z  -") // held by, and no last error
 	out = must(t, "jobs", "list", "--state", "scheduled", "--limit", "1")
 	contains(t, out, "more: --cursor ")
+	out = must(t, "jobs", "list", "--q", "order-42")
+	contains(t, out, "LAST ERROR", first+"   scheduled  charge@1")
+	out = must(t, "jobs", "counts")
+	contains(t, out, "scheduled  2", "running    0", "total      2")
+	out = must(t, "jobs", "counts", "--tool", "charge@1", "--json")
+	contains(t, out, `"scheduled": 2`, `"total": 2`)
 	out = must(t, "jobs", "get", first)
 	contains(t, out, "job:              "+first, "state:            scheduled", "idempotency key:  order-42", "attempts:         none yet")
 	out = must(t, "jobs", "explain", later[1])

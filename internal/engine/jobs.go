@@ -311,18 +311,31 @@ func (e *Engine) Jobs(ctx context.Context, p *Principal, f store.JobFilter) ([]s
 	return out, storeErr(err, "jobs")
 }
 
+// SearchScanLimit is how many jobs (newest first, of the other filters)
+// one page of a text search reads at most: a search that finds little
+// costs this many rows, not the table. The page's next cursor continues
+// below them.
+const SearchScanLimit = 20_000
+
 // ListJobs is Jobs with what holds each scheduled job (nil for the
 // others), read in the same snapshot: the gates of each endpoint on the
-// page are evaluated once, and each job adds only its due time.
-func (e *Engine) ListJobs(ctx context.Context, p *Principal, f store.JobFilter) ([]store.Job, []*Hold, error) {
+// page are evaluated once, and each job adds only its due time. next is
+// the cursor of the next page, 0 on the last: the last job's id on a full
+// page, or where a text search stopped reading (SearchScanLimit).
+func (e *Engine) ListJobs(ctx context.Context, p *Principal, f store.JobFilter) (jobs []store.Job, holds []*Hold, next int64, err error) {
 	f.ProjectID = p.ProjectID
 	if f.Limit <= 0 || f.Limit > 500 {
 		f.Limit = 100
 	}
+	f.ScanLimit = SearchScanLimit
 	var out []store.Job
-	var holds []*Hold
-	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+	err = e.st.Read(ctx, func(q store.Queries) (err error) {
 		if out, err = q.JobList(ctx, f); err != nil {
+			return err
+		}
+		if len(out) == f.Limit {
+			next = out[len(out)-1].ID
+		} else if next, err = q.JobScanEnd(ctx, f); err != nil {
 			return err
 		}
 		holds = make([]*Hold, len(out))
@@ -343,7 +356,7 @@ func (e *Engine) ListJobs(ctx context.Context, p *Principal, f store.JobFilter) 
 		}
 		return nil
 	})
-	return out, holds, storeErr(err, "jobs")
+	return out, holds, next, storeErr(err, "jobs")
 }
 
 // CountJobs counts jobs matching a filter (for bulk actions: the count a

@@ -33,7 +33,7 @@ func TestListJobsHoldsAndLastColumns(t *testing.T) {
 		t.Fatalf("claimed %d, want %d", running.Job.ID, second.ID)
 	}
 
-	jobs, holds, err := h.e.ListJobs(h.ctx, h.owner, store.JobFilter{})
+	jobs, holds, _, err := h.e.ListJobs(h.ctx, h.owner, store.JobFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestListJobsHoldsAndLastColumns(t *testing.T) {
 
 	// Once due, the retried job is held by maxConcurrent, like explain says.
 	h.clk.Advance(time.Hour)
-	jobs, holds, err = h.e.ListJobs(h.ctx, h.owner, store.JobFilter{States: []wire.JobState{wire.JobScheduled}})
+	jobs, holds, _, err = h.e.ListJobs(h.ctx, h.owner, store.JobFilter{States: []wire.JobState{wire.JobScheduled}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,13 +14,18 @@ type EndpointOverview struct {
 	Running        int64
 	ClaimsInWindow int64 // claims in the last 60 s (the rate window)
 	Scheduled      int64
-	Due            int64     // scheduled and due now
+	Due            int64     // scheduled and due now, counted up to OverviewDueLimit
 	HeldBy         wire.Gate // the gate holding its due jobs, "" when none
 	HeldUntil      int64     // when that gate opens, 0 if unknown
 	HeldDetail     string
 	Outcomes5m     map[wire.AttemptOutcome]int64 // attempt outcomes finished in the last 5 minutes
 	Outcomes1h     map[wire.AttemptOutcome]int64 // and in the last hour
 }
+
+// OverviewDueLimit is where the overview stops counting an endpoint's due
+// jobs: the count reads index entries one by one, and the dashboard needs
+// to know that there is a backlog, not its exact size past this.
+const OverviewDueLimit = 10_000
 
 // Overview reads every endpoint of the project with its gates and recent
 // outcomes.
@@ -35,17 +40,30 @@ func (e *Engine) Overview(ctx context.Context, p *Principal) ([]EndpointOverview
 		if err != nil {
 			return err
 		}
+		// Scheduled and running come from the counters kept with every
+		// change of a job: counting them read every such job (a second
+		// and more at a million jobs).
+		counts, err := q.JobCountsByEndpoint(ctx, &store.JobCountsByEndpointParams{ProjectID: p.ProjectID})
+		if err != nil {
+			return err
+		}
+		byEndpoint := map[int64]map[wire.JobState]int64{}
+		for _, c := range counts {
+			if byEndpoint[c.EndpointID] == nil {
+				byEndpoint[c.EndpointID] = map[wire.JobState]int64{}
+			}
+			byEndpoint[c.EndpointID][c.State] = c.Count
+		}
 		for i := range eps {
 			ep := &eps[i]
-			o := EndpointOverview{Endpoint: ep}
-			if o.Running, err = q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep.ID, Limit: 1 << 40}); err != nil {
-				return err
-			}
+			o := EndpointOverview{Endpoint: ep, Running: byEndpoint[ep.ID][wire.JobRunning], Scheduled: byEndpoint[ep.ID][wire.JobScheduled]}
 			if o.ClaimsInWindow, _, err = q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: now - RateWindowMs + 1, Limit: 1 << 40}); err != nil {
 				return err
 			}
-			if o.Scheduled, o.Due, err = q.CountScheduled(ctx, &store.CountScheduledParams{EndpointID: ep.ID, DueBy: now}); err != nil {
-				return err
+			if o.Scheduled > 0 {
+				if o.Due, err = q.CountDue(ctx, &store.CountDueParams{EndpointID: ep.ID, Now: now, Limit: OverviewDueLimit}); err != nil {
+					return err
+				}
 			}
 			// A pause shows whether or not jobs are due: it is the
 			// endpoint's state, set by a person, and the page says who.

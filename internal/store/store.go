@@ -264,8 +264,13 @@ type JobFilter struct {
 	// matches an exact idempotency key, tool name or endpoint name, or a
 	// substring of the payload or of LastError, case-insensitive for ASCII.
 	// "" for none.
-	Q     string
-	Limit int // JobList's page size, 0 for 100; JobCount ignores it
+	Q string
+	// ScanLimit bounds a text search (Q not a job id) in JobList: only the
+	// newest ScanLimit jobs matching the other filters are searched, so a
+	// page costs at most that many rows; JobScanEnd says where the next
+	// page starts. 0 searches every job. JobCount ignores it.
+	ScanLimit int
+	Limit     int // JobList's page size, 0 for 100; JobCount ignores it
 }
 
 // Queries are the operations available inside a transaction.
@@ -379,10 +384,27 @@ type Queries interface {
 	// ErrConflict says one did not: the caller rolls back and reads again.
 	JobsUpdate(ctx context.Context, jobs []*Job, guards []JobGuard) error
 	JobList(ctx context.Context, f JobFilter) ([]Job, error)
+	// JobScanEnd is the id of the last job a bounded search with f reads:
+	// the f.ScanLimit-th newest job matching f's filters but Q (below
+	// f.AfterID); 0 when fewer jobs match, so the search read them all, and
+	// when f has no ScanLimit or no text search.
+	JobScanEnd(ctx context.Context, f JobFilter) (int64, error)
 	JobCount(ctx context.Context, f JobFilter) (int64, error)
 	// JobCountsByState counts a project's jobs per state; projectID 0 counts
-	// every project's.
+	// every project's. It reads the counters the drivers keep in the same
+	// transaction as every insert, change of state and delete of a job
+	// (migration 0006), never the jobs.
 	JobCountsByState(ctx context.Context, projectID int64) (map[wire.JobState]int64, error)
+	// JobCountsByEndpoint reads the same counters (kept per endpoint, tool
+	// and state) per endpoint and state, for the project's endpoints or
+	// for one (p.EndpointID), of every tool or of one (p.Tool, p.Version);
+	// states without jobs are left out.
+	JobCountsByEndpoint(ctx context.Context, p *JobCountsByEndpointParams) ([]JobStateCount, error)
+	// JobCountGroupByState counts the jobs that match f per state by
+	// reading the jobs: a COUNT(*) GROUP BY state, for selections the
+	// counters do not cover (and to check them). f.AfterID, f.ScanLimit
+	// and f.Limit are ignored.
+	JobCountGroupByState(ctx context.Context, f JobFilter) (map[wire.JobState]int64, error)
 
 	// DueEndpoints lists, in id order, the endpoints with scheduled jobs of
 	// p.ToolIDs due at or before p.Now.
@@ -406,6 +428,9 @@ type Queries interface {
 	// CountScheduled counts the endpoint's scheduled jobs, and of those the
 	// ones due at or before p.DueBy.
 	CountScheduled(ctx context.Context, p *CountScheduledParams) (scheduled, due int64, err error)
+	// CountDue counts the endpoint's scheduled jobs due at or before p.Now,
+	// stopping at p.Limit.
+	CountDue(ctx context.Context, p *CountDueParams) (int64, error)
 	// CountRunning counts running jobs of the endpoint, stopping at p.Limit.
 	CountRunning(ctx context.Context, p *CountRunningParams) (int64, error)
 	// ClaimsSince counts attempts of the endpoint (finished or running)
@@ -509,6 +534,21 @@ type RunFinishParams struct {
 	Now       int64 // the finish time, stored as FinishedAt
 }
 
+// JobCountsByEndpointParams selects counters.
+type JobCountsByEndpointParams struct {
+	ProjectID  int64  // the project whose counters are read
+	EndpointID int64  // only this endpoint's, 0 for every endpoint of the project
+	Tool       string // only this tool's (by name), "" for every tool
+	Version    string // with Tool: only this version of it, "" for every version
+}
+
+// JobStateCount is how many of an endpoint's jobs are in a state.
+type JobStateCount struct {
+	EndpointID int64
+	State      wire.JobState
+	Count      int64
+}
+
 // JobGetInProjectParams names a job within a project.
 type JobGetInProjectParams struct {
 	ProjectID int64 // the project the job must belong to
@@ -560,6 +600,13 @@ type JobsClaimDueParams struct {
 type CountScheduledParams struct {
 	EndpointID int64 // the endpoint whose scheduled jobs are counted
 	DueBy      int64 // jobs due at or before DueBy are counted as due too
+}
+
+// CountDueParams asks how many of an endpoint's jobs are due.
+type CountDueParams struct {
+	EndpointID int64 // the endpoint whose scheduled jobs are counted
+	Now        int64 // jobs due at or before Now are due
+	Limit      int64 // counting stops here
 }
 
 // CountRunningParams asks how many of an endpoint's jobs run.

@@ -853,7 +853,12 @@ func (q *Queries) jobWhere(f store.JobFilter) (string, []any) {
 		args = append(args, f.EndpointID)
 	}
 	if f.RunID != 0 {
-		where = append(where, "run_id = ?")
+		// "run_id <> 0" lets both drivers use the partial index jobs_run
+		// (migration 0006); "+project_id" keeps SQLite from walking
+		// jobs_project instead (SQLite's unary plus hides a column from
+		// the planner; PostgreSQL reads it as the column).
+		where[0] = "+project_id = ?"
+		where = append(where, "run_id = ? AND run_id <> 0")
 		args = append(args, f.RunID)
 	}
 	if f.CreatedAfter != 0 {
@@ -873,18 +878,34 @@ func (q *Queries) jobWhere(f store.JobFilter) (string, []any) {
 		args = append(args, f.AfterID)
 	}
 	if f.Q != "" {
-		if id, err := strconv.ParseInt(f.Q, 10, 64); err == nil && id > 0 && strings.Trim(f.Q, "0123456789") == "" {
+		if isTextSearch(f.Q) {
+			s, sargs := textSearch(f.Q)
+			where = append(where, s)
+			args = append(args, sargs...)
+		} else {
+			id, _ := strconv.ParseInt(f.Q, 10, 64)
 			where = append(where, "id = ?")
 			args = append(args, id)
-		} else {
-			// lower() on both sides: SQLite's folds ASCII only, PostgreSQL's
-			// every letter; either way a pattern and a column fold alike.
-			like := "%" + likeEscaper.Replace(f.Q) + "%"
-			where = append(where, `(idempotency_key = ? OR tool = ? OR endpoint = ? OR lower(payload) LIKE lower(CAST(? AS TEXT)) ESCAPE '\' OR lower(last_error) LIKE lower(CAST(? AS TEXT)) ESCAPE '\')`)
-			args = append(args, f.Q, f.Q, f.Q, like, like)
 		}
 	}
 	return strings.Join(where, " AND "), args
+}
+
+// isTextSearch says whether search text q is text rather than a job id
+// (digits only).
+func isTextSearch(q string) bool {
+	id, err := strconv.ParseInt(q, 10, 64)
+	return q != "" && (err != nil || id <= 0 || strings.Trim(q, "0123456789") != "")
+}
+
+// textSearch is the condition of a text search: an exact idempotency key,
+// tool or endpoint name, or a substring of the payload or the last error.
+// lower() on both sides: SQLite's folds ASCII only, PostgreSQL's every
+// letter; either way a pattern and a column fold alike.
+func textSearch(q string) (string, []any) {
+	like := "%" + likeEscaper.Replace(q) + "%"
+	return `(idempotency_key = ? OR tool = ? OR endpoint = ? OR lower(payload) LIKE lower(CAST(? AS TEXT)) ESCAPE '\' OR lower(last_error) LIKE lower(CAST(? AS TEXT)) ESCAPE '\')`,
+		[]any{q, q, q, like, like}
 }
 
 // likeEscaper escapes LIKE's wildcards so search text matches literally.
@@ -895,12 +916,38 @@ func placeholders(n int) string {
 }
 
 func (q *Queries) JobList(ctx context.Context, f store.JobFilter) ([]store.Job, error) {
-	where, args := q.jobWhere(f)
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
 	}
+	if f.ScanLimit > 0 && isTextSearch(f.Q) {
+		// The window: the newest ScanLimit jobs of the other filters, read
+		// in id order and searched as they stream, so a search that finds
+		// little reads ScanLimit rows, not the table.
+		q2 := f.Q
+		f.Q = ""
+		where, args := q.jobWhere(f)
+		f.Q = q2
+		search, sargs := textSearch(q2)
+		return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM (SELECT `+jobCols+` FROM jobs WHERE `+where+` ORDER BY id DESC LIMIT `+
+			strconv.Itoa(f.ScanLimit)+`) AS w WHERE `+search+` ORDER BY id DESC LIMIT `+strconv.Itoa(limit), append(args, sargs...)...))
+	}
+	where, args := q.jobWhere(f)
 	return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE `+where+` ORDER BY id DESC LIMIT `+strconv.Itoa(limit), args...))
+}
+
+func (q *Queries) JobScanEnd(ctx context.Context, f store.JobFilter) (int64, error) {
+	if f.ScanLimit <= 0 || !isTextSearch(f.Q) {
+		return 0, nil
+	}
+	f.Q = ""
+	where, args := q.jobWhere(f)
+	var id int64
+	err := q.row(ctx, `SELECT id FROM jobs WHERE `+where+` ORDER BY id DESC LIMIT 1 OFFSET `+strconv.Itoa(f.ScanLimit-1), args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, q.D.Translate(err)
 }
 
 func (q *Queries) JobCount(ctx context.Context, f store.JobFilter) (int64, error) {
@@ -910,14 +957,19 @@ func (q *Queries) JobCount(ctx context.Context, f store.JobFilter) (int64, error
 	return n, q.D.Translate(err)
 }
 
+// JobCountsByState sums the counters (job_counts, kept by triggers; see
+// migration 0006) over endpoints and slots.
 func (q *Queries) JobCountsByState(ctx context.Context, projectID int64) (map[wire.JobState]int64, error) {
-	s := `SELECT state, count(*) FROM jobs GROUP BY state`
+	s := `SELECT state, CAST(sum(n) AS BIGINT) FROM job_counts GROUP BY state`
 	var args []any
 	if projectID != 0 {
-		s = `SELECT state, count(*) FROM jobs WHERE project_id = ? GROUP BY state`
+		s = `SELECT state, CAST(sum(n) AS BIGINT) FROM job_counts WHERE project_id = ? GROUP BY state`
 		args = []any{projectID}
 	}
-	rows, err := q.query(ctx, s, args...)
+	return q.stateCounts(q.query(ctx, s, args...))
+}
+
+func (q *Queries) stateCounts(rows *sql.Rows, err error) (map[wire.JobState]int64, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -929,9 +981,53 @@ func (q *Queries) JobCountsByState(ctx context.Context, projectID int64) (map[wi
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, err
 		}
-		out[st] = n
+		if n != 0 {
+			out[st] = n
+		}
 	}
 	return out, q.D.Translate(rows.Err())
+}
+
+// JobCountsByEndpoint sums the counters' tools and slots per endpoint and
+// state.
+func (q *Queries) JobCountsByEndpoint(ctx context.Context, p *store.JobCountsByEndpointParams) ([]store.JobStateCount, error) {
+	s, args := `SELECT c.endpoint_id, c.state, CAST(sum(c.n) AS BIGINT) FROM job_counts c`, []any{}
+	if p.Tool != "" {
+		s += ` JOIN tools t ON t.id = c.tool_id AND t.name = ?`
+		args = append(args, p.Tool)
+		if p.Version != "" {
+			s += ` AND t.version = ?`
+			args = append(args, p.Version)
+		}
+	}
+	s += ` WHERE c.project_id = ?`
+	args = append(args, p.ProjectID)
+	if p.EndpointID != 0 {
+		s += ` AND c.endpoint_id = ?`
+		args = append(args, p.EndpointID)
+	}
+	rows, err := q.query(ctx, s+` GROUP BY c.endpoint_id, c.state ORDER BY c.endpoint_id, c.state`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.JobStateCount
+	for rows.Next() {
+		var c store.JobStateCount
+		if err := rows.Scan(&c.EndpointID, &c.State, &c.Count); err != nil {
+			return nil, err
+		}
+		if c.Count != 0 {
+			out = append(out, c)
+		}
+	}
+	return out, q.D.Translate(rows.Err())
+}
+
+func (q *Queries) JobCountGroupByState(ctx context.Context, f store.JobFilter) (map[wire.JobState]int64, error) {
+	f.AfterID = 0
+	where, args := q.jobWhere(f)
+	return q.stateCounts(q.query(ctx, `SELECT state, count(*) FROM jobs WHERE `+where+` GROUP BY state`, args...))
 }
 
 func int64Args(ids []int64) []any {
@@ -1041,6 +1137,16 @@ func (q *Queries) CountScheduled(ctx context.Context, p *store.CountScheduledPar
 	err := q.row(ctx, `SELECT count(*), COALESCE(sum(CASE WHEN due_at <= ? THEN 1 ELSE 0 END), 0) FROM jobs
 		WHERE state = 'scheduled' AND endpoint_id = ?`, p.DueBy, p.EndpointID).Scan(&n, &due)
 	return n, due, q.D.Translate(err)
+}
+
+// CountDue seeks jobs_due (endpoint, tool, due_at, id) once per tool of
+// the endpoint, each a range up to Now, and stops at the limit: the
+// endpoint alone would read every scheduled job of it.
+func (q *Queries) CountDue(ctx context.Context, p *store.CountDueParams) (int64, error) {
+	var n int64
+	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'scheduled' AND endpoint_id = ?
+		AND tool_id IN (SELECT id FROM tools WHERE endpoint_id = ?) AND due_at <= ? LIMIT ?) AS d`, p.EndpointID, p.EndpointID, p.Now, p.Limit).Scan(&n)
+	return n, q.D.Translate(err)
 }
 
 // Now reads the database's clock with the dialect's statement.

@@ -51,6 +51,9 @@ func Run(t *testing.T, open Opener) {
 		{"JobsBatch", testJobsBatch},
 		{"JobList", testJobList},
 		{"JobSearch", testJobSearch},
+		{"JobCounters", testJobCounters},
+		{"ConcurrentJobCounters", testConcurrentJobCounters},
+		{"CountDue", testCountDue},
 		{"JobCountsByState", testJobCountsByState},
 		{"DueEndpoints", testDueEndpoints},
 		{"JobsClaimable", testJobsClaimable},
@@ -2403,6 +2406,39 @@ func testJobSearch(t *testing.T, s store.Store) {
 			t.Errorf("q %q: got %v (count %d), want %v", tc.q, ids(got), n, tc.want)
 		}
 	}
+	// A bounded search reads the newest ScanLimit jobs of the other
+	// filters only, and JobScanEnd says where it stopped.
+	read(t, s, func(q store.Queries) error {
+		f := store.JobFilter{ProjectID: f.p.ID, Q: "stripe", ScanLimit: 2}
+		got, err := q.JobList(ctx, f) // newest two: c and b; c matches
+		if err != nil {
+			return err
+		}
+		end, err := q.JobScanEnd(ctx, f)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(ids(got), []int64{c.ID}) || end != b.ID {
+			t.Errorf("bounded search: got %v, scan end %d; want [%d] and %d", ids(got), end, c.ID, b.ID)
+		}
+		f.AfterID = end
+		if got, err = q.JobList(ctx, f); err != nil {
+			return err
+		}
+		if end, err = q.JobScanEnd(ctx, f); err != nil {
+			return err
+		}
+		if !slices.Equal(ids(got), []int64{a.ID}) || end != 0 {
+			t.Errorf("bounded search, next window: got %v, scan end %d; want [%d] and 0", ids(got), end, a.ID)
+		}
+		for _, nf := range []store.JobFilter{{ProjectID: f.ProjectID, ScanLimit: 2}, {ProjectID: f.ProjectID, Q: strconv.FormatInt(a.ID, 10), ScanLimit: 1}} {
+			if end, err := q.JobScanEnd(ctx, nf); err != nil || end != 0 {
+				t.Errorf("JobScanEnd(%+v) = %d, %v; want 0 without a text search", nf, end, err)
+			}
+		}
+		return nil
+	})
+
 	// Search narrows the other filters.
 	var got []store.Job
 	read(t, s, func(q store.Queries) (err error) {
@@ -2411,5 +2447,384 @@ func testJobSearch(t *testing.T, s store.Store) {
 	})
 	if !slices.Equal(ids(got), []int64{c.ID}) {
 		t.Errorf("q stripe, state failed: got %v, want [%d]", ids(got), c.ID)
+	}
+}
+
+// checkCounters compares the counters (JobCountsByEndpoint,
+// JobCountsByState) with counts of the jobs themselves, per endpoint and
+// state, in every project given.
+func checkCounters(t *testing.T, s store.Store, projects ...*store.Project) {
+	t.Helper()
+	ctx := t.Context()
+	read(t, s, func(q store.Queries) error {
+		for _, p := range projects {
+			eps, err := q.EndpointList(ctx, p.ID)
+			if err != nil {
+				return err
+			}
+			counters, err := q.JobCountsByEndpoint(ctx, &store.JobCountsByEndpointParams{ProjectID: p.ID})
+			if err != nil {
+				return err
+			}
+			got := map[string]int64{}
+			for _, c := range counters {
+				got[fmt.Sprintf("endpoint %d %s", c.EndpointID, c.State)] = c.Count
+			}
+			want := map[string]int64{}
+			total := map[wire.JobState]int64{}
+			for _, ep := range eps {
+				for _, st := range wire.JobStates() {
+					n, err := q.JobCount(ctx, store.JobFilter{ProjectID: p.ID, EndpointID: ep.ID, States: []wire.JobState{st}})
+					if err != nil {
+						return err
+					}
+					if n != 0 {
+						want[fmt.Sprintf("endpoint %d %s", ep.ID, st)] = n
+						total[st] += n
+					}
+				}
+				one, err := q.JobCountsByEndpoint(ctx, &store.JobCountsByEndpointParams{ProjectID: p.ID, EndpointID: ep.ID})
+				if err != nil {
+					return err
+				}
+				for _, c := range one {
+					if c.EndpointID != ep.ID || got[fmt.Sprintf("endpoint %d %s", c.EndpointID, c.State)] != c.Count {
+						t.Errorf("project %d: counters of endpoint %d alone: %+v, not as in the project's", p.ID, ep.ID, c)
+					}
+				}
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("project %d: counters %v, but the jobs count %v", p.ID, got, want)
+			}
+			byState, err := q.JobCountsByState(ctx, p.ID)
+			if err != nil {
+				return err
+			}
+			if !maps.Equal(byState, total) {
+				t.Errorf("project %d: JobCountsByState %v, want %v", p.ID, byState, total)
+			}
+			grouped, err := q.JobCountGroupByState(ctx, store.JobFilter{ProjectID: p.ID})
+			if err != nil {
+				return err
+			}
+			if !maps.Equal(grouped, total) {
+				t.Errorf("project %d: JobCountGroupByState %v, want %v", p.ID, grouped, total)
+			}
+		}
+		return nil
+	})
+}
+
+// testJobCounters: after a mix of every write the engine makes to jobs
+// (single and batch inserts, claims both ways, reports that succeed, fail,
+// retry and exhaust, cancel, rescue, replay, prune), the counters equal a
+// count of the jobs per endpoint and state.
+func testJobCounters(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	other := newProject(t, s, "other")
+	oep := newEndpoint(t, s, other.ID, "stripe")
+	otool := newTool(t, s, other.ID, oep.ID, "charge", "v1")
+	checkCounters(t, s, f.p, other)
+
+	// Inserts: one by one (with a repeated idempotency key, which stores
+	// nothing) and in batches.
+	keyed := job(f.p, f.ep, f.tool, 1)
+	keyed.IdempotencyKey = "k-1"
+	f.insert(t, s, keyed, job(other, oep, otool, 1))
+	again := job(f.p, f.ep, f.tool, 1)
+	again.IdempotencyKey = "k-1"
+	txErr(t, s, "repeated key", store.ErrConflict, func(q store.Queries) error { return q.JobInsert(ctx, again) })
+	var batch []*store.Job
+	for i := range 30 {
+		if i%3 == 0 {
+			batch = append(batch, job(f.p, ep2, chat, 1))
+		} else {
+			batch = append(batch, job(f.p, f.ep, f.tool, 1))
+		}
+	}
+	tx(t, s, func(q store.Queries) error { return q.JobsInsert(ctx, batch) })
+	checkCounters(t, s, f.p, other)
+
+	// Claims: by id and due.
+	claim(t, s, "w1", "l1", 10, batch[0].ID, batch[1].ID)
+	var claimed []store.Job
+	tx(t, s, func(q store.Queries) (err error) {
+		claimed, err = q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: f.ep.ID, ToolIDs: []int64{f.tool.ID}, Limit: 12, WorkerID: "w2", LeaseToken: "l2", Now: 10})
+		return err
+	})
+	tx(t, s, func(q store.Queries) (err error) {
+		more, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: ep2.ID, ToolIDs: []int64{chat.ID}, Limit: 5, WorkerID: "w3", LeaseToken: "l3", Now: 10})
+		claimed = append(claimed, more...)
+		return err
+	})
+	checkCounters(t, s, f.p, other)
+
+	// Reports in one batch: succeed, fail, retry, exhaust, with guards, as
+	// the engine writes them.
+	tx(t, s, func(q store.Queries) error {
+		var as []*store.Attempt
+		var js []*store.Job
+		var guards []store.JobGuard
+		for i := range claimed {
+			j := claimed[i]
+			guards = append(guards, store.GuardOf(&j))
+			a := store.RunningAttempt(&j)
+			a.FinishedAt = 20
+			switch i % 4 {
+			case 0:
+				j.State, a.Outcome, j.FinishedAt, j.LastClassification = wire.JobSucceeded, wire.OutcomeSucceeded, 20, "success"
+			case 1:
+				j.State, a.Outcome, j.FinishedAt, j.LastError = wire.JobFailed, wire.OutcomeFailed, 20, "boom"
+			case 2:
+				j.State, a.Outcome, j.DueAt = wire.JobScheduled, wire.OutcomeFailed, 30
+			case 3:
+				j.State, a.Outcome, j.FinishedAt = wire.JobExhausted, wire.OutcomeFailed, 20
+			}
+			j.LeaseToken = ""
+			as = append(as, &a)
+			js = append(js, &j)
+		}
+		if err := q.AttemptsFinish(ctx, as); err != nil {
+			return err
+		}
+		return q.JobsUpdate(ctx, js, guards)
+	})
+	checkCounters(t, s, f.p, other)
+
+	// A guarded write that loses (the job changed) writes nothing, so the
+	// counters do not move either.
+	stale := getJob(t, s, batch[2].ID)
+	guard := store.GuardOf(stale)
+	guard.LeaseToken = "someone else's"
+	stale.State = wire.JobCancelled
+	txErr(t, s, "stale guard", store.ErrConflict, func(q store.Queries) error {
+		return q.JobsUpdate(ctx, []*store.Job{stale}, []store.JobGuard{guard})
+	})
+	checkCounters(t, s, f.p, other)
+
+	// Cancel a scheduled job (JobUpdate), and a heartbeat that changes no
+	// state.
+	cancelled := getJob(t, s, batch[29].ID)
+	if cancelled.State != wire.JobScheduled {
+		t.Fatalf("job %d is %s, want scheduled", cancelled.ID, cancelled.State)
+	}
+	tx(t, s, func(q store.Queries) error {
+		cancelled.State, cancelled.FinishedAt = wire.JobCancelled, 25
+		return q.JobUpdate(ctx, cancelled)
+	})
+	hb := getJob(t, s, batch[0].ID)
+	tx(t, s, func(q store.Queries) error {
+		hb.LeaseExpiresAt += 1000
+		return q.JobUpdate(ctx, hb)
+	})
+	checkCounters(t, s, f.p, other)
+
+	// Rescue: the expired leases (w1's claim) go back to scheduled.
+	tx(t, s, func(q store.Queries) error {
+		expired, err := q.ExpiredLeases(ctx, &store.ExpiredLeasesParams{Now: 1 << 40, Limit: 100})
+		if err != nil {
+			return err
+		}
+		var as []*store.Attempt
+		var js []*store.Job
+		for i := range expired {
+			j := expired[i]
+			a := store.RunningAttempt(&j)
+			a.FinishedAt, a.Outcome = 40, wire.OutcomeTimedOut
+			j.State, j.LeaseToken, j.DueAt = wire.JobScheduled, "", 50
+			as = append(as, &a)
+			js = append(js, &j)
+		}
+		if len(js) == 0 {
+			return errors.New("no expired leases to rescue")
+		}
+		if err := q.AttemptsFinish(ctx, as); err != nil {
+			return err
+		}
+		return q.JobsUpdate(ctx, js, nil)
+	})
+	checkCounters(t, s, f.p, other)
+
+	// Replay a failed job as a new one, then prune the finished jobs.
+	var failed []store.Job
+	read(t, s, func(q store.Queries) (err error) {
+		failed, err = q.JobList(ctx, store.JobFilter{ProjectID: f.p.ID, States: []wire.JobState{wire.JobFailed}})
+		return err
+	})
+	if len(failed) == 0 {
+		t.Fatal("no failed job to replay")
+	}
+	replay := job(f.p, f.ep, f.tool, 60)
+	replay.ReplayOf = failed[0].ID
+	f.insert(t, s, replay)
+	checkCounters(t, s, f.p, other)
+	var pruned int64
+	tx(t, s, func(q store.Queries) (err error) {
+		pruned, err = q.JobsPrune(ctx, &store.JobsPruneParams{FinishedBefore: 1 << 40, Limit: 100})
+		return err
+	})
+	if pruned == 0 {
+		t.Fatal("nothing pruned")
+	}
+	checkCounters(t, s, f.p, other)
+
+	// A rolled-back transaction leaves the counters as they were.
+	txErr(t, s, "rollback", errRollback, func(q store.Queries) error {
+		if err := q.JobsInsert(ctx, []*store.Job{job(f.p, f.ep, f.tool, 1), job(f.p, ep2, chat, 1)}); err != nil {
+			return err
+		}
+		return errRollback
+	})
+	checkCounters(t, s, f.p, other)
+
+	// By tool: the counters (of the tool, of one version, of the tool on
+	// an endpoint) and JobCountGroupByState agree with the jobs.
+	read(t, s, func(q store.Queries) error {
+		for _, p := range []*store.JobCountsByEndpointParams{{Tool: "charge"}, {Tool: "charge", Version: "v1"}, {Tool: "charge", Version: "v2"},
+			{Tool: "charge", EndpointID: f.ep.ID}, {Tool: "charge", EndpointID: ep2.ID}, {Tool: "nope"}} {
+			p.ProjectID = f.p.ID
+			cs, err := q.JobCountsByEndpoint(ctx, p)
+			if err != nil {
+				return err
+			}
+			got := map[wire.JobState]int64{}
+			for _, c := range cs {
+				got[c.State] += c.Count
+			}
+			want, err := q.JobCountGroupByState(ctx, store.JobFilter{ProjectID: f.p.ID, Tool: p.Tool, Version: p.Version, EndpointID: p.EndpointID})
+			if err != nil {
+				return err
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("counters of %+v: %v, but the jobs count %v", *p, got, want)
+			}
+		}
+		got, err := q.JobCountGroupByState(ctx, store.JobFilter{ProjectID: f.p.ID, Tool: "chat"})
+		if err != nil {
+			return err
+		}
+		var want int64
+		for _, st := range wire.JobStates() {
+			n, err := q.JobCount(ctx, store.JobFilter{ProjectID: f.p.ID, Tool: "chat", States: []wire.JobState{st}})
+			if err != nil {
+				return err
+			}
+			if got[st] != n {
+				t.Errorf("JobCountGroupByState(tool chat)[%s] = %d, want %d", st, got[st], n)
+			}
+			want += n
+		}
+		if want == 0 {
+			t.Error("no chat jobs counted")
+		}
+		return nil
+	})
+}
+
+var errRollback = errors.New("roll back")
+
+// testConcurrentJobCounters: writers inserting, claiming and reporting at
+// once (on PostgreSQL, side by side on several connections) leave the
+// counters exact.
+func testConcurrentJobCounters(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	const workers, rounds = 6, 15
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ep, tl := f.ep, f.tool
+			if w%2 == 1 {
+				ep, tl = ep2, chat
+			}
+			for n := range rounds {
+				err := s.Tx(ctx, func(q store.Queries) error {
+					js := []*store.Job{job(f.p, ep, tl, 1), job(f.p, f.ep, f.tool, 1), job(f.p, ep2, chat, 1)}
+					return q.JobsInsert(ctx, js)
+				})
+				if err == nil {
+					err = s.Tx(ctx, func(q store.Queries) error {
+						got, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: ep.ID, ToolIDs: []int64{tl.ID}, Limit: 3,
+							WorkerID: fmt.Sprintf("w%d", w), LeaseToken: fmt.Sprintf("l%d-%d", w, n), Now: 10})
+						if err != nil || len(got) == 0 {
+							return err
+						}
+						var as []*store.Attempt
+						var js []*store.Job
+						var guards []store.JobGuard
+						for i := range got {
+							j := got[i]
+							guards = append(guards, store.GuardOf(&j))
+							a := store.RunningAttempt(&j)
+							a.FinishedAt, a.Outcome = 20, wire.OutcomeSucceeded
+							j.State, j.LeaseToken, j.FinishedAt = wire.JobSucceeded, "", 20
+							if (i+n)%3 == 0 {
+								a.Outcome = wire.OutcomeFailed
+								j.State, j.DueAt, j.FinishedAt = wire.JobScheduled, 15, 0
+							}
+							as = append(as, &a)
+							js = append(js, &j)
+						}
+						if err := q.AttemptsFinish(ctx, as); err != nil {
+							return err
+						}
+						return q.JobsUpdate(ctx, js, guards)
+					})
+				}
+				if err != nil {
+					errs <- fmt.Errorf("worker %d round %d: %w", w, n, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	checkCounters(t, s, f.p)
+	var total int64
+	read(t, s, func(q store.Queries) error {
+		m, err := q.JobCountsByState(ctx, f.p.ID)
+		for _, n := range m {
+			total += n
+		}
+		return err
+	})
+	if total != workers*rounds*3 {
+		t.Errorf("counters hold %d jobs, want %d", total, workers*rounds*3)
+	}
+}
+
+// testCountDue: only scheduled jobs due by Now count, across the
+// endpoint's tools, up to the limit.
+func testCountDue(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	v2 := newTool(t, s, f.p.ID, f.ep.ID, "charge", "v2")
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	f.insert(t, s, job(f.p, f.ep, f.tool, 10), job(f.p, f.ep, v2, 20), job(f.p, f.ep, v2, 30), job(f.p, f.ep, f.tool, 100), job(f.p, ep2, chat, 10))
+	running := job(f.p, f.ep, f.tool, 5)
+	f.insert(t, s, running)
+	claim(t, s, "w", "l", 6, running.ID)
+	for _, tc := range []struct{ now, limit, want int64 }{{30, 100, 3}, {9, 100, 0}, {1000, 100, 4}, {1000, 2, 2}} {
+		var n int64
+		read(t, s, func(q store.Queries) (err error) {
+			n, err = q.CountDue(ctx, &store.CountDueParams{EndpointID: f.ep.ID, Now: tc.now, Limit: tc.limit})
+			return err
+		})
+		if n != tc.want {
+			t.Errorf("CountDue(now %d, limit %d) = %d, want %d", tc.now, tc.limit, n, tc.want)
+		}
 	}
 }

@@ -101,3 +101,76 @@ func Upgrade0003(t *testing.T, db *sql.DB, files []store.MigrationFile, open fun
 		return err
 	})
 }
+
+// Upgrade0006 checks migration 0006 on a database left at 0005 holding
+// jobs: the counters start at the count of the jobs (and follow later
+// writes), and each job's last classification and last failure's message
+// are filled from its finished attempts. db, files and open are as for
+// Upgrade0003.
+func Upgrade0006(t *testing.T, db *sql.DB, files []store.MigrationFile, open func() store.Store) {
+	t.Helper()
+	ctx := t.Context()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT '')`)
+	for _, f := range files[:5] {
+		exec(f.SQL)
+		exec(`INSERT INTO schema_migrations (version, name) VALUES (` + strconv.Itoa(f.Version) + `, '` + f.Name + `')`)
+	}
+	exec(`INSERT INTO projects (id, name, plan, created_at) VALUES (1, 'p', 'PRO', 1)`)
+	exec(`INSERT INTO endpoints (id, project_id, name, policy, default_timeout_ms, max_concurrent, circuit_threshold, circuit_open_ms, version, created_at, updated_at)
+		VALUES (1, 1, 'stripe', '{}', 30000, 10, 5, 30000, 1, 1, 1), (2, 1, 'openai', '{}', 30000, 10, 5, 30000, 1, 1, 1)`)
+	exec(`INSERT INTO tools (id, project_id, name, version, endpoint_id, created_at) VALUES (1, 1, 'charge', 'v1', 1, 1), (2, 1, 'chat', 'v1', 2, 1)`)
+	// Job 1 failed twice then succeeded; job 2 failed for good; job 3
+	// never ran; job 4 (openai) runs its first attempt.
+	exec(`INSERT INTO jobs (id, project_id, tool_id, tool, version, endpoint_id, endpoint, payload, policy, max_attempts, timeout_ms, attempt, state,
+		due_at, lease_token, lease_expires_at, worker_id, created_at, updated_at, finished_at, claimed_at) VALUES
+		(1, 1, 1, 'charge', 'v1', 1, 'stripe', '{}', '{}', 5, 30000, 3, 'succeeded', 4000, '', 0, 'w', 1, 5000, 5000, 0),
+		(2, 1, 1, 'charge', 'v1', 1, 'stripe', '{}', '{}', 5, 30000, 1, 'failed', 1000, '', 0, 'w', 1, 3500, 3500, 0),
+		(3, 1, 1, 'charge', 'v1', 1, 'stripe', '{}', '{}', 5, 30000, 0, 'scheduled', 9000, '', 0, '', 1, 1, 0, 0),
+		(4, 1, 2, 'chat', 'v1', 2, 'openai', '{}', '{}', 5, 30000, 1, 'running', 9000, 'L', 99000, 'w', 1, 1, 0, 7000)`)
+	exec(`INSERT INTO attempts (job_id, number, endpoint_id, worker_id, lease_token, claimed_at, finished_at, outcome, classification, http_status, message) VALUES
+		(1, 1, 1, 'w', 'L1', 1000, 2000, 'failed', 'server_error', 503, 'first 503'),
+		(1, 2, 1, 'w', 'L2', 2500, 3000, 'timed_out', 'timed_out', 0, 'lease expired'),
+		(1, 3, 1, 'w', 'L3', 4000, 5000, 'succeeded', 'success', 200, ''),
+		(2, 1, 1, 'w', 'L4', 3000, 3500, 'failed', 'client_error', 400, 'bad request')`)
+
+	st := open()
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) == 0 || applied[0] != "0006_job_counts" {
+		t.Fatalf("Migrate applied %v, want 0006_job_counts first", applied)
+	}
+	want := map[int64][2]string{1: {"success", "lease expired"}, 2: {"client_error", "bad request"}, 3: {"", ""}, 4: {"", ""}}
+	for id, w := range want {
+		j := getJob(t, st, id)
+		if j.LastClassification != w[0] || j.LastError != w[1] {
+			t.Errorf("job %d after 0006: last classification %q, last error %q; want %q, %q", id, j.LastClassification, j.LastError, w[0], w[1])
+		}
+	}
+	p := &store.Project{ID: 1}
+	checkCounters(t, st, p)
+	read(t, st, func(q store.Queries) error {
+		m, err := q.JobCountsByState(ctx, 1)
+		if err == nil && (m["succeeded"] != 1 || m["failed"] != 1 || m["scheduled"] != 1 || m["running"] != 1) {
+			t.Errorf("counters after 0006: %v, want one job in each of succeeded, failed, scheduled and running", m)
+		}
+		return err
+	})
+	// The triggers follow the next writes.
+	tx(t, st, func(q store.Queries) error {
+		j, err := q.JobGetAnyProject(ctx, 3)
+		if err != nil {
+			return err
+		}
+		j.State, j.FinishedAt = "cancelled", 10_000
+		return q.JobUpdate(ctx, j)
+	})
+	checkCounters(t, st, p)
+}

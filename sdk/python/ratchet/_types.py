@@ -64,6 +64,8 @@ __all__ = [
     "JobBulkFailed",
     "JobBulkResult",
     "JobCount",
+    "JobStateCounts",
+    "JobCounts",
     "JobList",
     "Key",
     "KeyCreate",
@@ -553,7 +555,7 @@ class JobQuery(TypedDict):
     endpoint: NotRequired[str]
     # 1–500, default 100
     limit: NotRequired[str]
-    # search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII)
+    # search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search
     q: NotRequired[str]
     # a run id
     runId: NotRequired[str]
@@ -593,6 +595,24 @@ class JobCount(TypedDict):
     """The JobCount schema: the 200 answer of GET /v1/jobs/count."""
 
     count: int
+
+
+class JobStateCounts(TypedDict):
+    """The JobStateCounts schema."""
+
+    cancelled: int
+    exhausted: int
+    failed: int
+    running: int
+    scheduled: int
+    succeeded: int
+
+
+class JobCounts(TypedDict):
+    """The JobCounts schema: the 200 answer of GET /v1/jobs/counts."""
+
+    counts: JobStateCounts
+    total: int
 
 
 class JobList(TypedDict):
@@ -666,6 +686,7 @@ class OverviewEndpoint(TypedDict):
     claimsInWindow: int
     createdAt: str
     defaultTimeoutMs: int
+    # scheduled and due now, counted up to 10000
     due: int
     heldBy: Hold | None
     maxConcurrent: int

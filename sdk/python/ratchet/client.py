@@ -37,6 +37,7 @@ from ._types import (
     JobBatchItem,
     JobBulkAction,
     JobBulkResult,
+    JobCounts,
     JobEnqueue,
     JobList,
     JobQuery,
@@ -86,6 +87,7 @@ OPERATIONS = {
     "postJobsBatch": "enqueue_batch",
     "getJobs": "list_jobs",
     "getJobsCount": "count_jobs",
+    "getJobsCounts": "job_counts",
     "postJobsBulk": "bulk",
     "getJobsId": "get_job",
     "getJobsIdExplain": "explain_job",
@@ -496,6 +498,18 @@ class Client:
     ) -> int:
         query = _query(state, tool, endpoint, run_id, created_after, created_before, None, None, q)
         return self._call("GET", "/v1/jobs/count", retry=True, query=cast(dict, query))[1]["count"]
+
+    def job_counts(self, *, endpoint: str | None = None, tool: str | None = None) -> JobCounts:
+        """How many jobs are in each state (``counts``) and in all (``total``):
+        of the project, of one endpoint, or of one tool ("name" or
+        "name@version"). Without a tool the server reads counters it keeps
+        with every change of a job."""
+        query: dict[str, str] = {}
+        if endpoint:
+            query["endpoint"] = endpoint
+        if tool:
+            query["tool"] = tool
+        return self._call("GET", "/v1/jobs/counts", retry=True, query=query)[1]
 
     def bulk(
         self,

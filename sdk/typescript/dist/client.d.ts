@@ -1,4 +1,4 @@
-import type { AuditList, ClaimRequest, ClaimedJob, ClockAdvance, Endpoint, EndpointCreate, EndpointPolicyUpdate, HeartbeatResult, Hold, Job, JobBatchItem, JobBulkResult, JobEnqueue, JobList, JobState, Key, KeyCreate, Me, Overview, Report, ReportBatchItem, ReportResult, Run, RunCreate, SimulateConfig, SimulateResult, Tool, ToolPublish } from "./types.js";
+import type { AuditList, ClaimRequest, ClaimedJob, ClockAdvance, Endpoint, EndpointCreate, EndpointPolicyUpdate, HeartbeatResult, Hold, Job, JobBatchItem, JobBulkResult, JobEnqueue, JobCounts, JobList, JobState, Key, KeyCreate, Me, Overview, Report, ReportBatchItem, ReportResult, Run, RunCreate, SimulateConfig, SimulateResult, Tool, ToolPublish } from "./types.js";
 /** Options of a Client. */
 export interface ClientOptions {
     /** The fetch to use; default the platform's. */
@@ -126,6 +126,15 @@ export declare class Client {
     jobs(filter?: JobFilter, o?: RequestOptions): AsyncGenerator<Job>;
     /** Counts the jobs of a filter (its cursor and limit are ignored). */
     countJobs(filter?: JobFilter, o?: RequestOptions): Promise<number>;
+    /**
+     * How many jobs are in each state, with the total: of the project, of one
+     * endpoint, or of one tool ("name" or "name@version"). Without a tool the
+     * server reads counters it keeps with every change of a job.
+     */
+    jobCounts(filter?: {
+        endpoint?: string;
+        tool?: string;
+    }, o?: RequestOptions): Promise<JobCounts>;
     /**
      * Cancels or replays every job of a filter (at most 1000). expectedCount
      * is the count the person confirmed (countJobs); when the selection holds

@@ -186,6 +186,19 @@ export class Client {
         return (await this.#do("get", "/v1/jobs/count", "/v1/jobs/count", { query: params(q), safe: true }, o)).data.count;
     }
     /**
+     * How many jobs are in each state, with the total: of the project, of one
+     * endpoint, or of one tool ("name" or "name@version"). Without a tool the
+     * server reads counters it keeps with every change of a job.
+     */
+    async jobCounts(filter = {}, o) {
+        const p = new URLSearchParams();
+        if (filter.endpoint)
+            p.set("endpoint", filter.endpoint);
+        if (filter.tool)
+            p.set("tool", filter.tool);
+        return (await this.#do("get", "/v1/jobs/counts", "/v1/jobs/counts", { query: p, safe: true }, o)).data;
+    }
+    /**
      * Cancels or replays every job of a filter (at most 1000). expectedCount
      * is the count the person confirmed (countJobs); when the selection holds
      * another count nothing is done and it rejects with 409.

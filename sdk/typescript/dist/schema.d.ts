@@ -379,6 +379,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count jobs per state, from counters kept with every change of a job (with tool: through an index)
+         * @description Key scopes: producer (owner keys may do everything).
+         */
+        get: operations["getJobsCounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}": {
         parameters: {
             query?: never;
@@ -1099,6 +1119,10 @@ export interface components {
         JobCount: {
             count: number;
         };
+        JobCounts: {
+            counts: components["schemas"]["JobStateCounts"];
+            total: number;
+        };
         JobEnqueue: {
             idempotencyKey?: string;
             /** @description overrides the policy's count only */
@@ -1127,7 +1151,7 @@ export interface components {
             endpoint?: string;
             /** @description 1–500, default 100 */
             limit?: string;
-            /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII) */
+            /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
             q?: string;
             /** @description a run id */
             runId?: string;
@@ -1135,6 +1159,14 @@ export interface components {
             state?: string;
             /** @description "name" or "name@version" */
             tool?: string;
+        };
+        JobStateCounts: {
+            cancelled: number;
+            exhausted: number;
+            failed: number;
+            running: number;
+            scheduled: number;
+            succeeded: number;
         };
         Key: {
             /** Format: date-time */
@@ -1192,6 +1224,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             defaultTimeoutMs: number;
+            /** @description scheduled and due now, counted up to 10000 */
             due: number;
             heldBy: components["schemas"]["Hold"] | null;
             maxConcurrent: number;
@@ -2494,7 +2527,7 @@ export interface operations {
                 endpoint?: string;
                 /** @description 1–500, default 100 */
                 limit?: string;
-                /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII) */
+                /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
                 q?: string;
                 /** @description a run id */
                 runId?: string;
@@ -2833,7 +2866,7 @@ export interface operations {
                 endpoint?: string;
                 /** @description 1–500, default 100 */
                 limit?: string;
-                /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII) */
+                /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
                 q?: string;
                 /** @description a run id */
                 runId?: string;
@@ -2855,6 +2888,85 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobCount"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key's scope or allowlist does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getJobsCounts: {
+        parameters: {
+            query?: {
+                /** @description only this endpoint's jobs (read from the maintained counters) */
+                endpoint?: string;
+                /** @description "name" or "name@version": only this tool's jobs (the counters are kept per tool too) */
+                tool?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCounts"];
                 };
             };
             /** @description Invalid request: every bad field is named with its value and what is allowed */

@@ -49,6 +49,10 @@ export type JobEnqueue = S["JobEnqueue"];
 export type JobBatchItem = S["JobBatchItem"];
 /** One page of a job list; nextCursor is null on the last page. */
 export type JobList = S["JobList"];
+/** GET /v1/jobs/counts: the count of each state and the total. */
+export type JobCounts = S["JobCounts"];
+/** The count of each job state. */
+export type JobStateCounts = S["JobStateCounts"];
 /** The job selection of list, count and bulk, as the API takes it (strings). */
 export type JobQuery = S["JobQuery"];
 /** POST /v1/jobs/bulk. */

@@ -16,6 +16,7 @@ import type {
   JobBatchItem,
   JobBulkResult,
   JobEnqueue,
+  JobCounts,
   JobList,
   JobQuery,
   JobState,
@@ -301,6 +302,18 @@ export class Client {
   async countJobs(filter: JobFilter = {}, o?: RequestOptions): Promise<number> {
     const q = toQuery({ ...filter, cursor: undefined, limit: undefined });
     return (await this.#do("get", "/v1/jobs/count", "/v1/jobs/count", { query: params(q), safe: true }, o)).data.count;
+  }
+
+  /**
+   * How many jobs are in each state, with the total: of the project, of one
+   * endpoint, or of one tool ("name" or "name@version"). Without a tool the
+   * server reads counters it keeps with every change of a job.
+   */
+  async jobCounts(filter: { endpoint?: string; tool?: string } = {}, o?: RequestOptions): Promise<JobCounts> {
+    const p = new URLSearchParams();
+    if (filter.endpoint) p.set("endpoint", filter.endpoint);
+    if (filter.tool) p.set("tool", filter.tool);
+    return (await this.#do("get", "/v1/jobs/counts", "/v1/jobs/counts", { query: p, safe: true }, o)).data;
   }
 
   /**
