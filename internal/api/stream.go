@@ -318,16 +318,29 @@ func (a *API) jobsStreamRead(ctx context.Context, p *engine.Principal, f store.J
 		return "", nil, nil, err
 	}
 	out := wire.StreamJobs{Changed: !first, Counts: map[wire.JobState]int64{}}
-	cf := f
-	cf.AfterID, cf.Limit = 0, 0
-	for _, s := range wire.JobStates() {
-		cf.States = []wire.JobState{s}
-		n, err := a.e.CountJobs(ctx, p, cf)
+	if f.RunID == 0 && f.CreatedAfter == 0 && f.CreatedBefore == 0 && f.Q == "" {
+		// Only endpoint and tool: the counters kept with every change of a
+		// job (GET /v1/jobs/counts), one read instead of a count per state.
+		counts, err := a.e.JobCounts(ctx, p, f)
 		if err != nil {
 			return "", nil, nil, err
 		}
-		out.Counts[s] = n
-		out.Total += n
+		for _, s := range wire.JobStates() {
+			out.Counts[s] = counts[s]
+			out.Total += counts[s]
+		}
+	} else {
+		cf := f
+		cf.AfterID, cf.Limit, cf.ScanLimit = 0, 0, 0
+		for _, s := range wire.JobStates() {
+			cf.States = []wire.JobState{s}
+			n, err := a.e.CountJobs(ctx, p, cf)
+			if err != nil {
+				return "", nil, nil, err
+			}
+			out.Counts[s] = n
+			out.Total += n
+		}
 	}
 	var b bytes.Buffer
 	for _, j := range jobs {
