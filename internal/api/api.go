@@ -43,6 +43,8 @@ type API struct {
 	draining <-chan struct{}
 	// bodyTimeout is how long a request body may take to arrive.
 	bodyTimeout time.Duration
+	// streams counts the open GET /v1/stream streams (stream.go).
+	streams *streams
 }
 
 // SetBodyTimeout changes how long a request body may take to arrive
@@ -61,6 +63,7 @@ type Route struct {
 	request, response reflect.Type // nil for none
 	query             reflect.Type // the query parameters' struct, nil for none
 	idempotencyHeader bool
+	stream            bool // answers text/event-stream (GET /v1/stream)
 	alsoStatus        []altStatus
 	handler           http.HandlerFunc
 }
@@ -79,7 +82,7 @@ func (r Route) ResponseType() reflect.Type { return r.response }
 // New builds the API. draining, when closed, makes claims return no jobs at
 // once (graceful shutdown).
 func New(e *engine.Engine, log *slog.Logger, m *Metrics, draining <-chan struct{}) *API {
-	a := &API{e: e, log: log, metrics: m, draining: draining, bodyTimeout: BodyTimeout}
+	a := &API{e: e, log: log, metrics: m, draining: draining, bodyTimeout: BodyTimeout, streams: newStreams()}
 	a.routes = a.table()
 	return a
 }
@@ -102,7 +105,9 @@ func (a *API) Register(mux *http.ServeMux) {
 						writeError(sw, fmt.Errorf("internal error"))
 					}
 				}
-				if a.metrics != nil {
+				// A stream's duration is how long a page stayed open, not a
+				// latency: it stays out of the request histogram.
+				if a.metrics != nil && !route.stream {
 					a.metrics.request(route.Method+" "+route.Path, sw.status, time.Since(start))
 				}
 			}()

@@ -71,6 +71,7 @@ func (a *API) table() []Route {
 		route(a, "GET", "/v1/overview", "Per-endpoint live state for the dashboard", anyKey, 200, a.overview),
 		route(a, "GET", "/v1/workers", "Workers seen in the last 24 hours with the running jobs they hold, latest activity first", owner, 200, a.workers),
 		route(a, "GET", "/v1/history", "Per-minute claims, outcomes and due-to-claim lag of each endpoint over the last hours", anyKey, 200, a.history, inQuery()),
+		a.streamRoute(),
 		{Method: "POST", Path: "/api/simulate", Summary: "Run the contention simulator (no key; Content-Type: application/json; body: the config of ratchet simulate, e.g. {\"to\":100,\"runs\":20}; one sweep at a time, 503 while busy)",
 			Status: 200, request: reflect.TypeFor[simulate.Config](), response: reflect.TypeFor[simulate.Result](), handler: sim.serve},
 	}

@@ -60,6 +60,11 @@ func (a *API) OpenAPI(version string) map[string]any {
 		if r.response != nil {
 			resp["content"] = map[string]any{"application/json": map[string]any{"schema": g.schema(r.response)}}
 		}
+		if r.stream {
+			resp["content"] = map[string]any{"text/event-stream": map[string]any{"schema": map[string]any{"type": "string",
+				"description": "event: job (data: Job), event: overview (data: Overview) or event: jobs (data: StreamJobs), one JSON line each; \": ping\" comments"}}}
+			g.schema(reflect.TypeFor[wire.StreamJobs]())
+		}
 		responses := map[string]any{strconv.Itoa(r.Status): resp}
 		for _, extra := range r.alsoStatus {
 			responses[strconv.Itoa(extra.status)] = map[string]any{"description": extra.why, "content": resp["content"]}
@@ -75,6 +80,9 @@ func (a *API) OpenAPI(version string) map[string]any {
 		}
 		responses["404"] = errResp("Not found (also for ids of other projects)")
 		responses["409"] = errResp("Conflict: stale expectedVersion, stale lease token, or a state that forbids the action")
+		if r.stream {
+			responses["429"] = errResp("Too many open streams: 8 per key, 256 per server node; retry after Retry-After")
+		}
 		responses["503"] = errResp("The database is unavailable, or the server is busy; retry after Retry-After")
 		op["responses"] = responses
 		item, _ := paths[r.Path].(map[string]any)

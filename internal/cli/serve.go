@@ -41,6 +41,14 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		cfg.Retention = -1
 	}
 	cfg.HistoryRetention = f.duration("history-retention", *historyRetention, time.Hour, 8760*time.Hour, "must be a duration from 1h through 8760h, such as 48h")
+	// Live-update timing, for tests only: how often a GET /v1/stream
+	// re-reads its view and how often an idle one pings.
+	if v := env.Getenv("RATCHET_STREAM_INTERVAL"); v != "" {
+		cfg.StreamInterval = f.duration("RATCHET_STREAM_INTERVAL", v, 10*time.Millisecond, time.Minute, "must be a duration from 10ms through 1m")
+	}
+	if v := env.Getenv("RATCHET_STREAM_PING"); v != "" {
+		cfg.StreamPing = f.duration("RATCHET_STREAM_PING", v, 10*time.Millisecond, 10*time.Minute, "must be a duration from 10ms through 10m")
+	}
 	cfg.MaxWait = f.duration("max-wait", *maxWait, time.Second, 5*time.Minute, "must be a duration from 1s through 5m")
 	cfg.ClockOffset = f.duration("clock-offset", *clockOffset, -time.Hour, time.Hour, "must be a duration from -1h through 1h, such as 2s")
 	if cfg.ClockOffset != 0 && cfg.DevClock {

@@ -57,6 +57,10 @@ type Config struct {
 	// much, to show in fault tests what clock skew between nodes does;
 	// default 0. Never in production.
 	ClockOffset time.Duration
+	// StreamInterval is how often a GET /v1/stream re-reads its view;
+	// default 1s. StreamPing is how often an idle stream pings; default
+	// 15s. Tests shorten both.
+	StreamInterval, StreamPing time.Duration
 }
 
 // OpenStore opens the store a database URL names and applies migrations
@@ -133,6 +137,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 
 	draining := make(chan struct{})
 	a := api.New(eng, log, metrics, draining)
+	a.SetStreamTiming(cfg.StreamInterval, cfg.StreamPing)
 	mux := http.NewServeMux()
 	a.Register(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +158,10 @@ func TestCalculatorInBrowser(t *testing.T) {
 			}
 			if f := p.text("#formula"); f != c.Lines[0] {
 				t.Errorf("%s: formula above the table = %q", c.Name, f)
+			}
+			// The bars show the wait, and their column says so.
+			if got := browsertest.Eval[string](p.tab, `(() => { const td = document.querySelector("#calc-table tbody .bar-track").closest("td"); return document.querySelector("#calc-table thead tr").children[td.cellIndex].textContent; })()`); !strings.HasPrefix(got, "Wait") {
+				t.Errorf("the bars sit under %q", got)
 			}
 			rows := p.listTexts("#calc-table tbody tr td:nth-child(3) .mono")
 			if len(rows) != c.Input.Attempts {
@@ -381,7 +386,10 @@ func TestCalculatorInBrowser(t *testing.T) {
 			at(18500).Format(time.RFC3339Nano) + " attempt 5 failed",
 			at(18000).Format(time.RFC3339Nano) + " attempt 6 failed",
 		}, "\n")
-		before := browsertest.Eval[int](p.tab, `performance.getEntriesByType("resource").length`)
+		// The browser fetches the page's icon when it likes (sometimes after
+		// the paste): that is not the page sending anything.
+		const pageRequests = `performance.getEntriesByType("resource").filter(e => !e.name.endsWith("/favicon.svg"))`
+		before := browsertest.Eval[int](p.tab, pageRequests+`.length`)
 		p.tab.Do("paste the log", chromedp.Focus(chromedp.ID("log")))
 		browsertest.Eval[chromedp.Void](p.tab, fmt.Sprintf(`document.execCommand("insertText", false, %q)`, log))
 		p.tab.WaitFor(`!document.getElementById("log-table").hidden`)
@@ -393,6 +401,17 @@ func TestCalculatorInBrowser(t *testing.T) {
 		observed := p.listTexts("#log-table tbody td:nth-child(3)")
 		if len(observed) != 5 || observed[3] != "11500 ms" || observed[0] != "1000 ms" {
 			t.Errorf("observed waits %q", observed)
+		}
+		// Every failure time reads as a time, whatever the log wrote (the
+		// second line is epoch milliseconds, the fourth is at UTC+1).
+		failedAt := p.listTexts("#log-table tbody td:nth-child(2)")
+		if len(failedAt) != 5 || failedAt[0] != "2026-03-04 10:00:01.000 UTC" || failedAt[2] != "2026-03-04 10:00:07.000 UTC" {
+			t.Errorf("failed-at column %q", failedAt)
+		}
+		for _, f := range failedAt {
+			if regexp.MustCompile(`\d{13}`).MatchString(f) {
+				t.Errorf("an epoch number is shown raw: %q", f)
+			}
 		}
 		configured := p.listTexts("#log-table tbody td:nth-child(4)")
 		if len(configured) != 5 || configured[2] != "4000 ms" {
@@ -410,8 +429,8 @@ func TestCalculatorInBrowser(t *testing.T) {
 		if strings.Contains(href, "failed") || strings.Contains(href, "503") || strings.Contains(href, "restarted") || strings.Contains(href, "level") {
 			t.Errorf("the log leaked into the URL: %s", href)
 		}
-		if after := browsertest.Eval[int](p.tab, `performance.getEntriesByType("resource").length`); after != before {
-			t.Errorf("pasting made %d requests", after-before)
+		if after := browsertest.Eval[int](p.tab, pageRequests+`.length`); after != before {
+			t.Errorf("pasting made %d requests: %q", after-before, browsertest.Eval[[]string](p.tab, fmt.Sprintf(pageRequests+`.slice(%d).map(e => e.name)`, before)))
 		}
 		if p.visible("#calc-hist") {
 			t.Error("the histogram is shown for a schedule without jitter")

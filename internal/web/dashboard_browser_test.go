@@ -418,7 +418,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		if got := a.text("#bulk-scope"); !strings.HasPrefix(got, "all 3 exhausted jobs of tool complete@1 created since ") {
 			t.Errorf("scope = %q", got)
 		}
-		ids := a.texts("#jobs-table tbody tr td:first-child")
+		ids := a.texts("#jobs-table tbody tr td.job-id > a")
 		if want := fmt.Sprintf("#%d,#%d,#%d", fx.exhausted[2], fx.exhausted[1], fx.exhausted[0]); strings.Join(ids, ",") != want {
 			t.Errorf("rows %q, want %s", ids, want)
 		}

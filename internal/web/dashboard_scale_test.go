@@ -124,7 +124,7 @@ func TestDashboardScale(t *testing.T) {
 	if got := d.text("#jobs-count"); got != "100,000 jobs match" {
 		t.Errorf("count = %q", got)
 	}
-	ids := d.texts("#jobs-table tbody tr td:first-child")
+	ids := d.texts("#jobs-table tbody tr td.job-id > a")
 	if len(ids) != 50 || ids[0] != "#100000" || ids[49] != "#99951" {
 		t.Errorf("first page: %d rows, %q … %q", len(ids), first(ids), last(ids))
 	}
@@ -136,7 +136,7 @@ func TestDashboardScale(t *testing.T) {
 	d.click("#next-page")
 	d.tab.WaitFor(`document.documentElement.dataset.ready === "true" && location.search.includes("cursor=")`)
 	t.Logf("next page: %v", time.Since(s).Round(time.Millisecond))
-	ids = d.texts("#jobs-table tbody tr td:first-child")
+	ids = d.texts("#jobs-table tbody tr td.job-id > a")
 	if len(ids) != 50 || ids[0] != "#99950" {
 		t.Errorf("second page starts at %q", first(ids))
 	}
@@ -145,7 +145,7 @@ func TestDashboardScale(t *testing.T) {
 	}
 	d.click("#prev-page")
 	d.tab.WaitFor(`document.documentElement.dataset.ready === "true" && !location.search.includes("cursor=")`)
-	if ids = d.texts("#jobs-table tbody tr td:first-child"); first(ids) != "#100000" {
+	if ids = d.texts("#jobs-table tbody tr td.job-id > a"); first(ids) != "#100000" {
 		t.Errorf("back on page 1 at %q", first(ids))
 	}
 	// A filtered view counts its selection; bulk actions refuse more than

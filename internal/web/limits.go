@@ -6,12 +6,13 @@ import (
 	"fmt"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/internal/simulate"
 	"github.com/getratchet/ratchet/wire"
 )
 
 // LimitsJS renders assets/limits.js: the limits, presets and enums the pages
-// share with the server, from the Go constants (package backoff and package
-// wire) so they are written once. TestLimitsJSIsCurrent keeps the checked-in
+// share with the server, from the Go constants (packages backoff, wire and
+// the pure internal/simulate) so they are written once. TestLimitsJSIsCurrent keeps the checked-in
 // file equal to this; regenerate it with
 //
 //	go test ./internal/web -run TestLimitsJSIsCurrent -update
@@ -51,5 +52,8 @@ func LimitsJS() []byte {
 	def("FIRST_WAITS", []backoff.FirstWait{backoff.FirstWaitBase, backoff.FirstWaitMultiplied})
 	fmt.Fprintf(&b, "export const MAX_CALC_ATTEMPTS = %d;\n", backoff.MaxCalcAttempts)
 	fmt.Fprintf(&b, "export const SAFETY_LIMIT_MS = %d;\n", backoff.SafetyLimitMs)
+	// What one simulator sweep may ask for (simulate.Config.Validate), so
+	// the page's help states the server's real limits.
+	def("SIM_LIMITS", map[string]int{"clients": simulate.MaxClients, "points": simulate.MaxPoints, "runs": simulate.MaxRuns, "clientRuns": simulate.MaxClientRuns})
 	return b.Bytes()
 }

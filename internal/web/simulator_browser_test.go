@@ -272,6 +272,129 @@ func TestSimulatorInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a failed sweep greys the old result and shows its error", func(t *testing.T) {
+		p := newPage(t)
+		p.tab.Do("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+		openSimulator(p, reducedQuery)
+		// The help states every limit the server applies.
+		help := p.text("#sweep-help")
+		for _, want := range []string{thousands(simulate.MaxClients) + " clients", thousands(simulate.MaxPoints) + " points",
+			thousands(simulate.MaxRuns) + " runs per point", thousands(simulate.MaxClientRuns) + " client runs"} {
+			if !strings.Contains(help, want) {
+				t.Errorf("the help does not state %q: %q", want, help)
+			}
+		}
+		// A sweep within the per-field limits but over the client-run
+		// budget: the help says so before it runs, and the server refuses.
+		p.typeInto("from", "10")
+		p.typeInto("to", "1000")
+		p.typeInto("step", "10")
+		p.typeInto("runs", "100")
+		if help := p.text("#sweep-help"); !strings.Contains(help, "25,250,000 client runs — over the limit") {
+			t.Errorf("the help does not warn about this sweep: %q", help)
+		}
+		browsertest.Eval[chromedp.Void](p.tab, `window.scrollTo(0, 0)`)
+		p.click("run")
+		waitSweep(p, 2)
+		if got := browsertest.Eval[string](p.tab, `document.documentElement.dataset.sim + " " + document.documentElement.dataset.simStale`); got != "error true" {
+			t.Fatalf("after a refused sweep: %q", got)
+		}
+		if !strings.Contains(p.text("#runs-error"), "at most 20,000,000 are allowed") {
+			t.Errorf("runs error = %q", p.text("#runs-error"))
+		}
+		if got := browsertest.Eval[string](p.tab, `document.activeElement.id`); got != "sim-errors" {
+			t.Errorf("focus is on %q, not on the errors", got)
+		}
+		inView := browsertest.Eval[bool](p.tab, `(() => { const r = document.getElementById("sim-errors").getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`)
+		if !inView {
+			t.Error("the errors are out of view")
+		}
+		if got := browsertest.Eval[string](p.tab, `getComputedStyle(document.querySelector("#chart-calls")).opacity + " " + document.getElementById("download-csv").disabled`); got != "0.35 true" {
+			t.Errorf("the old result is not greyed out (opacity, downloads disabled): %q", got)
+		}
+		if !p.visible("#sim-stale") || p.visible("#sim-headline") {
+			t.Error("no note that the charts are from an earlier sweep, or the old headline still shows")
+		}
+		p.shot("07-failed-390")
+		p.tab.Do("desktop", chromedp.EmulateViewport(1280, 900))
+		p.shot("07-failed-1280")
+		p.typeInto("to", "190")
+		p.typeInto("step", "60")
+		p.typeInto("runs", "10")
+		// (After the viewport change a pointer click lands off target.)
+		browsertest.Eval[chromedp.Void](p.tab, `document.getElementById("run").click()`)
+		waitSweep(p, 3)
+		if got := browsertest.Eval[string](p.tab, `document.documentElement.dataset.simStale + " " + getComputedStyle(document.querySelector("#chart-calls")).opacity`); got != "false 1" {
+			t.Errorf("after a good sweep: %q", got)
+		}
+	})
+
+	t.Run("lines are told apart", func(t *testing.T) {
+		p := newPage(t)
+		openSimulator(p, reducedQuery)
+		// Every mode has its own colour and its own dash pattern, the legend
+		// draws the line as the chart does, and patterned lines are drawn
+		// after (over) solid ones.
+		type line struct{ Mode, Stroke, Dash string }
+		lines := browsertest.Eval[[]line](p.tab, `Array.from(document.querySelectorAll("#chart-calls .sim-series path"), pth => ({
+			Mode: pth.parentNode.dataset.mode, Stroke: getComputedStyle(pth).stroke, Dash: getComputedStyle(pth).strokeDasharray}))`)
+		if len(lines) != len(simulate.StudyModes) {
+			t.Fatalf("%d lines", len(lines))
+		}
+		seen := map[string]string{}
+		dashes := map[string]string{}
+		patternedSeen := false
+		for _, l := range lines {
+			if other, dup := seen[l.Stroke]; dup {
+				t.Errorf("%s and %s share the colour %s", other, l.Mode, l.Stroke)
+			}
+			seen[l.Stroke] = l.Mode
+			dashes[l.Mode] = l.Dash
+			if l.Dash != "none" {
+				patternedSeen = true
+			} else if patternedSeen {
+				t.Errorf("solid line %s is drawn over a dashed one", l.Mode)
+			}
+			legend := browsertest.Eval[[]string](p.tab, fmt.Sprintf(`(() => { const l = document.querySelector('.sim-legend li[data-mode=%q] line'); const c = getComputedStyle(l); return [c.stroke, c.strokeDasharray]; })()`, l.Mode))
+			if legend[0] != l.Stroke || legend[1] != l.Dash {
+				t.Errorf("%s: legend key %v, line %s %s", l.Mode, legend, l.Stroke, l.Dash)
+			}
+		}
+		if dashes["full"] == dashes["equal"] {
+			t.Errorf("full and equal jitter, which overlap, share the dash pattern %q", dashes["full"])
+		}
+		// The three reds are gone: no two study colours are near each other.
+		for _, bad := range []string{"rgb(185, 28, 28)"} {
+			if m, ok := seen[bad]; ok {
+				t.Errorf("%s is still drawn in the theme's error red", m)
+			}
+		}
+		// One number format per axis.
+		for _, chart := range []string{"chart-calls", "chart-time"} {
+			labels := browsertest.Eval[[]string](p.tab, fmt.Sprintf(`Array.from(document.querySelectorAll("#%s .axis > text[text-anchor=end]"), t => t.textContent)`, chart))
+			suffix := func(l string) string {
+				l = strings.TrimLeft(l, "0123456789.,")
+				return strings.TrimSpace(l)
+			}
+			var units []string
+			for _, l := range labels[1:] { // the first tick is 0
+				units = append(units, suffix(l))
+			}
+			for _, u := range units {
+				if u != units[0] {
+					t.Errorf("%s mixes formats on its y axis: %q", chart, labels)
+					break
+				}
+			}
+			if chart == "chart-calls" && strings.Contains(strings.Join(labels, " "), ",") && strings.Contains(strings.Join(labels, " "), "k") {
+				t.Errorf("calls axis mixes 8,000 with 10k: %q", labels)
+			}
+		}
+		p.shot("08-lines-1280")
+		p.tab.Do("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+		p.shot("08-lines-390")
+	})
+
 	t.Run("narrow and dark", func(t *testing.T) {
 		p := newPage(t)
 		p.tab.Do("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))

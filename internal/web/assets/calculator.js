@@ -4,7 +4,7 @@
 // network, and the pasted log is never written to the URL or to storage.
 import * as B from "./backoff.js";
 import { $, h, toast, fieldText, labelOf } from "./ui.js";
-import { parseLog, observedWaits, compareWait } from "./logparse.js";
+import { parseLog, observedWaits, compareWait, readableTime } from "./logparse.js";
 import { bandChart, histogram, duration } from "./chart.js";
 
 const SEEDS = 2000;
@@ -187,8 +187,8 @@ function renderCalc() {
       h("td", { text: String(row.retry) }),
       h("td", { text: String(row.attempt) }),
       wait,
-      h("td", { class: "num mono", text: ms(row.cumulativeMicro) }),
-      h("td", { class: "bar-col" }, h("span", { class: "bar-track" }, bar)));
+      h("td", { class: "bar-col" }, h("span", { class: "bar-track" }, bar)),
+      h("td", { class: "num mono", text: ms(row.cumulativeMicro) }));
   }));
   $("calc-notes").replaceChildren(...r.notes.map((n) => h("p", { class: n.startsWith("The cap cut") ? "note note-cap" : "note", text: n })));
   $("calc-lines").textContent = r.lines.join("\n");
@@ -499,7 +499,9 @@ function renderLog() {
     const range = !exp ? "—" : exp.lo === exp.hi ? ms(exp.lo) : `${B.formatMicro(exp.lo)}–${ms(exp.hi)}`;
     return h("tr", { class: cls === "bad" ? "outside" : "" },
       h("td", { text: String(w.retry) }),
-      h("td", { class: "mono small", text: w.to.stamp }),
+      // The time as people read it; the log's own text (an epoch number,
+      // another zone) is the tooltip.
+      h("td", { class: "mono small" }, h("time", { title: "In the log: " + w.to.stamp, text: readableTime(w.to.micro) })),
       h("td", { class: "num mono", text: ms(w.micro) }),
       h("td", { class: "num mono", text: exp ? exp.configured : "—" }),
       h("td", { class: "num mono", text: range }),

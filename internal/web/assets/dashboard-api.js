@@ -64,3 +64,128 @@ export function query(params) {
   const s = q.toString();
   return s ? "?" + s : "";
 }
+
+// ---------- live updates ----------
+
+// Backoff between reconnects: 1 s doubling to 30 s, with up to a fifth
+// added at random so many tabs do not reconnect in step after a restart.
+const RETRY_MIN_MS = 1000;
+const RETRY_MAX_MS = 30000;
+// A stream that has sent nothing, not even its ping (every 15 s), for this
+// long is dead although the connection looks open: drop it and reconnect.
+const SILENCE_MS = 40000;
+
+// parseEvents splits server-sent event text into complete events and the
+// unfinished rest: [{event, data}], rest. Comments (": ping") come back as
+// {comment}. Lines end with \n, \r\n or \r; data lines of one event join
+// with \n, as EventSource does.
+export function parseEvents(text) {
+  const out = [];
+  const blocks = text.split(/\r\n\r\n|\n\n|\r\r/);
+  const rest = blocks.pop();
+  for (const block of blocks) {
+    let event = "message", data = [], comment = null;
+    for (const line of block.split(/\r\n|\n|\r/)) {
+      if (line.startsWith(":")) { comment = line.slice(1).trim(); continue; }
+      const i = line.indexOf(":");
+      const name = i < 0 ? line : line.slice(0, i);
+      let value = i < 0 ? "" : line.slice(i + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (name === "event") event = value;
+      else if (name === "data") data.push(value);
+    }
+    if (data.length) out.push({ event, data: data.join("\n") });
+    else if (comment !== null) out.push({ comment });
+  }
+  return [out, rest];
+}
+
+// openStream reads GET /v1/stream with the signed-in key (EventSource
+// cannot send a header, so it is fetch and a stream reader) and keeps it
+// open: when it ends or fails it reconnects with backoff. onEvent(name,
+// data) gets every event with its JSON data; onStatus({state, ...}) hears
+// "connecting", "live" (with at, the time of the last byte), and "down"
+// (with message, retryInMs, failures). close() stops it for good.
+export function openStream(params, { onEvent, onStatus }) {
+  let closed = false, ctrl = null, timer = 0, failures = 0, silence = 0;
+  const status = (s) => { if (!closed) onStatus(s); };
+  const retry = (message) => {
+    if (closed) return;
+    failures++;
+    const base = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (failures - 1));
+    const wait = Math.round(base * (1 + Math.random() / 5));
+    status({ state: "down", message, retryInMs: wait, failures });
+    timer = setTimeout(connect, wait);
+  };
+  const connect = async () => {
+    if (closed) return;
+    ctrl = new AbortController();
+    const mine = ctrl;
+    status({ state: "connecting", failures });
+    let res;
+    try {
+      res = await fetch("/v1/stream" + query(params), {
+        headers: { Authorization: "Bearer " + getKey(), Accept: "text/event-stream" }, cache: "no-store", signal: mine.signal,
+      });
+    } catch {
+      if (!mine.signal.aborted) retry("the server did not answer");
+      return;
+    }
+    if (!res.ok) {
+      let data = null;
+      try { data = await res.json(); } catch { data = null; }
+      const err = new ApiError(res.status, data);
+      if (res.status === 401) { hooks.onUnauthenticated(err); return; }
+      retry(res.status === 429 ? "too many live streams are open (" + err.message + ")" : err.message);
+      return;
+    }
+    const reader = res.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "", gotEvent = false;
+    const watchdog = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => mine.abort(), SILENCE_MS);
+    };
+    watchdog();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        watchdog();
+        buf += dec.decode(value, { stream: true });
+        const [events, rest] = parseEvents(buf);
+        buf = rest;
+        for (const e of events) {
+          if (closed) return;
+          if (e.comment !== undefined) { status({ state: "live", at: Date.now() }); continue; }
+          if (e.event === "error") {
+            let body = null;
+            try { body = JSON.parse(e.data); } catch { body = null; }
+            retry(new ApiError(0, body).message);
+            clearTimeout(silence);
+            return;
+          }
+          let data;
+          try { data = JSON.parse(e.data); } catch { continue; }
+          if (!gotEvent) { gotEvent = true; failures = 0; }
+          status({ state: "live", at: Date.now() });
+          onEvent(e.event, data);
+        }
+      }
+    } catch {
+      // aborted by close(), by the watchdog, or the connection broke
+    }
+    clearTimeout(silence);
+    if (closed) return;
+    retry(mine.signal.aborted ? "the stream went silent" : "the stream ended (the server restarted or the network dropped)");
+  };
+  connect();
+  return {
+    close() {
+      closed = true;
+      clearTimeout(timer);
+      clearTimeout(silence);
+      if (ctrl) ctrl.abort();
+    },
+  };
+}

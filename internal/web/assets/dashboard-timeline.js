@@ -19,6 +19,9 @@ function el(name, attrs = {}, text) {
 
 const t = (iso) => (iso ? Date.parse(iso) : NaN);
 
+// MIN_W is the narrowest the timeline is drawn, in CSS pixels.
+const MIN_W = 560;
+
 // lanes turns the job's attempts into absolute times in milliseconds.
 export function lanes(job, policy, jitterOf) {
   return job.attempts.map((a) => {
@@ -46,7 +49,13 @@ export function lanes(job, policy, jitterOf) {
 export function draw(svg, ls, now) {
   svg.replaceChildren();
   if (!ls.length) return;
-  const W = Math.round(Math.min(1100, Math.max(320, svg.clientWidth || svg.parentElement?.clientWidth || 760)));
+  // The drawing is as wide as its frame, so its text is drawn at its own
+  // size, never scaled down; below MIN_W (a phone) it keeps MIN_W and the
+  // frame scrolls sideways, since a 300 px axis cannot hold its labels.
+  const avail = Math.round(svg.parentElement?.clientWidth || 760);
+  const W = Math.min(1100, Math.max(MIN_W, avail));
+  svg.style.width = W + "px";
+  svg.style.maxWidth = "none";
   const M = { l: 84, r: 24, t: 14, b: 40 };
   const laneH = 40;
   const H = M.t + M.b + laneH * ls.length;
@@ -61,7 +70,7 @@ export function draw(svg, ls, now) {
   const t0 = Math.min(...times);
   let span = Math.max(...times) - t0;
   if (span <= 0) span = 1000;
-  const step = STEPS.find((s) => s >= span / 6) || STEPS[STEPS.length - 1];
+  const step = STEPS.find((s) => s >= span / (W < 700 ? 4 : 6)) || STEPS[STEPS.length - 1];
   const top = Math.ceil(span / step) * step;
   const x = (ms) => M.l + ((ms - t0) / top) * (W - M.l - M.r);
   const axis = el("g", { class: "axis" });

@@ -6,12 +6,13 @@
 // cursor-paged and counts come from GET /v1/jobs/count.
 import * as B from "./backoff.js";
 import { $, h, toast as showToast, fieldText } from "./ui.js";
-import { api, ApiError, getKey, setKey, hooks, query } from "./dashboard-api.js";
+import { api, ApiError, getKey, setKey, hooks, query, openStream } from "./dashboard-api.js";
 import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
 import { operatorControls } from "./dashboard-ops.js";
 import { workersView, historyView } from "./dashboard-observe.js";
 
-const REFRESH_MS = 3000;
+// Relative times ("in 12 s") are rewritten this often between events.
+const TICK_MS = 5000;
 const PAGE_SIZE = 50;
 const STATES = ["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"];
 const REPLAYABLE = ["failed", "exhausted", "cancelled"];
@@ -21,6 +22,7 @@ const state = {
   me: null,
   skew: 0, // server clock minus this browser's clock, from /v1/overview
   timer: 0,
+  stream: null, // the open GET /v1/stream of the current view
   token: 0, // bumped on every navigation; stale async work checks it
   flash: null, // a result to show on the next render of the jobs page
 };
@@ -37,15 +39,38 @@ const num = (n) => nf.format(n);
 const pad = (n, w = 2) => String(n).padStart(w, "0");
 const serverNow = () => Date.now() + state.skew;
 
-// when prints an RFC 3339 time as "2026-03-04 10:02:13 UTC" (with
+// Times are stored and compared in UTC, and people read their own clock:
+// every time the dashboard prints says both, "2026-03-04 10:02:13 UTC
+// (11:02:13 local)", unless this browser's time zone is UTC. The local part
+// carries the date when the local day differs from the UTC day.
+
+// utc prints an RFC 3339 time as "2026-03-04 10:02:13 UTC" (with
 // milliseconds when ms is true).
-function when(iso, ms = false) {
+function utc(iso, ms = false) {
   if (!iso) return "—";
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   const s = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
   return (ms ? s + "." + pad(d.getUTCMilliseconds(), 3) : s) + " UTC";
 }
+
+// local is the same instant on this browser's clock, "11:02:13 local", or
+// "" when the browser's zone is UTC at that instant.
+function local(iso, ms = false) {
+  const d = new Date(iso);
+  if (!iso || Number.isNaN(d.getTime()) || d.getTimezoneOffset() === 0) return "";
+  let s = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  if (ms) s += "." + pad(d.getMilliseconds(), 3);
+  if (d.getDate() !== d.getUTCDate()) s = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${s}`;
+  return s + " local";
+}
+
+// when prints a time for a sentence: UTC, then the local time in brackets.
+function when(iso, ms = false) {
+  const l = local(iso, ms);
+  return utc(iso, ms) + (l ? ` (${l})` : "");
+}
+const whenLocal = when;
 
 // span prints a duration for people: "850 ms", "42 s", "4 min 10 s", "2 h 5 min".
 function span(ms) {
@@ -60,11 +85,31 @@ function span(ms) {
   return `${Math.round(hr / 24)} days`;
 }
 
-// clock prints the UTC time of day, "10:02:13" (or "10:02:13.456").
+// clock prints the UTC time of day, "10:02:13 UTC" (or "10:02:13.456" in
+// a column headed UTC).
 function clock(iso, ms = false) {
   const d = new Date(iso);
   const s = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
   return ms ? s + "." + pad(d.getUTCMilliseconds(), 3) : s + " UTC";
+}
+
+// clockEl is a table cell's time of day: UTC, with the local time as a
+// second, quieter line (none when the browser's zone is UTC).
+function clockEl(iso, ms = false) {
+  const l = local(iso, ms);
+  return h("time", { datetime: iso, title: when(iso, true) }, clock(iso, ms), l ? h("span", { class: "local", text: localClock(iso, ms) }) : null);
+}
+
+// clockBoth is "10:02:13 UTC (11:02:13 local)" for short labels.
+function clockBoth(iso) {
+  return clock(iso) + (local(iso) ? ` (${localClock(iso)})` : "");
+}
+
+// localClock is the local time of day only, "11:02:13.456 local".
+function localClock(iso, ms = false) {
+  const d = new Date(iso);
+  const s = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return (ms ? s + "." + pad(d.getMilliseconds(), 3) : s) + " local";
 }
 
 function relative(iso) {
@@ -75,8 +120,11 @@ function relative(iso) {
 
 const msText = (ms) => num(ms) + " ms";
 
+// timeEl prints a time in UTC with the local time as a second, quieter
+// line (none when the browser's zone is UTC).
 function timeEl(iso, ms = false) {
-  return h("time", { datetime: iso || "", title: iso || "" }, when(iso, ms));
+  const l = local(iso, ms);
+  return h("time", { datetime: iso || "", title: iso || "" }, utc(iso, ms), l ? h("span", { class: "local", text: l }) : null);
 }
 
 function badge(text, kind) {
@@ -114,7 +162,13 @@ function errorLines(e) {
 // false, which replaceChildren would print as the text "null".
 function setView(...nodes) {
   $("view").replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
-  for (const w of $("view").querySelectorAll(".table-wrap")) watchOverflow(w);
+  watchTables($("view"));
+}
+
+// watchTables marks the tables under root that scroll sideways; call it
+// after content is patched in place too.
+function watchTables(root) {
+  for (const w of root.querySelectorAll(".table-wrap")) { watchOverflow(w); markOverflow(w); }
 }
 
 // A table wider than its card scrolls inside its .table-wrap. markOverflow
@@ -137,7 +191,7 @@ function markOverflow(w) {
   if (over) {
     w.tabIndex = 0;
     w.setAttribute("role", "region");
-    w.setAttribute("aria-label", "Table, scrolls sideways");
+    w.setAttribute("aria-label", (w.querySelector("table") ? "Table" : "Timeline") + ", scrolls sideways");
   } else {
     w.removeAttribute("tabindex");
     w.removeAttribute("role");
@@ -163,7 +217,7 @@ const toolRef = (j) => j.tool + "@" + j.version;
 // ---------- sign in ----------
 
 function showSignin(message) {
-  clearTimeout(state.timer);
+  stopLive();
   state.token++;
   state.me = null;
   $("app").hidden = true;
@@ -227,7 +281,7 @@ export function navigate(url, replace = false, histState = null) {
 
 function render() {
   if (!state.me) return;
-  clearTimeout(state.timer);
+  stopLive();
   const token = ++state.token;
   const m = match(location.pathname);
   const section = navSection(location.pathname);
@@ -251,48 +305,121 @@ function render() {
 
 // ---------- overview ----------
 
+// ---------- live updates ----------
+
+// stopLive ends the view's stream and timer (on navigation and sign-out).
+function stopLive() {
+  clearTimeout(state.timer);
+  clearInterval(state.timer);
+  clearTimeout(state.hiddenTimer);
+  if (state.stream) state.stream.close();
+  state.stream = null;
+  state.reopen = null;
+}
+
+// A browser gives one site only six connections at a time, and every open
+// stream holds one: a tab hidden for HIDDEN_CLOSE_MS closes its stream and
+// opens it again when it is shown, so many open tabs cannot starve the
+// one in front.
+const HIDDEN_CLOSE_MS = 10000;
+document.addEventListener("visibilitychange", () => {
+  if (!state.reopen) return;
+  clearTimeout(state.hiddenTimer);
+  if (document.hidden) {
+    state.hiddenTimer = setTimeout(() => {
+      if (state.stream) state.stream.close();
+      state.stream = null;
+      if (state.paused) state.paused();
+    }, HIDDEN_CLOSE_MS);
+  } else if (!state.stream) {
+    state.stream = state.reopen();
+  }
+});
+
+// liveLine is the "Live" line of a page that updates itself from
+// GET /v1/stream. It says what is true: green "Live" while the stream is
+// open, amber "Reconnecting" after it dropped, red "Disconnected" after
+// three failed tries or when the server refused the stream, each with the
+// time of the data shown and when the next try is. The live region is only
+// the short state, so a screen reader hears a change of state, not every
+// update; the details beside it are outside the region.
+function liveLine() {
+  const liveState = h("span", { id: "refresh-state", role: "status", "aria-live": "polite" });
+  const detail = h("span", { id: "refresh-detail" });
+  const el = h("p", { class: "refresh muted small connecting", id: "refresh", "data-state": "connecting" },
+    h("span", { class: "live-dot", "aria-hidden": "true" }), liveState, detail);
+  let shownAt = "";
+  const say = (cls, text, more) => {
+    el.classList.toggle("connecting", cls === "connecting");
+    el.classList.toggle("stale", cls === "reconnecting" || cls === "down");
+    el.classList.toggle("down", cls === "down");
+    el.dataset.state = cls;
+    if (liveState.textContent !== text) liveState.textContent = text;
+    detail.textContent = more;
+  };
+  const from = () => (shownAt ? ` · showing data from ${whenLocal(shownAt)}` : "");
+  return {
+    el,
+    // shown records the server time of the data on screen.
+    shown(iso) {
+      shownAt = iso;
+      el.dataset.updated = iso;
+      if (el.dataset.state === "live") say("live", "Live", ` · updated ${whenLocal(iso)} · updates as they happen`);
+    },
+    status(s) {
+      if (s.state === "live") {
+        if (el.dataset.state !== "live") say("live", "Live", shownAt ? ` · updated ${whenLocal(shownAt)} · updates as they happen` : " · updates as they happen");
+        el.dataset.heard = String(s.at);
+      } else if (s.state === "paused") {
+        say("reconnecting", "Paused", `${from()} · the tab is hidden; updates resume when you come back`);
+      } else if (s.state === "connecting") {
+        if (el.dataset.state === "connecting" || !shownAt) say("connecting", "Connecting…", from());
+      } else {
+        const down = s.failures >= 3 || /too many/.test(s.message);
+        say(down ? "down" : "reconnecting", down ? "Disconnected" : "Reconnecting",
+          `${from()} · ${s.message} · next try in ${span(s.retryInMs)}`);
+      }
+    },
+  };
+}
+
+// live opens the view's stream, feeding events to onEvent and the stream's
+// state to line, and re-runs tick every TICK_MS so relative times stay true
+// between events.
+function live(params, line, onEvent, stale, tick) {
+  stopLive();
+  state.reopen = () => openStream(params, {
+    onEvent: (name, data) => { if (!stale()) onEvent(name, data); },
+    onStatus: (s) => { if (!stale()) line.status(s); },
+  });
+  state.paused = () => { if (!stale()) line.status({ state: "paused" }); };
+  state.stream = state.reopen();
+  if (tick) state.timer = setInterval(() => { if (!stale()) tick(); }, TICK_MS);
+}
+
+// ---------- overview ----------
+
 async function overviewView(_, stale) {
   setTitle("Overview");
   const grid = h("div", { class: "ep-grid", id: "endpoints" });
-  // The refresh line: the live region is only its short state ("Live",
-  // "Not refreshing"), so a screen reader hears a change of state, not every
-  // card every three seconds. The time beside it is outside the region.
-  const liveState = h("span", { id: "refresh-state", role: "status", "aria-live": "polite" });
-  const detail = h("span", { id: "refresh-detail" });
-  const status = h("p", { class: "refresh muted small", id: "refresh" }, h("span", { class: "live-dot", "aria-hidden": "true" }), liveState, detail);
-  const problem = h("div", { id: "overview-error" });
+  const line = liveLine();
   setView(
-    heading("Overview", "Every endpoint with its circuit, its gates and its recent outcomes. This page refreshes itself every few seconds."),
-    status, problem, grid);
-  let lastGood = "";
-  const tick = async () => {
-    try {
-      const o = await api("GET", "/v1/overview");
-      if (stale()) return;
-      state.skew = Date.parse(o.now) - Date.now();
-      // Update the cards in place: a card whose content did not change is
-      // left alone, and one that did is patched node by node, so focus, a
-      // text selection and the scroll position survive the refresh.
-      morphChildren(grid, o.endpoints.length ? o.endpoints.map(endpointCard) : [h("div", { class: "card empty" }, "No endpoints yet. Create one with ", h("code", { text: "ratchet endpoints create" }), " or POST /v1/endpoints.")]);
-      problem.replaceChildren();
-      status.classList.remove("stale");
-      if (liveState.textContent !== "Live") liveState.textContent = "Live";
-      detail.textContent = `· updated ${when(o.now)} · refreshes every ${REFRESH_MS / 1000} s`;
-      status.dataset.updated = o.now;
-      lastGood = o.now;
-      ready();
-    } catch (e) {
-      if (stale()) return;
-      status.classList.add("stale");
-      const msg = "Not refreshing";
-      if (liveState.textContent !== msg) liveState.textContent = msg;
-      detail.textContent = lastGood ? `· showing data from ${when(lastGood)} · trying again every ${REFRESH_MS / 1000} s` : `· trying again every ${REFRESH_MS / 1000} s`;
-      problem.replaceChildren(alertBox("Could not refresh: " + e.message));
-      ready();
-    }
-    if (!stale()) state.timer = setTimeout(tick, REFRESH_MS);
+    heading("Overview", "Every endpoint with its circuit, its gates and its recent outcomes. This page updates itself as jobs move."),
+    line.el, grid);
+  let last = null;
+  const show = (o) => {
+    last = o;
+    if (o.now) state.skew = Date.parse(o.now) - Date.now();
+    // Update the cards in place: a card whose content did not change is
+    // left alone, and one that did is patched node by node, so focus, a
+    // text selection and the scroll position survive the update.
+    morphChildren(grid, o.endpoints.length ? o.endpoints.map(endpointCard) : [h("div", { class: "card empty" }, "No endpoints yet. Create one with ", h("code", { text: "ratchet endpoints create" }), " or POST /v1/endpoints.")]);
+    line.shown(o.now || new Date(serverNow()).toISOString());
   };
-  await tick();
+  show(await api("GET", "/v1/overview"));
+  if (stale()) return;
+  ready();
+  live({ view: "overview" }, line, (name, o) => { if (name === "overview") show(o); }, stale, () => last && morphChildren(grid, last.endpoints.map(endpointCard)));
 }
 
 // morphChildren makes parent's children look like next without replacing
@@ -301,13 +428,26 @@ async function overviewView(_, stale) {
 // only what differs in kind is replaced. A focused link therefore keeps its
 // focus across a refresh.
 function morphChildren(parent, next) {
-  const old = Array.from(parent.childNodes);
+  const keyOf = (n) => (n && n.nodeType === Node.ELEMENT_NODE && n.dataset.key) || "";
   next.forEach((n, i) => {
-    const o = old[i];
-    if (!o) parent.append(n);
-    else if (!morph(o, n)) parent.replaceChild(n, o);
+    const k = keyOf(n);
+    let cur = parent.childNodes[i];
+    // Keyed children (data-key: a job row, a fact) keep their node when
+    // others appear or go before them: the ones in between that are not
+    // wanted any more go, and a new one is inserted before a kept one.
+    if (k && cur && keyOf(cur) !== k) {
+      const match = Array.from(parent.childNodes).slice(i + 1).find((o) => keyOf(o) === k);
+      if (match) while (parent.childNodes[i] !== match) parent.childNodes[i].remove();
+      cur = parent.childNodes[i];
+    }
+    if (cur && keyOf(cur) && keyOf(cur) !== k && next.slice(i + 1).some((x) => keyOf(x) === keyOf(cur))) {
+      parent.insertBefore(n, cur);
+      return;
+    }
+    if (!cur) parent.append(n);
+    else if (!morph(cur, n)) parent.replaceChild(n, cur);
   });
-  for (const o of old.slice(next.length)) o.remove();
+  while (parent.childNodes.length > next.length) parent.lastChild.remove();
 }
 
 function morph(o, n) {
@@ -317,6 +457,11 @@ function morph(o, n) {
     return true;
   }
   if (o.nodeType !== Node.ELEMENT_NODE || o.tagName !== n.tagName) return false;
+  // An element with another id is another thing (the job page's Cancel
+  // button becoming Replay): replace it, so its listeners go with it.
+  if (o.id !== n.id || o.dataset.key !== n.dataset.key) return false;
+  // A <details> the person opened or closed stays so.
+  if (o.tagName === "DETAILS") n.open = o.open;
   if (o.isEqualNode(n)) return true;
   for (const a of Array.from(o.attributes)) if (!n.hasAttribute(a.name)) o.removeAttribute(a.name);
   for (const a of Array.from(n.attributes)) {
@@ -708,7 +853,9 @@ function savedDoc(ep) {
 
 // ---------- jobs ----------
 
-const FILTER_KEYS = ["state", "tool", "endpoint", "runId", "createdAfter", "createdBefore"];
+const FILTER_KEYS = ["q", "state", "tool", "endpoint", "runId", "createdAfter", "createdBefore"];
+// RUNNABLE are the states run-now takes (owner keys only).
+const RUNNABLE = ["scheduled"];
 const WINDOWS = [["", "Any time"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["24h", "Last 24 hours"], ["7d", "Last 7 days"]];
 const WINDOW_MS = { "15m": 900e3, "1h": 3600e3, "24h": 86400e3, "7d": 604800e3 };
 
@@ -728,12 +875,17 @@ function scopeText(f, count) {
   if (f.createdAfter && f.createdBefore) parts.push(`created from ${when(f.createdAfter)} to ${when(f.createdBefore)}`);
   else if (f.createdAfter) parts.push(`created since ${when(f.createdAfter)}`);
   else if (f.createdBefore) parts.push(`created before ${when(f.createdBefore)}`);
+  if (f.q) parts.push(`matching “${f.q}”`);
   const n = count === undefined ? "" : num(count) + " ";
   return `all ${n}${states}jobs${parts.length ? " " + parts.join(" ") : ""}`;
 }
 
+// Gate names short enough for a table cell.
+const GATE_WORDS_SHORT = { circuit: "circuit", max_concurrent: "concurrency", rate_limit: "rate limit", paused: "paused" };
+
 async function jobsView(_, stale) {
   setTitle("Jobs");
+  const canOwner = state.me.key.scope === "owner";
   const params = new URLSearchParams(location.search);
   const f = filterOf(params);
   const cursor = params.get("cursor") || "";
@@ -757,8 +909,11 @@ async function jobsView(_, stale) {
   const epOpts = [["", "Any endpoint"], ...eps.endpoints.map((e) => [e.name, e.name])];
   if (f.endpoint && !epOpts.some(([v]) => v === f.endpoint)) epOpts.push([f.endpoint, f.endpoint]);
   const createdOpts = [...WINDOWS];
-  if (f.createdAfter || f.createdBefore) createdOpts.splice(1, 0, ["keep", f.createdAfter ? "Since " + clock(f.createdAfter) : "Before " + clock(f.createdBefore)]);
-  const filterForm = h("form", { class: "card filters", id: "job-filters", novalidate: true, autocomplete: "off" },
+  if (f.createdAfter || f.createdBefore) createdOpts.splice(1, 0, ["keep", f.createdAfter ? "Since " + clockBoth(f.createdAfter) : "Before " + clockBoth(f.createdBefore)]);
+  const filterForm = h("form", { class: "card filters", id: "job-filters", novalidate: true, autocomplete: "off", role: "search" },
+    h("div", { class: "field field-q" }, h("label", { for: "flt-q", text: "Search" }),
+      h("input", { id: "flt-q", type: "text", enterkeyhint: "search", maxlength: "200", spellcheck: "false", placeholder: "job id, idempotency key, tool, endpoint, payload or error text", value: f.q || "", "aria-describedby": "flt-q-help" }),
+      h("p", { class: "help", id: "flt-q-help", text: "A number finds that job; other text an exact idempotency key, a tool or endpoint name, or words in the payload or the last error." })),
     sel("flt-state", "State", [["", "Any state"], ...STATES.map((s) => [s, s])], f.state || ""),
     sel("flt-tool", "Tool", toolOpts, f.tool || ""),
     sel("flt-endpoint", "Endpoint", epOpts, f.endpoint || ""),
@@ -771,6 +926,8 @@ async function jobsView(_, stale) {
     ev.preventDefault();
     const nf2 = {};
     const st = $("flt-state").value, tool = $("flt-tool").value, ep = $("flt-endpoint").value, run = $("flt-run").value.trim(), win = $("flt-created").value;
+    const q = $("flt-q").value.trim();
+    if (q) nf2.q = q;
     if (st) nf2.state = st;
     if (tool) nf2.tool = tool;
     if (ep) nf2.endpoint = ep;
@@ -786,51 +943,223 @@ async function jobsView(_, stale) {
     navigate("/jobs" + query(nf2));
   });
 
-  const rows = page.jobs.map((j) => h("tr", { "data-job": j.id },
-    h("td", {}, link("/jobs/" + j.id, "#" + j.id, "mono")),
-    h("td", { class: "mono", text: toolRef(j) }),
-    h("td", {}, link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)),
-    h("td", {}, stateBadge(j.state)),
-    h("td", { class: "num", text: `${j.attempt} / ${j.maxAttempts}` }),
-    h("td", { class: "small" }, j.state === "scheduled" ? h("span", {}, "due ", timeEl(j.dueAt)) : j.finishedAt ? h("span", {}, "finished ", timeEl(j.finishedAt)) : j.state === "running" ? "running" : "—"),
-    h("td", { class: "small" }, timeEl(j.createdAt)),
-    h("td", {}, j.runId ? link("/runs/" + j.runId, "#" + j.runId) : h("span", { class: "muted", text: "—" }))));
-  const table = page.jobs.length
-    ? h("div", { class: "table-wrap" }, h("table", { class: "data jobs", id: "jobs-table" },
-      h("thead", {}, h("tr", {}, ["Job", "Tool", "Endpoint", "State", "Attempt", "Due / finished", "Created", "Run"].map((t, i) => h("th", { class: i === 4 ? "num" : "", text: t })))),
-      h("tbody", {}, rows)))
-    : h("p", { class: "empty", id: "jobs-empty", text: "No jobs match these filters." });
-  const pageNo = stack.length + 1;
-  const first = (pageNo - 1) * PAGE_SIZE + 1;
-  const pager = h("div", { class: "pager" },
-    h("span", { class: "muted small", id: "page-info" }, page.jobs.length ? `Page ${pageNo} · jobs ${num(first)}–${num(first + page.jobs.length - 1)} of ${num(count.count)}` : `Page ${pageNo}`),
-    h("span", { class: "actions" },
-      h("button", { type: "button", id: "prev-page", class: "button small", text: "← Previous", disabled: stack.length === 0,
-        onclick: () => { const s = stack.slice(0, -1); navigate("/jobs" + query({ ...f, cursor: stack[stack.length - 1] }), false, { cursors: s }); } }),
-      h("button", { type: "button", id: "next-page", class: "button small", text: "Next →", disabled: !page.nextCursor,
-        onclick: () => navigate("/jobs" + query({ ...f, cursor: page.nextCursor }), false, { cursors: [...stack, cursor] }) })));
+  // st is what the list shows now; the pager's handlers read it, so they
+  // stay right when the first page is refreshed in place.
+  const st = { page, count: count.count, counts: null, loadedCount: count.count };
+  const onFirstPage = !cursor;
+  const pagerEl = (bottom) => {
+    const pageNo = stack.length + 1;
+    const first = (pageNo - 1) * PAGE_SIZE + 1;
+    const n = st.page.jobs.length;
+    return h("div", { class: "pager" + (bottom ? " pager-bottom" : "") },
+      h("span", { class: "muted small", id: bottom ? null : "page-info" }, n ? `Page ${pageNo} · jobs ${num(first)}–${num(first + n - 1)} of ${num(st.count)}` : `Page ${pageNo}`),
+      h("span", { class: "actions" },
+        h("button", { type: "button", id: bottom ? null : "prev-page", class: "button small", text: "← Previous", disabled: stack.length === 0,
+          onclick: () => { const s2 = stack.slice(0, -1); navigate("/jobs" + query({ ...f, cursor: stack[stack.length - 1] }), false, { cursors: s2 }); } }),
+        h("button", { type: "button", id: bottom ? null : "next-page", class: "button small", text: "Next →", disabled: !st.page.nextCursor,
+          onclick: () => navigate("/jobs" + query({ ...f, cursor: st.page.nextCursor }), false, { cursors: [...stack, cursor] }) })));
+  };
+  const listParts = () => {
+    const rows = st.page.jobs.map((j) => {
+      const acts = [];
+      if (canOwner && RUNNABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small", "data-action": "run-now", "data-id": j.id, text: "Run now", "aria-label": `Run job #${j.id} now` }));
+      if (CANCELLABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small danger", "data-action": "cancel", "data-id": j.id, text: "Cancel", "aria-label": `Cancel job #${j.id}` }));
+      if (REPLAYABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small", "data-action": "replay", "data-id": j.id, text: "Replay", "aria-label": `Replay job #${j.id}` }));
+      const held = j.state === "scheduled" && j.heldBy && j.heldBy.gate !== "none"
+        ? h("span", { class: "held-cell", title: j.heldBy.detail || "" }, h("strong", { text: j.heldBy.gate === "due_time" ? "due time" : GATE_WORDS_SHORT[j.heldBy.gate] || j.heldBy.gate.replaceAll("_", " ") }),
+          j.heldBy.until ? h("span", { class: "sub" }, "until ", timeEl(j.heldBy.until)) : null)
+        : h("span", { class: "muted", text: "—" });
+      const err = j.lastError || "";
+      return h("tr", { "data-job": j.id, "data-key": "job-" + j.id, "data-state": j.state },
+        h("td", { class: "select-col" }, h("input", { type: "checkbox", class: "row-select", "data-id": j.id, "aria-label": `Select job #${j.id}` })),
+        h("td", { class: "job-id" }, link("/jobs/" + j.id, "#" + j.id, "mono"), j.runId ? h("span", { class: "sub small" }, "run ", link("/runs/" + j.runId, "#" + j.runId)) : null),
+        h("td", {}, h("span", { class: "mono", text: toolRef(j) }), h("span", { class: "sub small" }, "on ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint))),
+        h("td", {}, stateBadge(j.state)),
+        h("td", { class: "num", text: `${j.attempt} / ${j.maxAttempts}` }),
+        h("td", { class: "small time-col" }, j.state === "scheduled" ? h("span", {}, h("span", { class: "sub", text: "due" }), timeEl(j.dueAt)) : j.finishedAt ? h("span", {}, h("span", { class: "sub", text: "finished" }), timeEl(j.finishedAt)) : j.state === "running" ? "running" : "—"),
+        h("td", { class: "small held-col" }, held),
+        h("td", { class: "small last-col" }, j.lastClassification ? h("span", { class: "mono last-class", text: j.lastClassification }) : h("span", { class: "muted", text: "—" }),
+          err ? h("span", { class: "last-error", title: err, text: err.length > 60 ? err.slice(0, 59) + "…" : err }) : null),
+        h("td", { class: "small time-col" }, timeEl(j.createdAt)),
+        h("td", { class: "row-actions" }, acts.length ? h("span", { class: "actions" }, acts) : h("span", { class: "muted", text: "—" })));
+    });
+    const allBox = h("input", { type: "checkbox", id: "select-page", "aria-label": "Select every job on this page" });
+    const table = st.page.jobs.length
+      ? h("div", { class: "table-wrap" }, h("table", { class: "data jobs", id: "jobs-table" },
+        h("thead", {}, h("tr", {}, h("th", { class: "select-col" }, allBox),
+          ["Job", "Tool · endpoint", "State", "Attempt", "Due / finished", "Held by", "Last result", "Created", "Actions"].map((t, i) => h("th", { class: i === 3 ? "num" : "", text: t })))),
+        h("tbody", {}, rows)))
+      : h("p", { class: "empty", id: "jobs-empty", text: "No jobs match these filters." });
+    return [
+      h("div", { class: "card-head" }, h("h2", { id: "jobs-count" }, `${num(st.count)} ${st.count === 1 ? "job matches" : "jobs match"}`), pagerEl(false)),
+      table,
+      st.page.jobs.length > 15 ? pagerEl(true) : h("div", { class: "pager-slot" }),
+    ];
+  };
+  // The state tabs: one per state and "all", each with its count under the
+  // other filters, kept current by the stream.
+  const tabsBox = h("nav", { class: "state-tabs", id: "state-tabs", "aria-label": "Jobs by state" });
+  const tabs = () => [...STATES, "all"].map((s) => {
+    const n = !st.counts ? null : s === "all" ? STATES.reduce((t, x) => t + (st.counts[x] || 0), 0) : st.counts[s] || 0;
+    const active = s === "all" ? !f.state : f.state === s;
+    const href = "/jobs" + query({ ...f, state: s === "all" ? "" : s });
+    return h("a", { href, class: "state-tab state-tab-" + s, "data-state": s, "aria-current": active ? "page" : null },
+      h("span", { class: "tab-name", text: s }), h("span", { class: "tab-count", text: n === null ? "…" : num(n) }));
+  });
+  // Row selection: ids of this page's jobs; the bar acts on them with
+  // POST /v1/jobs/bulk and ids (each job is checked by the server again).
+  const selected = new Set();
+  const selBar = h("div", { id: "selection-bar", class: "selection-bar card", hidden: true, role: "region", "aria-label": "Selected jobs" });
+  const jobOf = (id) => st.page.jobs.find((j) => j.id === id);
+  const syncSelection = () => {
+    for (const id of [...selected]) if (!jobOf(id)) selected.delete(id);
+    for (const cb of listBox.querySelectorAll(".row-select")) cb.checked = selected.has(Number(cb.dataset.id));
+    const all = $("select-page");
+    if (all) {
+      all.checked = selected.size > 0 && selected.size === st.page.jobs.length;
+      all.indeterminate = selected.size > 0 && selected.size < st.page.jobs.length;
+    }
+    selBar.hidden = selected.size === 0;
+    if (!selected.size) { selBar.replaceChildren(); return; }
+    // The buttons carry only their action: the bar is patched in place
+    // (morphChildren keeps the old buttons), so a click reads the
+    // selection as it is then.
+    const btn = (action, label, states, cls) => {
+      const ids = eligibleIds(states);
+      return h("button", { type: "button", id: "sel-" + action, class: "button small " + (cls || ""), disabled: ids.length === 0, "data-sel-action": action,
+        text: `${label} ${ids.length === selected.size ? "" : num(ids.length) + " of "}${num(selected.size)}…` });
+    };
+    morphChildren(selBar, [
+      h("p", { id: "selection-count" }, h("strong", { text: `${num(selected.size)} selected` }), " on this page"),
+      h("div", { class: "button-row" },
+        canOwner ? btn("run_now", "Run now", RUNNABLE) : null,
+        btn("cancel", "Cancel", CANCELLABLE, "danger"),
+        btn("replay", "Replay", REPLAYABLE),
+        h("button", { type: "button", id: "sel-clear", class: "button small", text: "Clear selection", "data-sel-action": "clear" })),
+    ].filter(Boolean));
+  };
+  const ACTION_STATES = { run_now: RUNNABLE, cancel: CANCELLABLE, replay: REPLAYABLE };
+  const eligibleIds = (states) => [...selected].map(jobOf).filter((j) => j && states.includes(j.state)).map((j) => j.id);
+  selBar.addEventListener("click", (ev) => {
+    const b = ev.target.closest && ev.target.closest("button[data-sel-action]");
+    if (!b || b.disabled) return;
+    const action = b.dataset.selAction;
+    if (action === "clear") { selected.clear(); syncSelection(); return; }
+    actOnSelection(action, eligibleIds(ACTION_STATES[action]));
+  });
+  const verbs = { run_now: ["Run now", "Ran now", "Each becomes due now; the gates still apply and no attempt is spent."], cancel: ["Cancel", "Cancelled", "Running jobs are asked to stop; scheduled jobs will not run."], replay: ["Replay", "Replayed", "Each becomes a new scheduled job with the same payload and policy."] };
+  const actOnSelection = async (action, ids) => {
+    const [verb, done, what] = verbs[action];
+    const skipped = selected.size - ids.length;
+    const ok = await confirmDialog(`${verb} ${num(ids.length)} ${ids.length === 1 ? "job" : "jobs"}?`,
+      `${verb} ${ids.map((id) => "#" + id).join(", ")}. ${what}${skipped ? ` ${num(skipped)} selected ${skipped === 1 ? "job is" : "jobs are"} left out: ${action === "replay" ? "only failed, exhausted or cancelled jobs can be replayed" : action === "cancel" ? "only scheduled or running jobs can be cancelled" : "only scheduled jobs can run now"}.` : ""}`,
+      `${verb} ${num(ids.length)} ${ids.length === 1 ? "job" : "jobs"}`);
+    if (!ok || stale()) return;
+    try {
+      const res = await api("POST", "/v1/jobs/bulk", { action, ids, expectedCount: ids.length });
+      if (stale()) return;
+      toast(`${done} ${num(res.count)} ${res.count === 1 ? "job" : "jobs"}${res.failed.length ? `; ${res.failed.length} could not be: ${res.failed.slice(0, 3).map((x) => "#" + x.id + " " + x.error).join("; ")}` : ""}.`);
+      selected.clear();
+      reload();
+    } catch (e) {
+      if (!stale()) toast(`${verb} failed: ${e.message}`);
+    }
+  };
+  const actOnRow = async (action, id) => {
+    if (action !== "run-now") {
+      const verb = action === "cancel" ? "Cancel" : "Replay";
+      const ok = await confirmDialog(`${verb} job #${id}?`, action === "cancel" ? "A running job is asked to stop; a scheduled one will not run." : "It becomes a new scheduled job with the same payload and policy.", `${verb} job #${id}`);
+      if (!ok || stale()) return;
+    }
+    try {
+      const r = await api("POST", `/v1/jobs/${id}/${action}`);
+      if (stale()) return;
+      toast(action === "run-now" ? `Job #${id} is due now.` : action === "cancel" ? `Cancelled job #${id}.` : `Replayed job #${id} as #${r.id}.`);
+      reload();
+    } catch (e) {
+      if (!stale()) toast(e.message);
+    }
+  };
+  const reload = () => (onFirstPage ? refresh() : render());
+  const newBox = h("div", { id: "jobs-new", class: "jobs-new" });
+  const listBox = h("section", { class: "card", id: "jobs-card" });
+  const line = liveLine();
+  const redrawList = () => { morphChildren(listBox, listParts()); watchTables(listBox); syncSelection(); };
+  listBox.addEventListener("change", (ev) => {
+    const t = ev.target;
+    if (t.id === "select-page") {
+      if (t.checked) for (const j of st.page.jobs) selected.add(j.id); else selected.clear();
+    } else if (t.classList.contains("row-select")) {
+      if (t.checked) selected.add(Number(t.dataset.id)); else selected.delete(Number(t.dataset.id));
+    } else return;
+    syncSelection();
+  });
+  listBox.addEventListener("click", (ev) => {
+    const b = ev.target.closest && ev.target.closest("button[data-action]");
+    if (b) actOnRow(b.dataset.action, Number(b.dataset.id));
+  });
+  // refresh re-reads the first page and its count and patches the table.
+  let refreshing = false, again = false;
+  const refresh = async () => {
+    if (refreshing) { again = true; return; }
+    refreshing = true;
+    try {
+      const [p2, c2] = await Promise.all([api("GET", "/v1/jobs" + query({ ...f, limit: PAGE_SIZE })), api("GET", "/v1/jobs/count" + query(f))]);
+      if (stale()) return;
+      st.page = p2;
+      st.count = c2.count;
+      st.loadedCount = c2.count;
+      redrawList();
+      const scope = $("bulk-scope");
+      if (scope) scope.textContent = scopeText(f, c2.count);
+      line.shown(new Date(serverNow()).toISOString());
+    } catch (e) {
+      if (!stale()) toast("Could not refresh the list: " + e.message);
+    } finally {
+      refreshing = false;
+      if (again && !stale()) { again = false; refresh(); }
+    }
+  };
+  // countOf is how many jobs the filter selects according to the stream's
+  // counts (which leave the state filter out).
+  const countOf = (counts) => (f.state ? f.state.split(",") : STATES).reduce((t, x) => t + (counts[x] || 0), 0);
+  // The first event of a stream says nothing changed since the stream
+  // opened, but the page may be older than that: the first connection
+  // compares the counts, and a reconnection refreshes whatever they say.
+  let connected = false, reconnected = false;
+  const onJobs = (ev) => {
+    st.counts = ev.counts;
+    morphChildren(tabsBox, tabs());
+    const changed = ev.changed || reconnected || countOf(ev.counts) !== st.loadedCount;
+    connected = true;
+    reconnected = false;
+    if (!changed) { line.shown(new Date(serverNow()).toISOString()); return; }
+    if (onFirstPage) { refresh(); return; }
+    const n = countOf(ev.counts) - st.loadedCount;
+    newBox.replaceChildren(h("button", { type: "button", id: "show-new", class: "button small", text: n > 0 ? `${num(n)} new — show` : "The list changed — show the first page",
+      onclick: () => navigate("/jobs" + query(f)) }));
+  };
 
   const bulk = bulkPanel(f, count.count, stale);
   setView(
-    heading("Jobs", "Newest first, a page at a time. Filter to a clear selection to cancel or replay it in bulk."),
+    heading("Jobs", "Newest first, a page at a time. The list updates itself; filter to a clear selection to cancel or replay it in bulk."),
     filterForm,
     bulk,
-    h("section", { class: "card" },
-      h("div", { class: "card-head" }, h("h2", { id: "jobs-count" }, `${num(count.count)} ${count.count === 1 ? "job matches" : "jobs match"}`), pager),
-      table,
-      page.jobs.length > 15 ? h("div", { class: "pager pager-bottom" }, pager.cloneNode(true)) : null));
+    tabsBox,
+    line.el,
+    newBox,
+    selBar,
+    listBox);
+  morphChildren(tabsBox, tabs());
+  redrawList();
   if (state.flash) {
     $("bulk-result").replaceChildren(state.flash);
     state.flash = null;
   }
-  // Ids must stay unique: the clone's page line goes without one.
-  $("view").querySelector(".pager-bottom #page-info")?.removeAttribute("id");
-  // The cloned pager needs its own handlers: route its clicks to the originals.
-  for (const id of ["prev-page", "next-page"]) {
-    const clone = $("view").querySelector(".pager-bottom #" + id);
-    if (clone) { clone.removeAttribute("id"); clone.addEventListener("click", () => $(id).click()); }
-  }
   ready();
+  // Each (re)connect's first event is compared with what the page shows.
+  live({ view: "jobs", ...f, limit: PAGE_SIZE }, { el: line.el, shown: line.shown, status: (s) => { if (s.state === "connecting" && connected) reconnected = true; line.status(s); } },
+    (name, ev) => { if (name === "jobs") onJobs(ev); }, stale, null);
 }
 
 function bulkPanel(f, count, stale) {
@@ -908,7 +1237,7 @@ function confirmDialog(title, body, yes) {
 // ---------- job detail ----------
 
 function factList(items) {
-  return h("dl", { class: "facts" }, items.filter(Boolean).map(([k, v]) => h("div", {}, h("dt", { text: k }), h("dd", {}, v))));
+  return h("dl", { class: "facts" }, items.filter(Boolean).map(([k, v]) => h("div", { "data-key": k }, h("dt", { text: k }), h("dd", {}, v))));
 }
 
 // jitteredOf is the attempt's jittered delay before the hint and the 24 h
@@ -949,20 +1278,73 @@ function afterAttempt(j, a) {
 
 async function jobView([id], stale) {
   setTitle("Job #" + id);
-  const j = await api("GET", "/v1/jobs/" + id);
+  const first = await api("GET", "/v1/jobs/" + id);
   if (stale()) return;
-  const snap = j.policy || {};
-  const policy = { maxAttempts: snap.maxAttempts, initialDelayMs: snap.initialDelayMs, multiplier: snap.multiplier, maxDelayMs: snap.maxDelayMs, jitterPercent: snap.jitterPercent };
-  const actions = [];
-  if (CANCELLABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-cancel", class: "button danger", text: "Cancel job", onclick: () => act("cancel") }));
-  if (REPLAYABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-replay", class: "button", text: "Replay as a new job", onclick: () => act("replay") }));
-  const act = async (what) => {
+  const act = async (jobId, what) => {
     try {
-      const r = await api("POST", `/v1/jobs/${j.id}/${what}`);
+      const r = await api("POST", `/v1/jobs/${jobId}/${what}`);
       if (stale()) return;
-      if (what === "replay") { toast(`Replayed as job #${r.id}.`); navigate("/jobs/" + r.id); } else { toast("Cancelled."); render(); }
+      if (what === "replay") { toast(`Replayed as job #${r.id}.`); navigate("/jobs/" + r.id); } else { toast("Cancelled."); show(r.attempts ? r : await api("GET", "/v1/jobs/" + jobId)); }
     } catch (e) { toast(e.message); }
   };
+  const line = liveLine();
+  const body = h("div", { id: "job-body" });
+  let cur = first;
+  // show patches the page in place (morphChildren): when a worker reports,
+  // the attempt rows and the state change under the reader's eyes, and
+  // focus, open details and the scroll position stay.
+  const show = (j) => {
+    if (stale()) return;
+    cur = j;
+    morphChildren(body, jobContent(j, act));
+    watchTables(body);
+    drawTimeline(j);
+    body.dataset.state = j.state;
+    body.dataset.attempts = String((j.attempts || []).length);
+    line.shown(new Date(serverNow()).toISOString());
+  };
+  setView(
+    h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/jobs", "Jobs"), " / ", h("span", { text: "#" + first.id })),
+    line.el, body);
+  show(first);
+  ready();
+  live({ job: first.id }, line, (name, j) => { if (name === "job") show(j); }, stale, () => show(cur));
+}
+
+// drawTimeline draws the job's attempt timeline at the width of its frame,
+// and again whenever that width changes (a phone turned, a window resized).
+let timelineWidth = 0;
+const timelineObserver = new ResizeObserver((entries) => {
+  const w = Math.round(entries[0].contentRect.width);
+  if (w !== timelineWidth && state.timelineJob) drawTimeline(state.timelineJob);
+});
+
+function drawTimeline(j) {
+  const svg = $("timeline");
+  state.timelineJob = svg ? j : null;
+  if (!svg || !j.attempts || !j.attempts.length) return;
+  const policy = policyOf(j);
+  timelineWidth = Math.round(svg.parentElement.clientWidth);
+  draw(svg, lanes(j, policy, (a) => jitteredOf(policy, a)), serverNow());
+  timelineObserver.disconnect();
+  timelineObserver.observe(svg.parentElement);
+  markOverflow(svg.parentElement);
+}
+
+function policyOf(j) {
+  const snap = j.policy || {};
+  return { maxAttempts: snap.maxAttempts, initialDelayMs: snap.initialDelayMs, multiplier: snap.multiplier, maxDelayMs: snap.maxDelayMs, jitterPercent: snap.jitterPercent };
+}
+
+// jobContent is the job page below the breadcrumb, for one state of the
+// job. Every slot is always there (empty when it has nothing to show), so
+// an update patches each part in its place.
+function jobContent(j, act) {
+  const snap = j.policy || {};
+  const policy = policyOf(j);
+  const actions = [];
+  if (CANCELLABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-cancel", class: "button danger", text: "Cancel job", onclick: () => act(j.id, "cancel") }));
+  if (REPLAYABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-replay", class: "button", text: "Replay as a new job", onclick: () => act(j.id, "replay") }));
 
   let hold = null;
   if (j.state === "scheduled" && j.heldBy) {
@@ -973,10 +1355,10 @@ async function jobView([id], stale) {
   }
 
   const attempts = j.attempts || [];
-  const rows = attempts.map((a) => h("tr", { "data-attempt": a.number },
+  const rows = attempts.map((a) => h("tr", { "data-attempt": a.number, "data-key": "attempt-" + a.number },
     h("td", { class: "num", text: String(a.number) }),
     h("td", { class: "mono small", text: a.workerId }),
-    h("td", { class: "small" }, h("time", { datetime: a.claimedAt, title: when(a.claimedAt, true) }, clock(a.claimedAt, true))),
+    h("td", { class: "small" }, clockEl(a.claimedAt, true)),
     h("td", { class: "num", text: a.durationMs == null ? "running" : msText(a.durationMs) }),
     h("td", {}, badge(a.outcome, "outcome-" + a.outcome)),
     h("td", { class: "mono small", text: a.classification || "—" }),
@@ -986,7 +1368,7 @@ async function jobView([id], stale) {
     h("td", { class: "num", text: a.minDelayMs == null ? "—" : `${num(a.minDelayMs)}–${num(a.maxDelayMs)}` }),
     h("td", { class: "num", text: a.jitterSample == null ? "—" : a.jitterSample.toFixed(4) }),
     h("td", { class: "num strong", text: a.selectedDelayMs == null ? "—" : msText(a.selectedDelayMs) }),
-    h("td", { class: "small" }, a.nextDueAt ? h("time", { datetime: a.nextDueAt, title: when(a.nextDueAt, true) }, clock(a.nextDueAt, true)) : a.outcome === "running" ? "" : "no retry")));
+    h("td", { class: "small" }, a.nextDueAt ? clockEl(a.nextDueAt, true) : a.outcome === "running" ? "" : "no retry")));
 
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.setAttribute("class", "chart timeline");
@@ -1000,11 +1382,10 @@ async function jobView([id], stale) {
     deliveryDetails(a),
     a.nextDueAt ? arithmetic(policy, a) : h("p", { class: "muted small", text: afterAttempt(j, a) })));
 
-  setView(
-    h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/jobs", "Jobs"), " / ", h("span", { text: "#" + j.id })),
+  return [
     heading(`Job #${j.id}`, null, ...actions),
     h("div", { class: "job-head" }, stateBadge(j.state), " ", h("span", { class: "mono", text: toolRef(j) }), " on ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)),
-    hold,
+    h("div", { class: "hold-slot" }, hold),
     h("div", { class: "split split-even job-split" },
       h("section", { class: "card" }, h("h2", { text: "Job" }), factList([
         ["State", stateBadge(j.state)],
@@ -1038,18 +1419,14 @@ async function jobView([id], stale) {
           h("li", {}, h("span", { class: "key key-seed" }), "sample"),
           h("li", {}, h("span", { class: "key key-hint" }), "retry-after hint"),
           h("li", {}, h("span", { class: "key key-due" }), "next due"))),
-      attempts.length ? svg : h("p", { class: "empty", text: "No attempt yet." }),
+      attempts.length ? h("div", { class: "table-wrap timeline-wrap" }, svg) : h("p", { class: "empty", id: "no-attempt", text: "No attempt yet." }),
       attempts.length ? h("div", { class: "table-wrap" }, h("table", { class: "data attempts", id: "attempts-table" },
         h("thead", {}, h("tr", {}, ["#", "Worker", "Claimed (UTC)", "Duration", "Outcome", "Classification", "Status", "Hint", "Base", "Jitter range", "Sample u", "Selected", "Next due (UTC)"].map((t, i) => h("th", { class: [0, 3, 6, 7, 8, 9, 10, 11].includes(i) ? "num" : "", text: t })))),
-        h("tbody", {}, rows))) : null),
-    attempts.length ? h("section", { class: "card" }, h("h2", { text: "Delay arithmetic" }),
+        h("tbody", {}, rows))) : h("div", { class: "table-slot" })),
+    h("div", { class: "arith-slot" }, attempts.length ? h("section", { class: "card" }, h("h2", { text: "Delay arithmetic" }),
       h("p", { class: "formula" }, "base = min(maxDelay, initialDelay × multiplier^(n−1)); jittered = round(base × (1 − j + u × 2j)); selected = min(24 h, max(jittered, retry-after))"),
-      h("div", { class: "attempt-cards" }, details)) : null);
-  if (attempts.length) {
-    const ls = lanes(j, policy, (a) => jitteredOf(policy, a));
-    draw(svg, ls, serverNow());
-  }
-  ready();
+      h("div", { class: "attempt-cards" }, details)) : null),
+  ];
 }
 
 // ---------- tools ----------
@@ -1161,6 +1538,9 @@ function init() {
     navigate(url.pathname + url.search + url.hash);
   });
   window.addEventListener("popstate", render);
+  // Leaving the page closes its stream at once, so the connection is not
+  // left to the browser's clean-up (a browser allows only a few per host).
+  window.addEventListener("pagehide", stopLive);
   const key = getKey();
   if (!key) { showSignin(""); return; }
   signIn(key).catch((e) => showSignin(e.status === 401 ? "Your key is no longer accepted. Sign in again." : e.message));

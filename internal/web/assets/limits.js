@@ -19,3 +19,4 @@ export const JITTER_MODES = freeze(["none","full","equal","decorrelated"]);
 export const FIRST_WAITS = freeze(["base","multiplied"]);
 export const MAX_CALC_ATTEMPTS = 15;
 export const SAFETY_LIMIT_MS = 86400000;
+export const SIM_LIMITS = freeze({"clientRuns":20000000,"clients":1000,"points":100,"runs":10000});

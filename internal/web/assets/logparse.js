@@ -73,3 +73,16 @@ export function compareWait(micro, lo, hi) {
   if (micro > hi) return { verdict: "late", by: micro - hi };
   return { verdict: "inside", by: 0 };
 }
+
+// readableTime prints a timestamp in thousandths of a millisecond for people:
+// "2026-03-04 10:00:01.250 UTC", with the sub-millisecond digits when the
+// log had them. An epoch number or a time with an offset reads the same way.
+export function readableTime(micro) {
+  const msPart = Math.floor(micro / 1000);
+  const d = new Date(msPart);
+  if (Number.isNaN(d.getTime())) return String(micro);
+  const p = (n, w = 2) => String(n).padStart(w, "0");
+  const sub = micro % 1000;
+  const frac = p(d.getUTCMilliseconds(), 3) + (sub ? p(sub, 3).replace(/0+$/, "") : "");
+  return `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}.${frac} UTC`;
+}

@@ -4,20 +4,25 @@
 // bands, a table, and CSV/JSON downloads. The server validates the config;
 // its errors name the field, and the page puts each beside its input.
 import { PRESETS } from "./backoff.js";
+import { SIM_LIMITS } from "./limits.js";
 import { $, h, toast, fieldText, labelOf } from "./ui.js";
 
 const NS = "http://www.w3.org/2000/svg";
 
-// The modes in the study's order, then Ratchet's. Colours are the theme's
-// variables, so the charts follow the light and dark themes.
+// The modes in the study's order, then Ratchet's. Colours are the
+// Okabe–Ito palette, which stays distinct under the common colour-vision
+// deficiencies (one lighter variant per colour for the dark theme), and
+// each mode has its own dash pattern as well, so two lines are told apart
+// without colour and a dashed line drawn over a solid one lets it show
+// through. Solid lines are drawn first, patterned ones over them.
 const MODES = [
-  { id: "none", label: "No backoff", short: "None", color: "var(--ink-3)" },
-  { id: "exponential", label: "Exponential, no jitter", short: "Exponential", color: "var(--bad)" },
-  { id: "full", label: "Full jitter", short: "Full", color: "var(--accent)" },
-  { id: "equal", label: "Equal jitter", short: "Equal", color: "var(--focus)" },
-  { id: "decorrelated", label: "Decorrelated jitter", short: "Decorrelated", color: "var(--hint)" },
-  { id: "policy", label: "Ratchet policy", short: "Policy", color: "var(--cap)" },
-  { id: "calc", label: "Calculator setting", short: "Calculator", color: "light-dark(#be185d, #f472b6)" },
+  { id: "none", label: "No backoff", short: "None", color: "light-dark(#5f5f5f, #bdbdbd)", dash: "2 4" },
+  { id: "exponential", label: "Exponential, no jitter", short: "Exponential", color: "light-dark(#d55e00, #ff8c42)", dash: "" },
+  { id: "full", label: "Full jitter", short: "Full", color: "light-dark(#0072b2, #56b4e9)", dash: "" },
+  { id: "equal", label: "Equal jitter", short: "Equal", color: "light-dark(#e69f00, #f0c050)", dash: "9 5" },
+  { id: "decorrelated", label: "Decorrelated jitter", short: "Decorrelated", color: "light-dark(#009e73, #3fd0a0)", dash: "12 4 2 4" },
+  { id: "policy", label: "Ratchet policy", short: "Policy", color: "light-dark(#cc79a7, #e7a3c9)", dash: "5 3" },
+  { id: "calc", label: "Calculator setting", short: "Calculator", color: "light-dark(#000000, #ffffff)", dash: "1 3 6 3" },
 ];
 const MODE = Object.fromEntries(MODES.map((m) => [m.id, m]));
 const STUDY_MODES = ["none", "exponential", "full", "equal", "decorrelated"];
@@ -314,13 +319,57 @@ function status(text) {
   $("sim-status").textContent = text;
 }
 
-async function run() {
+// sweepHelp states the server's limits (limits.js, from simulate's
+// constants) and what the sweep in the form asks for, so a sweep the
+// server would refuse is visibly over a limit before it is run.
+function sweepHelp() {
+  const L = SIM_LIMITS;
+  const int = (id) => (INTEGER.test($(id).value.trim()) ? Number($(id).value.trim()) : NaN);
+  const from = int("from"), to = int("to"), step = int("step"), runs = int("runs");
+  const modes = modesChecked().length;
+  let mine = "";
+  if (from >= 1 && to >= from && step >= 1 && runs >= 1 && modes) {
+    const points = Math.floor((to - from) / step) + 1;
+    let clients = 0;
+    for (let i = 0; i < Math.min(points, L.points + 1); i++) clients += from + i * step;
+    const total = clients * runs * modes;
+    mine = ` This sweep: ${plural(points, "point", "points")}, ${intFmt.format(clients)} clients over them × ${plural(runs, "run", "runs")} × ${plural(modes, "mode", "modes")} = ${intFmt.format(total)} client runs${total > L.clientRuns || points > L.points ? " — over the limit" : ""}.`;
+  }
+  $("sweep-help").textContent = `The study: 10 to 190 clients in steps of 10, 100 runs per point. Limits: at most ${intFmt.format(L.clients)} clients, ${intFmt.format(L.points)} points, ${intFmt.format(L.runs)} runs per point, and ${intFmt.format(L.clientRuns)} client runs in one sweep (the clients of every point × runs × modes; the study's sweep is 950,000).` + mine;
+}
+
+// staleResult greys the charts and the table out and says why when the
+// last sweep failed: they show an older sweep, not the settings in the
+// form. Downloads are off until a sweep succeeds.
+function staleResult(stale) {
+  document.documentElement.dataset.simStale = String(stale);
+  for (const el of document.querySelectorAll(".sim-out")) el.classList.toggle("stale-result", stale);
+  for (const id of ["download-csv", "download-json"]) $(id).disabled = stale || !state.result;
+  $("sim-stale").hidden = !stale || !state.result;
+  if (stale) $("sim-headline").hidden = true;
+}
+
+// failed shows a refused or failed sweep: the errors in the result card,
+// the old results greyed out, and, when the person pressed Run, focus on
+// the errors (scrolled into view: on a phone the result card is below the
+// form).
+function failed(userRun) {
+  staleResult(true);
+  done("error");
+  if (!userRun) return;
+  const box = $("sim-errors");
+  box.tabIndex = -1;
+  box.focus({ preventScroll: true });
+  box.scrollIntoView({ block: "center", behavior: "instant" });
+}
+
+async function run(userRun = false) {
   writeURL();
   const { cfg, errors } = readForm();
   if (errors.length) {
     showErrors(errors, "Fix these settings to run the sweep:");
     status("Not run: the settings above need fixing.");
-    done("error");
+    failed(userRun);
     return;
   }
   if (state.controller) state.controller.abort();
@@ -348,6 +397,7 @@ async function run() {
         const where = timing.startsWith("cache") ? "from the server's cache (the same settings give the same numbers)"
           : dur ? `in ${ms(Number(dur[1]))} on the server` : `in ${ms(performance.now() - started)}`;
         state.result = JSON.parse(text);
+        staleResult(false);
         render();
         status(`Simulated ${what} ${where}.`);
         done("done");
@@ -365,11 +415,11 @@ async function run() {
       if (err && err.fields) {
         showErrors(err.fields, "The server did not run the sweep:");
         status("Not run: the settings above need fixing.");
-        done("error");
+        failed(userRun);
       } else {
         showErrors([{ field: "server", message: err ? err.message : `the server answered ${resp.status}` }], "The server did not run the sweep:");
         status("Not run.");
-        done("error");
+        failed(userRun);
       }
       return;
     }
@@ -377,7 +427,7 @@ async function run() {
     if (e.name === "AbortError") return;
     showErrors([{ field: "server", message: "the server could not be reached: " + e.message }], "The sweep did not run:");
     status("Not run.");
-    done("error");
+    failed(userRun);
   } finally {
     if (state.controller === controller) {
       state.controller = null;
@@ -421,9 +471,31 @@ function tickDuration(v) {
   return r(v / 3_600_000) + " h";
 }
 
-function axisCount(v) {
-  if (v >= 1e6) return +(v / 1e6).toFixed(1) + "M";
-  if (v >= 1e4) return +(v / 1e3).toFixed(1) + "k";
+// countAxis returns the label format of a count axis whose largest tick is
+// top: one format for every tick ("0, 2k, 4k … 10k", never "8,000" beside
+// "10k").
+function countAxis(top) {
+  const r = (x) => String(Math.round(x * 10) / 10);
+  if (top >= 1e6) return (v) => (v === 0 ? "0" : r(v / 1e6) + "M");
+  if (top >= 1e4) return (v) => (v === 0 ? "0" : r(v / 1e3) + "k");
+  return (v) => intFmt.format(v);
+}
+
+// durationAxis does the same for time: the unit of the largest tick for
+// every tick ("0, 30 s, 60 s, 90 s, 120 s", never "90 s" beside "2 min").
+function durationAxis(top) {
+  const r = (x) => String(Math.round(x * 100) / 100);
+  if (top <= 2000) return (v) => (v === 0 ? "0" : r(v) + " ms");
+  if (top <= 180_000) return (v) => (v === 0 ? "0" : r(v / 1000) + " s");
+  if (top <= 10_800_000) return (v) => (v === 0 ? "0" : r(v / 60_000) + " min");
+  return (v) => (v === 0 ? "0" : r(v / 3_600_000) + " h");
+}
+
+// logCountAxis labels a log count axis: thousands and millions with k
+// and M from 1,000 up, the same way on every tick.
+function logCountAxis(v) {
+  if (v >= 1e6) return String(Math.round(v / 1e5) / 10) + "M";
+  if (v >= 1e3) return String(Math.round(v / 100) / 10) + "k";
   return intFmt.format(v);
 }
 
@@ -441,7 +513,6 @@ function lineChart(svg, spec) {
   const xs = spec.xs;
   const x0 = xs[0], x1 = xs.length > 1 ? xs[xs.length - 1] : xs[0] + 1;
   const px = (v) => M.l + ((W - M.l - M.r) * (v - x0)) / (x1 - x0 || 1);
-  const fmt = spec.durations ? tickDuration : axisCount;
   let yMax = 0, yMin = Infinity;
   for (const ser of spec.series) {
     for (let i = 0; i < xs.length; i++) {
@@ -484,6 +555,10 @@ function lineChart(svg, spec) {
     py = (v) => M.t + plotH * (1 - v / top);
     for (let v = 0; v <= top + step / 1e6; v += step) ticks.push(v);
   }
+  // A log axis spans decades, so its labels carry their own unit; a linear
+  // one uses the unit of its largest tick throughout.
+  const top = ticks[ticks.length - 1];
+  const fmt = spec.log ? (spec.durations ? tickDuration : logCountAxis) : spec.durations ? durationAxis(top) : countAxis(top);
   const axis = s("g", { class: "axis" });
   for (const v of ticks) {
     axis.append(s("line", { x1: M.l, x2: W - M.r, y1: py(v), y2: py(v), class: "grid" }));
@@ -508,11 +583,16 @@ function lineChart(svg, spec) {
     band.style.stroke = "none";
     svg.append(band);
   }
-  for (const ser of spec.series) {
+  // Solid lines first, patterned ones over them: where two lines meet, the
+  // gaps of the dashes show the line beneath.
+  const order = [...spec.series].sort((a, b) => (a.dash ? 1 : 0) - (b.dash ? 1 : 0));
+  for (const ser of order) {
     const g = s("g", { class: "series sim-series", "data-mode": ser.mode });
     const p = s("path", { d: line(ser.mean) });
     p.style.stroke = ser.color;
-    p.style.strokeWidth = "2.25";
+    p.style.strokeWidth = ser.dash ? "2.5" : "3";
+    if (ser.dash) p.style.strokeDasharray = ser.dash;
+    p.style.strokeLinecap = "round";
     g.append(p);
     ser.mean.forEach((v, i) => {
       const c = s("circle", { cx: px(xs[i]), cy: py(v), r: xs.length > 40 ? 2 : 3.2, "data-clients": xs[i], "data-value": v });
@@ -587,6 +667,7 @@ function seriesOf(result, pick) {
     mode: ser.mode,
     label: MODE[ser.mode].label,
     color: MODE[ser.mode].color,
+    dash: MODE[ser.mode].dash,
     mean: ser.points.map((p) => pick(p).mean),
     lo: ser.points.map((p) => pick(p).p5),
     hi: ser.points.map((p) => pick(p).p95),
@@ -608,12 +689,22 @@ function drawCharts() {
     xs: r.clients, series: seriesOf(r, (p) => p.timeMs), durations: true, log: $("time-log").checked, format: ms,
   });
   for (const legend of document.querySelectorAll(".sim-legend")) {
-    legend.replaceChildren(...r.series.map((ser) => {
-      const key = h("span", { class: "key" });
-      key.style.background = MODE[ser.mode].color;
-      return h("li", { "data-mode": ser.mode }, key, MODE[ser.mode].label);
-    }), h("li", {}, bandKey(), "5th–95th percentile of runs"));
+    legend.replaceChildren(...r.series.map((ser) => h("li", { "data-mode": ser.mode }, lineKey(ser.mode), MODE[ser.mode].label)),
+      h("li", {}, bandKey(), "5th–95th percentile of runs"),
+      h("li", { class: "legend-note" }, "Dashed lines are drawn over solid ones: where lines overlap, look for the dashes."));
   }
+}
+
+// lineKey is a mode's line as the charts draw it: colour and dashes.
+function lineKey(mode) {
+  const svg = s("svg", { class: "line-key", width: 28, height: 10, viewBox: "0 0 28 10", "aria-hidden": "true" });
+  const l = s("line", { x1: 1, x2: 27, y1: 5, y2: 5, "data-dash": MODE[mode].dash || "solid" });
+  l.style.stroke = MODE[mode].color;
+  l.style.strokeWidth = "2.5";
+  l.style.strokeLinecap = "round";
+  if (MODE[mode].dash) l.style.strokeDasharray = MODE[mode].dash;
+  svg.append(l);
+  return svg;
 }
 
 function bandKey() {
@@ -777,17 +868,17 @@ function render() {
 
 function init() {
   for (const key of document.querySelectorAll("#modes .key")) {
-    key.style.background = MODE[key.dataset.mode].color;
-    key.style.marginRight = "2px";
+    key.replaceWith(lineKey(key.dataset.mode));
   }
   readURL();
   const form = $("sim-form");
-  form.addEventListener("submit", (ev) => { ev.preventDefault(); run(); });
+  form.addEventListener("submit", (ev) => { ev.preventDefault(); run(true); });
   form.addEventListener("change", (ev) => {
     if (ev.target.id === "preset" || ev.target.name === "mode" || ev.target.id.endsWith("-on")) syncSections();
     writeURL();
+    sweepHelp();
   });
-  form.addEventListener("input", writeURL);
+  form.addEventListener("input", () => { writeURL(); sweepHelp(); });
   $("customise").addEventListener("click", () => {
     const from = PRESETS[$("preset").value];
     $("preset").value = "CUSTOM";
@@ -799,9 +890,9 @@ function init() {
   $("new-seed").addEventListener("click", () => {
     const n = Number($("seed").value.trim());
     $("seed").value = String(Number.isInteger(n) && n >= 0 ? n + 1 : 1);
-    run();
+    run(true);
   });
-  $("defaults").addEventListener("click", () => { studyDefaults(); run(); });
+  $("defaults").addEventListener("click", () => { studyDefaults(); sweepHelp(); run(true); });
   for (const id of ["calls-log", "time-log"]) $(id).addEventListener("change", () => { writeURL(); drawCharts(); });
   $("measure").addEventListener("change", () => { writeURL(); renderTable(); });
   $("copy-link").addEventListener("click", async () => {
@@ -827,6 +918,8 @@ function init() {
     if (window.innerWidth === lastWidth || pending) return;
     pending = requestAnimationFrame(() => { pending = 0; lastWidth = window.innerWidth; drawCharts(); });
   });
+  sweepHelp();
+  staleResult(false);
   document.documentElement.dataset.ready = "true";
   run();
 }

@@ -93,6 +93,7 @@ __all__ = [
     "SimulatePoint",
     "SimulateSeries",
     "SimulateResult",
+    "StreamJobs",
     "Tool",
     "ToolList",
     "ToolPublish",
@@ -908,6 +909,17 @@ class SimulateResult(TypedDict):
     clients: list[int]
     config: SimulateConfig
     series: list[SimulateSeries]
+
+
+class StreamJobs(TypedDict):
+    """The StreamJobs schema."""
+
+    # false only in the first event; true: refetch the first page
+    changed: bool
+    # jobs per state under the filters other than state
+    counts: dict[JobState, int]
+    # the sum of counts
+    total: int
 
 
 class Tool(TypedDict):

@@ -1,0 +1,356 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/getratchet/ratchet/field"
+	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
+)
+
+// GET /v1/stream pushes changes to the dashboard as server-sent events
+// (text/event-stream). The page reads it with fetch() and a stream reader,
+// since EventSource cannot send the Authorization header.
+//
+// A stream is a loop: every interval (1 s) it re-reads its view with the
+// same engine calls as the plain routes and writes an event only when the
+// result differs from the last one sent, so an idle stream costs one read a
+// second and no bytes but a ping comment every 15 s. Streams are bounded
+// per key and per node (429 beyond), end when the server starts draining
+// (a stream never holds up a graceful shutdown), and extend their own
+// write deadline before each write, so a healthy stream is never cut by a
+// deadline while a client that stopped reading is dropped.
+
+const (
+	// MaxStreamsPerKey is how many streams one API key may hold open.
+	MaxStreamsPerKey = 8
+	// MaxStreamsPerNode is how many streams one server node serves at once.
+	MaxStreamsPerNode = 256
+	// DefaultStreamInterval is how often a stream re-reads its view.
+	DefaultStreamInterval = time.Second
+	// DefaultStreamPing is how often an idle stream sends ": ping".
+	DefaultStreamPing = 15 * time.Second
+	// streamWriteGrace is how long one write may take before the client
+	// counts as gone.
+	streamWriteGrace = 30 * time.Second
+)
+
+// streams counts the open streams of one API.
+type streams struct {
+	mu       sync.Mutex
+	perKey   map[int64]int
+	total    int
+	interval time.Duration
+	ping     time.Duration
+	perNode  int
+}
+
+func newStreams() *streams {
+	return &streams{perKey: map[int64]int{}, interval: DefaultStreamInterval, ping: DefaultStreamPing, perNode: MaxStreamsPerNode}
+}
+
+// SetStreamTiming changes how often streams re-read their view and how
+// often an idle stream pings (for tests); zero keeps the default. Call it
+// before serving.
+func (a *API) SetStreamTiming(interval, ping time.Duration) {
+	if interval > 0 {
+		a.streams.interval = interval
+	}
+	if ping > 0 {
+		a.streams.ping = ping
+	}
+}
+
+// acquire takes a stream slot for key, or says why there is none.
+func (s *streams) acquire(key int64) (release func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.perKey[key] >= MaxStreamsPerKey:
+		return nil, &transportError{status: http.StatusTooManyRequests, code: "too_many_streams",
+			message: "this key already holds " + strconv.Itoa(MaxStreamsPerKey) + " open streams, the most one key may hold; close one (a dashboard tab) and try again"}
+	case s.total >= s.perNode:
+		return nil, &transportError{status: http.StatusTooManyRequests, code: "too_many_streams",
+			message: "this server already serves " + strconv.Itoa(s.perNode) + " streams, the most one node serves; try again later"}
+	}
+	s.perKey[key]++
+	s.total++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.perKey[key]--; s.perKey[key] <= 0 {
+				delete(s.perKey, key)
+			}
+			s.total--
+		})
+	}, nil
+}
+
+// streamView reads one view: the event name, its data, and the bytes
+// compared to decide whether it changed.
+type streamView func(ctx context.Context, first bool) (event string, data any, same []byte, err error)
+
+func (a *API) streamRoute() Route {
+	return Route{Method: "GET", Path: "/v1/stream", Scopes: producer, Status: 200, stream: true,
+		Summary: "Server-sent events (text/event-stream) for a job (job=ID), the overview (view=overview) or a jobs list (view=jobs and the list's filters): an event when the view changes, a ping comment every 15 s; at most 8 streams per key and 256 per node (429)",
+		query:   reflect.TypeFor[wire.StreamQuery](), handler: a.stream}
+}
+
+func (a *API) stream(w http.ResponseWriter, r *http.Request) {
+	p, err := a.authenticate(r, producer)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if _, err := readBody(w, r, a.bodyTimeout); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	view, err := a.streamViewOf(r, p)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	release, err := a.streams.acquire(p.KeyID)
+	if err != nil {
+		w.Header().Set("Retry-After", "5")
+		a.fail(w, r, err)
+		return
+	}
+	defer release()
+	ctx := r.Context()
+	// The first read answers errors (an unknown job) as a plain JSON
+	// error, before the stream starts.
+	event, data, last, err := view(ctx, true)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // a proxy must not buffer events
+	w.WriteHeader(http.StatusOK)
+	write := func(b []byte) bool {
+		// Each write gets its own deadline: a stream lives as long as its
+		// client reads, and a client that stopped reading is dropped.
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteGrace))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !write(eventBytes(event, data)) {
+		return
+	}
+	tick := time.NewTicker(a.streams.interval)
+	defer tick.Stop()
+	ping := time.NewTicker(a.streams.ping)
+	defer ping.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.draining:
+			// Shutting down: end the stream so Shutdown need not wait for
+			// it; the page reconnects to another node or when this one is
+			// back.
+			return
+		case <-ping.C:
+			if !write([]byte(": ping\n\n")) {
+				return
+			}
+		case <-tick.C:
+			event, data, same, err := view(ctx, false)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				if errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+					continue // the database blinked: keep the stream, read again next tick
+				}
+				// The view is gone (a pruned job): say why and end; the
+				// client's reconnect then gets the plain error.
+				rec := &errorRecorder{header: http.Header{}}
+				writeError(rec, err)
+				write([]byte("event: error\ndata: " + strings.TrimSpace(rec.body.String()) + "\n\n"))
+				return
+			}
+			if bytes.Equal(same, last) {
+				continue
+			}
+			last = same
+			if !write(eventBytes(event, data)) {
+				return
+			}
+			ping.Reset(a.streams.ping)
+		}
+	}
+}
+
+// eventBytes is one server-sent event with JSON data (one line: JSON
+// text has no raw newlines).
+func eventBytes(event string, data any) []byte {
+	var b bytes.Buffer
+	b.WriteString("event: " + event + "\ndata: ")
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(data) // wire types always encode
+	b.WriteString("\n")
+	return b.Bytes()
+}
+
+// errorRecorder captures writeError's body for an error event.
+type errorRecorder struct {
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (e *errorRecorder) Header() http.Header         { return e.header }
+func (e *errorRecorder) Write(b []byte) (int, error) { return e.body.Write(b) }
+func (e *errorRecorder) WriteHeader(int)             {}
+
+// streamViewOf checks the query and returns the view to stream.
+func (a *API) streamViewOf(r *http.Request, p *engine.Principal) (streamView, error) {
+	q := r.URL.Query()
+	var sq wire.StreamQuery
+	rest := url.Values{}
+	var errs field.Errors
+	for k, v := range q {
+		switch k {
+		case "job", "view":
+			if len(v) > 1 {
+				errs.Add(k, field.Repeated, "give each query parameter once")
+			}
+		default:
+			rest[k] = v
+		}
+	}
+	sq.Job, sq.View = q.Get("job"), q.Get("view")
+	for _, k := range []string{"job", "view"} {
+		if badText(q.Get(k)) {
+			errs.Add(k, showText(q.Get(k)), textAllowed)
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	switch {
+	case sq.Job != "" && sq.View != "":
+		return nil, field.New("view", strconv.Quote(sq.View), "give either job or view, not both")
+	case sq.Job != "":
+		if len(rest) > 0 {
+			return nil, field.New(firstKey(rest), field.Unknown, "a job stream takes only job")
+		}
+		id, err := strconv.ParseInt(sq.Job, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, field.New("job", strconv.Quote(sq.Job), "must be a job id, a positive integer")
+		}
+		return func(ctx context.Context, _ bool) (string, any, []byte, error) {
+			j, as, hold, err := a.e.Job(ctx, p, id)
+			if err != nil {
+				return "", nil, nil, err
+			}
+			v := jobView(j, as, hold, true)
+			b, err := json.Marshal(v)
+			return "job", v, b, err
+		}, nil
+	case sq.View == "overview":
+		if len(rest) > 0 {
+			return nil, field.New(firstKey(rest), field.Unknown, "the overview stream takes only view")
+		}
+		return func(ctx context.Context, _ bool) (string, any, []byte, error) {
+			o, err := a.overview(&call[none]{r: r.WithContext(ctx), p: p})
+			if err != nil {
+				return "", nil, nil, err
+			}
+			// The server's time changes every read; the rest is the view.
+			now := o.Now
+			o.Now = ""
+			b, err := json.Marshal(o)
+			o.Now = now
+			return "overview", o, b, err
+		}, nil
+	case sq.View == "jobs":
+		var jq wire.JobQuery
+		if err := decodeQueryInto(rest, &jq); err != nil {
+			return nil, err
+		}
+		if jq.Cursor != "" {
+			return nil, field.New("cursor", strconv.Quote(jq.Cursor), "a jobs stream watches the first page; leave cursor out")
+		}
+		f, err := a.jobFilter(r.Context(), p, jq)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, first bool) (string, any, []byte, error) {
+			return a.jobsStreamRead(ctx, p, f, first)
+		}, nil
+	case sq.View == "":
+		return nil, field.New("job", field.Missing, "give job=ID, view=overview or view=jobs")
+	default:
+		return nil, field.New("view", strconv.Quote(sq.View), "must be overview or jobs")
+	}
+}
+
+// jobsStreamRead reads what a jobs list shows: its first page (ids, states,
+// attempts, update times) and the counts per state under the filters other
+// than state.
+func (a *API) jobsStreamRead(ctx context.Context, p *engine.Principal, f store.JobFilter, first bool) (string, any, []byte, error) {
+	jobs, err := a.e.Jobs(ctx, p, f)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	out := wire.StreamJobs{Changed: !first, Counts: map[wire.JobState]int64{}}
+	if f.RunID == 0 && f.CreatedAfter == 0 && f.CreatedBefore == 0 && f.Q == "" {
+		// Only endpoint and tool: the counters kept with every change of a
+		// job (GET /v1/jobs/counts), one read instead of a count per state.
+		counts, err := a.e.JobCounts(ctx, p, f)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		for _, s := range wire.JobStates() {
+			out.Counts[s] = counts[s]
+			out.Total += counts[s]
+		}
+	} else {
+		cf := f
+		cf.AfterID, cf.Limit, cf.ScanLimit = 0, 0, 0
+		for _, s := range wire.JobStates() {
+			cf.States = []wire.JobState{s}
+			n, err := a.e.CountJobs(ctx, p, cf)
+			if err != nil {
+				return "", nil, nil, err
+			}
+			out.Counts[s] = n
+			out.Total += n
+		}
+	}
+	var b bytes.Buffer
+	for _, j := range jobs {
+		b.WriteString(strconv.FormatInt(j.ID, 10) + " " + string(j.State) + " " + strconv.FormatInt(j.Attempt, 10) + " " + strconv.FormatInt(j.UpdatedAt, 10) + "\n")
+	}
+	cb, _ := json.Marshal(out.Counts)
+	b.Write(cb)
+	return "jobs", out, b.Bytes(), nil
+}
+
+func firstKey(v url.Values) string {
+	return slices.Sorted(maps.Keys(v))[0]
+}
