@@ -46,6 +46,9 @@ const (
 	// streamWriteGrace is how long one write may take before the client
 	// counts as gone.
 	streamWriteGrace = 30 * time.Second
+	// streamKeyCheck is how often an open stream checks that its key is
+	// still valid: a revoked key stops seeing changes within this time.
+	streamKeyCheck = 10 * time.Second
 )
 
 // streams counts the open streams of one API.
@@ -163,6 +166,8 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	ping := time.NewTicker(a.streams.ping)
 	defer ping.Stop()
+	keyCheck := time.NewTicker(min(streamKeyCheck, 10*a.streams.interval))
+	defer keyCheck.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -174,6 +179,20 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-ping.C:
 			if !write([]byte(": ping\n\n")) {
+				return
+			}
+		case <-keyCheck.C:
+			// The key may have been revoked since the stream opened.
+			if _, err := a.authenticate(r, producer); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				if errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+					continue
+				}
+				rec := &errorRecorder{header: http.Header{}}
+				writeError(rec, err)
+				write([]byte("event: error\ndata: " + strings.TrimSpace(rec.body.String()) + "\n\n"))
 				return
 			}
 		case <-tick.C:

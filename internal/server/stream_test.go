@@ -228,6 +228,38 @@ func TestStream(t *testing.T) {
 		nextEvent(t, ch, 10*time.Second)
 	})
 
+	t.Run("a revoked key's stream ends", func(t *testing.T) {
+		k, err := owner.CreateKey(c, "revoked-stream", "producer", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, ch := openStream(t, srv.URL, k.Secret, "view=overview")
+		if resp.StatusCode != 200 {
+			t.Fatalf("stream: %d", resp.StatusCode)
+		}
+		nextEvent(t, ch, 10*time.Second)
+		if err := owner.RevokeKey(c, k.ID); err != nil {
+			t.Fatal(err)
+		}
+		// The stream checks its key every ten intervals (500 ms here): it
+		// says why in an error event and ends.
+		e := nextEvent(t, ch, 10*time.Second)
+		for e.Event == "overview" {
+			e = nextEvent(t, ch, 10*time.Second)
+		}
+		if e.Event != "error" || !strings.Contains(e.Data, "unauthenticated") {
+			t.Fatalf("after the revoke: event %q %s", e.Event, e.Data)
+		}
+		end := time.After(10 * time.Second)
+		for open := true; open; {
+			select {
+			case _, open = <-ch:
+			case <-end:
+				t.Fatal("the stream of a revoked key stayed open")
+			}
+		}
+	})
+
 	t.Run("SIGTERM ends the streams", func(t *testing.T) {
 		_, ch := openStream(t, srv.URL, ownerKey, "job="+itoa(job.ID))
 		nextEvent(t, ch, 10*time.Second)
