@@ -107,6 +107,8 @@ func TestPagesFitTheWindow(t *testing.T) {
 		layoutPage{"/tools", "tools"},
 		layoutPage{"/runs", "runs"},
 		layoutPage{fmt.Sprintf("/runs/%d", fx.runID), "run"},
+		layoutPage{"/workers", "workers"},
+		layoutPage{"/history", "history"},
 	)
 
 	for _, vp := range viewports {
