@@ -44,6 +44,9 @@ type Config struct {
 	// DeliveryConcurrency is the dispatcher's concurrency in mode delivery;
 	// default 128.
 	DeliveryConcurrency int
+	// ConsoleRuns is how many timed runs of each request mode console
+	// makes; default ConsoleRuns (20). Tests use fewer.
+	ConsoleRuns int
 }
 
 // Validate checks the ranges and fills the defaults.
@@ -53,6 +56,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Jobs == 0 {
 		c.Jobs = 20000
+	}
+	if c.ConsoleRuns == 0 {
+		c.ConsoleRuns = ConsoleRuns
 	}
 	if c.Batch == 0 {
 		c.Batch = 100
@@ -89,6 +95,7 @@ func (c *Config) Validate() error {
 	check(c.Mode != "delivery" || c.Server == "" && c.DatabaseURL == "", "mode", "delivery", "runs on fresh SQLite files of its own: no --server or --database")
 	check(c.DeliveryConcurrency >= 1 && c.DeliveryConcurrency <= 1000, "delivery-concurrency", strconv.Itoa(c.DeliveryConcurrency), "must be from 1 through 1000")
 	check(c.Jobs >= 1 && c.Jobs <= 10_000_000, "jobs", strconv.Itoa(c.Jobs), "must be from 1 through 10000000")
+	check(c.ConsoleRuns >= 1 && c.ConsoleRuns <= 1000, "console-runs", strconv.Itoa(c.ConsoleRuns), "must be from 1 through 1000")
 	check(c.Batch >= 1 && c.Batch <= 1000, "batch", strconv.Itoa(c.Batch), "must be from 1 through 1000")
 	check(c.Claimers >= 1 && c.Claimers <= 256, "claimers", strconv.Itoa(c.Claimers), "must be from 1 through 256")
 	check(c.EnqueueBatch >= 1 && c.EnqueueBatch <= 1000, "enqueue-batch", strconv.Itoa(c.EnqueueBatch), "must be from 1 through 1000")

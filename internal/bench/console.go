@@ -111,12 +111,12 @@ func runConsole(ctx context.Context, cfg Config, dir string, w io.Writer, res *R
 		{"search, a job id", "/v1/jobs?q=" + strconv.FormatInt(sampleID, 10)},
 		{"search, text found nowhere", "/v1/jobs?q=" + url.QueryEscape("no such text anywhere")},
 	}
-	fmt.Fprintf(w, "timing method: GET over loopback HTTP (keep-alive) against server.Run on the seeded database; each request once untimed-for-the-median (shown as first), then %d times; median and max of those %d; first page = default limit 100.\n", ConsoleRuns, ConsoleRuns)
+	fmt.Fprintf(w, "timing method: GET over loopback HTTP (keep-alive) against server.Run on the seeded database; each request once untimed-for-the-median (shown as first), then %d times; median and max of those %d; first page = default limit 100.\n", cfg.ConsoleRuns, cfg.ConsoleRuns)
 	hc := &http.Client{Timeout: 2 * time.Minute}
 	for _, r := range reqs {
 		t := ConsoleTiming{Name: r.name, Path: r.path}
 		var runs []time.Duration
-		for i := range ConsoleRuns + 1 {
+		for i := range cfg.ConsoleRuns + 1 {
 			d, items, err := timeGet(ctx, hc, base+r.path, key)
 			if err != nil {
 				return fmt.Errorf("%s: %w", r.path, err)
