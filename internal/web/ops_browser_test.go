@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/browsertest"
@@ -69,6 +70,24 @@ func TestOperatorControlsInBrowser(t *testing.T) {
 	noSideScroll(t, a.tab, "the endpoint page with operator controls at 390 px")
 	a.shot("ops-paused-390")
 	setViewport(t, a.tab, 1280, 900)
+
+	// In a browser away from UTC, the pause says the local time beside UTC,
+	// as every time on the dashboard does.
+	if _, err := chromedp.Call(a.tab.Ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Kolkata"}); err != nil {
+		t.Fatalf("time zone: %v", err)
+	}
+	a.open("/endpoints/payments")
+	a.waitView("endpoint")
+	a.tab.WaitFor(`document.getElementById("ops-paused").dataset.gate === "paused" && document.querySelector('#ops-audit [data-action="endpoint.pause"]') !== null`)
+	if got := a.text("#ops-paused"); !strings.HasPrefix(got, "Paused by bootstrap owner at ") || !strings.Contains(got, " UTC (") || !strings.HasSuffix(got, " local): provider incident #12") {
+		t.Errorf("paused line in Kolkata = %q, want local time beside UTC", got)
+	}
+	if got := a.text(`#ops-audit [data-action="endpoint.pause"]`); !strings.Contains(got, " UTC (") || !strings.Contains(got, " local) · bootstrap owner") {
+		t.Errorf("audit entry in Kolkata = %q, want local time beside UTC", got)
+	}
+	if _, err := chromedp.Call(a.tab.Ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: ""}); err != nil {
+		t.Fatalf("time zone: %v", err)
+	}
 
 	a.open("/")
 	a.waitView("overview")

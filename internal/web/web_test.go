@@ -85,6 +85,9 @@ func TestAssets(t *testing.T) {
 		"dashboard.css":         "text/css; charset=utf-8",
 		"dashboard-api.js":      "text/javascript; charset=utf-8",
 		"dashboard-timeline.js": "text/javascript; charset=utf-8",
+		"dashboard-format.js":   "text/javascript; charset=utf-8",
+		"dashboard-ops.js":      "text/javascript; charset=utf-8",
+		"dashboard-observe.js":  "text/javascript; charset=utf-8",
 		"favicon.svg":           "image/svg+xml",
 	} {
 		r := get(t, h, "/assets/"+v+"/"+file)

@@ -4,6 +4,7 @@
 // while it is the current view and marks the page ready for tests.
 import { $, h } from "./ui.js";
 import { api, ApiError, query } from "./dashboard-api.js";
+import { num, pad, utc, span, msText } from "./dashboard-format.js";
 
 const REFRESH_MS = 5000;
 const HOURS = [1, 6, 24, 48];
@@ -18,11 +19,13 @@ function ensureStyle() {
 }
 
 // ---------- formatting ----------
+// num, span, utc and msText are the dashboard's (dashboard-format.js). What
+// stays here is this module's own layout: the local time first with the
+// zone's name ("2026-03-04 15:32:13 UTC+5:30 · 2026-03-04 10:02:13 UTC"),
+// chart ticks of hours and minutes, and durations rounded for charts.
 
-const nf = new Intl.NumberFormat("en-US");
-const num = (n) => nf.format(n);
-const pad = (n, w = 2) => String(n).padStart(w, "0");
-
+// stamp prints a Date as "2026-03-04 10:02:13", in UTC when utc is true and
+// on this browser's clock otherwise.
 function stamp(d, utc) {
   const g = (k) => d[(utc ? "getUTC" : "get") + k]();
   return `${g("FullYear")}-${pad(g("Month") + 1)}-${pad(g("Date"))} ${pad(g("Hours"))}:${pad(g("Minutes"))}:${pad(g("Seconds"))}`;
@@ -38,34 +41,23 @@ function zone(d = new Date()) {
 
 const sameZone = () => new Date().getTimezoneOffset() === 0;
 
-// span prints a duration for people: "850 ms", "42 s", "4 min 10 s", "2 h 5 min".
-function span(ms) {
-  ms = Math.abs(Math.round(ms));
-  if (ms < 1000) return ms + " ms";
-  const s = Math.round(ms / 1000);
-  if (s < 60) return s + " s";
-  const m = Math.floor(s / 60);
-  if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
-  const hr = Math.floor(m / 60);
-  return m % 60 ? `${hr} h ${m % 60} min` : `${hr} h`;
-}
-
 // seen shows a time as "12 s ago" over its local time and UTC.
 function seen(iso, now) {
   if (!iso) return h("span", { class: "muted", text: "never" });
   const d = new Date(iso);
   const ago = now - d.getTime();
   const rel = Math.abs(ago) < 1000 ? "just now" : ago > 0 ? span(ago) + " ago" : "in " + span(ago);
-  const abs = sameZone() ? stamp(d, true) + " UTC" : `${stamp(d, false)} ${zone(d)} · ${stamp(d, true)} UTC`;
+  const abs = sameZone() ? utc(iso) : `${stamp(d, false)} ${zone(d)} · ${utc(iso)}`;
   return h("time", { datetime: iso, title: abs, class: "seen" }, h("span", { class: "rel", text: rel }), h("span", { class: "abs", text: abs }));
 }
 
-// hm is a chart tick in local time, "14:05".
+// hm is a chart tick in local time, "14:05"; hmUTC the same in UTC.
 const hm = (ms) => { const d = new Date(ms); return `${pad(d.getHours())}:${pad(d.getMinutes())}`; };
 const hmUTC = (ms) => { const d = new Date(ms); return `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`; };
 
+// ms prints a lag for charts: "850 ms", "1.5 s", then as span does.
 function ms(n) {
-  if (n < 1000) return num(Math.round(n)) + " ms";
+  if (n < 1000) return msText(Math.round(n));
   if (n < 60_000) return (Math.round(n / 100) / 10) + " s";
   return span(n);
 }

@@ -5,6 +5,7 @@
 // through the public /v1 API (dashboard-api.js), like the rest of the page.
 import { h, toast } from "./ui.js";
 import { api, ApiError, query } from "./dashboard-api.js";
+import { when, timeEl } from "./dashboard-format.js";
 
 // The card's styles live beside it, so dashboard.css stays as it is.
 if (!document.getElementById("ops-style")) {
@@ -18,28 +19,19 @@ const REASON_MAX = 500;
 // What holds the jobs, in a sentence; a gate not worded here shows by name.
 const HELD_BY = { paused: "the pause", circuit: "the circuit breaker", max_concurrent: "the concurrency limit", rate_limit: "the rate limit" };
 
-const pad = (n, w = 2) => String(n).padStart(w, "0");
+// at is a time inside a sentence or a line of text: UTC, then the local time
+// in brackets (dashboard-format.js), as the rest of the dashboard prints it.
+const at = (iso) => h("time", { datetime: iso || "", title: iso || "" }, when(iso));
 
-// when prints an RFC 3339 time as "2026-03-04 10:02:13 UTC", as the rest of
-// the dashboard does.
-function when(iso) {
-  if (!iso) return "—";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} UTC`;
-}
-
-const timeEl = (iso) => h("time", { datetime: iso || "", title: iso || "" }, when(iso));
-
-// pauseText is the sentence of a pause: "Paused by ops at 2026-… UTC: reason".
+// pauseText is the sentence of a pause: "Paused by ops at 2026-… UTC (… local): reason".
 function pauseText(p) {
-  return h("span", {}, "Paused by ", h("strong", { class: "ops-by", text: p.by }), " at ", timeEl(p.at), p.reason ? ": " + p.reason : ".");
+  return h("span", {}, "Paused by ", h("strong", { class: "ops-by", text: p.by }), " at ", at(p.at), p.reason ? ": " + p.reason : ".");
 }
 
 function circuitText(c) {
   if (c.state === "open") {
-    return h("span", {}, "Circuit ", h("strong", { text: "open" }), c.openedBy ? ` (opened by hand by ${c.openedBy})` : "", " since ", timeEl(c.openedAt),
-      "; it half-opens at ", timeEl(c.halfOpensAt), ".");
+    return h("span", {}, "Circuit ", h("strong", { text: "open" }), c.openedBy ? ` (opened by hand by ${c.openedBy})` : "", " since ", at(c.openedAt),
+      "; it half-opens at ", at(c.halfOpensAt), ".");
   }
   if (c.state === "half_open") return h("span", {}, "Circuit ", h("strong", { text: "half-open" }), c.probeJobId ? `: probe job #${c.probeJobId} decides.` : ": the next claim is a probe.");
   return h("span", {}, "Circuit ", h("strong", { text: "closed" }), ` · ${c.failures} consecutive failure${c.failures === 1 ? "" : "s"} counted.`);
@@ -143,7 +135,7 @@ export function operatorControls(initial, canWrite, stale) {
     const a = await api("GET", "/v1/audit" + query({ target: "endpoint:" + initial.name, limit: AUDIT_SHOWN }));
     if (stale()) return;
     auditList.replaceChildren(...(a.entries.length ? a.entries.map((e) => h("li", { "data-action": e.action },
-      timeEl(e.at), " · ", h("strong", { text: e.actor }), " · ", h("code", { text: e.action }), e.detail ? " — " + e.detail : "")) : [h("li", { class: "muted", text: "No operator action on this endpoint yet." })]));
+      at(e.at), " · ", h("strong", { text: e.actor }), " · ", h("code", { text: e.action }), e.detail ? " — " + e.detail : "")) : [h("li", { class: "muted", text: "No operator action on this endpoint yet." })]));
   };
 
   const act = async (what, path, body, done) => {

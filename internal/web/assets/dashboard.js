@@ -10,6 +10,7 @@ import { api, ApiError, getKey, setKey, hooks, query, openStream } from "./dashb
 import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
 import { operatorControls } from "./dashboard-ops.js";
 import { workersView, historyView } from "./dashboard-observe.js";
+import { num, when, span, clockEl, clockBoth, timeEl, msText } from "./dashboard-format.js";
 
 // Relative times ("in 12 s") are rewritten this often between events.
 const TICK_MS = 5000;
@@ -33,98 +34,15 @@ const state = {
 const toast = (message) => showToast(message, 3200);
 
 // ---------- formatting ----------
+// The shared formatting lives in dashboard-format.js; what needs the
+// server's clock stays here.
 
-const nf = new Intl.NumberFormat("en-US");
-const num = (n) => nf.format(n);
-const pad = (n, w = 2) => String(n).padStart(w, "0");
 const serverNow = () => Date.now() + state.skew;
-
-// Times are stored and compared in UTC, and people read their own clock:
-// every time the dashboard prints says both, "2026-03-04 10:02:13 UTC
-// (11:02:13 local)", unless this browser's time zone is UTC. The local part
-// carries the date when the local day differs from the UTC day.
-
-// utc prints an RFC 3339 time as "2026-03-04 10:02:13 UTC" (with
-// milliseconds when ms is true).
-function utc(iso, ms = false) {
-  if (!iso) return "—";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  const s = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
-  return (ms ? s + "." + pad(d.getUTCMilliseconds(), 3) : s) + " UTC";
-}
-
-// local is the same instant on this browser's clock, "11:02:13 local", or
-// "" when the browser's zone is UTC at that instant.
-function local(iso, ms = false) {
-  const d = new Date(iso);
-  if (!iso || Number.isNaN(d.getTime()) || d.getTimezoneOffset() === 0) return "";
-  let s = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  if (ms) s += "." + pad(d.getMilliseconds(), 3);
-  if (d.getDate() !== d.getUTCDate()) s = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${s}`;
-  return s + " local";
-}
-
-// when prints a time for a sentence: UTC, then the local time in brackets.
-function when(iso, ms = false) {
-  const l = local(iso, ms);
-  return utc(iso, ms) + (l ? ` (${l})` : "");
-}
-const whenLocal = when;
-
-// span prints a duration for people: "850 ms", "42 s", "4 min 10 s", "2 h 5 min".
-function span(ms) {
-  ms = Math.abs(Math.round(ms));
-  if (ms < 1000) return ms + " ms";
-  const s = Math.round(ms / 1000);
-  if (s < 60) return s + " s";
-  const m = Math.floor(s / 60);
-  if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
-  const hr = Math.floor(m / 60);
-  if (hr < 48) return m % 60 ? `${hr} h ${m % 60} min` : `${hr} h`;
-  return `${Math.round(hr / 24)} days`;
-}
-
-// clock prints the UTC time of day, "10:02:13 UTC" (or "10:02:13.456" in
-// a column headed UTC).
-function clock(iso, ms = false) {
-  const d = new Date(iso);
-  const s = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
-  return ms ? s + "." + pad(d.getUTCMilliseconds(), 3) : s + " UTC";
-}
-
-// clockEl is a table cell's time of day: UTC, with the local time as a
-// second, quieter line (none when the browser's zone is UTC).
-function clockEl(iso, ms = false) {
-  const l = local(iso, ms);
-  return h("time", { datetime: iso, title: when(iso, true) }, clock(iso, ms), l ? h("span", { class: "local", text: localClock(iso, ms) }) : null);
-}
-
-// clockBoth is "10:02:13 UTC (11:02:13 local)" for short labels.
-function clockBoth(iso) {
-  return clock(iso) + (local(iso) ? ` (${localClock(iso)})` : "");
-}
-
-// localClock is the local time of day only, "11:02:13.456 local".
-function localClock(iso, ms = false) {
-  const d = new Date(iso);
-  const s = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  return (ms ? s + "." + pad(d.getMilliseconds(), 3) : s) + " local";
-}
 
 function relative(iso) {
   const d = Date.parse(iso) - serverNow();
   if (Math.abs(d) < 1000) return "now";
   return d > 0 ? "in " + span(d) : span(d) + " ago";
-}
-
-const msText = (ms) => num(ms) + " ms";
-
-// timeEl prints a time in UTC with the local time as a second, quieter
-// line (none when the browser's zone is UTC).
-function timeEl(iso, ms = false) {
-  const l = local(iso, ms);
-  return h("time", { datetime: iso || "", title: iso || "" }, utc(iso, ms), l ? h("span", { class: "local", text: l }) : null);
 }
 
 function badge(text, kind) {
@@ -357,18 +275,18 @@ function liveLine() {
     if (liveState.textContent !== text) liveState.textContent = text;
     detail.textContent = more;
   };
-  const from = () => (shownAt ? ` · showing data from ${whenLocal(shownAt)}` : "");
+  const from = () => (shownAt ? ` · showing data from ${when(shownAt)}` : "");
   return {
     el,
     // shown records the server time of the data on screen.
     shown(iso) {
       shownAt = iso;
       el.dataset.updated = iso;
-      if (el.dataset.state === "live") say("live", "Live", ` · updated ${whenLocal(iso)} · updates as they happen`);
+      if (el.dataset.state === "live") say("live", "Live", ` · updated ${when(iso)} · updates as they happen`);
     },
     status(s) {
       if (s.state === "live") {
-        if (el.dataset.state !== "live") say("live", "Live", shownAt ? ` · updated ${whenLocal(shownAt)} · updates as they happen` : " · updates as they happen");
+        if (el.dataset.state !== "live") say("live", "Live", shownAt ? ` · updated ${when(shownAt)} · updates as they happen` : " · updates as they happen");
         el.dataset.heard = String(s.at);
       } else if (s.state === "paused") {
         say("reconnecting", "Paused", `${from()} · the tab is hidden; updates resume when you come back`);
