@@ -220,6 +220,9 @@ func TestDashboardLive(t *testing.T) {
 		}
 		must(c.EnqueueBatch(ctx, batch))(t)
 		a.tab.WaitFor(`document.querySelector('#state-tabs [data-state="scheduled"] .tab-count').textContent === "62"`)
+		// The tabs change with the event; the first page is read again just
+		// after it, and only then has a next page to go to.
+		a.tab.WaitFor(`!document.getElementById("next-page").disabled`)
 		a.click("#next-page")
 		a.tab.WaitFor(`document.documentElement.dataset.ready === "true" && location.search.includes("cursor=")`)
 		a.tab.WaitFor(`document.getElementById("refresh").dataset.state === "live"`)
