@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/getratchet/ratchet/internal/store"
@@ -23,5 +24,22 @@ func TestMoveJob(t *testing.T) {
 	}
 	if err := moveJob(j, wire.EventCancel, 4000); err == nil {
 		t.Fatal("a cancelled job is final")
+	}
+}
+
+// TestWorkersNotedAreBounded: a key that claims under a new workerId every
+// call cannot grow one node's notes past maxWorkersNoted between flushes;
+// workers already noted keep being updated.
+func TestWorkersNotedAreBounded(t *testing.T) {
+	var e Engine
+	for i := range maxWorkersNoted + 50 {
+		e.noteWorker(1, "w-"+strconv.Itoa(i), seenClaim, int64(i+1))
+	}
+	if got := len(e.workers.m); got != maxWorkersNoted {
+		t.Fatalf("%d workers noted, want the bound %d", got, maxWorkersNoted)
+	}
+	e.noteWorker(1, "w-0", seenHeartbeat, 99)
+	if w := e.workers.m[workerKey{1, "w-0"}]; w.HeartbeatAt != 99 || w.ClaimAt != 1 {
+		t.Fatalf("a noted worker was not updated: %+v", w)
 	}
 }

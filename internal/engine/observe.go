@@ -30,6 +30,10 @@ const (
 	historyChunkMinutes = 60
 	// maxWorkersListed bounds GET /v1/workers.
 	maxWorkersListed = 1000
+	// maxWorkersNoted bounds the workers one node notes between two
+	// flushes (one second): a key that claims under a new workerId every
+	// call cannot grow the map, nor the rows written, without end.
+	maxWorkersNoted = 10_000
 )
 
 type workerKey struct {
@@ -65,6 +69,9 @@ func (e *Engine) noteWorker(projectID int64, workerID string, kind seenKind, ms 
 	k := workerKey{projectID, workerID}
 	w := s.m[k]
 	if w == nil {
+		if len(s.m) >= maxWorkersNoted {
+			return
+		}
 		w = &store.WorkerSeen{ProjectID: projectID, WorkerID: workerID, FirstAt: ms}
 		s.m[k] = w
 	}
