@@ -46,6 +46,9 @@ const (
 	// streamWriteGrace is how long one write may take before the client
 	// counts as gone.
 	streamWriteGrace = 30 * time.Second
+	// slowStreamEvery: a jobs stream whose counts are counted (a search,
+	// a run, a creation window) re-reads every this many intervals.
+	slowStreamEvery = 10
 	// streamKeyCheck is how often an open stream checks that its key is
 	// still valid: a revoked key stops seeing changes within this time.
 	streamKeyCheck = 10 * time.Second
@@ -318,6 +321,29 @@ func (a *API) streamViewOf(r *http.Request, p *engine.Principal) (streamView, er
 		if err != nil {
 			return nil, err
 		}
+		if !countedByCounters(f) {
+			// Counting such a filter reads the jobs it selects (a search
+			// reads every job): such a stream re-reads every
+			// slowStreamEvery intervals, not every interval.
+			var (
+				tick      int
+				lastEvent string
+				lastData  any
+				lastSame  []byte
+			)
+			return func(ctx context.Context, first bool) (string, any, []byte, error) {
+				if !first {
+					if tick++; tick%slowStreamEvery != 0 {
+						return lastEvent, lastData, lastSame, nil
+					}
+				}
+				ev, data, same, err := a.jobsStreamRead(ctx, p, f, first)
+				if err == nil {
+					lastEvent, lastData, lastSame = ev, data, same
+				}
+				return ev, data, same, err
+			}, nil
+		}
 		return func(ctx context.Context, first bool) (string, any, []byte, error) {
 			return a.jobsStreamRead(ctx, p, f, first)
 		}, nil
@@ -337,7 +363,7 @@ func (a *API) jobsStreamRead(ctx context.Context, p *engine.Principal, f store.J
 		return "", nil, nil, err
 	}
 	out := wire.StreamJobs{Changed: !first, Counts: map[wire.JobState]int64{}}
-	if f.RunID == 0 && f.CreatedAfter == 0 && f.CreatedBefore == 0 && f.Q == "" {
+	if countedByCounters(f) {
 		// Only endpoint and tool: the counters kept with every change of a
 		// job (GET /v1/jobs/counts), one read instead of a count per state.
 		counts, err := a.e.JobCounts(ctx, p, f)
@@ -368,6 +394,13 @@ func (a *API) jobsStreamRead(ctx context.Context, p *engine.Principal, f store.J
 	cb, _ := json.Marshal(out.Counts)
 	b.Write(cb)
 	return "jobs", out, b.Bytes(), nil
+}
+
+// countedByCounters reports whether the counts of f's jobs per state come
+// from the counters kept with every change of a job (filters of endpoint and
+// tool only) rather than from counting the jobs.
+func countedByCounters(f store.JobFilter) bool {
+	return f.RunID == 0 && f.CreatedAfter == 0 && f.CreatedBefore == 0 && f.Q == ""
 }
 
 func firstKey(v url.Values) string {
