@@ -19,6 +19,7 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -544,6 +545,88 @@ func (c *Client) ReportBatch(ctx context.Context, rs []Report) ([]BatchResult, e
 	var out wire.ReportBatchResult
 	_, err := c.do(ctx, "POST", "/v1/reports", wire.ReportBatch{Reports: rs}, &out)
 	return out.Results, err
+}
+
+// StreamEvent is one event of GET /v1/stream: its name ("job", "overview",
+// "jobs" or "error") and its JSON data (a Job, an Overview, a
+// wire.StreamJobs or an error body).
+type StreamEvent struct {
+	Event string
+	Data  json.RawMessage
+}
+
+// Stream follows GET /v1/stream and calls fn with each event: a job's
+// changes (job > 0), the overview (view "overview") or a jobs list (view
+// "jobs" with the filters of f; its cursor and limit are left out). The
+// first event is the view as it is; later ones come only when it changed;
+// ping comments are skipped. Stream returns nil when the server ends the
+// stream (shutdown; a revoked key sends an "error" event first), ctx's error
+// when ctx ends, fn's error when fn returns one, and an *Error before the
+// stream starts. It is not retried: reconnect as you see fit.
+func (c *Client) Stream(ctx context.Context, job int64, view string, f JobFilter, fn func(StreamEvent) error) error {
+	v := url.Values{}
+	if job > 0 {
+		v.Set("job", strconv.FormatInt(job, 10))
+	}
+	if view != "" {
+		v.Set("view", view)
+		if view == "jobs" {
+			f.Cursor, f.Limit = "", 0
+			for k, vals := range f.Query() {
+				v[k] = vals
+			}
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", c.base+"/v1/stream?"+v.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		var eb wire.ErrorBody
+		if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
+			eb.Error = wire.ErrorDetail{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: strings.TrimSpace(string(data))}
+		}
+		return &Error{Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), ErrorDetail: eb.Error}
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var ev StreamEvent
+	var data []string
+	for sc.Scan() {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		switch {
+		case line == "":
+			if ev.Event != "" || len(data) > 0 {
+				if ev.Event == "" {
+					ev.Event = "message"
+				}
+				ev.Data = json.RawMessage(strings.Join(data, "\n"))
+				if err := fn(ev); err != nil {
+					return err
+				}
+			}
+			ev, data = StreamEvent{}, nil
+		case strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "event:"):
+			ev.Event = strings.TrimSpace(line[len("event:"):])
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(line[len("data:"):], " "))
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return sc.Err()
 }
 
 // Overview reads the per-endpoint live state the dashboard shows.

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -16,6 +18,8 @@ import (
 	"github.com/getratchet/ratchet/internal/proctest"
 	"github.com/getratchet/ratchet/wire"
 )
+
+var errStop = errors.New("stop")
 
 // sse is one server-sent event, or a comment (Event "" and Comment set).
 type sse struct {
@@ -226,6 +230,54 @@ func TestStream(t *testing.T) {
 			t.Fatalf("another key's stream: %d", resp.StatusCode)
 		}
 		nextEvent(t, ch, 10*time.Second)
+	})
+
+	t.Run("the Go SDK follows a stream", func(t *testing.T) {
+		j2, _, err := owner.Enqueue(c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"amount":5}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sctx, cancel := context.WithTimeout(c, 30*time.Second)
+		defer cancel()
+		var states []wire.JobState
+		err = owner.Stream(sctx, j2.ID, "", client.JobFilter{}, func(e client.StreamEvent) error {
+			if e.Event != "job" {
+				return fmt.Errorf("event %q: %s", e.Event, e.Data)
+			}
+			var j wire.Job
+			if err := json.Unmarshal(e.Data, &j); err != nil {
+				return err
+			}
+			states = append(states, j.State)
+			switch {
+			case len(states) == 1:
+				// The job as it is; now a worker runs it and reports.
+				cl, err := owner.Claim(c, client.ClaimRequest{WorkerID: "go-stream", Tools: []string{"charge@1"}, Max: 10})
+				if err != nil {
+					return err
+				}
+				for _, cj := range cl {
+					if cj.ID == j2.ID {
+						_, err := owner.ReportOne(c, client.Report{JobID: cj.ID, LeaseToken: cj.LeaseToken, Success: true})
+						return err
+					}
+				}
+				return fmt.Errorf("job %d was not claimed", j2.ID)
+			case j.State == wire.JobSucceeded:
+				return errStop
+			}
+			return nil
+		})
+		if !errors.Is(err, errStop) {
+			t.Fatalf("Stream: %v (states %v)", err, states)
+		}
+		if states[0] != wire.JobScheduled || states[len(states)-1] != wire.JobSucceeded {
+			t.Fatalf("states seen: %v", states)
+		}
+		var ce *client.Error
+		if err := owner.Stream(c, 0, "bogus", client.JobFilter{}, func(client.StreamEvent) error { return nil }); !errors.As(err, &ce) || ce.Status != 400 {
+			t.Fatalf("a bad view: %v", err)
+		}
 	})
 
 	t.Run("a revoked key's stream ends", func(t *testing.T) {

@@ -103,6 +103,7 @@ OPERATIONS = {
     "getOverview": "overview",
     "getWorkers": "workers",
     "getHistory": "history",
+    "getStream": "stream",
     "postDevClock": "advance_clock",
     "healthz": "healthz",
     "readyz": "readyz",
@@ -624,6 +625,69 @@ class Client:
         if hours is not None:
             q["hours"] = str(int(hours))
         return self._call("GET", "/v1/history", retry=True, query=q)[1]
+
+    def stream(
+        self,
+        *,
+        job: int | None = None,
+        view: str | None = None,
+        read_timeout: float = 60.0,
+        **filters: Any,
+    ) -> Iterator[tuple[str, Any]]:
+        """Follow ``GET /v1/stream``: yields ``(event, data)`` pairs as the
+        server sends them — ``("job", Job)`` for ``job=ID``, ``("overview",
+        Overview)`` for ``view="overview"``, ``("jobs", {"changed", "counts",
+        "total"})`` for ``view="jobs"`` with the filters of :meth:`list_jobs`
+        (state, tool, endpoint, run_id, created_after, created_before, q).
+        The first event is the view as it is; later ones come only when it
+        changed. Ping comments are skipped. The stream uses a connection of
+        its own, closed when the generator is closed; it ends when the
+        server ends it (shutdown, a revoked key: an ``("error", body)``
+        event comes first). ``read_timeout`` bounds the silence between two
+        lines (the server pings every 15 s). Not retried: reconnect as you
+        see fit."""
+        q: dict[str, str] = {}
+        if job is not None:
+            q["job"] = str(int(job))
+        if view is not None:
+            q["view"] = view
+        if filters:
+            q.update(_query(filters.get("state"), filters.get("tool"), filters.get("endpoint"), filters.get("run_id"),
+                            filters.get("created_after"), filters.get("created_before"), None, None, filters.get("q")))
+            unknown = set(filters) - {"state", "tool", "endpoint", "run_id", "created_after", "created_before", "q"}
+            if unknown:
+                raise TypeError(f"stream() got unknown filters: {sorted(unknown)}")
+        path = "/v1/stream?" + urllib.parse.urlencode(q)
+        if self._https:
+            c: http.client.HTTPConnection = _HTTPSConnection(self._host, self._port, timeout=self.timeout, context=self._ssl)
+        else:
+            c = _HTTPConnection(self._host, self._port, timeout=self.timeout)
+        try:
+            c.request("GET", self._prefix + path, headers={**self._headers, "Accept": "text/event-stream"})
+            resp = c.getresponse()
+            if resp.status >= 400:
+                raise error_from_response(resp.status, resp.headers, resp.read(), "GET", path)
+            if c.sock is not None:
+                c.sock.settimeout(read_timeout)
+            event, data = "", []
+            while True:
+                raw = resp.readline(1 << 24)
+                if not raw:
+                    return
+                line = raw.decode("utf-8").rstrip("\r\n")
+                if line == "":
+                    if event or data:
+                        text = "\n".join(data)
+                        yield (event or "message", json.loads(text) if text else None)
+                    event, data = "", []
+                elif line.startswith(":"):
+                    continue
+                elif line.startswith("event:"):
+                    event = line[6:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:].lstrip(" "))
+        finally:
+            c.close()
 
     def advance_clock(self, advance_ms: int) -> ClockAdvance:
         """Move the clock of a server started with --dev-clock (tests of long

@@ -172,6 +172,27 @@ export declare class Client {
         endpoint?: string;
         hours?: number;
     }, o?: RequestOptions): Promise<History>;
+    /**
+     * Follows GET /v1/stream: yields each event as `{ event, data }` —
+     * `"job"` with the Job for `{ job: id }`, `"overview"` with the Overview
+     * for `{ view: "overview" }`, `"jobs"` with `{ changed, counts, total }`
+     * for `{ view: "jobs", ...filters }` (the filters of listJobs, no cursor).
+     * The first event is the view as it is; later ones come only when it
+     * changed; ping comments are skipped. It ends when the server ends the
+     * stream (shutdown; a revoked key sends `"error"` first) or when
+     * `o.signal` aborts. A Ratchet error before the stream starts is thrown
+     * as RatchetError. Not retried: reconnect as you see fit.
+     */
+    stream(q: {
+        job: number;
+    } | ({
+        view: "overview" | "jobs";
+    } & Omit<JobFilter, "cursor" | "limit">), o?: {
+        signal?: AbortSignal;
+    }): AsyncGenerator<{
+        event: string;
+        data: unknown;
+    }>;
     /** Moves the clock of a server started with --dev-clock; the answer carries the new now. */
     advanceClock(advanceMs: number, o?: RequestOptions): Promise<ClockAdvance>;
     /** Runs the contention simulator (no key needed; one sweep at a time, 503 while busy). */

@@ -398,6 +398,82 @@ export class Client {
     return (await this.#do("get", "/v1/history", "/v1/history", { query, safe: true }, o)).data;
   }
 
+  /**
+   * Follows GET /v1/stream: yields each event as `{ event, data }` —
+   * `"job"` with the Job for `{ job: id }`, `"overview"` with the Overview
+   * for `{ view: "overview" }`, `"jobs"` with `{ changed, counts, total }`
+   * for `{ view: "jobs", ...filters }` (the filters of listJobs, no cursor).
+   * The first event is the view as it is; later ones come only when it
+   * changed; ping comments are skipped. It ends when the server ends the
+   * stream (shutdown; a revoked key sends `"error"` first) or when
+   * `o.signal` aborts. A Ratchet error before the stream starts is thrown
+   * as RatchetError. Not retried: reconnect as you see fit.
+   */
+  async *stream(
+    q: { job: number } | ({ view: "overview" | "jobs" } & Omit<JobFilter, "cursor" | "limit">),
+    o: { signal?: AbortSignal } = {},
+  ): AsyncGenerator<{ event: string; data: unknown }> {
+    const query = "job" in q ? params({ job: id(q.job) }) : params({ view: q.view, ...toQuery(q) });
+    const headers: Record<string, string> = { ...this.#headers, Accept: "text/event-stream" };
+    if (this.#key) headers["Authorization"] = `Bearer ${this.#key}`;
+    const ac = new AbortController();
+    const onAbort = () => ac.abort(o.signal!.reason);
+    o.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      let resp: Response;
+      try {
+        resp = await this.#fetch(`${this.baseUrl}/v1/stream?${query}`, { method: "GET", headers, signal: ac.signal });
+      } catch (err) {
+        if (o.signal?.aborted) throw o.signal.reason;
+        throw new RatchetError({ status: 0, code: "network", message: `GET /v1/stream: ${describe(err)}`, cause: err });
+      }
+      if (resp.status >= 400) throw errorOf(resp.status, await resp.text(), parseRetryAfter(resp.headers.get("Retry-After")));
+      if (!resp.body) return;
+      const decoder = new TextDecoder();
+      let buf = "";
+      let event = "";
+      let data: string[] = [];
+      const reader = resp.body.getReader();
+      try {
+        for (;;) {
+          let chunk: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            chunk = await reader.read();
+          } catch (err) {
+            if (o.signal?.aborted) return;
+            throw new RatchetError({ status: 0, code: "network", message: `GET /v1/stream: ${describe(err)}`, cause: err });
+          }
+          if (chunk.done) return;
+          buf += decoder.decode(chunk.value, { stream: true });
+          let nl: number;
+          while ((nl = buf.indexOf("\n")) >= 0) {
+            const line = buf.slice(0, nl).replace(/\r$/, "");
+            buf = buf.slice(nl + 1);
+            if (line === "") {
+              if (event || data.length) {
+                const text = data.join("\n");
+                yield { event: event || "message", data: text ? JSON.parse(text) : undefined };
+              }
+              event = "";
+              data = [];
+            } else if (line.startsWith(":")) {
+              continue;
+            } else if (line.startsWith("event:")) {
+              event = line.slice(6).trim();
+            } else if (line.startsWith("data:")) {
+              data.push(line.slice(5).replace(/^ /, ""));
+            }
+          }
+        }
+      } finally {
+        ac.abort();
+        reader.releaseLock();
+      }
+    } finally {
+      o.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
   /** Moves the clock of a server started with --dev-clock; the answer carries the new now. */
   async advanceClock(advanceMs: number, o?: RequestOptions): Promise<ClockAdvance> {
     return (await this.#do("post", "/v1/dev/clock", "/v1/dev/clock", { body: { advanceMs }, safe: false }, o)).data;
