@@ -19,7 +19,6 @@
 package client
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -598,35 +597,11 @@ func (c *Client) Stream(ctx context.Context, job int64, view string, f JobFilter
 		}
 		return &Error{Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), ErrorDetail: eb.Error}
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var ev StreamEvent
-	var data []string
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		switch {
-		case line == "":
-			if ev.Event != "" || len(data) > 0 {
-				if ev.Event == "" {
-					ev.Event = "message"
-				}
-				ev.Data = json.RawMessage(strings.Join(data, "\n"))
-				if err := fn(ev); err != nil {
-					return err
-				}
-			}
-			ev, data = StreamEvent{}, nil
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "event:"):
-			ev.Event = strings.TrimSpace(line[len("event:"):])
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(line[len("data:"):], " "))
-		}
-	}
+	err = readEvents(resp.Body, fn)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return sc.Err()
+	return err
 }
 
 // Overview reads the per-endpoint live state the dashboard shows.
