@@ -1,5 +1,6 @@
 import { apiBackoff, sleep } from "./backoff.js";
 import { RatchetError, parseRetryAfter } from "./errors.js";
+import { EventStreamParser } from "./sse.js";
 const id = (n) => {
     if (!Number.isSafeInteger(n))
         throw new TypeError(`ratchet: an id must be an integer, not ${String(n)}`);
@@ -300,9 +301,7 @@ export class Client {
             if (!resp.body)
                 return;
             const decoder = new TextDecoder();
-            let buf = "";
-            let event = "";
-            let data = [];
+            const parser = new EventStreamParser();
             const reader = resp.body.getReader();
             try {
                 for (;;) {
@@ -317,28 +316,22 @@ export class Client {
                     }
                     if (chunk.done)
                         return;
-                    buf += decoder.decode(chunk.value, { stream: true });
-                    let nl;
-                    while ((nl = buf.indexOf("\n")) >= 0) {
-                        const line = buf.slice(0, nl).replace(/\r$/, "");
-                        buf = buf.slice(nl + 1);
-                        if (line === "") {
-                            if (event || data.length) {
-                                const text = data.join("\n");
-                                yield { event: event || "message", data: text ? JSON.parse(text) : undefined };
-                            }
-                            event = "";
-                            data = [];
+                    let events;
+                    try {
+                        events = parser.push(decoder.decode(chunk.value, { stream: true }));
+                    }
+                    catch (err) {
+                        throw new RatchetError({ status: 0, code: "bad_stream", message: `GET /v1/stream: ${describe(err)}`, cause: err });
+                    }
+                    for (const e of events) {
+                        let data;
+                        try {
+                            data = e.data === "" ? undefined : JSON.parse(e.data);
                         }
-                        else if (line.startsWith(":")) {
-                            continue;
+                        catch (err) {
+                            throw new RatchetError({ status: 0, code: "bad_stream", message: `GET /v1/stream: event ${e.event} is not JSON: ${describe(err)}`, cause: err });
                         }
-                        else if (line.startsWith("event:")) {
-                            event = line.slice(6).trim();
-                        }
-                        else if (line.startsWith("data:")) {
-                            data.push(line.slice(5).replace(/^ /, ""));
-                        }
+                        yield { event: e.event, data };
                     }
                 }
             }

@@ -1,6 +1,6 @@
 import type { Endpoint, ErrorDetail, FieldError } from "./types.js";
 /** The code of an error answer, or of a failure to get one. */
-export type ErrorCode = ErrorDetail["code"] | "network" | "timeout" | `http_${number}`;
+export type ErrorCode = ErrorDetail["code"] | "network" | "timeout" | "bad_stream" | `http_${number}`;
 /**
  * An error of Ratchet's API: an error answer (status ≥ 400), or a request
  * that got no answer (status 0, code "network" or "timeout", the cause in
@@ -10,7 +10,7 @@ export declare class RatchetError extends Error {
     name: string;
     /** The HTTP status; 0 when no answer arrived. */
     readonly status: number;
-    /** invalid_request, unauthenticated, forbidden, not_found, conflict, unavailable, ...; "network" or "timeout" without an answer; http_NNN for an answer that is not Ratchet's error shape. */
+    /** invalid_request, unauthenticated, forbidden, not_found, conflict, unavailable, ...; "network" or "timeout" without an answer; "bad_stream" when a stream sent what is not an event stream of JSON; http_NNN for an answer that is not Ratchet's error shape. */
     readonly code: ErrorCode;
     /** Every rejected field of an invalid request (400), else empty. */
     readonly fields: FieldError[];
@@ -41,7 +41,14 @@ export declare class RatchetError extends Error {
     toString(): string;
 }
 /**
+ * parseHttpDate reads an HTTP date in the three forms RFC 9110 names
+ * (IMF-fixdate, RFC 850, asctime) as epoch milliseconds; undefined for
+ * anything else — Date.parse would also take "May 5" or "1 apple".
+ */
+export declare function parseHttpDate(v: string): number | undefined;
+/**
  * parseRetryAfter reads a Retry-After header (delta-seconds or an HTTP
- * date) as milliseconds, at most one hour; undefined when absent or invalid.
+ * date) as milliseconds, at most one hour; undefined when absent, invalid
+ * or in the past.
  */
 export declare function parseRetryAfter(value: string | null | undefined, now?: number): number | undefined;

@@ -4,7 +4,8 @@
  * openapi.json) and a Worker that runs handlers for tool@version contracts.
  */
 export { Client, describe } from "./client.js";
-export { RatchetError, parseRetryAfter } from "./errors.js";
+export { RatchetError, parseHttpDate, parseRetryAfter } from "./errors.js";
+export { EventStreamParser, MAX_EVENT_CHARS } from "./sse.js";
 export { apiBackoff, sleep } from "./backoff.js";
 export { HEADERS_OF_INTEREST, JobAbortedError, PermanentError, ResponseError, RetryAfterError, checkResponse, errorKind, permanent, reportFromResponse, retryAfter, toOutcome, } from "./outcome.js";
 export { Worker } from "./worker.js";

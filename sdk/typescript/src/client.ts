@@ -1,5 +1,6 @@
 import { apiBackoff, sleep } from "./backoff.js";
 import { RatchetError, parseRetryAfter } from "./errors.js";
+import { EventStreamParser, type ServerEvent } from "./sse.js";
 import type { paths } from "./schema.js";
 import type {
   AuditList,
@@ -430,9 +431,7 @@ export class Client {
       if (resp.status >= 400) throw errorOf(resp.status, await resp.text(), parseRetryAfter(resp.headers.get("Retry-After")));
       if (!resp.body) return;
       const decoder = new TextDecoder();
-      let buf = "";
-      let event = "";
-      let data: string[] = [];
+      const parser = new EventStreamParser();
       const reader = resp.body.getReader();
       try {
         for (;;) {
@@ -444,25 +443,20 @@ export class Client {
             throw new RatchetError({ status: 0, code: "network", message: `GET /v1/stream: ${describe(err)}`, cause: err });
           }
           if (chunk.done) return;
-          buf += decoder.decode(chunk.value, { stream: true });
-          let nl: number;
-          while ((nl = buf.indexOf("\n")) >= 0) {
-            const line = buf.slice(0, nl).replace(/\r$/, "");
-            buf = buf.slice(nl + 1);
-            if (line === "") {
-              if (event || data.length) {
-                const text = data.join("\n");
-                yield { event: event || "message", data: text ? JSON.parse(text) : undefined };
-              }
-              event = "";
-              data = [];
-            } else if (line.startsWith(":")) {
-              continue;
-            } else if (line.startsWith("event:")) {
-              event = line.slice(6).trim();
-            } else if (line.startsWith("data:")) {
-              data.push(line.slice(5).replace(/^ /, ""));
+          let events: ServerEvent[];
+          try {
+            events = parser.push(decoder.decode(chunk.value, { stream: true }));
+          } catch (err) {
+            throw new RatchetError({ status: 0, code: "bad_stream", message: `GET /v1/stream: ${describe(err)}`, cause: err });
+          }
+          for (const e of events) {
+            let data: unknown;
+            try {
+              data = e.data === "" ? undefined : JSON.parse(e.data);
+            } catch (err) {
+              throw new RatchetError({ status: 0, code: "bad_stream", message: `GET /v1/stream: event ${e.event} is not JSON: ${describe(err)}`, cause: err });
             }
+            yield { event: e.event, data };
           }
         }
       } finally {

@@ -1,7 +1,7 @@
 import type { Endpoint, ErrorDetail, FieldError } from "./types.js";
 
 /** The code of an error answer, or of a failure to get one. */
-export type ErrorCode = ErrorDetail["code"] | "network" | "timeout" | `http_${number}`;
+export type ErrorCode = ErrorDetail["code"] | "network" | "timeout" | "bad_stream" | `http_${number}`;
 
 /**
  * An error of Ratchet's API: an error answer (status ≥ 400), or a request
@@ -12,7 +12,7 @@ export class RatchetError extends Error {
   override name = "RatchetError";
   /** The HTTP status; 0 when no answer arrived. */
   readonly status: number;
-  /** invalid_request, unauthenticated, forbidden, not_found, conflict, unavailable, ...; "network" or "timeout" without an answer; http_NNN for an answer that is not Ratchet's error shape. */
+  /** invalid_request, unauthenticated, forbidden, not_found, conflict, unavailable, ...; "network" or "timeout" without an answer; "bad_stream" when a stream sent what is not an event stream of JSON; http_NNN for an answer that is not Ratchet's error shape. */
   readonly code: ErrorCode;
   /** Every rejected field of an invalid request (400), else empty. */
   readonly fields: FieldError[];
@@ -66,16 +66,54 @@ export class RatchetError extends Error {
   }
 }
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
+const LONG_DAY = "(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)";
+const MON = `(${MONTHS.join("|")})`;
+const IMF_FIXDATE = new RegExp(`^${DAY}, (\\d{2}) ${MON} (\\d{4}) (\\d{2}):(\\d{2}):(\\d{2}) GMT$`);
+const RFC850 = new RegExp(`^${LONG_DAY}, (\\d{2})-${MON}-(\\d{2}) (\\d{2}):(\\d{2}):(\\d{2}) GMT$`);
+const ASCTIME = new RegExp(`^${DAY} ${MON} ( \\d|\\d{2}) (\\d{2}):(\\d{2}):(\\d{2}) (\\d{4})$`);
+
+/**
+ * parseHttpDate reads an HTTP date in the three forms RFC 9110 names
+ * (IMF-fixdate, RFC 850, asctime) as epoch milliseconds; undefined for
+ * anything else — Date.parse would also take "May 5" or "1 apple".
+ */
+export function parseHttpDate(v: string): number | undefined {
+  // [day, month, year, hour, minute, second] as text
+  let f: string[];
+  let x: RegExpExecArray | null;
+  if ((x = IMF_FIXDATE.exec(v))) {
+    f = x.slice(1, 7) as string[];
+  } else if ((x = RFC850.exec(v))) {
+    f = x.slice(1, 7) as string[];
+    const yy = Number(f[2]);
+    f[2] = String(yy < 69 ? 2000 + yy : 1900 + yy);
+  } else if ((x = ASCTIME.exec(v))) {
+    const g = x.slice(1, 7) as string[];
+    f = [g[1]!, g[0]!, g[5]!, g[2]!, g[3]!, g[4]!];
+  } else {
+    return undefined;
+  }
+  const [day, mon, year, h, m, s] = f as [string, string, string, string, string, string];
+  const d = Number(day.trim()), hh = Number(h), mm = Number(m), ss = Number(s);
+  if (d < 1 || hh > 23 || mm > 59 || ss > 59) return undefined;
+  const t = Date.UTC(Number(year), MONTHS.indexOf(mon), d, hh, mm, ss);
+  if (new Date(t).getUTCDate() !== d) return undefined; // 31 Feb
+  return t;
+}
+
 /**
  * parseRetryAfter reads a Retry-After header (delta-seconds or an HTTP
- * date) as milliseconds, at most one hour; undefined when absent or invalid.
+ * date) as milliseconds, at most one hour; undefined when absent, invalid
+ * or in the past.
  */
 export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
   if (value == null) return undefined;
   const v = value.trim();
   if (v === "") return undefined;
   if (/^\d+$/.test(v)) return Math.min(Number(v), 3600) * 1000;
-  const t = Date.parse(v);
-  if (Number.isNaN(t)) return undefined;
+  const t = parseHttpDate(v);
+  if (t === undefined) return undefined;
   return t > now ? Math.min(t - now, 3_600_000) : undefined;
 }

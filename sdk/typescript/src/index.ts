@@ -4,7 +4,8 @@
  * openapi.json) and a Worker that runs handlers for tool@version contracts.
  */
 export { Client, describe, type ClientOptions, type JobFilter, type RequestOptions } from "./client.js";
-export { RatchetError, parseRetryAfter, type ErrorCode } from "./errors.js";
+export { RatchetError, parseHttpDate, parseRetryAfter, type ErrorCode } from "./errors.js";
+export { EventStreamParser, MAX_EVENT_CHARS, type ServerEvent } from "./sse.js";
 export { apiBackoff, sleep } from "./backoff.js";
 export {
   HEADERS_OF_INTEREST,
