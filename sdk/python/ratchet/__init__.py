@@ -21,7 +21,8 @@ those shapes.
 from ._types import *  # noqa: F401,F403
 from ._types import __all__ as _types_all
 from .client import OPERATIONS, Abort, Client, __version__
-from .errors import RatchetConnectionError, RatchetError, api_backoff, parse_retry_after
+from .errors import RatchetConnectionError, RatchetError, api_backoff, parse_http_date, parse_retry_after
+from .sse import MAX_EVENT_BYTES, EventStreamParser, ServerEvent
 from .outcomes import (
     HEADERS_OF_INTEREST,
     Cancelled,
@@ -43,7 +44,11 @@ __all__ = [
     "RatchetError",
     "RatchetConnectionError",
     "api_backoff",
+    "parse_http_date",
     "parse_retry_after",
+    "EventStreamParser",
+    "ServerEvent",
+    "MAX_EVENT_BYTES",
     "Worker",
     "WorkerStats",
     "CancelSignal",

@@ -57,6 +57,7 @@ from ._types import (
     WorkerList,
 )
 from .errors import RatchetConnectionError, RatchetError, api_backoff, error_from_response
+from .sse import EventStreamParser
 
 __all__ = ["Client", "Abort", "OPERATIONS"]
 
@@ -669,23 +670,21 @@ class Client:
                 raise error_from_response(resp.status, resp.headers, resp.read(), "GET", path)
             if c.sock is not None:
                 c.sock.settimeout(read_timeout)
-            event, data = "", []
+            parser = EventStreamParser()
             while True:
-                raw = resp.readline(1 << 24)
-                if not raw:
+                chunk = resp.read1(1 << 16)
+                if not chunk:
                     return
-                line = raw.decode("utf-8").rstrip("\r\n")
-                if line == "":
-                    if event or data:
-                        text = "\n".join(data)
-                        yield (event or "message", json.loads(text) if text else None)
-                    event, data = "", []
-                elif line.startswith(":"):
-                    continue
-                elif line.startswith("event:"):
-                    event = line[6:].strip()
-                elif line.startswith("data:"):
-                    data.append(line[5:].lstrip(" "))
+                try:
+                    events = parser.push(chunk)
+                except ValueError as e:
+                    raise RatchetError(0, "bad_stream", f"GET /v1/stream: {e}", method="GET", path=path) from None
+                for ev in events:
+                    try:
+                        data = json.loads(ev.data) if ev.data else None
+                    except ValueError as e:
+                        raise RatchetError(0, "bad_stream", f"GET /v1/stream: event {ev.event} is not JSON: {e}", method="GET", path=path) from None
+                    yield (ev.event, data)
         finally:
             c.close()
 

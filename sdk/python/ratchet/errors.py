@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import email.utils
+import datetime as _dt
 import json
 import random
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from ._types import Endpoint, FieldError
 
-__all__ = ["RatchetError", "RatchetConnectionError", "api_backoff", "parse_retry_after"]
+__all__ = ["RatchetError", "RatchetConnectionError", "api_backoff", "parse_http_date", "parse_retry_after"]
 
 
 class RatchetError(Exception):
@@ -109,21 +110,47 @@ def error_from_response(status: int, headers: Mapping[str, str] | Any, body: byt
     )
 
 
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_MON = "(" + "|".join(_MONTHS) + ")"
+_IMF_FIXDATE = re.compile(rf"{_DAY}, (\d{{2}}) {_MON} (\d{{4}}) (\d{{2}}):(\d{{2}}):(\d{{2}}) GMT", re.ASCII)
+_RFC850 = re.compile(rf"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{{2}})-{_MON}-(\d{{2}}) (\d{{2}}):(\d{{2}}):(\d{{2}}) GMT", re.ASCII)
+_ASCTIME = re.compile(rf"{_DAY} {_MON} ( \d|\d{{2}}) (\d{{2}}):(\d{{2}}):(\d{{2}}) (\d{{4}})", re.ASCII)
+_SECONDS = re.compile(r"[0-9]+", re.ASCII)
+
+
+def parse_http_date(value: str) -> float | None:
+    """Epoch seconds of an HTTP date in the three forms RFC 9110 names
+    (IMF-fixdate, RFC 850, asctime), always UTC; None for anything else."""
+    if m := _IMF_FIXDATE.fullmatch(value):
+        day, mon, year, h, mi, s = m.groups()
+    elif m := _RFC850.fullmatch(value):
+        day, mon, yy, h, mi, s = m.groups()
+        year = str(2000 + int(yy) if int(yy) < 69 else 1900 + int(yy))
+    elif m := _ASCTIME.fullmatch(value):
+        mon, day, h, mi, s, year = m.groups()
+    else:
+        return None
+    try:
+        when = _dt.datetime(int(year), _MONTHS.index(mon) + 1, int(day), int(h), int(mi), int(s), tzinfo=_dt.timezone.utc)
+    except ValueError:  # 31 Feb, hour 24, second 60, year 0
+        return None
+    return when.timestamp()
+
+
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a Retry-After header (delta-seconds or an HTTP
-    date), at most one hour; None when absent or unreadable."""
+    date in one of RFC 9110's three forms), at most one hour, 0 for a date
+    in the past; None when absent or unreadable."""
     if not value:
         return None
-    v = value.strip()
-    if v.isdigit():
+    v = value.strip(" \t")
+    if _SECONDS.fullmatch(v):
         return float(min(int(v), 3600))
-    try:
-        when = email.utils.parsedate_to_datetime(v)
-    except (TypeError, ValueError, IndexError):
-        return None
+    when = parse_http_date(v)
     if when is None:
         return None
-    wait = when.timestamp() - (time.time() if now is None else now)
+    wait = when - (time.time() if now is None else now)
     return min(max(wait, 0.0), 3600.0)
 
 
