@@ -75,29 +75,71 @@ const RETRY_MAX_MS = 30000;
 // long is dead although the connection looks open: drop it and reconnect.
 const SILENCE_MS = 40000;
 
-// parseEvents splits server-sent event text into complete events and the
-// unfinished rest: [{event, data}], rest. Comments (": ping") come back as
-// {comment}. Lines end with \n, \r\n or \r; data lines of one event join
-// with \n, as EventSource does.
-export function parseEvents(text) {
-  const out = [];
-  const blocks = text.split(/\r\n\r\n|\n\n|\r\r/);
-  const rest = blocks.pop();
-  for (const block of blocks) {
-    let event = "message", data = [], comment = null;
-    for (const line of block.split(/\r\n|\n|\r/)) {
-      if (line.startsWith(":")) { comment = line.slice(1).trim(); continue; }
-      const i = line.indexOf(":");
-      const name = i < 0 ? line : line.slice(0, i);
-      let value = i < 0 ? "" : line.slice(i + 1);
-      if (value.startsWith(" ")) value = value.slice(1);
-      if (name === "event") event = value;
-      else if (name === "data") data.push(value);
+// EventParser reads text/event-stream as the HTML standard's parser (and
+// EventSource) does, one decoded chunk at a time: lines end with \n, \r\n
+// or \r (a chunk may end between \r and \n); "name:value" loses one space
+// after the colon; a line without a colon is a field with an empty value;
+// "data" lines of one event join with \n; a blank line dispatches the event
+// if it has data; id and retry are ignored. push(text) returns what the
+// chunk completed: {event, data} for events and {comment} for comment lines
+// (": ping"), in order. The result does not depend on how the text is cut.
+// A line or an event's data over MAX_EVENT_CHARS throws a RangeError.
+export const MAX_EVENT_CHARS = 16 * 1024 * 1024;
+
+export class EventParser {
+  #line = "";
+  #skipLF = false;
+  #event = "";
+  #data = "";
+  #hasData = false;
+
+  push(text) {
+    const out = [];
+    let i = 0;
+    while (i < text.length) {
+      if (this.#skipLF) {
+        this.#skipLF = false;
+        if (text.charCodeAt(i) === 10) { i++; continue; }
+      }
+      let j = i;
+      while (j < text.length) {
+        const c = text.charCodeAt(j);
+        if (c === 10 || c === 13) break;
+        j++;
+      }
+      if (this.#line.length + (j - i) > MAX_EVENT_CHARS) throw new RangeError("event stream: a line longer than " + MAX_EVENT_CHARS + " characters");
+      this.#line += text.slice(i, j);
+      if (j === text.length) break;
+      this.#skipLF = text.charCodeAt(j) === 13;
+      i = j + 1;
+      const line = this.#line;
+      this.#line = "";
+      this.#endLine(line, out);
     }
-    if (data.length) out.push({ event, data: data.join("\n") });
-    else if (comment !== null) out.push({ comment });
+    return out;
   }
-  return [out, rest];
+
+  #endLine(line, out) {
+    if (line === "") {
+      if (this.#hasData) out.push({ event: this.#event || "message", data: this.#data });
+      this.#event = "";
+      this.#data = "";
+      this.#hasData = false;
+      return;
+    }
+    if (line.charCodeAt(0) === 58) { out.push({ comment: line.slice(1).replace(/^ /, "") }); return; }
+    const colon = line.indexOf(":");
+    const name = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (name === "event") {
+      this.#event = value;
+    } else if (name === "data") {
+      if (this.#data.length + value.length + 1 > MAX_EVENT_CHARS) throw new RangeError("event stream: an event's data longer than " + MAX_EVENT_CHARS + " characters");
+      this.#data = this.#hasData ? this.#data + "\n" + value : value;
+      this.#hasData = true;
+    }
+  }
 }
 
 // openStream reads GET /v1/stream with the signed-in key (EventSource
@@ -141,7 +183,8 @@ export function openStream(params, { onEvent, onStatus }) {
     }
     const reader = res.body.getReader();
     const dec = new TextDecoder();
-    let buf = "", gotEvent = false;
+    const parser = new EventParser();
+    let gotEvent = false;
     const watchdog = () => {
       clearTimeout(silence);
       silence = setTimeout(() => mine.abort(), SILENCE_MS);
@@ -152,9 +195,7 @@ export function openStream(params, { onEvent, onStatus }) {
         const { done, value } = await reader.read();
         if (done) break;
         watchdog();
-        buf += dec.decode(value, { stream: true });
-        const [events, rest] = parseEvents(buf);
-        buf = rest;
+        const events = parser.push(dec.decode(value, { stream: true }));
         for (const e of events) {
           if (closed) return;
           if (e.comment !== undefined) { status({ state: "live", at: Date.now() }); continue; }
@@ -172,8 +213,15 @@ export function openStream(params, { onEvent, onStatus }) {
           onEvent(e.event, data);
         }
       }
-    } catch {
-      // aborted by close(), by the watchdog, or the connection broke
+    } catch (err) {
+      // aborted by close(), by the watchdog, or the connection broke; or
+      // the server sent more than an event may hold: drop the connection
+      if (err instanceof RangeError) {
+        clearTimeout(silence);
+        mine.abort();
+        retry(err.message);
+        return;
+      }
     }
     clearTimeout(silence);
     if (closed) return;

@@ -1,0 +1,98 @@
+package web_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/getratchet/ratchet/internal/browsertest"
+	"github.com/getratchet/ratchet/internal/proctest"
+)
+
+// sseFuzzJS runs in the page against the dashboard's own module: thousands
+// of event-stream texts from a seeded generator, each fed to EventParser in
+// random pieces — as text, and as UTF-8 bytes cut anywhere through the
+// page's TextDecoder — must read as a plain whole-text reading does; the
+// server's form comes back as sent; an event over the bound throws. It
+// returns the first failure, or "".
+const sseFuzzJS = `(async (seed, rounds) => {
+  const script = [...document.scripts].find((s) => s.src.includes("/assets/"));
+  const { EventParser, MAX_EVENT_CHARS } = await import(new URL("dashboard-api.js", script.src).href);
+  let a = seed >>> 0;
+  const r = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const pieces = ["\n", "\r", "\r\n", "\n\n", ":", ": ping", " ", "data", "data:", "data: ", "event", "event:", "event: job",
+    "id: 1", "retry: 5", "{\"id\":1}", "é", "€", "😀", "\u0000", "x", "ab", "\ufeff"];
+  const randomText = () => { let s = ""; for (let n = Math.floor(r() * 40); n > 0; n--) s += pieces[Math.floor(r() * pieces.length)]; return s; };
+  const reference = (text) => {
+    const lines = [];
+    for (let m; (m = /\r\n|\r|\n/.exec(text)); text = text.slice(m.index + m[0].length)) lines.push(text.slice(0, m.index));
+    const out = [];
+    let event = "", data = [], has = false;
+    for (const l of lines) {
+      if (l === "") {
+        if (has) out.push({ event: event || "message", data: data.join("\n") });
+        event = ""; data = []; has = false;
+      } else if (l.startsWith(":")) {
+        out.push({ comment: l.slice(1).replace(/^ /, "") });
+      } else {
+        const i = l.indexOf(":");
+        const name = i < 0 ? l : l.slice(0, i);
+        const value = i < 0 ? "" : l.slice(i + 1).replace(/^ /, "");
+        if (name === "event") event = value;
+        else if (name === "data") { data.push(value); has = true; }
+      }
+    }
+    return out;
+  };
+  const cuts = (n) => { const out = []; for (let at = 0; at < n;) { const k = 1 + Math.floor(r() * 9); out.push([at, Math.min(n, at + k)]); at += k; } return out; };
+  const same = (x, y) => JSON.stringify(x) === JSON.stringify(y);
+  for (let round = 0; round < rounds; round++) {
+    const text = randomText();
+    const want = reference(text);
+    const p = new EventParser();
+    const got = [];
+    for (const [i, j] of cuts(text.length)) got.push(...p.push(text.slice(i, j)));
+    if (!same(got, want)) return "round " + round + ": text " + JSON.stringify(text) + " read " + JSON.stringify(got) + ", want " + JSON.stringify(want);
+    const bytes = new TextEncoder().encode(text);
+    const dec = new TextDecoder();
+    const q = new EventParser();
+    const fromBytes = [];
+    for (const [i, j] of cuts(bytes.length)) fromBytes.push(...q.push(dec.decode(bytes.subarray(i, j), { stream: true })));
+    fromBytes.push(...q.push(dec.decode()));
+    if (!same(fromBytes, reference(new TextDecoder().decode(bytes)))) return "round " + round + ": bytes of " + JSON.stringify(text) + " read " + JSON.stringify(fromBytes);
+    const sent = [];
+    let wire = "";
+    for (let i = Math.floor(r() * 4); i > 0; i--) {
+      const data = randomText().replace(/[\r\n]/g, "");
+      sent.push({ comment: "ping" }, { event: "e" + i, data });
+      wire += ": ping\n\nevent: e" + i + "\ndata: " + data + "\n\n";
+    }
+    const w = new EventParser();
+    const back = [];
+    for (const [i, j] of cuts(wire.length)) back.push(...w.push(wire.slice(i, j)));
+    if (!same(back, sent)) return "round " + round + ": the server's form " + JSON.stringify(wire) + " read " + JSON.stringify(back);
+  }
+  try { new EventParser().push("data: " + "x".repeat(MAX_EVENT_CHARS)); return "a line over the bound was taken"; } catch (e) { if (!(e instanceof RangeError)) return "over the bound: " + e; }
+  return "";
+})`
+
+// TestDashboardEventParser fuzzes the dashboard's event-stream parser in
+// Chromium (the parser the live pages read GET /v1/stream with).
+func TestDashboardEventParser(t *testing.T) {
+	b := browsertest.New(t)
+	srv := proctest.Start(t, "", nil)
+	tab := b.NewTab(t)
+	tab.Do("open the jobs page (signed out)", chromedp.Navigate(srv.URL+"/jobs"))
+	seed := rand.Uint32() >> 1
+	t.Logf("seed %d", seed)
+	if msg := browsertest.Eval[string](tab, fmt.Sprintf("%s(%d, 4000)", sseFuzzJS, seed)); msg != "" {
+		t.Fatalf("seed %d: %s", seed, msg)
+	}
+}
