@@ -181,18 +181,26 @@ func FuzzRoutes(f *testing.F) {
 	fx := newFixture(f)
 	routes := fx.api.Routes()
 	// Seeds name their route, so adding a route leaves them aimed right.
-	f.Add("GET /v1/me", []byte(`{}`), "1")
-	f.Add("POST /v1/jobs", []byte(`{"tool":"charge@1","payload":{"a":1},"maxAttempts":3,"runAt":"2026-12-02T09:00:00Z"}`), "1")
-	f.Add("POST /v1/jobs/batch", []byte(`{"jobs":[{"tool":"charge@1"},{"tool":"nope@1"}]}`), "1")
-	f.Add("POST /v1/claims", []byte(`{"workerId":"w","tools":["charge@1"],"max":10}`), "1")
-	f.Add("POST /v1/reports", []byte(`{"reports":[{"jobId":1,"leaseToken":"x","httpStatus":503,"headers":{"Retry-After":"120"}}]}`), "1")
-	f.Add("PUT /v1/endpoints/{name}/policy", []byte(`{"expectedVersion":1,"preset":"CUSTOM","maxAttempts":6,"initialDelayMs":10000,"multiplier":2,"maxDelayMs":600000,"jitterPercent":20,"defaultTimeoutMs":30000,"maxConcurrent":10,"rateLimitPerMinute":null}`), "stripe")
-	f.Add("POST /v1/tools", []byte(`{"name":"t","version":"2","endpoint":"stripe","retryPreset":"CUSTOM","retryPolicy":{"maxAttempts":2}}`), "x")
-	f.Add("POST /v1/endpoints/{name}/pause", []byte(`{"reason":"provider incident #12"}`), "stripe")
-	f.Add("POST /v1/jobs/bulk", []byte(`{"action":"run_now","ids":[1,2],"expectedCount":2}`), "1")
-	f.Add("GET /v1/audit", []byte(``), "1")
-	f.Add("POST /v1/jobs/{id}/report", []byte("{\"leaseToken\":\"x\",\"message\":\"\\u0000\xff\"}"), "1\x00")
-	f.Fuzz(func(t *testing.T, which string, body []byte, param string) {
+	f.Add("GET /v1/me", []byte(`{}`), "1", "")
+	f.Add("POST /v1/jobs", []byte(`{"tool":"charge@1","payload":{"a":1},"maxAttempts":3,"runAt":"2026-12-02T09:00:00Z"}`), "1", "")
+	f.Add("POST /v1/jobs/batch", []byte(`{"jobs":[{"tool":"charge@1"},{"tool":"nope@1"}]}`), "1", "")
+	f.Add("POST /v1/claims", []byte(`{"workerId":"w","tools":["charge@1"],"max":10}`), "1", "")
+	f.Add("POST /v1/reports", []byte(`{"reports":[{"jobId":1,"leaseToken":"x","httpStatus":503,"headers":{"Retry-After":"120"}}]}`), "1", "")
+	f.Add("PUT /v1/endpoints/{name}/policy", []byte(`{"expectedVersion":1,"preset":"CUSTOM","maxAttempts":6,"initialDelayMs":10000,"multiplier":2,"maxDelayMs":600000,"jitterPercent":20,"defaultTimeoutMs":30000,"maxConcurrent":10,"rateLimitPerMinute":null}`), "stripe", "")
+	f.Add("POST /v1/tools", []byte(`{"name":"t","version":"2","endpoint":"stripe","retryPreset":"CUSTOM","retryPolicy":{"maxAttempts":2}}`), "x", "")
+	f.Add("POST /v1/endpoints/{name}/pause", []byte(`{"reason":"provider incident #12"}`), "stripe", "")
+	f.Add("POST /v1/jobs/bulk", []byte(`{"action":"run_now","ids":[1,2],"expectedCount":2}`), "1", "")
+	f.Add("GET /v1/audit", []byte(``), "1", "")
+	f.Add("POST /v1/jobs/{id}/report", []byte("{\"leaseToken\":\"x\",\"message\":\"\\u0000\xff\"}"), "1\x00", "")
+	f.Add("GET /v1/jobs", []byte(``), "1", "state=failed&endpoint=stripe&q=card_declined&limit=50&cursor=10")
+	f.Add("GET /v1/jobs", []byte(``), "1", "createdAfter=2026-12-02T09:00:00Z&createdBefore=2026-12-03T00:00:00.000Z&state=scheduled,running")
+	f.Add("GET /v1/jobs/count", []byte(``), "1", "q=%00%ff&tool=charge@1&runId=1")
+	f.Add("GET /v1/stream", []byte(``), "1", "view=jobs&state=failed&q=x")
+	f.Add("GET /v1/stream", []byte(``), "1", "job=1&view=overview")
+	f.Add("GET /v1/history", []byte(``), "1", "hours=48&endpoint=stripe&hours=1")
+	f.Add("GET /v1/endpoints/{name}/held", []byte(``), "stripe", "cursor=-1&limit=1001")
+	f.Add("GET /v1/audit", []byte(``), "1", "target=endpoint:stripe&limit=0&extra=1")
+	f.Fuzz(func(t *testing.T, which string, body []byte, param, query string) {
 		r := routes[len(which)%len(routes)]
 		for _, rr := range routes {
 			if rr.Method+" "+rr.Path == which {
@@ -204,6 +212,12 @@ func FuzzRoutes(f *testing.F) {
 			return
 		}
 		path := strings.NewReplacer("{id}", param, "{name}", param, "{version}", param).Replace(r.Path)
+		if strings.ContainsFunc(query, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return // no valid request line carries it: net/http answers 400 before any handler
+		}
+		if query != "" {
+			path += "?" + query
+		}
 		req, err := http.NewRequest(r.Method, fx.srv.URL+path, bytes.NewReader(body))
 		if err != nil {
 			return // not a valid URL at all: nothing reaches the server
@@ -211,6 +225,10 @@ func FuzzRoutes(f *testing.F) {
 		req.Header.Set("Authorization", "Bearer "+key)
 		resp, err := fx.srv.Client().Do(req)
 		if err != nil {
+			return
+		}
+		if resp.StatusCode == http.StatusOK && r.Path == "/v1/stream" {
+			resp.Body.Close() // a stream that opened runs until closed
 			return
 		}
 		b, _ := io.ReadAll(resp.Body)
