@@ -84,6 +84,9 @@ func (r Route) ResponseType() reflect.Type { return r.response }
 func New(e *engine.Engine, log *slog.Logger, m *Metrics, draining <-chan struct{}) *API {
 	a := &API{e: e, log: log, metrics: m, draining: draining, bodyTimeout: BodyTimeout, streams: newStreams()}
 	a.routes = a.table()
+	if m != nil {
+		m.observeStreams(a.streams)
+	}
 	return a
 }
 

@@ -50,6 +50,13 @@ func NewMetrics(st store.Store) *Metrics {
 	return m
 }
 
+// observeStreams adds ratchet_streams_open, read from s at scrape time.
+// One API per Metrics: a second call panics on the duplicate name.
+func (m *Metrics) observeStreams(s *streams) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ratchet_streams_open",
+		Help: "GET /v1/stream streams this node serves now (at most 256; 8 per key)."}, func() float64 { return float64(s.open()) }))
+}
+
 // Handler serves /metrics.
 func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
 

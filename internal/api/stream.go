@@ -80,6 +80,13 @@ func (a *API) SetStreamTiming(interval, ping time.Duration) {
 	}
 }
 
+// open is how many streams are open now.
+func (s *streams) open() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
+}
+
 // acquire takes a stream slot for key, or says why there is none.
 func (s *streams) acquire(key int64) (release func(), err error) {
 	s.mu.Lock()

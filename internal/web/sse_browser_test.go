@@ -1,11 +1,18 @@
 package web_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/proctest"
 )
@@ -95,4 +102,88 @@ func TestDashboardEventParser(t *testing.T) {
 	if msg := browsertest.Eval[string](tab, fmt.Sprintf("%s(%d, 4000)", sseFuzzJS, seed)); msg != "" {
 		t.Fatalf("seed %d: %s", seed, msg)
 	}
+}
+
+// setHidden makes the page believe its tab is hidden (or shown) the way a
+// browser says so: document.hidden, visibilityState and a visibilitychange
+// event. Headless Chromium has no window to hide.
+func setHidden(tab *browsertest.Tab, hidden bool) {
+	browsertest.Eval[chromedp.Void](tab, fmt.Sprintf(`(() => {
+		const hidden = %t;
+		Object.defineProperty(document, "hidden", { configurable: true, get: () => hidden });
+		Object.defineProperty(document, "visibilityState", { configurable: true, get: () => hidden ? "hidden" : "visible" });
+		document.dispatchEvent(new Event("visibilitychange"));
+	})()`, hidden))
+}
+
+// TestDashboardHiddenTabGivesStreamBack: a jobs list left in a hidden tab
+// closes its stream after 10 s (the server's gauge goes to 0) and says it
+// is paused; shown again, it opens the stream and shows what changed
+// meanwhile. A tab hidden briefly keeps its stream.
+func TestDashboardHiddenTabGivesStreamBack(t *testing.T) {
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	prepareDB(t, dir)
+	srv := proctest.Start(t, dir, liveEnv, "--dev-clock")
+	c := client.New(srv.URL, ownerKey)
+	ctx := context.Background()
+	must(c.CreateEndpoint(ctx, "pay", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}}))(t)
+	must(c.PublishTool(ctx, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "pay"}))(t)
+	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: browsertest.ScreenshotDir(t)}
+	a.signIn(ownerKey)
+	a.open("/jobs")
+	a.waitView("jobs")
+	a.tab.WaitFor(`document.getElementById("refresh").dataset.state === "live"`)
+	streams := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(browsertest.StepTimeout)
+		line := fmt.Sprintf("ratchet_streams_open %d", want)
+		for !strings.Contains(scrapeMetrics(t, srv.MetricsURL), line+"\n") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the server never counted %d open streams", want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	streams(1)
+
+	// Hidden for a moment: nothing changes.
+	setHidden(a.tab, true)
+	setHidden(a.tab, false)
+	if got := a.tab.Text("#refresh-state"); got != "Live" {
+		t.Fatalf("after a short hide the live line reads %q", got)
+	}
+
+	start := time.Now()
+	setHidden(a.tab, true)
+	a.tab.WaitFor(`document.getElementById("refresh-state").textContent === "Paused"`)
+	if waited := time.Since(start); waited < 9*time.Second {
+		t.Fatalf("the stream closed %v after the tab was hidden, before its 10 s", waited)
+	}
+	if got := a.tab.Text("#refresh-detail"); !strings.Contains(got, "the tab is hidden") {
+		t.Errorf("paused detail = %q", got)
+	}
+	streams(0)
+	a.shot("hidden-tab-paused")
+
+	// A job enqueued while hidden shows once the tab is back.
+	job := enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"amount":7}`)})
+	setHidden(a.tab, false)
+	a.tab.WaitFor(`document.getElementById("refresh").dataset.state === "live"`)
+	a.tab.WaitFor(fmt.Sprintf(`!!document.querySelector('a[href="/jobs/%d"]')`, job.ID))
+	streams(1)
+}
+
+func scrapeMetrics(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
