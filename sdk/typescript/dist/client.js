@@ -1,6 +1,7 @@
 import { apiBackoff, sleep } from "./backoff.js";
 import { RatchetError, parseRetryAfter } from "./errors.js";
 import { EventStreamParser } from "./sse.js";
+import { fetchTransport, nodeTransport } from "./transport.js";
 const id = (n) => {
     if (!Number.isSafeInteger(n))
         throw new TypeError(`ratchet: an id must be an integer, not ${String(n)}`);
@@ -48,6 +49,8 @@ export class Client {
     baseUrl;
     #key;
     #fetch;
+    #transport;
+    #closeTransport;
     #timeoutMs;
     #maxRetries;
     #maxRetryWaitMs;
@@ -56,10 +59,27 @@ export class Client {
         this.baseUrl = baseUrl.replace(/\/+$/, "");
         this.#key = key;
         this.#fetch = options.fetch ?? globalThis.fetch;
+        if (options.fetch) {
+            this.#transport = fetchTransport(options.fetch);
+            this.#closeTransport = () => { };
+        }
+        else {
+            const t = nodeTransport();
+            this.#transport = t.send;
+            this.#closeTransport = t.close;
+        }
         this.#timeoutMs = options.timeoutMs ?? 30_000;
         this.#maxRetries = options.maxRetries ?? 4;
         this.#maxRetryWaitMs = options.maxRetryWaitMs ?? 30_000;
         this.#headers = { ...options.headers };
+    }
+    /**
+     * Closes the client's idle keep-alive connections (they would not keep
+     * the process alive anyway). The client stays usable: a later request
+     * opens a new connection.
+     */
+    close() {
+        this.#closeTransport();
     }
     /** The calling key and its project. */
     async me(o) {
@@ -413,15 +433,15 @@ export class Client {
             let text;
             let retryAfter = null;
             try {
-                const resp = await this.#fetch(url, {
+                const a = await this.#transport(url, {
                     method,
                     headers,
                     body: call.body === undefined ? undefined : JSON.stringify(call.body),
                     signal: ac.signal,
                 });
-                status = resp.status;
-                retryAfter = resp.headers.get("Retry-After");
-                text = await resp.text();
+                status = a.status;
+                retryAfter = a.retryAfter;
+                text = a.text;
             }
             catch (err) {
                 if (o.signal?.aborted)

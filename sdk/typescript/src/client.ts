@@ -1,6 +1,7 @@
 import { apiBackoff, sleep } from "./backoff.js";
 import { RatchetError, parseRetryAfter } from "./errors.js";
 import { EventStreamParser, type ServerEvent } from "./sse.js";
+import { fetchTransport, nodeTransport, type Transport } from "./transport.js";
 import type { paths } from "./schema.js";
 import type {
   AuditList,
@@ -40,7 +41,7 @@ import type {
 
 /** Options of a Client. */
 export interface ClientOptions {
-  /** The fetch to use; default the platform's. */
+  /** A fetch to send requests with (tests, proxies, other runtimes); by default the client uses node:http and node:https with keep-alive agents of its own, which costs about half the CPU per call. The stream uses fetch either way. */
   fetch?: typeof fetch;
   /** How long one request may take before it fails with code "timeout"; default 30000 ms (a claim adds its waitMs). */
   timeoutMs?: number;
@@ -144,6 +145,8 @@ export class Client {
   readonly baseUrl: string;
   readonly #key: string;
   readonly #fetch: typeof fetch;
+  readonly #transport: Transport;
+  readonly #closeTransport: () => void;
   readonly #timeoutMs: number;
   readonly #maxRetries: number;
   readonly #maxRetryWaitMs: number;
@@ -153,10 +156,27 @@ export class Client {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
     this.#key = key;
     this.#fetch = options.fetch ?? globalThis.fetch;
+    if (options.fetch) {
+      this.#transport = fetchTransport(options.fetch);
+      this.#closeTransport = () => {};
+    } else {
+      const t = nodeTransport();
+      this.#transport = t.send;
+      this.#closeTransport = t.close;
+    }
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#maxRetries = options.maxRetries ?? 4;
     this.#maxRetryWaitMs = options.maxRetryWaitMs ?? 30_000;
     this.#headers = { ...options.headers };
+  }
+
+  /**
+   * Closes the client's idle keep-alive connections (they would not keep
+   * the process alive anyway). The client stays usable: a later request
+   * opens a new connection.
+   */
+  close(): void {
+    this.#closeTransport();
   }
 
   /** The calling key and its project. */
@@ -546,15 +566,15 @@ export class Client {
       let text: string;
       let retryAfter: string | null = null;
       try {
-        const resp = await this.#fetch(url, {
+        const a = await this.#transport(url, {
           method,
           headers,
           body: call.body === undefined ? undefined : JSON.stringify(call.body),
           signal: ac.signal,
         });
-        status = resp.status;
-        retryAfter = resp.headers.get("Retry-After");
-        text = await resp.text();
+        status = a.status;
+        retryAfter = a.retryAfter;
+        text = a.text;
       } catch (err) {
         if (o.signal?.aborted) throw o.signal.reason;
         if (timedOut) {

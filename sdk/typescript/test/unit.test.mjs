@@ -285,3 +285,59 @@ test("the Worker retries a batch report after a 503 with Retry-After, and reads 
     await f.close();
   }
 });
+
+test("the default transport keeps one connection alive across calls; a given fetch is used instead; close() only drops idle connections", async () => {
+  const ports = [];
+  const server = createServer((req, res) => {
+    ports.push(req.socket.remotePort);
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ project: { id: 1, name: "p", plan: "PRO" }, key: { id: 2, scope: "owner", tools: [] } }));
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  try {
+    const c = new Client(url, "k");
+    for (let i = 0; i < 5; i++) await c.me();
+    assert.equal(ports.length, 5);
+    assert.equal(new Set(ports).size, 1, `five calls came over ${new Set(ports).size} connections`);
+    c.close();
+    assert.equal((await c.me()).project.name, "p", "a call after close() opens a new connection");
+    assert.notEqual(ports[5], ports[0]);
+    c.close();
+
+    const used = [];
+    const viaFetch = new Client(url, "k", { fetch: (u, init) => { used.push(`${init.method} ${u}`); return fetch(u, init); } });
+    assert.equal((await viaFetch.me()).key.scope, "owner");
+    assert.deepEqual(used, [`GET ${url}/v1/me`]);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+test("the default transport sends the body with its length and reads Retry-After and a UTF-8 answer split anywhere", async () => {
+  const server = createServer((req, res) => {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      assert.equal(req.headers["content-length"], String(Buffer.byteLength(body)));
+      const answer = Buffer.from(JSON.stringify({ error: { code: "unavailable", message: `busy ${JSON.parse(body).tool} — ☃` } }));
+      res.writeHead(503, { "Content-Type": "application/json", "Retry-After": "7" });
+      for (let i = 0; i < answer.length; i++) res.write(answer.subarray(i, i + 1)); // byte by byte, through the snowman
+      res.end();
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    const c = new Client(`http://127.0.0.1:${server.address().port}`, "k", { maxRetries: 0 });
+    const err = await c.enqueue({ tool: "café@1" }).catch((e) => e);
+    assert.ok(err instanceof RatchetError, String(err));
+    assert.equal(err.retryAfterMs, 7000);
+    assert.equal(err.message, "busy café@1 — ☃");
+    c.close();
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
