@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,4 +192,44 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// Metrics scrapes the server's /metrics once and returns the text.
+func (s *Server) Metrics(t testing.TB) string {
+	t.Helper()
+	resp, err := http.Get(s.MetricsURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// WaitForMetric scrapes /metrics until one of its lines equals line, and
+// fails the test after 10 s showing the lines of that metric.
+func (s *Server) WaitForMetric(t testing.TB, line string) {
+	t.Helper()
+	name, _, _ := strings.Cut(line, " ")
+	name, _, _ = strings.Cut(name, "{")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m := s.Metrics(t)
+		var of []string
+		for _, l := range strings.Split(m, "\n") {
+			if l == line {
+				return
+			}
+			if strings.HasPrefix(l, name) {
+				of = append(of, l)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in /metrics after 10 s; %s is:\n%s", line, name, strings.Join(of, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -3,7 +3,6 @@ package server_test
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -138,7 +137,7 @@ func TestOperatorControls(t *testing.T) {
 	if got, err := worker.Claim(c, client.ClaimRequest{WorkerID: "w", Max: 10}); err != nil || len(got) != 0 {
 		t.Fatalf("claim from a paused endpoint: %v %+v", err, got)
 	}
-	if m := scrape(t, srv.MetricsURL); !strings.Contains(m, `ratchet_endpoint_paused{endpoint="payments",project="1"} 1`) {
+	if m := srv.Metrics(t); !strings.Contains(m, `ratchet_endpoint_paused{endpoint="payments",project="1"} 1`) {
 		t.Errorf("metrics while paused lack ratchet_endpoint_paused 1:\n%s", m)
 	}
 	want := "endpoint payments was paused by bootstrap owner at " + ep.Paused.At + ": provider incident #12"
@@ -225,18 +224,4 @@ func TestOperatorControls(t *testing.T) {
 	if keyCreates != 2 {
 		t.Errorf("key.create entries: %d in %+v", keyCreates, rest.Entries)
 	}
-}
-
-func scrape(t *testing.T, metricsURL string) string {
-	t.Helper()
-	resp, err := http.Get(metricsURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,32 +29,6 @@ type sse struct {
 
 // openStream starts GET /v1/stream?query and sends what it reads to the
 // returned channel, closed when the stream ends.
-// waitForMetric scrapes the node's metrics until a line equals line.
-func waitForMetric(t *testing.T, metricsURL, line string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		m := scrape(t, metricsURL)
-		if slices.Contains(strings.Split(m, "\n"), line) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the metrics after 10 s:\n%s", line, grepLines(m, strings.Fields(line)[0]))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func grepLines(text, prefix string) string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 func openStream(t *testing.T, base, key, query string) (*http.Response, <-chan sse) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -260,9 +233,9 @@ func TestStream(t *testing.T) {
 		// The node's gauge counts them (streams of earlier subtests are
 		// given back once the server notices their client went, within a
 		// ping).
-		waitForMetric(t, srv.MetricsURL, "ratchet_streams_open 9")
+		srv.WaitForMetric(t, "ratchet_streams_open 9")
 	})
-	waitForMetric(t, srv.MetricsURL, "ratchet_streams_open 0")
+	srv.WaitForMetric(t, "ratchet_streams_open 0")
 
 	t.Run("the Go SDK follows a stream", func(t *testing.T) {
 		j2, _, err := owner.Enqueue(c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"amount":5}`)})

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -136,14 +134,7 @@ func TestDashboardHiddenTabGivesStreamBack(t *testing.T) {
 	a.tab.WaitFor(`document.getElementById("refresh").dataset.state === "live"`)
 	streams := func(want int) {
 		t.Helper()
-		deadline := time.Now().Add(browsertest.StepTimeout)
-		line := fmt.Sprintf("ratchet_streams_open %d", want)
-		for !strings.Contains(scrapeMetrics(t, srv.MetricsURL), line+"\n") {
-			if time.Now().After(deadline) {
-				t.Fatalf("the server never counted %d open streams", want)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		srv.WaitForMetric(t, fmt.Sprintf("ratchet_streams_open %d", want))
 	}
 	streams(1)
 
@@ -172,18 +163,4 @@ func TestDashboardHiddenTabGivesStreamBack(t *testing.T) {
 	a.tab.WaitFor(`document.getElementById("refresh").dataset.state === "live"`)
 	a.tab.WaitFor(fmt.Sprintf(`!!document.querySelector('a[href="/jobs/%d"]')`, job.ID))
 	streams(1)
-}
-
-func scrapeMetrics(t *testing.T, base string) string {
-	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
