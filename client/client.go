@@ -38,10 +38,11 @@ import (
 
 // Client talks to one Ratchet server with one API key.
 type Client struct {
-	base   string
-	key    string
-	http   *http.Client
-	strict bool
+	base    string
+	key     string
+	http    *http.Client
+	strict  bool
+	silence time.Duration // Stream: the longest quiet before the stream counts as dead
 }
 
 // Option configures a Client.
@@ -56,11 +57,30 @@ func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h
 // may add fields.
 func WithStrictDecoding() Option { return func(c *Client) { c.strict = true } }
 
+// DefaultStreamSilence is how long a Stream waits without a byte — the
+// server pings every 15 s — before it counts the connection as dead.
+const DefaultStreamSilence = 60 * time.Second
+
+// WithStreamSilence sets how long Stream waits without hearing anything
+// (not even a ping) before it ends with ErrStreamSilent; 0 keeps
+// DefaultStreamSilence.
+func WithStreamSilence(d time.Duration) Option {
+	return func(c *Client) {
+		if d > 0 {
+			c.silence = d
+		}
+	}
+}
+
+// ErrStreamSilent ends a Stream whose server sent nothing, not even a ping,
+// for the stream silence (a connection dropped without a close).
+var ErrStreamSilent = errors.New("stream: nothing heard from the server, not even a ping")
+
 // New makes a client for baseURL (e.g. http://127.0.0.1:8080) and key.
 func New(baseURL, key string, opts ...Option) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
-	c := &Client{base: strings.TrimRight(baseURL, "/"), key: key, http: &http.Client{Transport: tr}}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), key: key, http: &http.Client{Transport: tr}, silence: DefaultStreamSilence}
 	for _, o := range opts {
 		o(c)
 	}
@@ -560,8 +580,10 @@ type StreamEvent struct {
 // first event is the view as it is; later ones come only when it changed;
 // ping comments are skipped. Stream returns nil when the server ends the
 // stream (shutdown; a revoked key sends an "error" event first), ctx's error
-// when ctx ends, fn's error when fn returns one, and an *Error before the
-// stream starts. It is not retried: reconnect as you see fit.
+// when ctx ends, fn's error when fn returns one, ErrStreamSilent when
+// nothing, not even a ping, arrived for the stream silence (60 s, see
+// WithStreamSilence), and an *Error before the stream starts. It is not
+// retried: reconnect as you see fit.
 func (c *Client) Stream(ctx context.Context, job int64, view string, f JobFilter, fn func(StreamEvent) error) error {
 	v := url.Values{}
 	if job > 0 {
@@ -576,7 +598,13 @@ func (c *Client) Stream(ctx context.Context, job int64, view string, f JobFilter
 			}
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", c.base+"/v1/stream?"+v.Encode(), nil)
+	// A watchdog ends the request when nothing arrives for the silence;
+	// every read that brings bytes winds it up again.
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	watchdog := time.AfterFunc(c.silence, func() { cancel(ErrStreamSilent) })
+	defer watchdog.Stop()
+	req, err := http.NewRequestWithContext(sctx, "GET", c.base+"/v1/stream?"+v.Encode(), nil)
 	if err != nil {
 		return err
 	}
@@ -586,6 +614,9 @@ func (c *Client) Stream(ctx context.Context, job int64, view string, f JobFilter
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if cause := context.Cause(sctx); cause != nil && ctx.Err() == nil {
+			return cause
+		}
 		return err
 	}
 	defer resp.Body.Close()
@@ -597,11 +628,34 @@ func (c *Client) Stream(ctx context.Context, job int64, view string, f JobFilter
 		}
 		return &Error{Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), ErrorDetail: eb.Error}
 	}
-	err = readEvents(resp.Body, fn)
-	if ctx.Err() != nil {
-		return ctx.Err()
+	// The time fn takes is not silence.
+	err = readEvents(&wound{r: resp.Body, timer: watchdog, d: c.silence}, func(e StreamEvent) error {
+		watchdog.Stop()
+		defer watchdog.Reset(c.silence)
+		return fn(e)
+	})
+	if cause := context.Cause(sctx); cause != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return cause
 	}
 	return err
+}
+
+// wound is a reader that winds a watchdog up again whenever bytes arrive.
+type wound struct {
+	r     io.Reader
+	timer *time.Timer
+	d     time.Duration
+}
+
+func (w *wound) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if n > 0 {
+		w.timer.Reset(w.d)
+	}
+	return n, err
 }
 
 // Overview reads the per-endpoint live state the dashboard shows.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -185,4 +187,54 @@ func FuzzParseRetryAfter(f *testing.F) {
 			t.Fatalf("parseRetryAfter(%q) = %v, want 0..1h", v, d)
 		}
 	})
+}
+
+// TestStreamSilence: a stream whose server goes quiet without closing ends
+// with ErrStreamSilent after the silence; pings keep a stream alive, and
+// the time fn takes does not count as silence.
+func TestStreamSilence(t *testing.T) {
+	quit := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: job\ndata: {\"id\":1}\n\n")
+		w.(http.Flusher).Flush()
+		if r.URL.Query().Get("view") == "overview" { // pings, then one event, then the end
+			for range 8 {
+				time.Sleep(100 * time.Millisecond)
+				fmt.Fprint(w, ": ping\n\n")
+				w.(http.Flusher).Flush()
+			}
+			fmt.Fprint(w, "event: overview\ndata: {}\n\n")
+			return
+		}
+		select { // silent, the connection left open
+		case <-quit:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(quit)
+	c := New(srv.URL, "k", WithStreamSilence(300*time.Millisecond))
+
+	var got []string
+	start := time.Now()
+	err := c.Stream(t.Context(), 1, "", JobFilter{}, func(e StreamEvent) error { got = append(got, e.Event); return nil })
+	if !errors.Is(err, ErrStreamSilent) || len(got) != 1 {
+		t.Fatalf("a silent server: err %v after events %v", err, got)
+	}
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Fatalf("ended after %v, before the silence", waited)
+	}
+
+	got = nil
+	err = c.Stream(t.Context(), 0, "overview", JobFilter{}, func(e StreamEvent) error {
+		got = append(got, e.Event)
+		if e.Event == "job" {
+			time.Sleep(500 * time.Millisecond) // a slow fn is not silence
+		}
+		return nil
+	})
+	if err != nil || strings.Join(got, ",") != "job,overview" {
+		t.Fatalf("pings and a slow fn: err %v, events %v", err, got)
+	}
 }

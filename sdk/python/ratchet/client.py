@@ -644,9 +644,10 @@ class Client:
         changed. Ping comments are skipped. The stream uses a connection of
         its own, closed when the generator is closed; it ends when the
         server ends it (shutdown, a revoked key: an ``("error", body)``
-        event comes first). ``read_timeout`` bounds the silence between two
-        lines (the server pings every 15 s). Not retried: reconnect as you
-        see fit."""
+        event comes first). ``read_timeout`` bounds the silence (the server pings
+        every 15 s): past it the stream raises RatchetError ``timeout``; a
+        refused or broken connection raises RatchetConnectionError. Not
+        retried: reconnect as you see fit."""
         q: dict[str, str] = {}
         if job is not None:
             q["job"] = str(int(job))
@@ -664,15 +665,28 @@ class Client:
         else:
             c = _HTTPConnection(self._host, self._port, timeout=self.timeout)
         try:
-            c.request("GET", self._prefix + path, headers={**self._headers, "Accept": "text/event-stream"})
-            resp = c.getresponse()
+            try:
+                c.request("GET", self._prefix + path, headers={**self._headers, "Accept": "text/event-stream"})
+                # From here the socket waits at most read_timeout for a byte
+                # (set now: getresponse hands the socket to the response and
+                # drops c.sock when the server will close the connection).
+                if c.sock is not None:
+                    c.sock.settimeout(read_timeout)
+                resp = c.getresponse()
+            except TimeoutError:
+                raise RatchetError(0, "timeout", f"GET /v1/stream: no answer within {read_timeout} s", method="GET", path=path) from None
+            except OSError as e:
+                raise RatchetConnectionError(f"GET /v1/stream: {type(e).__name__}: {e}", method="GET", path=path) from e
             if resp.status >= 400:
                 raise error_from_response(resp.status, resp.headers, resp.read(), "GET", path)
-            if c.sock is not None:
-                c.sock.settimeout(read_timeout)
             parser = EventStreamParser()
             while True:
-                chunk = resp.read1(1 << 16)
+                try:
+                    chunk = resp.read1(1 << 16)
+                except TimeoutError:
+                    raise RatchetError(0, "timeout", f"GET /v1/stream: nothing heard for {read_timeout} s, not even a ping", method="GET", path=path) from None
+                except OSError as e:
+                    raise RatchetConnectionError(f"GET /v1/stream: {type(e).__name__}: {e}", method="GET", path=path) from e
                 if not chunk:
                     return
                 try:

@@ -158,6 +158,47 @@ class BadStreamTest(unittest.TestCase):
         self.assertIn("event job is not JSON", cm.exception.message)
         self.assertEqual(got, [("job", {"id": 1})])
 
+    def test_a_silent_stream_raises_timeout(self) -> None:
+        quit_ = threading.Event()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                self.wfile.write(b'event: job\ndata: {"id":1}\n\n')
+                self.wfile.flush()
+                quit_.wait(10)  # silent, the connection left open
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        self.addCleanup(srv.server_close)
+        self.addCleanup(srv.shutdown)
+        self.addCleanup(quit_.set)
+        c = ratchet.Client(f"http://127.0.0.1:{srv.server_address[1]}", "key")
+        got = []
+        start = time.monotonic()
+        with self.assertRaises(ratchet.RatchetError) as cm:
+            for e in c.stream(job=1, read_timeout=0.3):
+                got.append(e)
+        self.assertEqual(cm.exception.code, "timeout")
+        self.assertGreaterEqual(time.monotonic() - start, 0.29)
+        self.assertEqual(got, [("job", {"id": 1})])
+
+    def test_a_refused_stream_raises_connection_error(self) -> None:
+        import socket
+
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()  # nothing listens there now
+        with self.assertRaises(ratchet.RatchetConnectionError) as cm:
+            next(ratchet.Client(f"http://127.0.0.1:{port}", "k").stream(job=1))
+        self.assertEqual(cm.exception.code, "network")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -187,7 +187,10 @@ export declare class Client {
      * changed; ping comments are skipped. It ends when the server ends the
      * stream (shutdown; a revoked key sends `"error"` first) or when
      * `o.signal` aborts. A Ratchet error before the stream starts is thrown
-     * as RatchetError. Not retried: reconnect as you see fit.
+     * as RatchetError; so is a stream that sent nothing, not even a ping,
+     * for `o.silenceMs` (default 60000; the server pings every 15 s): code
+     * "timeout". The time the consumer spends between events is not silence.
+     * Not retried: reconnect as you see fit.
      */
     stream(q: {
         job: number;
@@ -195,6 +198,7 @@ export declare class Client {
         view: "overview" | "jobs";
     } & Omit<JobFilter, "cursor" | "limit">), o?: {
         signal?: AbortSignal;
+        silenceMs?: number;
     }): AsyncGenerator<{
         event: string;
         data: unknown;

@@ -296,7 +296,10 @@ export class Client {
      * changed; ping comments are skipped. It ends when the server ends the
      * stream (shutdown; a revoked key sends `"error"` first) or when
      * `o.signal` aborts. A Ratchet error before the stream starts is thrown
-     * as RatchetError. Not retried: reconnect as you see fit.
+     * as RatchetError; so is a stream that sent nothing, not even a ping,
+     * for `o.silenceMs` (default 60000; the server pings every 15 s): code
+     * "timeout". The time the consumer spends between events is not silence.
+     * Not retried: reconnect as you see fit.
      */
     async *stream(q, o = {}) {
         const query = "job" in q ? params({ job: id(q.job) }) : params({ view: q.view, ...toQuery(q) });
@@ -306,6 +309,18 @@ export class Client {
         const ac = new AbortController();
         const onAbort = () => ac.abort(o.signal.reason);
         o.signal?.addEventListener("abort", onAbort, { once: true });
+        const silenceMs = o.silenceMs ?? 60_000;
+        let silent = false;
+        let watchdog;
+        const wind = () => {
+            clearTimeout(watchdog);
+            watchdog = setTimeout(() => {
+                silent = true;
+                ac.abort();
+            }, silenceMs);
+        };
+        const silence = () => new RatchetError({ status: 0, code: "timeout", message: `GET /v1/stream: nothing heard for ${silenceMs} ms, not even a ping` });
+        wind();
         try {
             let resp;
             try {
@@ -314,6 +329,8 @@ export class Client {
             catch (err) {
                 if (o.signal?.aborted)
                     throw o.signal.reason;
+                if (silent)
+                    throw silence();
                 throw new RatchetError({ status: 0, code: "network", message: `GET /v1/stream: ${describe(err)}`, cause: err });
             }
             if (resp.status >= 400)
@@ -332,10 +349,13 @@ export class Client {
                     catch (err) {
                         if (o.signal?.aborted)
                             return;
+                        if (silent)
+                            throw silence();
                         throw new RatchetError({ status: 0, code: "network", message: `GET /v1/stream: ${describe(err)}`, cause: err });
                     }
                     if (chunk.done)
                         return;
+                    wind();
                     let events;
                     try {
                         events = parser.push(decoder.decode(chunk.value, { stream: true }));
@@ -351,7 +371,9 @@ export class Client {
                         catch (err) {
                             throw new RatchetError({ status: 0, code: "bad_stream", message: `GET /v1/stream: event ${e.event} is not JSON: ${describe(err)}`, cause: err });
                         }
+                        clearTimeout(watchdog); // the consumer's time is not silence
                         yield { event: e.event, data };
+                        wind();
                     }
                 }
             }
@@ -361,6 +383,7 @@ export class Client {
             }
         }
         finally {
+            clearTimeout(watchdog);
             o.signal?.removeEventListener("abort", onAbort);
         }
     }

@@ -428,11 +428,14 @@ export class Client {
    * changed; ping comments are skipped. It ends when the server ends the
    * stream (shutdown; a revoked key sends `"error"` first) or when
    * `o.signal` aborts. A Ratchet error before the stream starts is thrown
-   * as RatchetError. Not retried: reconnect as you see fit.
+   * as RatchetError; so is a stream that sent nothing, not even a ping,
+   * for `o.silenceMs` (default 60000; the server pings every 15 s): code
+   * "timeout". The time the consumer spends between events is not silence.
+   * Not retried: reconnect as you see fit.
    */
   async *stream(
     q: { job: number } | ({ view: "overview" | "jobs" } & Omit<JobFilter, "cursor" | "limit">),
-    o: { signal?: AbortSignal } = {},
+    o: { signal?: AbortSignal; silenceMs?: number } = {},
   ): AsyncGenerator<{ event: string; data: unknown }> {
     const query = "job" in q ? params({ job: id(q.job) }) : params({ view: q.view, ...toQuery(q) });
     const headers: Record<string, string> = { ...this.#headers, Accept: "text/event-stream" };
@@ -440,12 +443,25 @@ export class Client {
     const ac = new AbortController();
     const onAbort = () => ac.abort(o.signal!.reason);
     o.signal?.addEventListener("abort", onAbort, { once: true });
+    const silenceMs = o.silenceMs ?? 60_000;
+    let silent = false;
+    let watchdog: ReturnType<typeof setTimeout> | undefined;
+    const wind = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        silent = true;
+        ac.abort();
+      }, silenceMs);
+    };
+    const silence = () => new RatchetError({ status: 0, code: "timeout", message: `GET /v1/stream: nothing heard for ${silenceMs} ms, not even a ping` });
+    wind();
     try {
       let resp: Response;
       try {
         resp = await this.#fetch(`${this.baseUrl}/v1/stream?${query}`, { method: "GET", headers, signal: ac.signal });
       } catch (err) {
         if (o.signal?.aborted) throw o.signal.reason;
+        if (silent) throw silence();
         throw new RatchetError({ status: 0, code: "network", message: `GET /v1/stream: ${describe(err)}`, cause: err });
       }
       if (resp.status >= 400) throw errorOf(resp.status, await resp.text(), parseRetryAfter(resp.headers.get("Retry-After")));
@@ -460,9 +476,11 @@ export class Client {
             chunk = await reader.read();
           } catch (err) {
             if (o.signal?.aborted) return;
+            if (silent) throw silence();
             throw new RatchetError({ status: 0, code: "network", message: `GET /v1/stream: ${describe(err)}`, cause: err });
           }
           if (chunk.done) return;
+          wind();
           let events: ServerEvent[];
           try {
             events = parser.push(decoder.decode(chunk.value, { stream: true }));
@@ -476,7 +494,9 @@ export class Client {
             } catch (err) {
               throw new RatchetError({ status: 0, code: "bad_stream", message: `GET /v1/stream: event ${e.event} is not JSON: ${describe(err)}`, cause: err });
             }
+            clearTimeout(watchdog); // the consumer's time is not silence
             yield { event: e.event, data };
+            wind();
           }
         }
       } finally {
@@ -484,6 +504,7 @@ export class Client {
         reader.releaseLock();
       }
     } finally {
+      clearTimeout(watchdog);
       o.signal?.removeEventListener("abort", onAbort);
     }
   }

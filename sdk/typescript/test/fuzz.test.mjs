@@ -170,3 +170,34 @@ test("a stream that sends what is not JSON ends with a RatchetError bad_stream",
   }, (err) => err instanceof RatchetError && err.code === "bad_stream" && /event job is not JSON/.test(err.message));
   assert.deepEqual(got, [{ event: "job", data: { id: 1 } }]);
 });
+
+test("a stream that goes quiet ends with RatchetError timeout after silenceMs; pings and a slow consumer do not", async (t) => {
+  const srv = createServer((req, res) => {
+    res.writeHead(200, { "Content-Type": "text/event-stream" });
+    res.write("event: job\ndata: {\"id\":1}\n\n");
+    if (!req.url.includes("view=overview")) return; // silent, left open
+    let n = 0;
+    const tick = setInterval(() => {
+      if (++n <= 8) { res.write(": ping\n\n"); return; }
+      clearInterval(tick);
+      res.end("event: overview\ndata: {}\n\n");
+    }, 100);
+  });
+  await new Promise((ok) => srv.listen(0, "127.0.0.1", ok));
+  t.after(() => { srv.closeAllConnections(); srv.close(); });
+  const c = new Client(`http://127.0.0.1:${srv.address().port}`, "key");
+  const got = [];
+  const t0 = Date.now();
+  await assert.rejects(async () => {
+    for await (const e of c.stream({ job: 1 }, { silenceMs: 300 })) got.push(e.event);
+  }, (err) => err instanceof RatchetError && err.code === "timeout" && /nothing heard for 300 ms/.test(err.message));
+  assert.deepEqual(got, ["job"]);
+  assert.ok(Date.now() - t0 >= 290, `ended after ${Date.now() - t0} ms`);
+
+  const seen = [];
+  for await (const e of c.stream({ view: "overview" }, { silenceMs: 300 })) {
+    seen.push(e.event);
+    if (e.event === "job") await new Promise((ok) => setTimeout(ok, 500)); // a slow consumer is not silence
+  }
+  assert.deepEqual(seen, ["job", "overview"]);
+});
