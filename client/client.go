@@ -705,8 +705,14 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 {
-		return time.Duration(min(n, 3600)) * time.Second
+	if d := strings.Trim(v, " \t"); d != "" && strings.Trim(d, "0123456789") == "" {
+		// delta-seconds: digits only ("+5" is not one); more than fit in an
+		// int64 is still more than the hour it is capped at
+		n, err := strconv.ParseInt(d, 10, 64)
+		if err != nil || n > 3600 {
+			n = 3600
+		}
+		return time.Duration(n) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return min(t.Sub(now), time.Hour)

@@ -174,6 +174,19 @@ func FuzzReadEvents(f *testing.F) {
 	})
 }
 
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Duration{
+		"120": 2 * time.Minute, " 5\t": 5 * time.Second, "99999999999999999999": time.Hour, "0": 0,
+		"+5": 0, "-1": 0, "5s": 0, "": 0, "²": 0,
+		"Thu, 03 Dec 2026 08:00:30 GMT": 30 * time.Second, "Thu, 03 Dec 2026 07:00:00 GMT": 0,
+	} {
+		if got := parseRetryAfter(v, now); got != want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
 // FuzzParseRetryAfter: the SDK's reading of Retry-After never panics and
 // stays between 0 and an hour.
 func FuzzParseRetryAfter(f *testing.F) {
@@ -185,6 +198,9 @@ func FuzzParseRetryAfter(f *testing.F) {
 		d := parseRetryAfter(v, now)
 		if d < 0 || d > time.Hour {
 			t.Fatalf("parseRetryAfter(%q) = %v, want 0..1h", v, d)
+		}
+		if d > 0 && strings.ContainsAny(v, "+-") && !strings.Contains(v, "GMT") {
+			t.Fatalf("parseRetryAfter(%q) = %v: a sign makes no delta-seconds", v, d)
 		}
 	})
 }
