@@ -341,3 +341,35 @@ test("the default transport sends the body with its length and reads Retry-After
     server.close();
   }
 });
+
+test("over https the default transport verifies the server: a trusted certificate answers, an unknown one is a network error", async () => {
+  const { createServer: createTLSServer } = await import("node:https");
+  const { readFileSync } = await import("node:fs");
+  const { execFile } = await import("node:child_process");
+  const tls = new URL("./fixtures/tls/", import.meta.url);
+  const server = createTLSServer({ key: readFileSync(new URL("key.pem", tls)), cert: readFileSync(new URL("cert.pem", tls)) }, (req, res) => {
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ project: { id: 1, name: "tls", plan: "PRO" }, key: { id: 2, scope: "owner", tools: [] } }));
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const url = `https://127.0.0.1:${server.address().port}`;
+  try {
+    // This process does not trust the test certificate.
+    const err = await new Client(url, "k", { maxRetries: 0 }).me().catch((e) => e);
+    assert.ok(err instanceof RatchetError, String(err));
+    assert.equal(err.code, "network");
+    assert.match(err.message, /self[- ]signed|certificate/i);
+    // A process that trusts it (NODE_EXTRA_CA_CERTS, read at start) is answered.
+    const script = `import { Client } from ${JSON.stringify(new URL("../dist/index.js", import.meta.url).href)};
+      const c = new Client(${JSON.stringify(url)}, "k");
+      console.log((await c.me()).project.name); c.close();`;
+    const out = await new Promise((resolve, reject) => {
+      execFile(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, NODE_EXTRA_CA_CERTS: new URL("cert.pem", tls).pathname }, timeout: 20_000 },
+        (e, stdout, stderr) => (e ? reject(new Error(`${e.message}\n${stderr}`)) : resolve(stdout.trim())));
+    });
+    assert.equal(out, "tls");
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
