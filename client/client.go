@@ -392,7 +392,10 @@ func (c *Client) ListJobs(ctx context.Context, f JobFilter) (*JobPage, error) {
 	return &p, err
 }
 
-// CountJobs counts jobs matching a filter.
+// CountJobs counts jobs matching a filter. A text search (Q not a job id)
+// counts within the newest 50,000 jobs of the other filters
+// (wire.SearchWindow); the server's answer then says "capped": the
+// count is a lower bound.
 func (c *Client) CountJobs(ctx context.Context, f JobFilter) (int64, error) {
 	f.Cursor, f.Limit = "", 0
 	var out wire.JobCount

@@ -134,10 +134,18 @@ type JobList struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// JobCount is GET /v1/jobs/count.
+// JobCount is GET /v1/jobs/count. A text search (q not a job id) counts
+// within the newest SearchWindow jobs of the other filters; Capped says
+// older jobs were left unsearched, so at least Count jobs match.
 type JobCount struct {
-	Count int64 `json:"count"`
+	Count  int64 `json:"count"`
+	Capped bool  `json:"capped" doc:"true when a text search stopped at the newest 50000 jobs of the other filters: at least count jobs match"`
 }
+
+// SearchWindow is how many jobs (newest first, of the other filters) a
+// text search counts or acts on in bulk: a count of a rare word costs this
+// many rows, not the table.
+const SearchWindow = 50_000
 
 // JobBulk is POST /v1/jobs/bulk: cancel, replay or run now every job the
 // filter selects (at most 1000), or the jobs listed in IDs. ExpectedCount is

@@ -22,4 +22,5 @@ type StreamJobs struct {
 	Changed bool               `json:"changed" doc:"false only in the first event; true: refetch the first page"`
 	Counts  map[JobState]int64 `json:"counts" doc:"jobs per state under the filters other than state"`
 	Total   int64              `json:"total" doc:"the sum of counts"`
+	Capped  bool               `json:"capped" doc:"true when a text search stopped at the newest 50000 jobs of the other filters: the counts are of those"`
 }

@@ -37,14 +37,18 @@ func newFixture(t testing.TB) *fixture {
 }
 
 // newFixtureOn is newFixture on a given store (SQLite or PostgreSQL).
-func newFixtureOn(t testing.TB, st store.Store) *fixture {
+func newFixtureOn(t testing.TB, st store.Store, configure ...func(*engine.Config)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	t.Cleanup(func() { st.Close() })
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.New(engine.Config{Store: st})
+	cfg := engine.Config{Store: st}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	e, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -529,11 +529,11 @@ func (a *API) countJobs(c *call[wire.JobQuery]) (*wire.JobCount, error) {
 		return nil, err
 	}
 	f.AfterID, f.Limit = 0, 0
-	n, err := a.e.CountJobs(c.ctx(), c.p, f)
+	n, capped, err := a.e.CountJobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err
 	}
-	return &wire.JobCount{Count: n}, nil
+	return &wire.JobCount{Count: n, Capped: capped}, nil
 }
 
 func (a *API) jobCounts(c *call[wire.JobCountsQuery]) (*wire.JobCounts, error) {
@@ -692,7 +692,7 @@ func (a *API) bulk(c *call[wire.JobBulk]) (*wire.JobBulkResult, error) {
 // after checking the confirmed count.
 func (a *API) bulkSelect(c *call[wire.JobBulk], f store.JobFilter, expected int64) ([]int64, error) {
 	f.AfterID, f.Limit = 0, 0
-	n, err := a.e.CountJobs(c.ctx(), c.p, f)
+	n, _, err := a.e.CountJobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err
 	}
@@ -702,7 +702,9 @@ func (a *API) bulkSelect(c *call[wire.JobBulk], f store.JobFilter, expected int6
 	if n > wire.MaxBatch {
 		return nil, field.New("filter", strconv.FormatInt(n, 10)+" jobs", "a bulk action takes at most 1000 jobs; narrow the filter")
 	}
-	f.Limit = wire.MaxBatch
+	// The jobs the count counted: a text search acts within the same
+	// window of the newest jobs (engine.Config.SearchWindow).
+	f.Limit, f.ScanLimit = wire.MaxBatch, a.e.SearchWindow()
 	jobs, err := a.e.Jobs(c.ctx(), c.p, f)
 	if err != nil {
 		return nil, err

@@ -383,16 +383,16 @@ func (a *API) jobsStreamRead(ctx context.Context, p *engine.Principal, f store.J
 		}
 	} else {
 		cf := f
-		cf.AfterID, cf.Limit, cf.ScanLimit = 0, 0, 0
-		for _, s := range wire.JobStates() {
-			cf.States = []wire.JobState{s}
-			n, err := a.e.CountJobs(ctx, p, cf)
-			if err != nil {
-				return "", nil, nil, err
-			}
-			out.Counts[s] = n
-			out.Total += n
+		cf.AfterID, cf.Limit, cf.States = 0, 0, nil
+		counts, capped, err := a.e.CountJobsByState(ctx, p, cf)
+		if err != nil {
+			return "", nil, nil, err
 		}
+		for _, s := range wire.JobStates() {
+			out.Counts[s] = counts[s]
+			out.Total += counts[s]
+		}
+		out.Capped = capped
 	}
 	var b bytes.Buffer
 	for _, j := range jobs {
@@ -400,6 +400,7 @@ func (a *API) jobsStreamRead(ctx context.Context, p *engine.Principal, f store.J
 	}
 	cb, _ := json.Marshal(out.Counts)
 	b.Write(cb)
+	b.WriteString(strconv.FormatBool(out.Capped))
 	return "jobs", out, b.Bytes(), nil
 }
 

@@ -110,6 +110,8 @@ func runConsole(ctx context.Context, cfg Config, dir string, w io.Writer, res *R
 		{"search, an error substring", "/v1/jobs?q=" + url.QueryEscape(consoleNeedle)},
 		{"search, a job id", "/v1/jobs?q=" + strconv.FormatInt(sampleID, 10)},
 		{"search, text found nowhere", "/v1/jobs?q=" + url.QueryEscape("no such text anywhere")},
+		{"count of a search", "/v1/jobs/count?q=" + url.QueryEscape(consoleNeedle)},
+		{"count, text found nowhere", "/v1/jobs/count?q=" + url.QueryEscape("no such text anywhere")},
 	}
 	fmt.Fprintf(w, "timing method: GET over loopback HTTP (keep-alive) against server.Run on the seeded database; each request once untimed-for-the-median (shown as first), then %d times; median and max of those %d; first page = default limit 100.\n", cfg.ConsoleRuns, cfg.ConsoleRuns)
 	hc := &http.Client{Timeout: 2 * time.Minute}
@@ -154,6 +156,7 @@ func timeGet(ctx context.Context, hc *http.Client, u, key string) (time.Duration
 		Jobs      []json.RawMessage `json:"jobs"`
 		Endpoints []json.RawMessage `json:"endpoints"`
 		Total     *int64            `json:"total"`
+		Count     *int64            `json:"count"`
 	}
 	err = json.NewDecoder(resp.Body).Decode(&body)
 	d := time.Since(start)
@@ -163,6 +166,9 @@ func timeGet(ctx context.Context, hc *http.Client, u, key string) (time.Duration
 	n := len(body.Jobs) + len(body.Endpoints)
 	if body.Total != nil {
 		n = int(*body.Total)
+	}
+	if body.Count != nil {
+		n = int(*body.Count)
 	}
 	return d, n, err
 }

@@ -40,6 +40,9 @@ type Config struct {
 	HistoryRetention time.Duration
 	MaxWait          time.Duration // longest claim long-poll; default 30 s
 	MaxClaim         int           // most jobs one claim may take; default 1000
+	// SearchWindow is how many jobs (newest first) a text search counts
+	// or acts on in bulk; default wire.SearchWindow. Tests lower it.
+	SearchWindow int
 
 	// DatabaseClock takes the time of every transaction that decides on
 	// time from the database's clock (store.Queries.Now) instead of Clock:
@@ -113,6 +116,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.SearchWindow <= 0 {
+		cfg.SearchWindow = wire.SearchWindow
 	}
 	if cfg.RescueInterval <= 0 {
 		cfg.RescueInterval = 250 * time.Millisecond

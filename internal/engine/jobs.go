@@ -359,16 +359,41 @@ func (e *Engine) ListJobs(ctx context.Context, p *Principal, f store.JobFilter) 
 	return out, holds, next, storeErr(err, "jobs")
 }
 
+// SearchWindow is how many jobs, newest first, a text search counts or
+// acts on in bulk (Config.SearchWindow).
+func (e *Engine) SearchWindow() int { return e.cfg.SearchWindow }
+
 // CountJobs counts jobs matching a filter (for bulk actions: the count a
-// person confirms).
-func (e *Engine) CountJobs(ctx context.Context, p *Principal, f store.JobFilter) (int64, error) {
+// person confirms). A text search counts within the newest SearchWindow
+// jobs of the other filters (Config); capped says older jobs were left
+// unsearched.
+func (e *Engine) CountJobs(ctx context.Context, p *Principal, f store.JobFilter) (n int64, capped bool, err error) {
 	f.ProjectID = p.ProjectID
-	var n int64
-	err := e.st.Read(ctx, func(q store.Queries) (err error) {
-		n, err = q.JobCount(ctx, f)
+	f.ScanLimit = e.cfg.SearchWindow
+	err = e.st.Read(ctx, func(q store.Queries) error {
+		if n, err = q.JobCount(ctx, f); err != nil {
+			return err
+		}
+		end, err := q.JobScanEnd(ctx, f)
+		capped = end != 0
 		return err
 	})
-	return n, storeErr(err, "jobs")
+	return n, capped, storeErr(err, "jobs")
+}
+
+// CountJobsByState is CountJobs per state, in one read of the jobs.
+func (e *Engine) CountJobsByState(ctx context.Context, p *Principal, f store.JobFilter) (counts map[wire.JobState]int64, capped bool, err error) {
+	f.ProjectID = p.ProjectID
+	f.ScanLimit = e.cfg.SearchWindow
+	err = e.st.Read(ctx, func(q store.Queries) error {
+		if counts, err = q.JobCountGroupByState(ctx, f); err != nil {
+			return err
+		}
+		end, err := q.JobScanEnd(ctx, f)
+		capped = end != 0
+		return err
+	})
+	return counts, capped, storeErr(err, "jobs")
 }
 
 // Cancel stops a scheduled job at once; a running one is flagged and ends

@@ -265,10 +265,11 @@ type JobFilter struct {
 	// substring of the payload or of LastError, case-insensitive for ASCII.
 	// "" for none.
 	Q string
-	// ScanLimit bounds a text search (Q not a job id) in JobList: only the
-	// newest ScanLimit jobs matching the other filters are searched, so a
-	// page costs at most that many rows; JobScanEnd says where the next
-	// page starts. 0 searches every job. JobCount ignores it.
+	// ScanLimit bounds a text search (Q not a job id) in JobList, JobCount
+	// and JobCountGroupByState: only the newest ScanLimit jobs matching the
+	// other filters (below AfterID) are searched, so a page or a count
+	// costs at most that many rows; JobScanEnd says where the window ends.
+	// 0 searches every job.
 	ScanLimit int
 	Limit     int // JobList's page size, 0 for 100; JobCount ignores it
 }
@@ -402,8 +403,8 @@ type Queries interface {
 	JobCountsByEndpoint(ctx context.Context, p *JobCountsByEndpointParams) ([]JobStateCount, error)
 	// JobCountGroupByState counts the jobs that match f per state by
 	// reading the jobs: a COUNT(*) GROUP BY state, for selections the
-	// counters do not cover (and to check them). f.AfterID, f.ScanLimit
-	// and f.Limit are ignored.
+	// counters do not cover (and to check them). f.AfterID and f.Limit are
+	// ignored; f.ScanLimit bounds a text search as in JobList.
 	JobCountGroupByState(ctx context.Context, f JobFilter) (map[wire.JobState]int64, error)
 
 	// DueEndpoints lists, in id order, the endpoints with scheduled jobs of

@@ -920,20 +920,25 @@ func (q *Queries) JobList(ctx context.Context, f store.JobFilter) ([]store.Job, 
 	if limit <= 0 {
 		limit = 100
 	}
-	if f.ScanLimit > 0 && isTextSearch(f.Q) {
-		// The window: the newest ScanLimit jobs of the other filters, read
-		// in id order and searched as they stream, so a search that finds
-		// little reads ScanLimit rows, not the table.
-		q2 := f.Q
-		f.Q = ""
+	from, args := q.jobsFrom(f)
+	return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM `+from+` ORDER BY id DESC LIMIT `+strconv.Itoa(limit), args...))
+}
+
+// jobsFrom is the FROM and WHERE of the jobs f selects. With a ScanLimit
+// and a text search it is a window: the newest ScanLimit jobs of the other
+// filters, read in id order and searched as they stream, so a search that
+// finds little reads ScanLimit rows, not the table.
+func (q *Queries) jobsFrom(f store.JobFilter) (string, []any) {
+	if f.ScanLimit <= 0 || !isTextSearch(f.Q) {
 		where, args := q.jobWhere(f)
-		f.Q = q2
-		search, sargs := textSearch(q2)
-		return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM (SELECT `+jobCols+` FROM jobs WHERE `+where+` ORDER BY id DESC LIMIT `+
-			strconv.Itoa(f.ScanLimit)+`) AS w WHERE `+search+` ORDER BY id DESC LIMIT `+strconv.Itoa(limit), append(args, sargs...)...))
+		return "jobs WHERE " + where, args
 	}
+	text := f.Q
+	f.Q = ""
 	where, args := q.jobWhere(f)
-	return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE `+where+` ORDER BY id DESC LIMIT `+strconv.Itoa(limit), args...))
+	search, sargs := textSearch(text)
+	return `(SELECT ` + jobCols + ` FROM jobs WHERE ` + where + ` ORDER BY id DESC LIMIT ` + strconv.Itoa(f.ScanLimit) + `) AS w WHERE ` + search,
+		append(args, sargs...)
 }
 
 func (q *Queries) JobScanEnd(ctx context.Context, f store.JobFilter) (int64, error) {
@@ -951,9 +956,9 @@ func (q *Queries) JobScanEnd(ctx context.Context, f store.JobFilter) (int64, err
 }
 
 func (q *Queries) JobCount(ctx context.Context, f store.JobFilter) (int64, error) {
-	where, args := q.jobWhere(f)
+	from, args := q.jobsFrom(f)
 	var n int64
-	err := q.row(ctx, `SELECT count(*) FROM jobs WHERE `+where, args...).Scan(&n)
+	err := q.row(ctx, `SELECT count(*) FROM `+from, args...).Scan(&n)
 	return n, q.D.Translate(err)
 }
 
@@ -1026,8 +1031,8 @@ func (q *Queries) JobCountsByEndpoint(ctx context.Context, p *store.JobCountsByE
 
 func (q *Queries) JobCountGroupByState(ctx context.Context, f store.JobFilter) (map[wire.JobState]int64, error) {
 	f.AfterID = 0
-	where, args := q.jobWhere(f)
-	return q.stateCounts(q.query(ctx, `SELECT state, count(*) FROM jobs WHERE `+where+` GROUP BY state`, args...))
+	from, args := q.jobsFrom(f)
+	return q.stateCounts(q.query(ctx, `SELECT state, count(*) FROM `+from+` GROUP BY state`, args...))
 }
 
 func int64Args(ids []int64) []any {

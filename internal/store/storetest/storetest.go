@@ -2424,6 +2424,26 @@ func testJobSearch(t *testing.T, s store.Store) {
 		if !slices.Equal(ids(got), []int64{c.ID}) || end != b.ID {
 			t.Errorf("bounded search: got %v, scan end %d; want [%d] and %d", ids(got), end, c.ID, b.ID)
 		}
+		// Counts read the same window: c only, not a below it.
+		n, err := q.JobCount(ctx, f)
+		if err != nil {
+			return err
+		}
+		byState, err := q.JobCountGroupByState(ctx, f)
+		if err != nil {
+			return err
+		}
+		var sum int64
+		for _, v := range byState {
+			sum += v
+		}
+		all, err := q.JobCount(ctx, store.JobFilter{ProjectID: f.ProjectID, Q: "stripe"})
+		if err != nil {
+			return err
+		}
+		if n != 1 || sum != 1 || byState[c.State] != 1 || all != 2 {
+			t.Errorf("bounded counts: JobCount %d, by state %v, unbounded %d; want 1, {%s:1}, 2", n, byState, all, c.State)
+		}
 		f.AfterID = end
 		if got, err = q.JobList(ctx, f); err != nil {
 			return err

@@ -5,6 +5,7 @@
 // (dashboard-api.js), and never loads more than one page of jobs: lists are
 // cursor-paged and counts come from GET /v1/jobs/count.
 import * as B from "./backoff.js";
+import { SEARCH_WINDOW } from "./limits.js";
 import { $, h, toast as showToast, fieldText } from "./ui.js";
 import { api, ApiError, getKey, setKey, hooks, query, openStream } from "./dashboard-api.js";
 import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
@@ -863,14 +864,17 @@ async function jobsView(_, stale) {
 
   // st is what the list shows now; the pager's handlers read it, so they
   // stay right when the first page is refreshed in place.
-  const st = { page, count: count.count, counts: null, loadedCount: count.count };
+  // capped: a text search counted only the newest jobs of the other
+  // filters (wire.SearchWindow), so the counts are "at least".
+  const st = { page, count: count.count, capped: count.capped, counts: null, countsCapped: false, loadedCount: count.count };
+  const plus = (capped) => (capped ? "+" : "");
   const onFirstPage = !cursor;
   const pagerEl = (bottom) => {
     const pageNo = stack.length + 1;
     const first = (pageNo - 1) * PAGE_SIZE + 1;
     const n = st.page.jobs.length;
     return h("div", { class: "pager" + (bottom ? " pager-bottom" : "") },
-      h("span", { class: "muted small", id: bottom ? null : "page-info" }, n ? `Page ${pageNo} · jobs ${num(first)}–${num(first + n - 1)} of ${num(st.count)}` : `Page ${pageNo}`),
+      h("span", { class: "muted small", id: bottom ? null : "page-info" }, n ? `Page ${pageNo} · jobs ${num(first)}–${num(first + n - 1)} of ${num(st.count)}${plus(st.capped)}` : `Page ${pageNo}`),
       h("span", { class: "actions" },
         h("button", { type: "button", id: bottom ? null : "prev-page", class: "button small", text: "← Previous", disabled: stack.length === 0,
           onclick: () => { const s2 = stack.slice(0, -1); navigate("/jobs" + query({ ...f, cursor: stack[stack.length - 1] }), false, { cursors: s2 }); } }),
@@ -909,7 +913,8 @@ async function jobsView(_, stale) {
         h("tbody", {}, rows)))
       : h("p", { class: "empty", id: "jobs-empty", text: "No jobs match these filters." });
     return [
-      h("div", { class: "card-head" }, h("h2", { id: "jobs-count" }, `${num(st.count)} ${st.count === 1 ? "job matches" : "jobs match"}`), pagerEl(false)),
+      h("div", { class: "card-head" }, h("h2", { id: "jobs-count", title: st.capped ? `A search counts within the newest ${num(SEARCH_WINDOW)} jobs of the other filters; older jobs may match too.` : null },
+        `${st.capped ? "At least " : ""}${num(st.count)} ${st.count === 1 && !st.capped ? "job matches" : "jobs match"}`), pagerEl(false)),
       table,
       st.page.jobs.length > 15 ? pagerEl(true) : h("div", { class: "pager-slot" }),
     ];
@@ -922,7 +927,7 @@ async function jobsView(_, stale) {
     const active = s === "all" ? !f.state : f.state === s;
     const href = "/jobs" + query({ ...f, state: s === "all" ? "" : s });
     return h("a", { href, class: "state-tab state-tab-" + s, "data-state": s, "aria-current": active ? "page" : null },
-      h("span", { class: "tab-name", text: s }), h("span", { class: "tab-count", text: n === null ? "…" : num(n) }));
+      h("span", { class: "tab-name", text: s }), h("span", { class: "tab-count", text: n === null ? "…" : num(n) + plus(st.countsCapped && n > 0) }));
   });
   // Row selection: ids of this page's jobs; the bar acts on them with
   // POST /v1/jobs/bulk and ids (each job is checked by the server again).
@@ -1026,6 +1031,7 @@ async function jobsView(_, stale) {
       if (stale()) return;
       st.page = p2;
       st.count = c2.count;
+      st.capped = c2.capped;
       st.loadedCount = c2.count;
       redrawList();
       const scope = $("bulk-scope");
@@ -1047,6 +1053,7 @@ async function jobsView(_, stale) {
   let connected = false, reconnected = false;
   const onJobs = (ev) => {
     st.counts = ev.counts;
+    st.countsCapped = ev.capped;
     morphChildren(tabsBox, tabs());
     const changed = ev.changed || reconnected || countOf(ev.counts) !== st.loadedCount;
     connected = true;

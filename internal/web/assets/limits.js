@@ -20,3 +20,4 @@ export const FIRST_WAITS = freeze(["base","multiplied"]);
 export const MAX_CALC_ATTEMPTS = 15;
 export const SAFETY_LIMIT_MS = 86400000;
 export const SIM_LIMITS = freeze({"clientRuns":20000000,"clients":1000,"points":100,"runs":10000});
+export const SEARCH_WINDOW = 50000;

@@ -639,6 +639,8 @@ class JobBulkResult(TypedDict):
 class JobCount(TypedDict):
     """The JobCount schema: the 200 answer of GET /v1/jobs/count."""
 
+    # true when a text search stopped at the newest 50000 jobs of the other filters: at least count jobs match
+    capped: bool
     count: int
 
 
@@ -914,6 +916,8 @@ class SimulateResult(TypedDict):
 class StreamJobs(TypedDict):
     """The StreamJobs schema."""
 
+    # true when a text search stopped at the newest 50000 jobs of the other filters: the counts are of those
+    capped: bool
     # false only in the first event; true: refetch the first page
     changed: bool
     # jobs per state under the filters other than state

@@ -502,6 +502,9 @@ class Client:
         created_before: str | _dt.datetime | None = None,
         q: str | None = None,
     ) -> int:
+        """How many jobs the filters select. A text search (``q`` not a job
+        id) counts within the newest 50,000 jobs of the other filters: a
+        lower bound when older jobs exist (the answer's ``capped``)."""
         query = _query(state, tool, endpoint, run_id, created_after, created_before, None, None, q)
         return self._call("GET", "/v1/jobs/count", retry=True, query=cast(dict, query))[1]["count"]
 

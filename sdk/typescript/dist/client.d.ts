@@ -130,7 +130,7 @@ export declare class Client {
     listJobs(filter?: JobFilter, o?: RequestOptions): Promise<JobList>;
     /** Every job of a filter, page after page. */
     jobs(filter?: JobFilter, o?: RequestOptions): AsyncGenerator<Job>;
-    /** Counts the jobs of a filter (its cursor and limit are ignored). */
+    /** Counts the jobs of a filter (its cursor and limit are ignored). A text search (`q` not a job id) counts within the newest 50,000 jobs of the other filters: a lower bound when older jobs exist (the answer's `capped`). */
     countJobs(filter?: JobFilter, o?: RequestOptions): Promise<number>;
     /**
      * How many jobs are in each state, with the total: of the project, of one

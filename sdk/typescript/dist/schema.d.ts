@@ -1192,6 +1192,8 @@ export interface components {
             jobs: number[];
         };
         JobCount: {
+            /** @description true when a text search stopped at the newest 50000 jobs of the other filters: at least count jobs match */
+            capped: boolean;
             count: number;
         };
         JobCounts: {
@@ -1481,6 +1483,8 @@ export interface components {
             sd: number;
         };
         StreamJobs: {
+            /** @description true when a text search stopped at the newest 50000 jobs of the other filters: the counts are of those */
+            capped: boolean;
             /** @description false only in the first event; true: refetch the first page */
             changed: boolean;
             /** @description jobs per state under the filters other than state */

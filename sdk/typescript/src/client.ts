@@ -321,7 +321,7 @@ export class Client {
     }
   }
 
-  /** Counts the jobs of a filter (its cursor and limit are ignored). */
+  /** Counts the jobs of a filter (its cursor and limit are ignored). A text search (`q` not a job id) counts within the newest 50,000 jobs of the other filters: a lower bound when older jobs exist (the answer's `capped`). */
   async countJobs(filter: JobFilter = {}, o?: RequestOptions): Promise<number> {
     const q = toQuery({ ...filter, cursor: undefined, limit: undefined });
     return (await this.#do("get", "/v1/jobs/count", "/v1/jobs/count", { query: params(q), safe: true }, o)).data.count;

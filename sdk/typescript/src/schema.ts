@@ -1193,6 +1193,8 @@ export interface components {
             jobs: number[];
         };
         JobCount: {
+            /** @description true when a text search stopped at the newest 50000 jobs of the other filters: at least count jobs match */
+            capped: boolean;
             count: number;
         };
         JobCounts: {
@@ -1482,6 +1484,8 @@ export interface components {
             sd: number;
         };
         StreamJobs: {
+            /** @description true when a text search stopped at the newest 50000 jobs of the other filters: the counts are of those */
+            capped: boolean;
             /** @description false only in the first event; true: refetch the first page */
             changed: boolean;
             /** @description jobs per state under the filters other than state */
