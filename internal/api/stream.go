@@ -62,10 +62,61 @@ type streams struct {
 	interval time.Duration
 	ping     time.Duration
 	perNode  int
+	// overviews are the latest overview read per project, shared by that
+	// project's overview streams (every dashboard tab on the overview
+	// holds one): one read per project and interval, not one per stream.
+	overviews map[int64]*sharedView
+	now       func() time.Time
+}
+
+// sharedView is one read of a view that several streams reuse.
+type sharedView struct {
+	mu    sync.Mutex
+	at    time.Time
+	event string
+	data  any
+	same  []byte
 }
 
 func newStreams() *streams {
-	return &streams{perKey: map[int64]int{}, interval: DefaultStreamInterval, ping: DefaultStreamPing, perNode: MaxStreamsPerNode}
+	return &streams{perKey: map[int64]int{}, interval: DefaultStreamInterval, ping: DefaultStreamPing, perNode: MaxStreamsPerNode,
+		overviews: map[int64]*sharedView{}, now: time.Now}
+}
+
+// sharedOverview returns project's overview as read by any of its streams
+// within the last 0.9 interval, or reads it (one reader at a time; the
+// others wait for its result). A failed read is not kept. Streams tick
+// out of step, so a change may reach a stream up to about two intervals
+// late instead of one.
+func (s *streams) sharedOverview(project int64, read func() (string, any, []byte, error)) (string, any, []byte, error) {
+	s.mu.Lock()
+	v := s.overviews[project]
+	if v == nil {
+		// Forget projects nobody has read for a minute, so the map stays
+		// as small as the projects with open overview streams.
+		for id, o := range s.overviews {
+			if o.mu.TryLock() {
+				if s.now().Sub(o.at) > time.Minute {
+					delete(s.overviews, id)
+				}
+				o.mu.Unlock()
+			}
+		}
+		v = &sharedView{}
+		s.overviews[project] = v
+	}
+	s.mu.Unlock()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.at.IsZero() && s.now().Sub(v.at) < s.interval*9/10 {
+		return v.event, v.data, v.same, nil
+	}
+	event, data, same, err := read()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	v.at, v.event, v.data, v.same = s.now(), event, data, same
+	return event, data, same, nil
 }
 
 // SetStreamTiming changes how often streams re-read their view and how
@@ -305,16 +356,18 @@ func (a *API) streamViewOf(r *http.Request, p *engine.Principal) (streamView, er
 			return nil, field.New(firstKey(rest), field.Unknown, "the overview stream takes only view")
 		}
 		return func(ctx context.Context, _ bool) (string, any, []byte, error) {
-			o, err := a.overview(&call[none]{r: r.WithContext(ctx), p: p})
-			if err != nil {
-				return "", nil, nil, err
-			}
-			// The server's time changes every read; the rest is the view.
-			now := o.Now
-			o.Now = ""
-			b, err := json.Marshal(o)
-			o.Now = now
-			return "overview", o, b, err
+			return a.streams.sharedOverview(p.ProjectID, func() (string, any, []byte, error) {
+				o, err := a.overview(&call[none]{r: r.WithContext(ctx), p: p})
+				if err != nil {
+					return "", nil, nil, err
+				}
+				// The server's time changes every read; the rest is the view.
+				now := o.Now
+				o.Now = ""
+				b, err := json.Marshal(o)
+				o.Now = now
+				return "overview", o, b, err
+			})
 		}, nil
 	case sq.View == "jobs":
 		var jq wire.JobQuery
