@@ -368,32 +368,36 @@ func (e *Engine) SearchWindow() int { return e.cfg.SearchWindow }
 // jobs of the other filters (Config); capped says older jobs were left
 // unsearched.
 func (e *Engine) CountJobs(ctx context.Context, p *Principal, f store.JobFilter) (n int64, capped bool, err error) {
-	f.ProjectID = p.ProjectID
-	f.ScanLimit = e.cfg.SearchWindow
-	err = e.st.Read(ctx, func(q store.Queries) error {
-		if n, err = q.JobCount(ctx, f); err != nil {
-			return err
-		}
-		end, err := q.JobScanEnd(ctx, f)
-		capped = end != 0
+	capped, err = e.countIn(ctx, p, f, func(q store.Queries, f store.JobFilter) (err error) {
+		n, err = q.JobCount(ctx, f)
 		return err
 	})
-	return n, capped, storeErr(err, "jobs")
+	return n, capped, err
 }
 
 // CountJobsByState is CountJobs per state, in one read of the jobs.
 func (e *Engine) CountJobsByState(ctx context.Context, p *Principal, f store.JobFilter) (counts map[wire.JobState]int64, capped bool, err error) {
+	capped, err = e.countIn(ctx, p, f, func(q store.Queries, f store.JobFilter) (err error) {
+		counts, err = q.JobCountGroupByState(ctx, f)
+		return err
+	})
+	return counts, capped, err
+}
+
+// countIn runs count on f bounded to the project and the search window,
+// and says whether the window left older jobs unsearched.
+func (e *Engine) countIn(ctx context.Context, p *Principal, f store.JobFilter, count func(store.Queries, store.JobFilter) error) (capped bool, err error) {
 	f.ProjectID = p.ProjectID
 	f.ScanLimit = e.cfg.SearchWindow
 	err = e.st.Read(ctx, func(q store.Queries) error {
-		if counts, err = q.JobCountGroupByState(ctx, f); err != nil {
+		if err := count(q, f); err != nil {
 			return err
 		}
 		end, err := q.JobScanEnd(ctx, f)
 		capped = end != 0
 		return err
 	})
-	return counts, capped, storeErr(err, "jobs")
+	return capped, storeErr(err, "jobs")
 }
 
 // Cancel stops a scheduled job at once; a running one is flagged and ends
