@@ -11,6 +11,7 @@ import (
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
 	"github.com/getratchet/ratchet/internal/webhook"
+	"github.com/getratchet/ratchet/wire"
 )
 
 const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--history-retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--metrics-addr HOST:PORT] [--access-log] [--delivery-concurrency N] [--delivery-allow CIDRS] [--clock-offset DURATION]"
@@ -48,6 +49,14 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	if v := env.Getenv("RATCHET_STREAM_PING"); v != "" {
 		cfg.StreamPing = f.duration("RATCHET_STREAM_PING", v, 10*time.Millisecond, 10*time.Minute, "must be a duration from 10ms through 10m")
+	}
+	// The text search's count window, for tests only.
+	if v := env.Getenv("RATCHET_SEARCH_WINDOW"); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > wire.SearchWindow {
+			f.fail("RATCHET_SEARCH_WINDOW", v, fmt.Sprintf("must be an integer from 1 through %d", wire.SearchWindow))
+		} else {
+			cfg.SearchWindow = n
+		}
 	}
 	cfg.MaxWait = f.duration("max-wait", *maxWait, time.Second, 5*time.Minute, "must be a duration from 1s through 5m")
 	cfg.ClockOffset = f.duration("clock-offset", *clockOffset, -time.Hour, time.Hour, "must be a duration from -1h through 1h, such as 2s")

@@ -327,7 +327,9 @@ func (e *Engine) ListJobs(ctx context.Context, p *Principal, f store.JobFilter) 
 	if f.Limit <= 0 || f.Limit > 500 {
 		f.Limit = 100
 	}
-	f.ScanLimit = SearchScanLimit
+	// A page never searches more jobs than a count does (a window shrunk
+	// below SearchScanLimit, in tests, shrinks the page's too).
+	f.ScanLimit = min(SearchScanLimit, e.cfg.SearchWindow)
 	var out []store.Job
 	err = e.st.Read(ctx, func(q store.Queries) (err error) {
 		if out, err = q.JobList(ctx, f); err != nil {

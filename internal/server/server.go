@@ -61,6 +61,9 @@ type Config struct {
 	// default 1s. StreamPing is how often an idle stream pings; default
 	// 15s. Tests shorten both.
 	StreamInterval, StreamPing time.Duration
+	// SearchWindow is how many jobs a text search counts within; default
+	// wire.SearchWindow. Tests shrink it to see a capped count.
+	SearchWindow int
 }
 
 // OpenStore opens the store a database URL names and applies migrations
@@ -122,7 +125,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	// it, so their own clocks may disagree (see engine.Config). A
 	// development clock is the exception: it is there to be moved.
 	dbClock := st.Driver() == "postgres" && !cfg.DevClock
-	eng, err := engine.New(engine.Config{Store: st, Clock: clk, DatabaseClock: dbClock, Logger: log, Retention: cfg.Retention, HistoryRetention: cfg.HistoryRetention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics,
+	eng, err := engine.New(engine.Config{Store: st, Clock: clk, DatabaseClock: dbClock, Logger: log, Retention: cfg.Retention, HistoryRetention: cfg.HistoryRetention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics, SearchWindow: cfg.SearchWindow,
 		DeliveryPolicy: webhook.Policy{Allow: cfg.DeliveryAllow}})
 	if err != nil {
 		return err

@@ -164,3 +164,53 @@ func TestDashboardHiddenTabGivesStreamBack(t *testing.T) {
 	a.tab.WaitFor(fmt.Sprintf(`!!document.querySelector('a[href="/jobs/%d"]')`, job.ID))
 	streams(1)
 }
+
+// TestSearchCountCapped: when a text search's count stops at the search
+// window (here 2 jobs, RATCHET_SEARCH_WINDOW), the jobs list says "At
+// least" and its state tabs mark the counts with "+"; a search by job id
+// is exact and says the count plainly.
+func TestSearchCountCapped(t *testing.T) {
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	prepareDB(t, dir)
+	srv := proctest.Start(t, dir, append([]string{"RATCHET_SEARCH_WINDOW=2"}, liveEnv...), "--dev-clock")
+	c := client.New(srv.URL, ownerKey)
+	ctx := context.Background()
+	must(c.CreateEndpoint(ctx, "pay", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}}))(t)
+	must(c.PublishTool(ctx, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "pay"}))(t)
+	var first int64
+	for _, note := range []string{"needle", "hay", "needle", "a needle"} {
+		j := enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"note":"` + note + `"}`)})
+		if first == 0 {
+			first = j.ID
+		}
+	}
+	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: browsertest.ScreenshotDir(t)}
+	a.signIn(ownerKey)
+	for _, w := range []struct {
+		name   string
+		width  int64
+		height int64
+	}{{"1280", 1280, 900}, {"390", 390, 844}} {
+		a.tab.Do("viewport "+w.name, chromedp.EmulateViewport(w.width, w.height))
+		a.open("/jobs?q=needle")
+		a.waitView("jobs")
+		a.tab.WaitFor(`document.getElementById("jobs-count").textContent === "At least 2 jobs match"`)
+		a.tab.WaitFor(`document.querySelector('.state-tab-scheduled .tab-count').textContent === "2+"`)
+		if title := browsertest.Eval[string](a.tab, `document.getElementById("jobs-count").title`); !strings.Contains(title, "newest 50,000 jobs") {
+			t.Errorf("the heading's title says %q", title)
+		}
+		// The page searched the same window: the two newest needles, not
+		// the oldest; the selection says what a bulk action would touch.
+		if got := a.texts(`#jobs-table tbody tr td:nth-child(2) a`); strings.Join(got, ",") != fmt.Sprintf("#%d,#%d", first+3, first+2) {
+			t.Errorf("rows %v, want the two newest matches", got)
+		}
+		if got := a.text("#bulk-scope"); got != "all 2 jobs matching “needle” among the newest 50,000 jobs" {
+			t.Errorf("bulk scope %q", got)
+		}
+		a.shot(w.name + "-search-capped")
+	}
+	a.open(fmt.Sprintf("/jobs?q=%d", first))
+	a.waitView("jobs")
+	a.tab.WaitFor(`document.getElementById("jobs-count").textContent === "1 job matches"`)
+}

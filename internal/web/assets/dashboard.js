@@ -785,7 +785,7 @@ function filterOf(params) {
 }
 
 // scopeText says in words which jobs a filter selects.
-function scopeText(f, count) {
+function scopeText(f, count, capped) {
   const states = f.state ? f.state.split(",").join(" or ") + " " : "";
   const parts = [];
   if (f.tool) parts.push(`of tool ${f.tool}`);
@@ -796,7 +796,9 @@ function scopeText(f, count) {
   else if (f.createdBefore) parts.push(`created before ${when(f.createdBefore)}`);
   if (f.q) parts.push(`matching “${f.q}”`);
   const n = count === undefined ? "" : num(count) + " ";
-  return `all ${n}${states}jobs${parts.length ? " " + parts.join(" ") : ""}`;
+  // A capped search counted (and a bulk action acts on) only the newest jobs.
+  const among = capped ? ` among the newest ${num(SEARCH_WINDOW)} jobs` : "";
+  return `all ${n}${states}jobs${parts.length ? " " + parts.join(" ") : ""}${among}`;
 }
 
 // Gate names short enough for a table cell.
@@ -1035,7 +1037,7 @@ async function jobsView(_, stale) {
       st.loadedCount = c2.count;
       redrawList();
       const scope = $("bulk-scope");
-      if (scope) scope.textContent = scopeText(f, c2.count);
+      if (scope) scope.textContent = scopeText(f, c2.count, c2.capped);
       line.shown(new Date(serverNow()).toISOString());
     } catch (e) {
       if (!stale()) toast("Could not refresh the list: " + e.message);
@@ -1065,7 +1067,7 @@ async function jobsView(_, stale) {
       onclick: () => navigate("/jobs" + query(f)) }));
   };
 
-  const bulk = bulkPanel(f, count.count, stale);
+  const bulk = bulkPanel(f, count, stale);
   setView(
     heading("Jobs", "Newest first, a page at a time. The list updates itself; filter to a clear selection to cancel or replay it in bulk."),
     filterForm,
@@ -1087,7 +1089,7 @@ async function jobsView(_, stale) {
     (name, ev) => { if (name === "jobs") onJobs(ev); }, stale, null);
 }
 
-function bulkPanel(f, count, stale) {
+function bulkPanel(f, count, stale) { // count: the GET /v1/jobs/count answer
   const states = f.state ? f.state.split(",") : [];
   const canReplay = states.length > 0 && states.every((s) => REPLAYABLE.includes(s));
   const canCancel = states.length > 0 && states.every((s) => CANCELLABLE.includes(s));
@@ -1097,9 +1099,9 @@ function bulkPanel(f, count, stale) {
   // so and asks again with the new count, as the dialog promised.
   const run = async (action, changedFrom) => {
     result.replaceChildren();
-    let n;
+    let n, capped;
     try {
-      n = (await api("GET", "/v1/jobs/count" + query(f))).count;
+      ({ count: n, capped } = await api("GET", "/v1/jobs/count" + query(f)));
     } catch (e) {
       result.replaceChildren(alertBox(e.message, errorLines(e)));
       return;
@@ -1112,7 +1114,7 @@ function bulkPanel(f, count, stale) {
     if (n > 1000) { result.replaceChildren(alertBox(`This selection holds ${num(n)} jobs; a bulk action takes at most 1,000. Narrow the filters (a shorter time window, one tool).`)); return; }
     const verb = action === "replay" ? "Replay" : "Cancel";
     const ok = await confirmDialog(`${verb} ${num(n)} ${n === 1 ? "job" : "jobs"}?`,
-      `${changed}${verb} ${scopeText(f, n)}. ${action === "replay" ? "Each becomes a new scheduled job with the same payload and policy." : "Running jobs are asked to stop; scheduled jobs will not run."} If the selection changes before the server acts, nothing is done and you are asked again.`,
+      `${changed}${verb} ${scopeText(f, n, capped)}. ${action === "replay" ? "Each becomes a new scheduled job with the same payload and policy." : "Running jobs are asked to stop; scheduled jobs will not run."} If the selection changes before the server acts, nothing is done and you are asked again.`,
       `${verb} ${num(n)} ${n === 1 ? "job" : "jobs"}`);
     if (!ok || stale()) {
       if (changed && !stale()) result.replaceChildren(h("p", { class: "callout callout-warn", id: "bulk-changed", text: changed }));
@@ -1138,11 +1140,11 @@ function bulkPanel(f, count, stale) {
   };
   return h("section", { class: "card bulk", "aria-labelledby": "bulk-title" },
     h("h2", { id: "bulk-title", text: "Bulk action" }),
-    h("p", {}, "Selection: ", h("strong", { id: "bulk-scope", text: scopeText(f, count) }), "."),
+    h("p", {}, "Selection: ", h("strong", { id: "bulk-scope", text: scopeText(f, count.count, count.capped) }), "."),
     h("p", { class: "help" }, "Replay needs a state filter of failed, exhausted or cancelled; cancel needs scheduled or running. The count is taken again just before you confirm, and sent with the request so nothing else is touched."),
     h("div", { class: "button-row" },
-      h("button", { type: "button", id: "bulk-replay", class: "button", text: "Replay selection…", disabled: !canReplay || count === 0, onclick: () => run("replay") }),
-      h("button", { type: "button", id: "bulk-cancel", class: "button danger", text: "Cancel selection…", disabled: !canCancel || count === 0, onclick: () => run("cancel") })),
+      h("button", { type: "button", id: "bulk-replay", class: "button", text: "Replay selection…", disabled: !canReplay || count.count === 0, onclick: () => run("replay") }),
+      h("button", { type: "button", id: "bulk-cancel", class: "button danger", text: "Cancel selection…", disabled: !canCancel || count.count === 0, onclick: () => run("cancel") })),
     result);
 }
 
