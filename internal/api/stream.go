@@ -71,11 +71,12 @@ type streams struct {
 
 // sharedView is one read of a view that several streams reuse.
 type sharedView struct {
-	mu    sync.Mutex
-	at    time.Time
-	event string
-	data  any
-	same  []byte
+	mu     sync.Mutex
+	at     time.Time
+	writes int64 // the project's operator writes when the read began
+	event  string
+	data   any
+	same   []byte
 }
 
 func newStreams() *streams {
@@ -87,8 +88,12 @@ func newStreams() *streams {
 // within the last 0.9 interval, or reads it (one reader at a time; the
 // others wait for its result). A failed read is not kept. Streams tick
 // out of step, so a change may reach a stream up to about two intervals
-// late instead of one.
-func (s *streams) sharedOverview(project int64, read func() (string, any, []byte, error)) (string, any, []byte, error) {
+// late instead of one — but never an operator's write: writes is the
+// project's count of operator writes read just now (engine.Writes), and a
+// read that began before the count moved is not reused, so the first
+// event of an overview opened after a pause shows the pause, whichever
+// node took it.
+func (s *streams) sharedOverview(project, writes int64, read func() (string, any, []byte, error)) (string, any, []byte, error) {
 	s.mu.Lock()
 	v := s.overviews[project]
 	if v == nil {
@@ -108,14 +113,14 @@ func (s *streams) sharedOverview(project int64, read func() (string, any, []byte
 	s.mu.Unlock()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if !v.at.IsZero() && s.now().Sub(v.at) < s.interval*9/10 {
+	if !v.at.IsZero() && v.writes >= writes && s.now().Sub(v.at) < s.interval*9/10 {
 		return v.event, v.data, v.same, nil
 	}
 	event, data, same, err := read()
 	if err != nil {
 		return "", nil, nil, err
 	}
-	v.at, v.event, v.data, v.same = s.now(), event, data, same
+	v.at, v.writes, v.event, v.data, v.same = s.now(), writes, event, data, same
 	return event, data, same, nil
 }
 
@@ -356,7 +361,11 @@ func (a *API) streamViewOf(r *http.Request, p *engine.Principal) (streamView, er
 			return nil, field.New(firstKey(rest), field.Unknown, "the overview stream takes only view")
 		}
 		return func(ctx context.Context, _ bool) (string, any, []byte, error) {
-			return a.streams.sharedOverview(p.ProjectID, func() (string, any, []byte, error) {
+			writes, err := a.e.Writes(ctx, p)
+			if err != nil {
+				return "", nil, nil, err
+			}
+			return a.streams.sharedOverview(p.ProjectID, writes, func() (string, any, []byte, error) {
 				o, err := a.overview(&call[none]{r: r.WithContext(ctx), p: p})
 				if err != nil {
 					return "", nil, nil, err

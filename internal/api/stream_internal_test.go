@@ -49,7 +49,8 @@ func TestStreamSlots(t *testing.T) {
 }
 
 // TestSharedOverview: overview streams of one project share one read per
-// interval (concurrent streams wait for the one reader), other projects
+// interval (concurrent streams wait for the one reader) unless an operator
+// wrote since, other projects
 // read their own, a failed read is not kept, and a project nobody reads
 // for a minute is forgotten.
 func TestSharedOverview(t *testing.T) {
@@ -70,7 +71,7 @@ func TestSharedOverview(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, same, err := s.sharedOverview(1, read("p1-"))
+			_, _, same, err := s.sharedOverview(1, 0, read("p1-"))
 			if err != nil {
 				t.Error(err)
 			}
@@ -86,23 +87,36 @@ func TestSharedOverview(t *testing.T) {
 			t.Fatalf("a stream got %q, want the shared read p1-1", g)
 		}
 	}
-	if _, _, same, _ := s.sharedOverview(2, read("p2-")); string(same) != "p2-2" {
+	if _, _, same, _ := s.sharedOverview(2, 0, read("p2-")); string(same) != "p2-2" {
 		t.Fatalf("another project got %q, want its own read", same)
 	}
+	// An operator wrote (the count moved): the next read is new at once,
+	// not up to an interval late, and is then shared again.
+	if _, _, same, _ := s.sharedOverview(1, 1, read("p1-")); string(same) != "p1-3" {
+		t.Fatalf("after an operator write got %q, want a new read", same)
+	}
+	if _, _, same, _ := s.sharedOverview(1, 1, read("p1-")); string(same) != "p1-3" {
+		t.Fatalf("with no write since got %q, want the shared read p1-3", same)
+	}
+	// A stream that read the count before another's newer read still gets
+	// the newer read: it holds every write the older count did.
+	if _, _, same, _ := s.sharedOverview(1, 0, read("p1-")); string(same) != "p1-3" {
+		t.Fatalf("an older count got %q, want the newer shared read p1-3", same)
+	}
 	now = now.Add(s.interval) // the next tick: read again
-	if _, _, same, _ := s.sharedOverview(1, read("p1-")); string(same) != "p1-3" {
+	if _, _, same, _ := s.sharedOverview(1, 1, read("p1-")); string(same) != "p1-4" {
 		t.Fatalf("after an interval got %q, want a new read", same)
 	}
 	boom := errors.New("database down")
 	now = now.Add(s.interval)
-	if _, _, _, err := s.sharedOverview(1, func() (string, any, []byte, error) { return "", nil, nil, boom }); !errors.Is(err, boom) {
+	if _, _, _, err := s.sharedOverview(1, 0, func() (string, any, []byte, error) { return "", nil, nil, boom }); !errors.Is(err, boom) {
 		t.Fatalf("a failed read: %v", err)
 	}
-	if _, _, same, _ := s.sharedOverview(1, read("p1-")); string(same) != "p1-4" {
+	if _, _, same, _ := s.sharedOverview(1, 0, read("p1-")); string(same) != "p1-5" {
 		t.Fatalf("after a failed read got %q, want a new read (the failure is not kept)", same)
 	}
 	now = now.Add(2 * time.Minute)
-	s.sharedOverview(3, read("p3-"))
+	s.sharedOverview(3, 0, read("p3-"))
 	if _, ok := s.overviews[2]; ok || len(s.overviews) != 1 {
 		t.Fatalf("projects left after a quiet minute: %v", slices.Collect(maps.Keys(s.overviews)))
 	}

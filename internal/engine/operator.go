@@ -15,9 +15,15 @@ import (
 // audit writes an operator action to the audit log in the action's
 // transaction q, so the entry exists exactly when the action does. A nil
 // principal is the engine's own work (HTTP delivery), not an operator's.
+//
+// It also counts the write on the project (store.ProjectNoteWrite), so a
+// view shared between streams is read again after it, on every node.
 func (e *Engine) audit(ctx context.Context, q store.Queries, p *Principal, now int64, action, target, detail string) error {
 	if p == nil {
 		return nil
+	}
+	if err := q.ProjectNoteWrite(ctx, p.ProjectID); err != nil {
+		return err
 	}
 	return q.AuditInsert(ctx, &store.AuditEntry{ProjectID: p.ProjectID, At: now, Actor: p.Actor(), KeyPrefix: p.KeyPrefix,
 		Action: action, Target: target, Detail: detail})
@@ -216,6 +222,18 @@ func (e *Engine) HeldJobs(ctx context.Context, p *Principal, name string, afterI
 		return err
 	})
 	return jobs, h, storeErr(err, "endpoint "+strconv.Quote(name))
+}
+
+// Writes is the project's count of operator writes (every audited action
+// and every endpoint created). A view read after Writes returned n shows
+// every operator write up to n, whichever node took it.
+func (e *Engine) Writes(ctx context.Context, p *Principal) (int64, error) {
+	var n int64
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		n, err = q.ProjectWrites(ctx, p.ProjectID)
+		return err
+	})
+	return n, storeErr(err, "project")
 }
 
 // Audit lists the project's audit log, newest first.

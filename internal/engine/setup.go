@@ -424,7 +424,10 @@ func (e *Engine) CreateEndpoint(ctx context.Context, p *Principal, name string, 
 		if err := checkPlan(ctx, q, p.ProjectID, pol.Policy, "preset"); err != nil {
 			return err
 		}
-		return q.EndpointCreate(ctx, ep)
+		if err := q.EndpointCreate(ctx, ep); err != nil {
+			return err
+		}
+		return q.ProjectNoteWrite(ctx, p.ProjectID) // the overview lists it at once
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return nil, conflict("endpoint %q already exists", name)

@@ -302,6 +302,13 @@ type Queries interface {
 	// count (the first start's bootstrap) holds across nodes.
 	ProjectCount(ctx context.Context) (int64, error)
 	ProjectSetPlan(ctx context.Context, id int64, plan wire.Plan) error
+	// ProjectNoteWrite adds one to the project's count of operator writes,
+	// in the write's transaction (on PostgreSQL it locks the project's row
+	// until commit, so counts are ordered as commits are).
+	ProjectNoteWrite(ctx context.Context, id int64) error
+	// ProjectWrites reads the project's count of operator writes: a view
+	// read when it was n holds every write up to n.
+	ProjectWrites(ctx context.Context, id int64) (int64, error)
 
 	KeyCreate(ctx context.Context, k *APIKey) error // ErrConflict when the hash exists
 	// KeyByHash finds a key of any project by the hash of its secret.

@@ -168,6 +168,18 @@ func (q *Queries) ProjectSetPlan(ctx context.Context, id int64, plan wire.Plan) 
 	return q.expectOne(q.exec(ctx, `UPDATE projects SET plan = ? WHERE id = ?`, plan, id))
 }
 
+// ProjectNoteWrite counts one operator write of the project.
+func (q *Queries) ProjectNoteWrite(ctx context.Context, id int64) error {
+	return q.expectOne(q.exec(ctx, `UPDATE projects SET writes = writes + 1 WHERE id = ?`, id))
+}
+
+// ProjectWrites reads the project's count of operator writes.
+func (q *Queries) ProjectWrites(ctx context.Context, id int64) (int64, error) {
+	var n int64
+	err := q.row(ctx, `SELECT writes FROM projects WHERE id = ?`, id).Scan(&n)
+	return n, q.D.Translate(err)
+}
+
 func (q *Queries) expectOne(r sql.Result, err error) error {
 	if err != nil {
 		return err

@@ -36,6 +36,7 @@ func Run(t *testing.T, open Opener) {
 		fn   func(t *testing.T, s store.Store)
 	}{
 		{"Projects", testProjects},
+		{"ProjectWrites", testProjectWrites},
 		{"Keys", testKeys},
 		{"Endpoints", testEndpoints},
 		{"EndpointUpdatePolicy", testEndpointUpdatePolicy},
@@ -96,6 +97,74 @@ func Run(t *testing.T, open Opener) {
 			tc.fn(t, s)
 		})
 	}
+}
+
+// testProjectWrites: ProjectNoteWrite counts a project's operator writes,
+// only in transactions that commit, every one of concurrent writers, and
+// never another project's.
+func testProjectWrites(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := newProject(t, s, "a")
+	b := newProject(t, s, "b")
+	writes := func(id int64) (n int64) {
+		t.Helper()
+		read(t, s, func(q store.Queries) (err error) {
+			n, err = q.ProjectWrites(ctx, id)
+			return err
+		})
+		return n
+	}
+	if n := writes(a.ID); n != 0 {
+		t.Errorf("a new project has %d writes, want 0", n)
+	}
+	tx(t, s, func(q store.Queries) error { return q.ProjectNoteWrite(ctx, a.ID) })
+	tx(t, s, func(q store.Queries) error {
+		if err := q.ProjectNoteWrite(ctx, a.ID); err != nil {
+			return err
+		}
+		// The transaction's own read sees its write.
+		n, err := q.ProjectWrites(ctx, a.ID)
+		if err == nil && n != 2 {
+			t.Errorf("ProjectWrites inside the writing transaction = %d, want 2", n)
+		}
+		return err
+	})
+	rollback := errors.New("roll back")
+	if err := s.Tx(ctx, func(q store.Queries) error {
+		if err := q.ProjectNoteWrite(ctx, a.ID); err != nil {
+			return err
+		}
+		return rollback
+	}); !errors.Is(err, rollback) {
+		t.Fatalf("Tx = %v, want the rollback error", err)
+	}
+	if n := writes(a.ID); n != 2 {
+		t.Errorf("after two committed writes and one rolled back, ProjectWrites = %d, want 2", n)
+	}
+	const writers = 8
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			if err := s.Tx(ctx, func(q store.Queries) error { return q.ProjectNoteWrite(ctx, a.ID) }); err != nil {
+				t.Errorf("concurrent ProjectNoteWrite: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := writes(a.ID); n != 2+writers {
+		t.Errorf("after %d concurrent writes, ProjectWrites = %d, want %d", writers, n, 2+writers)
+	}
+	if n := writes(b.ID); n != 0 {
+		t.Errorf("project b has %d writes after a's, want 0", n)
+	}
+	txErr(t, s, "ProjectNoteWrite of a missing id", store.ErrNotFound, func(q store.Queries) error {
+		return q.ProjectNoteWrite(ctx, b.ID+100)
+	})
+	read(t, s, func(q store.Queries) error {
+		_, err := q.ProjectWrites(ctx, b.ID+100)
+		wantErr(t, "ProjectWrites of a missing id", err, store.ErrNotFound)
+		return nil
+	})
 }
 
 // testNow: Queries.Now reads the database's clock at the moment of the
