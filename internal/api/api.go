@@ -83,6 +83,9 @@ func (r Route) ResponseType() reflect.Type { return r.response }
 // once (graceful shutdown).
 func New(e *engine.Engine, log *slog.Logger, m *Metrics, draining <-chan struct{}) *API {
 	a := &API{e: e, log: log, metrics: m, draining: draining, bodyTimeout: BodyTimeout, streams: newStreams()}
+	if e != nil { // nil only to generate the OpenAPI document
+		a.streams.now = e.Clock().Now
+	}
 	a.routes = a.table()
 	if m != nil {
 		m.observeStreams(a.streams)

@@ -228,11 +228,12 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) {
 	if !write(eventBytes(event, data)) {
 		return
 	}
-	tick := time.NewTicker(a.streams.interval)
+	clk := a.e.Clock()
+	tick := clk.NewTicker(a.streams.interval)
 	defer tick.Stop()
-	ping := time.NewTicker(a.streams.ping)
+	ping := clk.NewTicker(a.streams.ping)
 	defer ping.Stop()
-	keyCheck := time.NewTicker(min(streamKeyCheck, 10*a.streams.interval))
+	keyCheck := clk.NewTicker(min(streamKeyCheck, 10*a.streams.interval))
 	defer keyCheck.Stop()
 	for {
 		select {
@@ -243,11 +244,11 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) {
 			// it; the page reconnects to another node or when this one is
 			// back.
 			return
-		case <-ping.C:
+		case <-ping.C():
 			if !write([]byte(": ping\n\n")) {
 				return
 			}
-		case <-keyCheck.C:
+		case <-keyCheck.C():
 			// The key may have been revoked since the stream opened.
 			if _, err := a.authenticate(r, producer); err != nil {
 				if ctx.Err() != nil {
@@ -261,7 +262,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) {
 				write([]byte("event: error\ndata: " + strings.TrimSpace(rec.body.String()) + "\n\n"))
 				return
 			}
-		case <-tick.C:
+		case <-tick.C():
 			event, data, same, err := view(ctx, false)
 			if err != nil {
 				if ctx.Err() != nil {

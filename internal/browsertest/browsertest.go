@@ -23,8 +23,11 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/getratchet/ratchet/internal/clock"
 )
 
 // Path returns the Chromium binary to use, or "" when there is none.
@@ -144,7 +147,37 @@ func (b *Browser) NewTab(t testing.TB) *Tab {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("open tab: %v", err)
 	}
+	off, err := clock.TestOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off != 0 {
+		// The server runs on the shifted clock; so does the page.
+		if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: shiftDate(off)}); err != nil {
+			t.Fatalf("shift the tab's clock: %v", err)
+		}
+	}
 	return tab
+}
+
+// shiftDate is a script that moves the page's Date (new Date(), Date(),
+// Date.now()) by off, the way clock.TestOffsetEnv moves the server's clock:
+// Chromium does not run under libfaketime (it hangs at start), so the
+// browser's clock is shifted where the page reads it. Timers and
+// performance.now are durations and stay as they are.
+func shiftDate(off time.Duration) string {
+	return fmt.Sprintf(`(() => {
+  const off = %d, RealDate = Date;
+  function ShiftedDate(...args) {
+    if (!new.target) return new RealDate(RealDate.now() + off).toString();
+    return args.length === 0 ? new RealDate(RealDate.now() + off) : new RealDate(...args);
+  }
+  ShiftedDate.prototype = RealDate.prototype;
+  ShiftedDate.now = () => RealDate.now() + off;
+  ShiftedDate.UTC = RealDate.UTC;
+  ShiftedDate.parse = RealDate.parse;
+  Object.defineProperty(globalThis, "Date", { value: ShiftedDate, writable: true, configurable: true });
+})();`, off.Milliseconds())
 }
 
 func (tab *Tab) report(p string) {
@@ -207,9 +240,9 @@ func (tab *Tab) Text(css string) string {
 var nonWord = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // ScreenshotDir is where the screenshots of t go: $RATCHET_SCREENSHOTS/<test
-// name> when that is set, else a new directory under the system temporary
-// directory that outlives the test so people can look at it. The directory
-// is logged.
+// name> when that is set (kept), else a new directory under the system
+// temporary directory that is removed when the test passes and kept, so
+// people can look at it, when it fails. The directory is logged.
 func ScreenshotDir(t testing.TB) string {
 	t.Helper()
 	name := nonWord.ReplaceAllString(t.Name(), "_")
@@ -225,6 +258,11 @@ func ScreenshotDir(t testing.TB) string {
 			t.Fatal(err)
 		}
 		dir = d
+		t.Cleanup(func() {
+			if !t.Failed() {
+				os.RemoveAll(d)
+			}
+		})
 	}
 	t.Logf("screenshots: %s", dir)
 	return dir

@@ -1,10 +1,15 @@
 package browsertest_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+
 	"github.com/getratchet/ratchet/internal/browsertest"
+	"github.com/getratchet/ratchet/internal/clock"
 )
 
 func TestBrowserRunsAPage(t *testing.T) {
@@ -17,5 +22,46 @@ func TestBrowserRunsAPage(t *testing.T) {
 	}
 	if got := browsertest.Eval[int](tab, `Promise.resolve(6 * 7)`); got != 42 {
 		t.Errorf("eval = %d", got)
+	}
+}
+
+// TestShiftedClock: under RATCHET_TEST_CLOCK_OFFSET a tab's Date runs the
+// offset ahead of the machine's, in every form a page reads it, and dates
+// given explicitly are untouched.
+func TestShiftedClock(t *testing.T) {
+	t.Setenv(clock.TestOffsetEnv, "10h30m")
+	b := browsertest.New(t)
+	tab := b.NewTab(t)
+	tab.Do("navigate", chromedp.Navigate(`data:text/html,<p>t</p>`))
+	before := time.Now()
+	got := browsertest.Eval[[]float64](tab, `[Date.now(), new Date().getTime(), Date.parse(Date()), new Date(0).getTime(), +(new Date() instanceof Date), Date.UTC(2026, 0, 1)]`)
+	after := time.Now()
+	want := []time.Time{before.Add(10*time.Hour + 30*time.Minute), after.Add(10*time.Hour + 30*time.Minute)}
+	for i, ms := range got[:3] {
+		at := time.UnixMilli(int64(ms))
+		// Date() prints whole seconds.
+		if at.Before(want[0].Add(-time.Second)) || at.After(want[1]) {
+			t.Errorf("reading %d of the shifted clock = %v, want between %v and %v", i, at, want[0], want[1])
+		}
+	}
+	if got[3] != 0 || got[4] != 1 || got[5] != float64(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()) {
+		t.Errorf("explicit dates and instanceof under a shifted clock: %v", got[3:])
+	}
+}
+
+// TestScreenshotDirRemovedOnPass: a passing test leaves no screenshot
+// folder behind (a failing one keeps it; see ScreenshotDir).
+func TestScreenshotDirRemovedOnPass(t *testing.T) {
+	t.Setenv("RATCHET_SCREENSHOTS", "")
+	var dir string
+	t.Run("passes", func(t *testing.T) {
+		dir = browsertest.ScreenshotDir(t)
+		if err := os.WriteFile(filepath.Join(dir, "x.png"), []byte("png"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("screenshot folder %s of a passing test is still there (stat: %v)", dir, err)
+		os.RemoveAll(dir)
 	}
 }

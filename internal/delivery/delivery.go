@@ -54,8 +54,11 @@ type Config struct {
 	Logger      *slog.Logger
 	Observer    Observer // nil for none
 	WorkerID    string   // names this node's attempts; default "ratchet-delivery/<host>/<pid>"
-	// Clock stamps webhook-timestamp; default the system clock. (Lease
-	// deadlines use the engine's clock.)
+	// Clock stamps webhook-timestamp, times requests and the waits after
+	// a failed claim, and measures how much of a lease is left; default
+	// clock.Real. It must not be a development clock that jumps (a
+	// lease's remainder is counted on it), so the server passes its system
+	// clock, not the engine's.
 	Clock clock.Clock
 	// UserAgent is sent with every request.
 	UserAgent string
@@ -169,7 +172,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			}
 		}
 		jobs, err := d.eng.ClaimDeliveries(cctx, d.cfg.WorkerID, free, claimWait)
-		claimed := time.Now()
+		claimed := d.cfg.Clock.Now()
 		for range free - len(jobs) {
 			<-slots
 		}
@@ -179,9 +182,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			}
 			failures++
 			d.log.Warn("delivery claim failed", "err", err)
+			backoff := d.cfg.Clock.NewTimer(min(time.Duration(failures)*200*time.Millisecond, 5*time.Second))
 			select {
-			case <-time.After(min(time.Duration(failures)*200*time.Millisecond, 5*time.Second)):
+			case <-backoff.C():
 			case <-cctx.Done():
+				backoff.Stop()
 				return
 			}
 			continue
@@ -248,7 +253,7 @@ func (d *Dispatcher) report(ctx context.Context, batch []engine.Delivered) {
 // first it reports nothing: the lease expires and the attempt is recorded
 // as timed out.
 func (d *Dispatcher) Deliver(ctx context.Context, c engine.Claimed) {
-	res, ok := d.attempt(ctx, c, time.Now())
+	res, ok := d.attempt(ctx, c, d.cfg.Clock.Now())
 	if !ok {
 		return
 	}
@@ -288,12 +293,12 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time
 	// The lease is the request's timeout, less a margin to report in before
 	// the rescue would take the attempt as timed out. Its length is the
 	// claim's (both ends stamped by the same clock, the database's on
-	// PostgreSQL), counted from when the claim returned on this machine's
-	// monotonic clock: this node's own clock may run behind the one that
+	// PostgreSQL), counted from when the claim returned on the dispatcher's
+	// clock (the machine's, monotonic, never a development clock): this node's own clock may run behind the one that
 	// judges the lease, and a timeout read from it would outlast the
 	// lease, letting the retry go out while this request still waits.
 	lease := time.Duration(c.LeaseExpiresAt-c.Job.ClaimedAt) * time.Millisecond
-	left := lease - time.Since(claimed)
+	left := lease - clock.Since(d.cfg.Clock, claimed)
 	left -= min(lease/10, 2*time.Second)
 	rctx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
@@ -320,10 +325,10 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time
 		req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
 		req.Header.Set(webhook.HeaderSignature, webhook.Sign(key, msgID, now, c.Job.Payload))
 	}
-	start := time.Now()
+	start := d.cfg.Clock.Now()
 	resp, err := d.client.Do(req)
 	if err != nil {
-		res.Duration = time.Since(start)
+		res.Duration = clock.Since(d.cfg.Clock, start)
 		if ctx.Err() != nil {
 			return res, false
 		}
@@ -339,7 +344,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time
 	}
 	defer resp.Body.Close()
 	body, rerr := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
-	res.Duration = time.Since(start)
+	res.Duration = clock.Since(d.cfg.Clock, start)
 	if ctx.Err() != nil {
 		return res, false
 	}

@@ -199,7 +199,7 @@ func (e *Engine) deliveryToolIDs(ctx context.Context) ([]int64, error) {
 	d := &e.delivery
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := time.Now()
+	now := e.clk.Now()
 	if !d.outdated && now.Sub(d.readAt) < deliveryToolsRefresh {
 		return d.ids, nil
 	}

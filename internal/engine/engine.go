@@ -28,7 +28,7 @@ import (
 // Config builds an Engine. Zero values take the documented defaults.
 type Config struct {
 	Store  store.Store
-	Clock  clock.Clock    // default: the system clock
+	Clock  clock.Clock    // default: clock.System (the machine's, or shifted by RATCHET_TEST_CLOCK_OFFSET in tests)
 	Rand   func() float64 // the sample u for jitter, in [0, 1]; default: math/rand/v2
 	Logger *slog.Logger   // default: discard
 
@@ -109,7 +109,11 @@ func New(cfg Config) (*Engine, error) {
 		return nil, errors.New("engine: Store is required")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.Real{}
+		clk, err := clock.System()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Clock = clk
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = mrand.Float64

@@ -112,9 +112,19 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	defer st.Close()
 	metrics := api.NewMetrics(st)
-	var clk clock.Clock = clock.Real{}
+	// The machine's clock, or under the test script's hour-shifted runs
+	// the machine's clock moved to 23:30 or 00:30 UTC (clock.TestOffsetEnv).
+	testOffset, err := clock.TestOffset()
+	if err != nil {
+		return err
+	}
+	sysClock, _ := clock.System()
+	if testOffset != 0 {
+		log.Warn("test clock offset: this process's clock is deliberately shifted (tests only)", "env", clock.TestOffsetEnv, "offset", testOffset.String())
+	}
+	clk := sysClock
 	if cfg.DevClock {
-		clk = &clock.Offset{}
+		clk = clock.NewOffset(testOffset)
 		log.Warn("development clock enabled: owners may advance time with POST /v1/dev/clock")
 	}
 	if cfg.ClockOffset != 0 {
@@ -208,7 +218,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	// claiming with the API; requests in flight get the shutdown timeout,
 	// then are abandoned to their leases (recorded as timed out, retried).
 	disp := delivery.New(delivery.Config{Engine: eng, Concurrency: cfg.DeliveryConcurrency, Policy: webhook.Policy{Allow: cfg.DeliveryAllow},
-		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version})
+		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock})
 	dispCtx, abandonDeliveries := context.WithCancel(context.Background())
 	defer abandonDeliveries()
 	dispDone := make(chan struct{})
