@@ -6,6 +6,7 @@ package proctest
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +20,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/getratchet/ratchet/client"
+	"github.com/getratchet/ratchet/wire"
 )
 
 var (
@@ -231,5 +235,132 @@ func (s *Server) WaitForMetric(t testing.TB, line string) {
 			t.Fatalf("no %q in /metrics after 10 s; %s is:\n%s", line, name, strings.Join(of, "\n"))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// FirstEvent opens GET /v1/stream?query with key, reads the stream's first
+// event and closes the stream: what a page opened now is shown first. It
+// fails the test on any other answer than a stream, or after d.
+func (s *Server) FirstEvent(t testing.TB, key, query string, d time.Duration) (event, data string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/stream?"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("open stream %s: %v", query, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		t.Fatalf("open stream %s: %s %s", query, resp.Status, b)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "" && event != "":
+			return event, data
+		case strings.HasPrefix(line, "event: "):
+			event = line[len("event: "):]
+		case strings.HasPrefix(line, "data: "):
+			data += line[len("data: "):]
+		}
+	}
+	t.Fatalf("stream %s ended before its first event: %v", query, sc.Err())
+	return "", ""
+}
+
+// HoldStream opens GET /v1/stream?query with key and reads it until the
+// test ends, as a dashboard tab left open does; it returns once the first
+// event arrived.
+func (s *Server) HoldStream(t testing.TB, key, query string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/stream?"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("open stream %s: %v", query, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("open stream %s: %s", query, resp.Status)
+	}
+	first := make(chan struct{})
+	go func() {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		seen := false
+		for sc.Scan() {
+			if !seen && strings.HasPrefix(sc.Text(), "event: ") {
+				close(first)
+				seen = true
+			}
+		}
+	}()
+	select {
+	case <-first:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("stream %s: no first event within 10 s", query)
+	}
+}
+
+// CheckOverviewFollowsPauses pauses and resumes endpoint name through owner
+// twenty times, each time opening an overview on reader at once and
+// checking that its first event shows the write, while a stream held open
+// on each of warm (as a dashboard tab left open) keeps that node's shared
+// overview read fresh.
+func CheckOverviewFollowsPauses(t testing.TB, owner *client.Client, key, name string, reader *Server, warm ...*Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, w := range warm {
+		w.HoldStream(t, key, "view=overview")
+	}
+	stale := 0
+	for i := range 20 {
+		pause := i%2 == 0
+		var err error
+		if pause {
+			_, err = owner.PauseEndpoint(ctx, name, "incident")
+		} else {
+			_, err = owner.ResumeEndpoint(ctx, name)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		event, data := reader.FirstEvent(t, key, "view=overview", 10*time.Second)
+		var o wire.Overview
+		if err := json.Unmarshal([]byte(data), &o); err != nil || event != "overview" {
+			t.Fatalf("first event %q %s: %v", event, data, err)
+		}
+		found := false
+		for _, ep := range o.Endpoints {
+			if ep.Name != name {
+				continue
+			}
+			found = true
+			if (ep.Paused != nil) != pause {
+				stale++
+				t.Errorf("write %d: paused=%v, then an overview opened at once shows paused=%v", i+1, pause, ep.Paused != nil)
+			}
+		}
+		if !found {
+			t.Fatalf("the overview has no endpoint %q: %s", name, data)
+		}
+	}
+	if stale > 0 {
+		t.Errorf("%d of 20 overviews opened right after a write were stale", stale)
 	}
 }
