@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/client"
+	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -363,4 +364,17 @@ func CheckOverviewFollowsPauses(t testing.TB, owner *client.Client, key, name st
 	if stale > 0 {
 		t.Errorf("%d of 20 overviews opened right after a write were stale", stale)
 	}
+}
+
+// Now is the time on the clock of the servers a test starts: the machine's,
+// shifted by clock.TestOffsetEnv when the test script moves every clock to
+// another hour. A test that sends or checks a time of day (runAt, a due
+// time) takes it from here, never from time.Now; elapsed times and
+// deadlines may stay on time.Now.
+func Now() time.Time {
+	c, err := clock.System()
+	if err != nil {
+		panic(err) // the variable is the test script's; a bad value is its bug
+	}
+	return c.Now()
 }

@@ -84,13 +84,13 @@ func TestWalkThroughHTTP(t *testing.T) {
 		t.Fatalf("claim: %v %+v", err, claimed)
 	}
 	lease := claimed[0].LeaseToken
-	before := time.Now()
+	before := proctest.Now()
 	res, err := worker.ReportOne(c, client.Report{JobID: job.ID, LeaseToken: lease, HTTPStatus: 503, Headers: map[string]string{"Retry-After": "120"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	due, _ := time.Parse(time.RFC3339, res.Job.DueAt)
-	if res.Job.State != "scheduled" || due.Before(before.Add(120*time.Second-time.Second)) || due.After(time.Now().Add(121*time.Second)) {
+	if res.Job.State != "scheduled" || due.Before(before.Add(120*time.Second-time.Second)) || due.After(proctest.Now().Add(121*time.Second)) {
 		t.Fatalf("after Retry-After: 120 the job is %s due %s (reported at %s)", res.Job.State, res.Job.DueAt, before)
 	}
 	got, err := producer.GetJob(c, job.ID)

@@ -44,7 +44,7 @@ func operatorSetup(t *testing.T, args ...string) (srv *proctest.Server, owner, p
 func TestRunNowAndBulkIDs(t *testing.T) {
 	_, owner, producer, worker := operatorSetup(t)
 	c := ctx(t)
-	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	later := proctest.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	enqueue := func() *client.Job {
 		t.Helper()
 		j, _, err := producer.Enqueue(c, client.EnqueueRequest{Tool: "pay@1", Payload: json.RawMessage(`{}`), RunAt: later})

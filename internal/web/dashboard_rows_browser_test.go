@@ -36,7 +36,7 @@ func TestJobsRows(t *testing.T) {
 	must(w.ReportOne(ctx, client.Report{JobID: cl[0].ID, LeaseToken: cl[0].LeaseToken, HTTPStatus: 402, Message: longErr}))(t)
 	s1 := enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"amount":2}`)})
 	s2 := enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"amount":3}`)})
-	later := enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"amount":4}`), RunAt: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	later := enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"amount":4}`), RunAt: proctest.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
 
 	shots := browsertest.ScreenshotDir(t)
 	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: shots}
@@ -82,7 +82,7 @@ func TestJobsRows(t *testing.T) {
 		for {
 			j := must(c.GetJob(ctx, later.ID))(t)
 			due, _ := time.Parse(time.RFC3339Nano, j.DueAt)
-			if time.Until(due) < time.Minute {
+			if due.Sub(proctest.Now()) < time.Minute {
 				break
 			}
 			if time.Now().After(deadline) {
