@@ -81,6 +81,10 @@ func New(t testing.TB) *Browser {
 		chromedp.Flag("mute-audio", true),
 		chromedp.WindowSize(1280, 900),
 		chromedp.UserDataDir(t.TempDir()),
+		// Chromium keeps its shared-memory files (disable-dev-shm-usage)
+		// and crash folders in TMPDIR and leaves them when it is killed at
+		// the end of a test: give it a folder of the test's, removed with it.
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
