@@ -30,12 +30,31 @@ var (
 	buildOnce sync.Once
 	binPath   string
 	buildErr  error
+	inMain    bool
 )
 
+// Main runs a test package that starts servers with this package: it builds
+// nothing itself, but removes the binary Binary built once every test of
+// the package ran, so a passing run leaves nothing in the temporary
+// directory. Call it from the package's TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(proctest.Main(m)) }
+func Main(m *testing.M) int {
+	inMain = true
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	return code
+}
+
 // Binary returns the path of a ratchet binary built from this checkout (with
-// the race detector when the tests run with it).
+// the race detector when the tests run with it), once per test binary.
 func Binary(t testing.TB) string {
 	t.Helper()
+	if !inMain {
+		t.Fatal("proctest: the package's TestMain must call proctest.Main, which removes the binary when the tests end")
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "ratchet-bin-")
 		if err != nil {
