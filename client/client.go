@@ -661,6 +661,31 @@ func (w *wound) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Healthz asks whether the server process serves HTTP (GET /healthz).
+func (c *Client) Healthz(ctx context.Context) (*wire.Health, error) {
+	var out wire.Health
+	_, err := c.do(ctx, "GET", "/healthz", nil, &out)
+	return &out, err
+}
+
+// Readyz asks whether the server's store answers (GET /readyz). A 503 is
+// an answer here, not an error: it is returned as Status "unavailable".
+func (c *Client) Readyz(ctx context.Context) (*wire.Readiness, error) {
+	var out wire.Readiness
+	status, err := c.do(ctx, "GET", "/readyz", nil, &out)
+	if status == http.StatusServiceUnavailable {
+		// The body is a Readiness, not an error body: the error kept its text.
+		var e *Error
+		if errors.As(err, &e) {
+			if json.Unmarshal([]byte(e.Message), &out) != nil || out.Status == "" {
+				out.Status = wire.ReadinessUnavailable
+			}
+			return &out, nil
+		}
+	}
+	return &out, err
+}
+
 // Overview reads the per-endpoint live state the dashboard shows.
 func (c *Client) Overview(ctx context.Context) (*wire.Overview, error) {
 	var out wire.Overview

@@ -124,7 +124,7 @@ type JobQuery struct {
 	CreatedAfter  string `json:"createdAfter,omitempty" doc:"RFC 3339 time, inclusive"`
 	CreatedBefore string `json:"createdBefore,omitempty" doc:"RFC 3339 time, exclusive"`
 	Cursor        string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
-	Limit         string `json:"limit,omitempty" doc:"1–500, default 100"`
+	Limit         string `json:"limit,omitempty" query:"listLimit" doc:"1–500, default 100"`
 	Q             string `json:"q,omitempty" maxLength:"200" doc:"search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search"`
 }
 

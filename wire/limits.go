@@ -37,6 +37,10 @@ const (
 	ToolRefPattern = `^[a-z0-9][a-z0-9._-]{0,63}@[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`
 )
 
+// A query parameter is text in the URL; a field whose tag says
+// query:"BOUND" is an integer in that bound's range, and the OpenAPI
+// document types it so.
+
 // Range is an inclusive numeric range.
 type Range struct{ Min, Max float64 }
 
@@ -57,6 +61,8 @@ var bounds = map[string]Range{
 	"id":                      {1, 1 << 53},
 	"httpStatus":              {0, 599},
 	"retryAfterMs":            {0, 1 << 53},
+	"listLimit":               {1, MaxListLimit},
+	"historyHours":            {HistoryMinHours, HistoryMaxHours},
 }
 
 // Bound is the range a `bound` tag names.

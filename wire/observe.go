@@ -22,7 +22,7 @@ type WorkerStatus struct {
 // HistoryQuery is the query of GET /v1/history.
 type HistoryQuery struct {
 	Endpoint string `json:"endpoint,omitempty" doc:"one endpoint's name; default every endpoint"`
-	Hours    string `json:"hours,omitempty" doc:"how far back: 1–48 hours, default 6"`
+	Hours    string `json:"hours,omitempty" query:"historyHours" doc:"how far back: 1–48 hours, default 6"`
 }
 
 // History is GET /v1/history: per-minute roll-ups of each endpoint's

@@ -16,14 +16,14 @@ type EndpointPauseRequest struct {
 // HeldQuery is the query of GET /v1/endpoints/{name}/held.
 type HeldQuery struct {
 	Cursor string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
-	Limit  string `json:"limit,omitempty" doc:"1–500, default 100"`
+	Limit  string `json:"limit,omitempty" query:"listLimit" doc:"1–500, default 100"`
 }
 
 // AuditQuery is the query of GET /v1/audit.
 type AuditQuery struct {
 	Target string `json:"target,omitempty" doc:"only entries about this target, e.g. endpoint:payments or job:42"`
 	Cursor string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
-	Limit  string `json:"limit,omitempty" doc:"1–500, default 100"`
+	Limit  string `json:"limit,omitempty" query:"listLimit" doc:"1–500, default 100"`
 }
 
 // AuditEntry is one operator action.

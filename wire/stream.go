@@ -10,7 +10,7 @@ package wire
 // proxies know the stream is alive. At most 8 streams per key and 256 per
 // server node (429 beyond); streams end when the server shuts down.
 type StreamQuery struct {
-	Job  string `json:"job,omitempty" doc:"a job id: the stream sends event job when the job changes"`
+	Job  string `json:"job,omitempty" query:"id" doc:"a job id: the stream sends event job when the job changes"`
 	View string `json:"view,omitempty" doc:"overview, or jobs (then the filters of GET /v1/jobs may follow: state, tool, endpoint, runId, createdAfter, createdBefore, limit)"`
 }
 

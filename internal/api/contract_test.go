@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -127,6 +128,59 @@ func TestOpenAPISchemasAreClosed(t *testing.T) {
 					t.Errorf("%s %s answers %s without a schema", method, path, status)
 				}
 			}
+		}
+	}
+}
+
+// TestOpenAPIDocumentHasNoNull: no keyword of the document is JSON null
+// (only a value a schema allows may be: an enum member, a default) — a null
+// description made independent validators reject the whole document. Query parameters that hold numbers are typed integer.
+func TestOpenAPIDocumentHasNoNull(t *testing.T) {
+	var doc any
+	if err := json.Unmarshal(document(t), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case nil:
+			t.Errorf("%s is null", path)
+		case map[string]any:
+			for k, x := range v {
+				walk(path+"/"+k, x)
+			}
+		case []any:
+			if strings.HasSuffix(path, "/enum") || strings.HasSuffix(path, "/examples") {
+				return // values a schema allows, null among them
+			}
+			for i, x := range v {
+				walk(path+"/"+strconv.Itoa(i), x)
+			}
+		}
+	}
+	walk("#", doc)
+	paths := doc.(map[string]any)["paths"].(map[string]any)
+	for _, c := range []struct{ path, param, typ string }{
+		{"/v1/jobs", "limit", "integer"},
+		{"/v1/jobs", "endpoint", "string"},
+		{"/v1/history", "hours", "integer"},
+		{"/v1/audit", "limit", "integer"},
+		{"/v1/stream", "job", "integer"},
+	} {
+		var got any
+		for _, p := range paths[c.path].(map[string]any)["get"].(map[string]any)["parameters"].([]any) {
+			if p := p.(map[string]any); p["name"] == c.param {
+				got = p["schema"].(map[string]any)["type"]
+			}
+		}
+		if got != c.typ {
+			t.Errorf("GET %s query %s is typed %v, want %s", c.path, c.param, got, c.typ)
+		}
+	}
+	for _, p := range []string{"/healthz", "/readyz", "/openapi.json"} {
+		schema := paths[p].(map[string]any)["get"].(map[string]any)["responses"].(map[string]any)["200"].(map[string]any)["content"].(map[string]any)["application/json"]
+		if schema == nil {
+			t.Errorf("GET %s is not described as JSON", p)
 		}
 	}
 }

@@ -878,7 +878,7 @@ func (a *API) history(c *call[wire.HistoryQuery]) (*wire.History, error) {
 	if c.in.Hours != "" {
 		n, err := strconv.Atoi(c.in.Hours)
 		if err != nil {
-			return nil, field.New("hours", strconv.Quote(c.in.Hours), "must be an integer from 1 through 48")
+			return nil, field.New("hours", strconv.Quote(c.in.Hours), "must be an integer from 1 through "+strconv.Itoa(wire.HistoryMaxHours))
 		}
 		hours = n
 	}

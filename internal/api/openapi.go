@@ -40,11 +40,7 @@ func (a *API) OpenAPI(version string) map[string]any {
 			params = append(params, map[string]any{"name": name[1], "in": "path", "required": true, "schema": s})
 		}
 		if r.query != nil {
-			props := g.structSchema(r.query)["properties"].(map[string]any)
-			for _, name := range slices.Sorted(maps.Keys(props)) {
-				p := props[name].(map[string]any)
-				params = append(params, map[string]any{"name": name, "in": "query", "required": false, "description": p["description"], "schema": map[string]any{"type": "string"}})
-			}
+			params = append(params, g.queryParams(r.query)...)
 		}
 		if r.idempotencyHeader {
 			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "required": false, "schema": map[string]any{"type": "string", "maxLength": wire.MaxIdempotencyKeyLen},
@@ -92,13 +88,23 @@ func (a *API) OpenAPI(version string) map[string]any {
 		}
 		item[strings.ToLower(r.Method)] = op
 	}
-	for _, p := range []struct{ path, summary, typ string }{
-		{"/healthz", "Liveness: the process serves HTTP", "text/plain"},
-		{"/readyz", "Readiness: the store answers", "text/plain"},
-		{"/openapi.json", "This document", "application/json"},
+	health, ready := g.schema(reflect.TypeFor[wire.Health]()), g.schema(reflect.TypeFor[wire.Readiness]())
+	for _, p := range []struct {
+		path, summary string
+		schema        any
+		unavailable   string
+	}{
+		{"/healthz", "Liveness: the process serves HTTP", health, ""},
+		{"/readyz", "Readiness: the store answers", ready, "The store does not answer (status unavailable): send traffic elsewhere"},
+		{"/openapi.json", "This document", map[string]any{"type": "object", "description": "an OpenAPI 3.1 document", "required": []string{"openapi", "info", "paths"}}, ""},
 	} {
+		content := map[string]any{"application/json": map[string]any{"schema": p.schema}}
+		responses := map[string]any{"200": map[string]any{"description": "OK", "content": content}}
+		if p.unavailable != "" {
+			responses["503"] = map[string]any{"description": p.unavailable, "content": content}
+		}
 		paths[p.path] = map[string]any{"get": map[string]any{"summary": p.summary, "operationId": strings.Trim(strings.ReplaceAll(p.path, ".", "_"), "/"),
-			"responses": map[string]any{"200": map[string]any{"description": "OK", "content": map[string]any{p.typ: map[string]any{"schema": map[string]any{"type": "string"}}}}}}}
+			"responses": responses}}
 	}
 	return map[string]any{
 		"openapi": "3.1.0",
@@ -311,6 +317,43 @@ func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
 		}
 	}
 	return object(props, slices.Compact(slices.Sorted(slices.Values(required))))
+}
+
+// queryParams are the query parameters a route's query struct declares.
+// Values in a URL are text, so each is a string unless its field says
+// query:"BOUND" (then an integer in the range of wire.Bound(BOUND)); a doc
+// tag becomes the description, maxLength and enum carry over.
+func (g *schemaGen) queryParams(t reflect.Type) []any {
+	props := g.structSchema(t)["properties"].(map[string]any)
+	bound := map[string]string{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		bound[name] = f.Tag.Get("query")
+	}
+	var params []any
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		p := props[name].(map[string]any)
+		schema := map[string]any{"type": "string"}
+		for _, k := range []string{"maxLength", "enum"} {
+			if v, ok := p[k]; ok {
+				schema[k] = v
+			}
+		}
+		if b := bound[name]; b != "" {
+			r, ok := wire.Bound(b)
+			if !ok {
+				panic("wire: unknown bound " + b + " in the query tag of " + name)
+			}
+			schema = map[string]any{"type": "integer", "minimum": num(r.Min), "maximum": num(r.Max)}
+		}
+		param := map[string]any{"name": name, "in": "query", "required": false, "schema": schema}
+		if d, ok := p["description"].(string); ok && d != "" {
+			param["description"] = d
+		}
+		params = append(params, param)
+	}
+	return params
 }
 
 // inlineProps are the properties a schema:"inline" field adds.

@@ -153,7 +153,7 @@ type HistoryResult struct {
 func (e *Engine) History(ctx context.Context, p *Principal, endpoint string, hours int) (*HistoryResult, error) {
 	// Any key may read it, as the overview.
 	if hours < wire.HistoryMinHours || hours > wire.HistoryMaxHours {
-		return nil, invalidField("hours", strconv.Itoa(hours), "must be an integer from 1 through 48")
+		return nil, invalidField("hours", strconv.Itoa(hours), "must be an integer from "+strconv.Itoa(wire.HistoryMinHours)+" through "+strconv.Itoa(wire.HistoryMaxHours))
 	}
 	to := e.nowMs() / minuteMs * minuteMs
 	res := &HistoryResult{From: to - int64(hours)*time.Hour.Milliseconds(), To: to}

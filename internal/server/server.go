@@ -25,6 +25,7 @@ import (
 	"github.com/getratchet/ratchet/internal/store/sqlite"
 	"github.com/getratchet/ratchet/internal/web"
 	"github.com/getratchet/ratchet/internal/webhook"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Config is everything `ratchet serve` can be told. Defaults are in the
@@ -154,19 +155,16 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	mux := http.NewServeMux()
 	a.Register(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"status":"ok"}`)
+		writeJSON(w, http.StatusOK, wire.Health{Status: wire.HealthOK})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
 		pctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := st.Ping(pctx); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, `{"status":"unavailable","store":"`+st.Driver()+`"}`)
+			writeJSON(w, http.StatusServiceUnavailable, wire.Readiness{Status: wire.ReadinessUnavailable, Store: st.Driver()})
 			return
 		}
-		_, _ = io.WriteString(w, `{"status":"ready","store":"`+st.Driver()+`"}`)
+		writeJSON(w, http.StatusOK, wire.Readiness{Status: wire.ReadinessReady, Store: st.Driver()})
 	})
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -297,3 +295,10 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection (read deadlines,
 // flushes) through the recorder.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// writeJSON answers with v as JSON (a wire type: it always encodes).
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

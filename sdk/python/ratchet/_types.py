@@ -17,12 +17,15 @@ __all__ = [
     "DeliveryTargetMethod",
     "RetryPreset",
     "ErrorDetailCode",
+    "HealthStatus",
     "HoldGate",
     "JobState",
     "JobBulkAction",
     "KeyScope",
     "MeProjectPlan",
     "PolicySnapshotSource",
+    "ReadinessStatus",
+    "ReadinessStore",
     "ErrorKind",
     "RunState",
     "SimulateSeriesMode",
@@ -50,6 +53,7 @@ __all__ = [
     "FieldError",
     "ErrorDetail",
     "ErrorBody",
+    "Health",
     "Heartbeat",
     "HeartbeatResult",
     "HistoryPoint",
@@ -78,6 +82,7 @@ __all__ = [
     "Me",
     "OverviewEndpoint",
     "Overview",
+    "Readiness",
     "Report",
     "ReportBatch",
     "ReportBatchItem",
@@ -110,12 +115,15 @@ DecisionOutcome = Literal["", "succeeded", "retry", "fail"]
 DeliveryTargetMethod = Literal["", "POST", "PUT", "PATCH", "DELETE"]
 RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
 ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "conflict", "unavailable", "internal", "client_closed"]
+HealthStatus = Literal["ok"]
 HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
 JobBulkAction = Literal["cancel", "replay", "run_now"]
 KeyScope = Literal["owner", "producer", "worker"]
 MeProjectPlan = Literal["FREE", "BASIC", "PRO"]
 PolicySnapshotSource = Literal["tool", "endpoint", "default"]
+ReadinessStatus = Literal["ready", "unavailable"]
+ReadinessStore = Literal["sqlite", "postgres"]
 ErrorKind = Literal["", "dns", "connect", "timeout", "reset", "tls", "other"]
 RunState = Literal["open", "finished"]
 SimulateSeriesMode = Literal["none", "exponential", "full", "equal", "decorrelated", "policy", "calc"]
@@ -441,6 +449,12 @@ class ErrorBody(TypedDict):
     error: ErrorDetail
 
 
+class Health(TypedDict):
+    """The Health schema: the 200 answer of GET /healthz."""
+
+    status: HealthStatus
+
+
 class Heartbeat(TypedDict):
     """The Heartbeat schema: the body of POST /v1/jobs/{id}/heartbeat."""
 
@@ -756,6 +770,14 @@ class Overview(TypedDict):
 
     endpoints: list[OverviewEndpoint]
     now: str
+
+
+class Readiness(TypedDict):
+    """The Readiness schema: the 200 answer of GET /readyz; the 503 answer of GET /readyz."""
+
+    status: ReadinessStatus
+    # the store driver
+    store: ReadinessStore
 
 
 class Report(TypedDict):

@@ -52,6 +52,8 @@ from ._types import (
     Run,
     SimulateConfig,
     SimulateResult,
+    Health,
+    Readiness,
     Tool,
     ToolPublish,
     WorkerList,
@@ -292,9 +294,11 @@ class Client:
         timeout: float | None = None,
         abort: Abort | None = None,
         raw: bool = False,
+        accept: tuple[int, ...] = (),
     ) -> tuple[int, Any]:
         """Send a request, retrying it when ``retry`` says it is safe; decode
-        the JSON answer (the text when raw); raise RatchetError on an error."""
+        the JSON answer (the text when raw); raise RatchetError on an error
+        (a status of 400 or more that is not in ``accept``)."""
         if query:
             path += "?" + urllib.parse.urlencode(query)
         h = self._headers
@@ -317,7 +321,7 @@ class Client:
                     n += 1
                     continue
                 raise RatchetConnectionError(f"{method} {path}: {type(e).__name__}: {e}", method=method, path=path) from e
-            if status >= 400:
+            if status >= 400 and status not in accept:
                 err = error_from_response(status, rh, out, method, path)
                 if retry and err.temporary and n < self.retries and (err.retry_after or 0) <= self.max_retry_wait:
                     if _sleep(api_backoff(n, err.retry_after), abort):
@@ -710,11 +714,15 @@ class Client:
         backoffs). Not retried: advancing twice would move it twice."""
         return self._call("POST", "/v1/dev/clock", {"advanceMs": int(advance_ms)}, retry=False)[1]
 
-    def healthz(self) -> str:
-        return self._call("GET", "/healthz", retry=True, raw=True)[1]
+    def healthz(self) -> Health:
+        """Liveness: the process serves HTTP, ``{"status": "ok"}``."""
+        return self._call("GET", "/healthz", retry=True)[1]
 
-    def readyz(self) -> str:
-        return self._call("GET", "/readyz", retry=True, raw=True)[1]
+    def readyz(self) -> Readiness:
+        """Readiness: whether the store answers. A 503 is an answer here,
+        not an error: it comes back as ``{"status": "unavailable", ...}`` at
+        once, unretried, so a health check sees it."""
+        return self._call("GET", "/readyz", retry=False, accept=(503,))[1]
 
     def openapi(self) -> dict[str, Any]:
         """The server's OpenAPI document."""

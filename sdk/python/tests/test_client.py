@@ -113,6 +113,18 @@ class ClientRetries(unittest.TestCase):
         self.assertGreaterEqual(t[1] - t[0], 1.0)
         self.assertLess(time.monotonic() - t0, 5)
 
+    def test_readyz_returns_a_503_as_its_answer(self) -> None:
+        """readyz gives a 503 back as the typed answer it is, at once and
+        unretried; healthz's 503 stays an error."""
+        down = json.dumps({"status": "unavailable", "store": "postgres"}).encode()
+        f, c = self.fake({("GET", "/readyz"): [(503, {}, down)], ("GET", "/healthz"): [(503, {}, UNAVAILABLE)]})
+        self.assertEqual(c.readyz(), {"status": "unavailable", "store": "postgres"})
+        self.assertEqual(f.count("GET", "/readyz"), 1)
+        c.retries = 0
+        with self.assertRaises(ratchet.RatchetError) as cm:
+            c.healthz()
+        self.assertEqual(cm.exception.status, 503)
+
     def test_claims_heartbeats_and_reports_are_retried(self) -> None:
         f, c = self.fake(
             {

@@ -1,4 +1,4 @@
-import type { AuditList, ClaimRequest, ClaimedJob, ClockAdvance, Endpoint, EndpointCreate, EndpointPolicyUpdate, HeartbeatResult, History, Hold, Job, JobBatchItem, JobBulkResult, JobEnqueue, JobCounts, JobList, JobState, Key, KeyCreate, Me, Overview, Report, ReportBatchItem, ReportResult, Run, RunCreate, SimulateConfig, SimulateResult, Tool, ToolPublish, WorkerList } from "./types.js";
+import type { AuditList, ClaimRequest, ClaimedJob, ClockAdvance, Endpoint, EndpointCreate, EndpointPolicyUpdate, Health, HeartbeatResult, History, Hold, Job, JobBatchItem, JobBulkResult, JobEnqueue, JobCounts, JobList, JobState, Key, KeyCreate, Me, Overview, Readiness, Report, ReportBatchItem, ReportResult, Run, RunCreate, SimulateConfig, SimulateResult, Tool, ToolPublish, WorkerList } from "./types.js";
 /** Options of a Client. */
 export interface ClientOptions {
     /** A fetch to send requests with (tests, proxies, other runtimes); by default the client uses node:http and node:https with keep-alive agents of its own, which costs about half the CPU per call. The stream uses fetch either way. */
@@ -207,12 +207,16 @@ export declare class Client {
     advanceClock(advanceMs: number, o?: RequestOptions): Promise<ClockAdvance>;
     /** Runs the contention simulator (no key needed; one sweep at a time, 503 while busy). */
     simulate(config: SimulateConfig, o?: RequestOptions): Promise<SimulateResult>;
-    /** Liveness: the process serves HTTP. */
-    healthz(o?: RequestOptions): Promise<string>;
-    /** Readiness: the store answers. */
-    readyz(o?: RequestOptions): Promise<string>;
+    /** Liveness: the process serves HTTP ({ status: "ok" }). */
+    healthz(o?: RequestOptions): Promise<Health>;
+    /**
+     * Readiness: whether the store answers. A 503 is an answer here, not an
+     * error: it comes back as { status: "unavailable" } at once, unretried,
+     * so a health check sees it.
+     */
+    readyz(o?: RequestOptions): Promise<Readiness>;
     /** The OpenAPI document the server serves. */
-    openapi(o?: RequestOptions): Promise<unknown>;
+    openapi(o?: RequestOptions): Promise<Record<string, unknown>>;
 }
 /** describe names a fetch failure by its innermost cause ("connect ECONNREFUSED 127.0.0.1:1"). */
 export declare function describe(err: unknown): string;

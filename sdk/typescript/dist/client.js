@@ -395,21 +395,21 @@ export class Client {
     async simulate(config, o) {
         return (await this.#do("post", "/api/simulate", "/api/simulate", { body: config, safe: false }, o)).data;
     }
-    /** Liveness: the process serves HTTP. */
+    /** Liveness: the process serves HTTP ({ status: "ok" }). */
     async healthz(o) {
-        return this.#text("/healthz", o);
+        return (await this.#do("get", "/healthz", "/healthz", { safe: true }, o)).data;
     }
-    /** Readiness: the store answers. */
+    /**
+     * Readiness: whether the store answers. A 503 is an answer here, not an
+     * error: it comes back as { status: "unavailable" } at once, unretried,
+     * so a health check sees it.
+     */
     async readyz(o) {
-        return this.#text("/readyz", o);
+        return (await this.#do("get", "/readyz", "/readyz", { safe: false, accept: [503] }, o)).data;
     }
     /** The OpenAPI document the server serves. */
     async openapi(o) {
-        return JSON.parse(await this.#text("/openapi.json", o));
-    }
-    async #text(path, o) {
-        const r = await this.#send("GET", path, { safe: true, text: true }, o);
-        return r.data;
+        return (await this.#do("get", "/openapi.json", "/openapi.json", { safe: true }, o)).data;
     }
     /** #do sends a call of the document: template names the route, so the body and answer types are the document's. */
     async #do(method, _template, path, call, o) {
@@ -474,7 +474,7 @@ export class Client {
                 }
                 throw new RatchetError({ status: 0, code: "network", message: `${what}: ${describe(err)}`, cause: err });
             }
-            if (status >= 400)
+            if (status >= 400 && !call.accept?.includes(status))
                 throw errorOf(status, text, parseRetryAfter(retryAfter));
             if (call.text)
                 return { status, data: text };

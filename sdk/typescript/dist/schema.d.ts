@@ -1067,6 +1067,10 @@ export interface components {
             message: string;
             value: string;
         };
+        Health: {
+            /** @enum {string} */
+            status: "ok";
+        };
         Heartbeat: {
             leaseToken: string;
         };
@@ -1336,6 +1340,15 @@ export interface components {
             source: "tool" | "endpoint" | "default";
             /** @description the lease of each claim */
             timeoutMs: number;
+        };
+        Readiness: {
+            /** @enum {string} */
+            status: "ready" | "unavailable";
+            /**
+             * @description the store driver
+             * @enum {string}
+             */
+            store: "sqlite" | "postgres";
         };
         Report: {
             /**
@@ -1641,7 +1654,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "application/json": components["schemas"]["Health"];
                 };
             };
         };
@@ -1661,7 +1674,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "application/json": Record<string, never>;
                 };
             };
         };
@@ -1681,7 +1694,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description The store does not answer (status unavailable): send traffic elsewhere */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };
@@ -1692,7 +1714,7 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 /** @description 1–500, default 100 */
-                limit?: string;
+                limit?: number;
                 /** @description only entries about this target, e.g. endpoint:payments or job:42 */
                 target?: string;
             };
@@ -2309,7 +2331,7 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 /** @description 1–500, default 100 */
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path: {
@@ -2626,7 +2648,7 @@ export interface operations {
                 /** @description one endpoint's name; default every endpoint */
                 endpoint?: string;
                 /** @description how far back: 1–48 hours, default 6 */
-                hours?: string;
+                hours?: number;
             };
             header?: never;
             path?: never;
@@ -2708,10 +2730,9 @@ export interface operations {
                 createdBefore?: string;
                 /** @description nextCursor of the previous page */
                 cursor?: string;
-                /** @description null */
                 endpoint?: string;
                 /** @description 1–500, default 100 */
-                limit?: string;
+                limit?: number;
                 /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
                 q?: string;
                 /** @description a run id */
@@ -3047,10 +3068,9 @@ export interface operations {
                 createdBefore?: string;
                 /** @description nextCursor of the previous page */
                 cursor?: string;
-                /** @description null */
                 endpoint?: string;
                 /** @description 1–500, default 100 */
-                limit?: string;
+                limit?: number;
                 /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
                 q?: string;
                 /** @description a run id */
@@ -4436,7 +4456,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description a job id: the stream sends event job when the job changes */
-                job?: string;
+                job?: number;
                 /** @description overview, or jobs (then the filters of GET /v1/jobs may follow: state, tool, endpoint, runId, createdAfter, createdBefore, limit) */
                 view?: string;
             };

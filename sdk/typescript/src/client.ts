@@ -12,6 +12,7 @@ import type {
   EndpointCreate,
   EndpointPolicyUpdate,
   ErrorBody,
+  Health,
   HeartbeatResult,
   History,
   Hold,
@@ -27,6 +28,7 @@ import type {
   KeyCreate,
   Me,
   Overview,
+  Readiness,
   Report,
   ReportBatchItem,
   ReportResult,
@@ -105,6 +107,8 @@ interface Call<B> {
   safe: boolean;
   timeoutMs?: number;
   text?: boolean;
+  /** statuses of 400 and above that are answers of the route, not errors */
+  accept?: number[];
 }
 
 const id = (n: number) => {
@@ -519,24 +523,23 @@ export class Client {
     return (await this.#do("post", "/api/simulate", "/api/simulate", { body: config, safe: false }, o)).data;
   }
 
-  /** Liveness: the process serves HTTP. */
-  async healthz(o?: RequestOptions): Promise<string> {
-    return this.#text("/healthz", o);
+  /** Liveness: the process serves HTTP ({ status: "ok" }). */
+  async healthz(o?: RequestOptions): Promise<Health> {
+    return (await this.#do("get", "/healthz", "/healthz", { safe: true }, o)).data;
   }
 
-  /** Readiness: the store answers. */
-  async readyz(o?: RequestOptions): Promise<string> {
-    return this.#text("/readyz", o);
+  /**
+   * Readiness: whether the store answers. A 503 is an answer here, not an
+   * error: it comes back as { status: "unavailable" } at once, unretried,
+   * so a health check sees it.
+   */
+  async readyz(o?: RequestOptions): Promise<Readiness> {
+    return (await this.#do("get", "/readyz", "/readyz", { safe: false, accept: [503] }, o)).data as Readiness;
   }
 
   /** The OpenAPI document the server serves. */
-  async openapi(o?: RequestOptions): Promise<unknown> {
-    return JSON.parse(await this.#text("/openapi.json", o));
-  }
-
-  async #text(path: "/healthz" | "/readyz" | "/openapi.json", o?: RequestOptions): Promise<string> {
-    const r = await this.#send<never>("GET", path, { safe: true, text: true }, o);
-    return r.data as string;
+  async openapi(o?: RequestOptions): Promise<Record<string, unknown>> {
+    return (await this.#do("get", "/openapi.json", "/openapi.json", { safe: true }, o)).data;
   }
 
   /** #do sends a call of the document: template names the route, so the body and answer types are the document's. */
@@ -603,7 +606,7 @@ export class Client {
         }
         throw new RatchetError({ status: 0, code: "network", message: `${what}: ${describe(err)}`, cause: err });
       }
-      if (status >= 400) throw errorOf(status, text, parseRetryAfter(retryAfter));
+      if (status >= 400 && !call.accept?.includes(status)) throw errorOf(status, text, parseRetryAfter(retryAfter));
       if (call.text) return { status, data: text };
       if (text === "") return { status, data: undefined };
       try {

@@ -1068,6 +1068,10 @@ export interface components {
             message: string;
             value: string;
         };
+        Health: {
+            /** @enum {string} */
+            status: "ok";
+        };
         Heartbeat: {
             leaseToken: string;
         };
@@ -1337,6 +1341,15 @@ export interface components {
             source: "tool" | "endpoint" | "default";
             /** @description the lease of each claim */
             timeoutMs: number;
+        };
+        Readiness: {
+            /** @enum {string} */
+            status: "ready" | "unavailable";
+            /**
+             * @description the store driver
+             * @enum {string}
+             */
+            store: "sqlite" | "postgres";
         };
         Report: {
             /**
@@ -1642,7 +1655,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "application/json": components["schemas"]["Health"];
                 };
             };
         };
@@ -1662,7 +1675,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "application/json": Record<string, never>;
                 };
             };
         };
@@ -1682,7 +1695,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description The store does not answer (status unavailable): send traffic elsewhere */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };
@@ -1693,7 +1715,7 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 /** @description 1–500, default 100 */
-                limit?: string;
+                limit?: number;
                 /** @description only entries about this target, e.g. endpoint:payments or job:42 */
                 target?: string;
             };
@@ -2310,7 +2332,7 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 /** @description 1–500, default 100 */
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path: {
@@ -2627,7 +2649,7 @@ export interface operations {
                 /** @description one endpoint's name; default every endpoint */
                 endpoint?: string;
                 /** @description how far back: 1–48 hours, default 6 */
-                hours?: string;
+                hours?: number;
             };
             header?: never;
             path?: never;
@@ -2709,10 +2731,9 @@ export interface operations {
                 createdBefore?: string;
                 /** @description nextCursor of the previous page */
                 cursor?: string;
-                /** @description null */
                 endpoint?: string;
                 /** @description 1–500, default 100 */
-                limit?: string;
+                limit?: number;
                 /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
                 q?: string;
                 /** @description a run id */
@@ -3048,10 +3069,9 @@ export interface operations {
                 createdBefore?: string;
                 /** @description nextCursor of the previous page */
                 cursor?: string;
-                /** @description null */
                 endpoint?: string;
                 /** @description 1–500, default 100 */
-                limit?: string;
+                limit?: number;
                 /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
                 q?: string;
                 /** @description a run id */
@@ -4437,7 +4457,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description a job id: the stream sends event job when the job changes */
-                job?: string;
+                job?: number;
                 /** @description overview, or jobs (then the filters of GET /v1/jobs may follow: state, tool, endpoint, runId, createdAfter, createdBefore, limit) */
                 view?: string;
             };

@@ -104,3 +104,7 @@ export type FieldError = S["FieldError"];
 export type SimulateConfig = S["SimulateConfig"];
 /** The contention simulator's answer. */
 export type SimulateResult = S["SimulateResult"];
+/** GET /healthz: the process serves HTTP. */
+export type Health = S["Health"];
+/** GET /readyz: whether the store answers, and which store it is. */
+export type Readiness = S["Readiness"];

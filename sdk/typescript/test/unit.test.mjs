@@ -54,6 +54,19 @@ test("a 503 with Retry-After: 1 is retried after at least the hint, with the ans
   }
 });
 
+test("readyz returns a 503 as the typed answer it is, at once and unretried; other calls' 503s stay errors", async () => {
+  const f = await fake(() => ({ status: 503, body: { status: "unavailable", store: "postgres" } }));
+  try {
+    const c = new Client(f.url);
+    assert.deepEqual(await c.readyz(), { status: "unavailable", store: "postgres" });
+    assert.equal(f.seen.length, 1, "readyz retried its 503");
+    const err = await c.healthz({ retry: false }).catch((e) => e);
+    assert.ok(err instanceof RatchetError && err.status === 503, `healthz on a 503: ${err}`);
+  } finally {
+    await f.close();
+  }
+});
+
 test("429 and network errors are retried for safe calls; the waits are full-jitter and bounded", async () => {
   const f = await fake((n) => (n <= 2 ? { status: 429, body: { error: { code: "unavailable", message: "slow down" } } } : { status: 200, body: { jobs: [] } }));
   try {
