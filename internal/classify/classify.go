@@ -68,7 +68,8 @@ const (
 	CodeNetworkReset         = "network_reset"
 	CodeNetworkTLS           = "network_tls"
 	CodeNetworkOther         = "network_other"
-	CodeTimedOut             = "timed_out" // the lease expired (LeaseExpired)
+	CodeTimedOut             = "timed_out"       // the lease expired (LeaseExpired)
+	CodeRequestInvalid       = "request_invalid" // Ratchet's delivery could not build the request (RequestInvalid)
 	CodeUnknown              = "unknown"
 )
 
@@ -94,6 +95,19 @@ func LeaseExpired() Decision {
 		Classification:      CodeTimedOut,
 		CountsTowardCircuit: true,
 		Reason:              "the lease expired before the worker reported — timed out, retry",
+	}
+}
+
+// RequestInvalid is the decision for a delivery whose request could not be
+// built from the job and the tool (a header value no HTTP client sends, a
+// URL template that renders no URL, a bad signing secret): nothing reached
+// the provider and a retry would fail the same way, so the job fails at
+// once, and the provider's circuit does not count it.
+func RequestInvalid(why string) Decision {
+	return Decision{
+		Outcome:        Fail,
+		Classification: CodeRequestInvalid,
+		Reason:         "the request could not be built (" + why + ") — nothing was sent; a retry would fail the same way, fail",
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/webhook"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Defaults.
@@ -270,6 +271,12 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time
 		res.Retryable, res.Message = &no, msg
 		return res, true
 	}
+	// unsendable: the request cannot be built from this job and tool, so
+	// nothing is sent and retrying cannot help.
+	unsendable := func(msg string) (engine.DeliveryResult, bool) {
+		res.Unsendable, res.Message = true, msg
+		return res, true
+	}
 	t, err := d.eng.DeliveryTool(ctx, c.Job.ToolID)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -280,15 +287,15 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time
 	}
 	spec := engine.DeliveryOf(t)
 	if spec == nil {
-		return fail("the tool has no delivery target")
+		return unsendable("the tool has no delivery target")
 	}
 	tpl, err := d.template(t.ID, spec.URL)
 	if err != nil {
-		return fail("the delivery URL is invalid: " + err.Error())
+		return unsendable("the delivery URL is invalid: " + err.Error())
 	}
 	url, err := tpl.Render(c.Job.Payload)
 	if err != nil {
-		return fail(err.Error())
+		return unsendable(err.Error())
 	}
 	// The lease is the request's timeout, less a margin to report in before
 	// the rescue would take the attempt as timed out. Its length is the
@@ -304,7 +311,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, spec.Method, url, bytes.NewReader(c.Job.Payload))
 	if err != nil {
-		return fail("the delivery request could not be built: " + err.Error())
+		return unsendable("the delivery request could not be built: " + err.Error())
 	}
 	for k, v := range spec.Headers {
 		req.Header.Set(k, v)
@@ -312,13 +319,23 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time
 	id := strconv.FormatInt(c.Job.ID, 10)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", d.cfg.UserAgent)
+	if !wire.HeaderValueOK(c.IdempotencyKey) {
+		// Refused at enqueue today; a job stored before that check would
+		// otherwise fail every attempt as a network error.
+		return unsendable("the idempotency key " + strconv.QuoteToASCII(c.IdempotencyKey) + " is not a valid header value")
+	}
+	for k, v := range spec.Headers {
+		if !wire.HeaderValueOK(v) {
+			return unsendable("the tool's header " + strconv.QuoteToASCII(k) + " has a value that is not a valid header value")
+		}
+	}
 	req.Header.Set("Idempotency-Key", c.IdempotencyKey)
 	req.Header.Set("Ratchet-Job-Id", id)
 	req.Header.Set("Ratchet-Attempt", strconv.FormatInt(c.Job.Attempt, 10))
 	if spec.Secret != "" {
 		key, err := webhook.ParseSecret(spec.Secret)
 		if err != nil {
-			return fail("the signing secret is invalid: " + err.Error())
+			return unsendable("the signing secret is invalid: " + err.Error())
 		}
 		msgID, now := "ratchet-job-"+id, d.cfg.Clock.Now()
 		req.Header.Set(webhook.HeaderID, msgID)

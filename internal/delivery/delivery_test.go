@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/field"
+	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/delivery"
 	"github.com/getratchet/ratchet/internal/engine"
@@ -37,18 +39,20 @@ var t0 = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 
 type env struct {
-	t     *testing.T
-	ctx   context.Context
-	e     *engine.Engine
-	clk   *clock.Fake
-	owner *engine.Principal
-	d     *delivery.Dispatcher
+	dbPath string
+	t      *testing.T
+	ctx    context.Context
+	e      *engine.Engine
+	clk    *clock.Fake
+	owner  *engine.Principal
+	d      *delivery.Dispatcher
 }
 
 func newEnv(t *testing.T, allow []netip.Prefix) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ratchet.db"), sqlite.Options{Synchronous: "NORMAL"})
+	dbPath := filepath.Join(t.TempDir(), "ratchet.db")
+	st, err := sqlite.Open(ctx, dbPath, sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +60,7 @@ func newEnv(t *testing.T, allow []netip.Prefix) *env {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	v := &env{t: t, ctx: ctx, clk: clock.NewFake(t0)}
+	v := &env{dbPath: dbPath, t: t, ctx: ctx, clk: clock.NewFake(t0)}
 	pol := webhook.Policy{Allow: allow}
 	v.e, err = engine.New(engine.Config{Store: st, Clock: v.clk, Rand: func() float64 { return 0.5 }, DeliveryPolicy: pol})
 	if err != nil {
@@ -347,6 +351,46 @@ func TestURLTemplate(t *testing.T) {
 	j, as = v.job(id)
 	if j.State != wire.JobFailed || !strings.Contains(as[0].Message, "dot segment") || len(paths) != 0 {
 		t.Errorf("job %s, message %q, %d requests; want failed naming the dot segment, no request", j.State, as[0].Message, len(paths))
+	}
+}
+
+// TestUnsendableRequest: a job whose request cannot be built — here an
+// idempotency key with a control character, stored before enqueue refused
+// such keys — is one attempt, failed at once as request_invalid, and the
+// provider never hears of it. (Each attempt used to be recorded as a
+// retryable network error until the job was exhausted.) Enqueue refuses
+// the key today, naming the field.
+func TestUnsendableRequest(t *testing.T) {
+	v := newEnv(t, loopback)
+	requests := make(chan string, 8)
+	srv := provider(t, func(_ http.ResponseWriter, r *http.Request) { requests <- r.Header.Get("Idempotency-Key") })
+	v.tool("charge", srv.URL)
+	for _, bad := range []string{"order\x0142", "order\r\nX-Evil: 1", "tab\tkey", "del\x7f", " lead"} {
+		_, err := v.e.Enqueue(v.ctx, v.owner, engine.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{}`), IdempotencyKey: bad})
+		fe, ok := field.As(err)
+		if !ok || len(fe) != 1 || fe[0].Field != "idempotencyKey" || fe[0].Value != strconv.QuoteToASCII(bad) || !strings.Contains(fe[0].Allowed, "header value") {
+			t.Errorf("enqueue with key %q: %v; want a field error naming idempotencyKey, the value and what is allowed", bad, err)
+		}
+	}
+	id := v.enqueue("charge", `{}`, "placeholder")
+	db, err := sql.Open("sqlite", v.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE jobs SET idempotency_key = ? WHERE id = ?`, "order\x0142", id); err != nil {
+		t.Fatal(err)
+	}
+	v.deliverOne()
+	j, as := v.job(id)
+	if j.State != wire.JobFailed || len(as) != 1 || as[0].Classification != classify.CodeRequestInvalid ||
+		!strings.Contains(as[0].Message, "idempotency key") {
+		t.Errorf("job %s after one delivery, attempts %+v; want failed, one request_invalid attempt", j.State, as)
+	}
+	select {
+	case k := <-requests:
+		t.Errorf("the provider received a request (key %q)", k)
+	default:
 	}
 }
 

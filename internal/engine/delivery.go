@@ -293,6 +293,9 @@ func (e *Engine) ClaimDeliveries(ctx context.Context, workerID string, max int, 
 // decision is made from.
 type DeliveryResult struct {
 	classify.Report
+	// Unsendable says the request could not be built (Message says why):
+	// the attempt is one permanent failure, classify.RequestInvalid.
+	Unsendable      bool
 	Duration        time.Duration
 	ResponseHeaders map[string]string // the headers that mattered
 	Excerpt         string            // the start of the body, as read
@@ -363,7 +366,7 @@ func deliveryReport(c Claimed, r DeliveryResult) ReportRequest {
 		b, _ := json.Marshal(clean)
 		headers = string(b)
 	}
-	return ReportRequest{JobID: c.Job.ID, LeaseToken: c.LeaseToken, Report: r.Report,
+	return ReportRequest{JobID: c.Job.ID, LeaseToken: c.LeaseToken, Report: r.Report, unsendable: r.Unsendable,
 		detail: &store.Attempt{RequestMs: max(1, r.Duration.Milliseconds()), ResponseHeaders: headers,
 			ResponseExcerpt: truncate(CleanText(r.Excerpt), MaxExcerptBytes)}}
 }

@@ -95,6 +95,10 @@ func validateEnqueue(r *EnqueueRequest, prefix string) field.Errors {
 	}
 	if len(r.IdempotencyKey) > MaxIdempotencyKeyLen {
 		add("idempotencyKey", "a key of "+strconv.Itoa(len(r.IdempotencyKey))+" bytes", "must be at most "+strconv.Itoa(MaxIdempotencyKeyLen)+" bytes")
+	} else if !wire.HeaderValueOK(r.IdempotencyKey) {
+		// It is sent to the provider as the Idempotency-Key header: a key
+		// no HTTP client can send would fail every attempt of the job.
+		add("idempotencyKey", strconv.QuoteToASCII(r.IdempotencyKey), wire.HeaderValueAllowed)
 	}
 	if r.MaxAttempts != nil && (*r.MaxAttempts < backoff.MinAttempts || *r.MaxAttempts > backoff.MaxAttempts) {
 		add("maxAttempts", strconv.FormatInt(*r.MaxAttempts, 10), "must be an integer from 1 through 10")

@@ -22,6 +22,8 @@ type ReportRequest struct {
 	// detail is what the server's own delivery saw (ReportDelivery);
 	// nil for a worker's report.
 	detail *store.Attempt
+	// unsendable: the server's own delivery could not build the request.
+	unsendable bool
 }
 
 // ReportResult says what the report did.
@@ -357,6 +359,9 @@ func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r
 		return ReportResult{Job: j, Attempt: a, Duplicate: true, Decision: classify.Decision{Classification: a.Classification}}, nil
 	}
 	d := classify.Classify(r.Report, now)
+	if r.unsendable {
+		d = classify.RequestInvalid(r.Message)
+	}
 	res, err := e.finishAttempt(ctx, q, j, d, r.Report, now, b)
 	if err == nil && r.detail != nil {
 		res.Attempt.RequestMs, res.Attempt.ResponseHeaders, res.Attempt.ResponseExcerpt = r.detail.RequestMs, r.detail.ResponseHeaders, r.detail.ResponseExcerpt
