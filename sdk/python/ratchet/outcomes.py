@@ -305,6 +305,16 @@ def _named(e: BaseException, parts: tuple[str, ...]) -> bool:
     return any(p in c.__name__ for c in type(e).__mro__ for p in parts)
 
 
+def _own_name(e: BaseException, parts: tuple[str, ...]) -> bool:
+    # A timeout is named by the class itself, not by its bases: urllib3's
+    # NewConnectionError (a refused connection) subclasses
+    # ConnectTimeoutError, so the bases would call every refusal a timeout.
+    return any(p in type(e).__name__ for p in parts)
+
+
+_REFUSED_ERRNOS = (errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL)
+
+
 def error_kind(exc: BaseException) -> ErrorKind:
     """The kind of a network error without a response: dns, connect,
     timeout, reset, tls or other. Standard library errors are recognised by
@@ -321,13 +331,12 @@ def error_kind(exc: BaseException) -> ErrorKind:
         for e in chain
     ):
         return "reset"
-    if any(isinstance(e, TimeoutError) or (isinstance(e, OSError) and e.errno == errno.ETIMEDOUT) or _named(e, _TIMEOUT_NAMES) for e in chain):
+    # The operating system's own word first: a refused or unreachable
+    # connection is a connect failure whatever the library's classes say.
+    if any(isinstance(e, ConnectionRefusedError) or (isinstance(e, OSError) and e.errno in _REFUSED_ERRNOS) for e in chain):
+        return "connect"
+    if any(isinstance(e, TimeoutError) or (isinstance(e, OSError) and e.errno == errno.ETIMEDOUT) or _own_name(e, _TIMEOUT_NAMES) for e in chain):
         return "timeout"
-    if any(
-        isinstance(e, ConnectionRefusedError)
-        or (isinstance(e, OSError) and e.errno in (errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL))
-        or _named(e, _CONNECT_NAMES)
-        for e in chain
-    ):
+    if any(_named(e, _CONNECT_NAMES) for e in chain):
         return "connect"
     return "other"
