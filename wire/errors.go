@@ -8,12 +8,13 @@ type ErrorBody struct {
 }
 
 // ErrorDetail says what went wrong. Code is one of invalid_request,
-// unauthenticated, forbidden, not_found, conflict, unavailable, internal,
-// client_closed. Fields lists every rejected field of an invalid request.
+// unauthenticated, forbidden, not_found, conflict, unavailable,
+// storage_full (503: the database cannot write, its disk is full),
+// internal, client_closed. Fields lists every rejected field of an invalid request.
 // Current is the endpoint as it is now, on a 409 for a stale
 // expectedVersion.
 type ErrorDetail struct {
-	Code    string         `json:"code" enum:"invalid_request,unauthenticated,forbidden,not_found,method_not_allowed,request_timeout,conflict,unavailable,internal,client_closed"`
+	Code    string         `json:"code" enum:"invalid_request,unauthenticated,forbidden,not_found,method_not_allowed,request_timeout,conflict,unavailable,storage_full,internal,client_closed"`
 	Message string         `json:"message"`
 	Fields  []*field.Error `json:"fields,omitempty" doc:"the rejected fields, at most 20"`
 	// FieldsOmitted counts the rejected fields left out of Fields.

@@ -222,11 +222,18 @@ func writeError(w http.ResponseWriter, err error) {
 		d.Message, d.Fields = invalidMessage(be), be
 	case errors.As(err, &te):
 		status, d.Code, d.Message = te.status, te.code, te.message
+	case errors.Is(err, store.ErrStorageFull):
+		status, d.Code, d.Message = http.StatusServiceUnavailable, "storage_full",
+			"the database cannot write: its storage is full, so nothing of this request was stored; an operator must free disk space on the database's volume, then retry"
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		status, d.Code, d.Message = http.StatusServiceUnavailable, "unavailable", "the database is unavailable; try again"
 	}
 	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "1")
+		retry := "1"
+		if d.Code == "storage_full" {
+			retry = strconv.Itoa(StorageFullRetryAfter) // space comes back when a person frees it, not in a second
+		}
+		w.Header().Set("Retry-After", retry)
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ratchet"`)
@@ -234,6 +241,10 @@ func writeError(w http.ResponseWriter, err error) {
 	d.Fields, d.FieldsOmitted = boundFields(d.Fields)
 	writeJSON(w, status, wire.ErrorBody{Error: d})
 }
+
+// StorageFullRetryAfter is the Retry-After, in seconds, of a storage_full
+// answer.
+const StorageFullRetryAfter = 30
 
 // An error body is bounded whatever the input: at most maxErrorFields
 // fields (and how many more there were), each value cut to maxValueRunes

@@ -321,6 +321,8 @@ func storeErr(err error, what string) error {
 		return nil
 	case errors.Is(err, store.ErrNotFound):
 		return notFound("%s not found", what)
+	case errors.Is(err, store.ErrStorageFull):
+		return err // the API says so with its own code
 	case errors.Is(err, store.ErrUnavailable):
 		return &Error{Kind: KindUnavailable, Message: "the database is unavailable; try again"}
 	}

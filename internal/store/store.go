@@ -26,6 +26,10 @@ var (
 	// ErrUnavailable means the database could not be reached; the request may
 	// be retried later.
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrStorageFull means the database answered but cannot write: the
+	// disk (or PostgreSQL's) is full. The write was rolled back; reads go
+	// on, and writes succeed again once space is freed.
+	ErrStorageFull = errors.New("store cannot write: storage full")
 )
 
 // Store is a database.

@@ -448,7 +448,7 @@ func translate(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.ErrNotFound
 	}
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrUnavailable) {
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrStorageFull) {
 		return err
 	}
 	var pe *pgconn.PgError
@@ -456,6 +456,9 @@ func translate(err error) error {
 		switch {
 		case pe.Code == "23505": // unique_violation
 			return fmt.Errorf("%w: %v", store.ErrConflict, err)
+		case pe.Code == "53100", // disk_full
+			pe.Code == "53200": // out_of_memory
+			return fmt.Errorf("%w: %v", store.ErrStorageFull, err)
 		case strings.HasPrefix(pe.Code, "08"), // connection exception
 			pe.Code == "53300", // too_many_connections
 			pe.Code == "57P01", // admin_shutdown

@@ -284,6 +284,11 @@ func translate(err error) error {
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
+		// SQLite turns ENOSPC into SQLITE_FULL (its extended codes keep
+		// the primary code in the low byte).
+		if se.Code()&0xff == sqlite3.SQLITE_FULL {
+			return fmt.Errorf("%w: %v", store.ErrStorageFull, err)
+		}
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			return fmt.Errorf("%w: %v", store.ErrConflict, err)

@@ -1054,7 +1054,7 @@ export interface components {
         };
         ErrorDetail: {
             /** @enum {string} */
-            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "unavailable" | "internal" | "client_closed";
+            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "unavailable" | "storage_full" | "internal" | "client_closed";
             current?: components["schemas"]["Endpoint"] | null;
             /** @description the rejected fields, at most 20 */
             fields?: components["schemas"]["FieldError"][];
