@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"slices"
 	"strings"
 )
@@ -110,6 +111,9 @@ func dispatch(ctx context.Context, env *Env, args []string) error {
 		}
 		return nil
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		return runVersion(ctx, env, nil)
+	}
 	cmds := commands()
 	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == args[0] })
 	if i < 0 {
@@ -119,7 +123,72 @@ func dispatch(ctx context.Context, env *Env, args []string) error {
 		}
 		return usagef("command %q is not known; commands are %s", args[0], strings.Join(names, ", "))
 	}
+	if wantsHelp(args[1:]) {
+		return help(ctx, env, cmds[i], args[1:])
+	}
 	return cmds[i].run(ctx, env, args[1:])
+}
+
+// wantsHelp reports whether -h or --help stands among args (before a "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// help answers --help anywhere on a command line with the usage of the
+// deepest command named, on standard output, and exit status 0 — also
+// where the command would first ask for its NAME or ID.
+func help(ctx context.Context, env *Env, c command, args []string) error {
+	out := &Env{Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stdout, Getenv: env.Getenv}
+	if c.name == "version" {
+		_, err := fmt.Fprintln(env.Stdout, "Usage: ratchet version (or ratchet --version)\n\n"+c.summary)
+		return err
+	}
+	if c.group == nil {
+		// The command's own flag set prints its usage and flags.
+		if err := c.run(ctx, out, []string{"--help"}); err != nil && !errors.Is(err, errHelp) {
+			return err
+		}
+		return nil
+	}
+	g := c.group
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		if s, ok := g.find(args[0]); ok {
+			fmt.Fprintf(env.Stdout, "%s\n\n", s.summary)
+			// A subcommand that takes a NAME or ID reads it before its
+			// flags: give it a stand-in so its flag set prints the usage.
+			sub := []string{"--help"}
+			if first, _, _ := strings.Cut(s.usage, " "); takesPositional(first) {
+				sub = []string{"1", "--help"}
+			}
+			if err := s.cmd.Run(ctx, out, sub); err != nil && !errors.Is(err, errHelp) {
+				// No flag set of its own: the synopsis is all there is.
+				fmt.Fprintf(env.Stdout, "Usage: ratchet %s\n", g.synopsis(s.name))
+			}
+			return nil
+		}
+	}
+	fmt.Fprintf(env.Stdout, "Usage: ratchet %s <subcommand>\n\n%s\n\nSubcommands:\n", g.name, c.summary)
+	for _, s := range g.subs {
+		fmt.Fprintf(env.Stdout, "  ratchet %s\n      %s\n", g.synopsis(s.name), s.summary)
+	}
+	if g.footer != "" {
+		fmt.Fprintln(env.Stdout, strings.TrimRight(g.footer, "\n"))
+	}
+	return nil
+}
+
+// takesPositional reports whether a synopsis starts with an argument in
+// capitals (NAME, ID, NAME@VERSION) rather than a flag or an option.
+func takesPositional(first string) bool {
+	return first != "" && strings.ToUpper(first) == first && strings.IndexFunc(first, func(r rune) bool { return r >= 'A' && r <= 'Z' }) == 0
 }
 
 func printHelp(w io.Writer) {
@@ -132,8 +201,44 @@ func printHelp(w io.Writer) {
 }
 
 func runVersion(_ context.Context, env *Env, _ []string) error {
-	_, err := fmt.Fprintln(env.Stdout, "ratchet "+Version)
+	_, err := fmt.Fprintln(env.Stdout, versionLine())
 	return err
+}
+
+// versionLine is "ratchet VERSION (REVISION[, modified], BUILT) GO": the
+// release set with -ldflags, else the module version; the commit and its
+// time as the Go toolchain stamped them.
+func versionLine() string {
+	v := Version
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "ratchet " + v
+	}
+	if v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		v = info.Main.Version
+	}
+	var rev, at, modified string
+	for _, kv := range info.Settings {
+		switch kv.Key {
+		case "vcs.revision":
+			rev = kv.Value
+		case "vcs.time":
+			at = kv.Value
+		case "vcs.modified":
+			if kv.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	line := "ratchet " + v
+	if rev != "" {
+		line += " (" + rev[:min(12, len(rev))] + modified
+		if at != "" {
+			line += ", " + at
+		}
+		line += ")"
+	}
+	return line + " " + info.GoVersion
 }
 
 // writeJSON prints v as indented JSON followed by a newline.
