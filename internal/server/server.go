@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/getratchet/ratchet/internal/api"
@@ -70,20 +69,20 @@ type Config struct {
 // OpenStore opens the store a database URL names and applies migrations
 // when migrate is true.
 func OpenStore(ctx context.Context, url, sqliteSync string, migrate bool) (store.Store, error) {
+	driver, target, err := ParseDatabase(url)
+	if err != nil {
+		return nil, err
+	}
 	var st store.Store
-	switch {
-	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		s, err := postgres.Open(ctx, url, postgres.Options{})
+	switch driver {
+	case DriverPostgres:
+		s, err := postgres.Open(ctx, target, postgres.Options{})
 		if err != nil {
 			return nil, err
 		}
 		st = s
 	default:
-		path := strings.TrimPrefix(url, "sqlite://")
-		if path == "" {
-			path = "ratchet.db"
-		}
-		s, err := sqlite.Open(ctx, path, sqlite.Options{Synchronous: sqliteSync})
+		s, err := sqlite.Open(ctx, target, sqlite.Options{Synchronous: sqliteSync})
 		if err != nil {
 			return nil, err
 		}

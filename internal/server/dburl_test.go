@@ -1,0 +1,64 @@
+package server
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/getratchet/ratchet/field"
+)
+
+func TestParseDatabase(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"":                                 {DriverSQLite, "ratchet.db"},
+		"data/ratchet.db":                  {DriverSQLite, "data/ratchet.db"},
+		"sqlite:///var/lib/ratchet.db":     {DriverSQLite, "/var/lib/ratchet.db"},
+		"sqlite://ratchet.db":              {DriverSQLite, "ratchet.db"},
+		"postgres://u:p@127.0.0.1/ratchet": {DriverPostgres, "postgres://u:p@127.0.0.1/ratchet"},
+		"postgresql://127.0.0.1/ratchet":   {DriverPostgres, "postgresql://127.0.0.1/ratchet"},
+		"PostgreSQL://127.0.0.1/x":         {DriverPostgres, "PostgreSQL://127.0.0.1/x"},
+		"C:\\ratchet\\ratchet.db":          {DriverSQLite, "C:\\ratchet\\ratchet.db"},
+		"./with:colon.db":                  {DriverSQLite, "./with:colon.db"},
+	} {
+		d, target, err := ParseDatabase(in)
+		if err != nil || d != want[0] || target != want[1] {
+			t.Errorf("ParseDatabase(%q) = %q, %q, %v; want %q, %q", in, d, target, err, want[0], want[1])
+		}
+	}
+	// Another scheme is refused, naming the flag and the scheme, with the
+	// password hidden. (mysql:// was taken for a SQLite file name.)
+	for in, shown := range map[string]string{
+		"mysql://root:hunter2@127.0.0.1/ratchet": `"mysql://root:xxxxx@127.0.0.1/ratchet"`,
+		"redis://127.0.0.1:6379":                 `"redis://127.0.0.1:6379"`,
+		"sqlite://":                              `"sqlite://"`,
+	} {
+		_, _, err := ParseDatabase(in)
+		fe, ok := field.As(err)
+		if !ok || fe[0].Field != "--database" || fe[0].Value != shown || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("ParseDatabase(%q) = %v; want a --database error showing %s", in, err, shown)
+		}
+	}
+}
+
+// FuzzParseDatabase: any input is either a driver and a target or a field
+// error naming --database; a password never shows in the error.
+func FuzzParseDatabase(f *testing.F) {
+	for _, s := range []string{"", "x.db", "postgres://u:secret@h/d", "mysql://u:secret@h/d", "sqlite://", "a://b", "http://u:secret@[::1", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, target, err := ParseDatabase(s)
+		if err != nil {
+			fe, ok := field.As(err)
+			if !ok || fe[0].Field != "--database" {
+				t.Fatalf("ParseDatabase(%q): %v is not a --database field error", s, err)
+			}
+			if urlScheme.MatchString(s) && strings.Contains(s, ":secret@") && strings.Contains(err.Error(), "secret") {
+				t.Fatalf("ParseDatabase(%q): the error shows the password: %v", s, err)
+			}
+			return
+		}
+		if (d != DriverSQLite && d != DriverPostgres) || target == "" {
+			t.Fatalf("ParseDatabase(%q) = %q, %q", s, d, target)
+		}
+	})
+}
