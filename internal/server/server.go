@@ -106,6 +106,21 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 15 * time.Second
 	}
+	// Bind first: a busy port fails the start before anything is opened,
+	// migrated or bootstrapped, so the once-only owner key is never
+	// printed by a server that then cannot serve it.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (--addr, RATCHET_ADDR): %w; nothing was opened or created", cfg.Addr, err)
+	}
+	defer ln.Close()
+	var mln net.Listener
+	if cfg.MetricsAddr != "" {
+		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("listen on %s (--metrics-addr, RATCHET_METRICS_ADDR): %w; nothing was opened or created", cfg.MetricsAddr, err)
+		}
+		defer mln.Close()
+	}
 	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.SQLiteSynchronous, true)
 	if err != nil {
 		return err
@@ -185,21 +200,13 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		handler = accessLog(mux, log)
 	}
 	var msrv *http.Server
-	if cfg.MetricsAddr != "" {
-		mln, err := net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("listen on %s (--metrics-addr): %w", cfg.MetricsAddr, err)
-		}
+	if mln != nil {
 		mmux := http.NewServeMux()
 		mmux.Handle("GET /metrics", metrics.Handler())
 		msrv = &http.Server{Handler: mmux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10}
 		fmt.Fprintf(stdout, "Ratchet metrics on http://%s/metrics\n", mln.Addr())
 		go func() { _ = msrv.Serve(mln) }()
 		defer msrv.Close()
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	// Headers must arrive within 10 s and bodies within api.BodyTimeout
 	// (set per request, so long polls are not cut); idle connections close
