@@ -363,7 +363,7 @@ func printJob(w io.Writer, j *client.Job) {
 		fmt.Fprintf(w, "attempts:\tnone yet\n")
 		return
 	}
-	fmt.Fprintf(w, "\n#\tWORKER\tOUTCOME\tCLASSIFICATION\tHTTP\tDELAY\tNEXT DUE\n")
+	fmt.Fprintf(w, "\n#\tWORKER\tOUTCOME\tCLASSIFICATION\tHTTP\tRETRY-AFTER\tDELAY\tNEXT DUE\n")
 	for _, a := range j.Attempts {
 		delay := "-"
 		if a.SelectedDelayMs != nil {
@@ -376,7 +376,12 @@ func printJob(w io.Writer, j *client.Job) {
 		if a.NextDueAt != nil {
 			next = *a.NextDueAt
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, orDash(a.WorkerID), orDash(string(a.Outcome)), orDash(a.Classification), intOrDash(a.HTTPStatus), delay, next)
+		// The provider's hint, which the delay never undercuts.
+		retryAfter := "-"
+		if a.RetryAfterMs != nil {
+			retryAfter = strconv.FormatInt(*a.RetryAfterMs, 10) + "ms"
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, orDash(a.WorkerID), orDash(string(a.Outcome)), orDash(a.Classification), intOrDash(a.HTTPStatus), retryAfter, delay, next)
 	}
 	// What each HTTP delivery saw, below the table.
 	for _, a := range j.Attempts {

@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/proctest"
 )
 
@@ -78,6 +80,21 @@ func TestClientCommands(t *testing.T) {
 	contains(t, out, `"scheduled": 2`, `"total": 2`)
 	out = must(t, "jobs", "get", first)
 	contains(t, out, "job:              "+first, "state:            scheduled", "idempotency key:  order-42", "attempts:         none yet")
+	// An attempt the provider answered 503 with Retry-After: 120 shows the
+	// hint beside the delay it set a floor for (it was left out).
+	c := client.New(srv.URL, ownerKey)
+	js, err := c.Claim(t.Context(), client.ClaimRequest{WorkerID: "w", Tools: []string{"charge@1"}, Max: 1})
+	if err != nil || len(js) != 1 || strconv.FormatInt(js[0].ID, 10) != first {
+		t.Fatalf("claim: %+v, %v", js, err)
+	}
+	if _, err := c.ReportOne(t.Context(), client.Report{JobID: js[0].ID, LeaseToken: js[0].LeaseToken, HTTPStatus: 503, Headers: map[string]string{"Retry-After": "120"}}); err != nil {
+		t.Fatal(err)
+	}
+	out = must(t, "jobs", "get", first)
+	if !regexp.MustCompile(`(?m)^#\s+WORKER\s+OUTCOME\s+CLASSIFICATION\s+HTTP\s+RETRY-AFTER\s+DELAY\s+NEXT DUE$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^1\s+w\s+failed\s+retry_after\s+503\s+120000ms\s+120000ms `).MatchString(out) {
+		t.Errorf("jobs get after a 503 with Retry-After: 120 lacks the hint:\n%s", out)
+	}
 	out = must(t, "jobs", "explain", later[1])
 	contains(t, out, "held by:  due_time", "until:    2030-01-02T03:04:05")
 	contains(t, must(t, "jobs", "cancel", later[1]), "job "+later[1]+" is cancelled")
