@@ -25,6 +25,11 @@ require github.com/prometheus/client_golang v1.25.0
 // enqueue (drafts 4 through 2020-12, no network loading).
 require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 
+// x/text: the English printer of jsonschema's messages, so a payload that
+// breaks its schema is told what each property must be (already a
+// dependency of jsonschema/v6).
+require golang.org/x/text v0.42.0
+
 // modernc.org/sqlite: the embedded store; pure Go, so the ratchet binary
 // stays static and needs no cgo toolchain (mattn's driver would need cgo).
 require modernc.org/sqlite v1.62.0
@@ -50,7 +55,6 @@ require (
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	honnef.co/go/tools v0.8.2 // indirect

@@ -6,8 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/field"
@@ -200,8 +208,10 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 			if sch, err := e.schemaFor(res.t); err != nil {
 				return fmt.Errorf("schema of %s: %w", r.Tool, err)
 			} else if sch != nil {
-				if verr := sch.validate(r.Payload); verr != "" {
-					errs = append(errs, &field.Error{Field: prefix + "payload", Value: backoff.ShowJSON(r.Payload), Allowed: "must match the payload schema of " + r.Tool + ": " + verr})
+				if problems := sch.validate(r.Payload); len(problems) > 0 {
+					for _, pr := range problems {
+						errs = append(errs, &field.Error{Field: prefix + "payload" + pr.path, Value: pr.value, Allowed: pr.allowed + " (payload schema of " + r.Tool + ")"})
+					}
 					continue
 				}
 			}
@@ -271,15 +281,106 @@ func compactPayload(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-func (c *compiledSchema) validate(payload json.RawMessage) string {
+// schemaProblem is one place where a payload breaks its tool's schema:
+// path is where, as a field suffix (".items[0].sku"; "" for the payload
+// itself), value the value found there, allowed what the schema wants.
+type schemaProblem struct{ path, value, allowed string }
+
+// maxSchemaProblems bounds the problems one payload reports.
+const maxSchemaProblems = 20
+
+// validate checks payload against the schema and names every property that
+// breaks it, each with its value and what the schema allows, so a person
+// fixes them all in one round.
+func (c *compiledSchema) validate(payload json.RawMessage) []schemaProblem {
 	inst, err := jsonschemaUnmarshal(payload)
 	if err != nil {
-		return err.Error()
+		return []schemaProblem{{"", backoff.ShowJSON(payload), "must be JSON: " + err.Error()}}
 	}
-	if err := c.s.Validate(inst); err != nil {
-		return firstLine(err.Error())
+	err = c.s.Validate(inst)
+	var ve *jsonschema.ValidationError
+	if err == nil {
+		return nil
 	}
-	return ""
+	if !errors.As(err, &ve) {
+		return []schemaProblem{{"", backoff.ShowJSON(payload), "must match: " + firstLine(err.Error())}}
+	}
+	var out []schemaProblem
+	seen := map[string]bool{}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(out) >= maxSchemaProblems {
+			return
+		}
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		if req, ok := e.ErrorKind.(*kind.Required); ok {
+			for _, m := range req.Missing {
+				out = appendProblem(out, seen, schemaProblem{fieldPath(append(slices.Clone(e.InstanceLocation), m)), field.Missing, "required"})
+			}
+			return
+		}
+		out = appendProblem(out, seen, schemaProblem{fieldPath(e.InstanceLocation), showValue(inst, e.InstanceLocation), e.ErrorKind.LocalizedString(schemaPrinter)})
+	}
+	walk(ve)
+	return out
+}
+
+var schemaPrinter = message.NewPrinter(language.English)
+
+func appendProblem(out []schemaProblem, seen map[string]bool, p schemaProblem) []schemaProblem {
+	if k := p.path + "\x00" + p.allowed; !seen[k] && len(out) < maxSchemaProblems {
+		seen[k] = true
+		out = append(out, p)
+	}
+	return out
+}
+
+// fieldPath writes an instance location as a field suffix: ".orderId",
+// ".items[0].sku", `["a b"]` for a name that is not an identifier.
+func fieldPath(loc []string) string {
+	var b strings.Builder
+	for _, seg := range loc {
+		switch {
+		case seg != "" && strings.Trim(seg, "0123456789") == "":
+			b.WriteString("[" + seg + "]")
+		case identifier.MatchString(seg):
+			b.WriteString("." + seg)
+		default:
+			b.WriteString("[" + strconv.QuoteToASCII(seg) + "]")
+		}
+	}
+	return b.String()
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
+
+// showValue is the JSON of the value at loc in inst, shortened.
+func showValue(inst any, loc []string) string {
+	v := inst
+	for _, seg := range loc {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[seg]
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return "?"
+			}
+			v = x[i]
+		default:
+			return "?"
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return backoff.ShowJSON(b)
 }
 
 // Job reads a job of the project with its attempts and, while it is

@@ -180,7 +180,7 @@ func TestIdempotencyAndLeases(t *testing.T) {
 	}
 	_, err = h.e.Enqueue(h.ctx, h.owner, engine.EnqueueRequest{Tool: "charge@1", Payload: []byte(`{"amount":"5"}`)})
 	var ee *engine.Error
-	if !errors.As(err, &ee) || ee.Kind != engine.KindInvalid || ee.Fields[0].Field != "payload" {
+	if !errors.As(err, &ee) || ee.Kind != engine.KindInvalid || ee.Fields[0].Field != "payload.amount" {
 		t.Fatalf("schema violation: %v", err)
 	}
 	c := h.claimOne("charge@1")
