@@ -81,10 +81,12 @@ func New(t testing.TB) *Browser {
 		chromedp.Flag("mute-audio", true),
 		chromedp.WindowSize(1280, 900),
 		chromedp.UserDataDir(t.TempDir()),
-		// Chromium keeps its shared-memory files (disable-dev-shm-usage)
-		// and crash folders in TMPDIR and leaves them when it is killed at
-		// the end of a test: give it a folder of the test's, removed with it.
-		chromedp.Env("TMPDIR=" + t.TempDir()),
+		// Chromium keeps its shared-memory files (disable-dev-shm-usage),
+		// its singleton socket and crash folders in TMPDIR and leaves them
+		// when it is killed at the end of a test: give it a folder of the
+		// test's, removed with it — short, as a socket path has at most 107
+		// bytes and t.TempDir names the test.
+		chromedp.Env("TMPDIR=" + chromiumTmp(t)),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
@@ -98,6 +100,23 @@ func New(t testing.TB) *Browser {
 		t.Fatalf("start Chromium %s: %v", bin, err)
 	}
 	return &Browser{ctx: ctx, t: t}
+}
+
+// chromiumTmp is a short-named temporary folder removed when the test
+// ends (after the browser, whose cleanup is registered later and so runs
+// first).
+func chromiumTmp(t testing.TB) string {
+	d, err := os.MkdirTemp("", "cr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// The browser's last helpers may still be exiting: try again briefly.
+		for i := 0; i < 50 && os.RemoveAll(d) != nil; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	return d
 }
 
 // Tab is one page of the browser. Its context carries a per-step timeout
@@ -272,12 +291,31 @@ func ScreenshotDir(t testing.TB) string {
 	return dir
 }
 
-// Screenshot writes a full-page PNG of the tab to dir/name.png.
+// MaxShotHeight bounds the height of a screenshot, in CSS pixels.
+const MaxShotHeight = 6000
+
+// Screenshot writes a full-page PNG of the tab to dir/name.png (at most
+// MaxShotHeight high).
 func (tab *Tab) Screenshot(dir, name string) string {
 	tab.t.Helper()
 	// From the top, so sticky headers sit where a person first sees them.
 	Eval[chromedp.Void](tab, `window.scrollTo(0, 0)`)
-	buf := Run(tab, "screenshot "+name, chromedp.FullScreenshot(100))
+	// The whole page, down to MaxShotHeight: the API reference is tens of
+	// thousands of pixels long, and encoding all of it took longer than a
+	// step may under load, for nothing a person looks at.
+	size := Eval[[]float64](tab, `[document.documentElement.scrollWidth, Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)]`)
+	ctx, cancel := context.WithTimeout(tab.Ctx, StepTimeout)
+	defer cancel()
+	beyond := true
+	res, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
+		Format:                page.CaptureScreenshotFormatPng,
+		CaptureBeyondViewport: &beyond,
+		Clip:                  &page.Viewport{Width: size[0], Height: min(size[1], MaxShotHeight), Scale: 1},
+	})
+	if err != nil {
+		tab.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	buf := res.Data
 	p := filepath.Join(dir, name+".png")
 	if err := os.WriteFile(p, buf, 0o644); err != nil {
 		tab.t.Fatal(err)
