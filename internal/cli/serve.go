@@ -20,7 +20,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("serve", serveUsage, env.Stderr)
 	addr := f.String("addr", envOr(env, "RATCHET_ADDR", "127.0.0.1:8080"), "listen address (RATCHET_ADDR)")
 	db := databaseFlag(f, env)
-	boot := f.String("bootstrap-key", envOr(env, "RATCHET_BOOTSTRAP_KEY", ""), "owner key to create on first start instead of printing a new one (RATCHET_BOOTSTRAP_KEY)")
+	boot := f.String("bootstrap-key", envOr(env, "RATCHET_BOOTSTRAP_KEY", ""), fmt.Sprintf("owner key to create on first start instead of printing a new one, at least %d characters (RATCHET_BOOTSTRAP_KEY)", engine.MinBootstrapKeyLen))
 	retention := f.String("retention", envOr(env, "RATCHET_RETENTION", "168h"), "prune finished jobs older than this; 0 or negative keeps them (RATCHET_RETENTION)")
 	historyRetention := f.String("history-retention", envOr(env, "RATCHET_HISTORY_RETENTION", "48h"), "keep per-minute history (GET /v1/history) this long, 1h–8760h (RATCHET_HISTORY_RETENTION)")
 	maxWait := f.String("max-wait", envOr(env, "RATCHET_MAX_WAIT", "30s"), "longest claim long poll, 1s–5m (RATCHET_MAX_WAIT)")
