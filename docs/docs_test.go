@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,19 +26,27 @@ import (
 
 // The pages mark every runnable block in its info string:
 //
+//	```sh setup                  what the page needs, up front (below)
 //	```console test              lines "$ cmd" are run in order; the lines after
-//	                             each are its expected output (<NAME> matches any text)
+//	                             each are its expected output (<NAME> matches any text;
+//	                             docs.Examples says what the served page shows instead)
 //	```sh test                   the block runs as one script; it must succeed
 //	```go test file=w/main.go    the block is saved under that name (so is json, text)
 //	```sh serve                  each `ratchet serve ...` line is started and stopped
 //
 // The blocks of one page run in order in one bash session, as a reader would
 // type them: variables and the working directory carry over. The session
-// has the built ratchet binary on PATH, RATCHET_SERVER and RATCHET_KEY (an
-// owner key) set for a fresh server started with --dev-clock, PROVIDER_URL
-// pointing at a stand-in provider (503 with Retry-After: 120 the first time
-// it sees an Idempotency-Key, 200 after), and its working directory is a Go
+// has the built ratchet binary on PATH, and its working directory is a Go
 // module that requires github.com/getratchet/ratchet from this checkout.
+// Everything else comes from the page's setup block, and only from it: its
+// `ratchet serve` line starts a fresh server with those flags (and a
+// bootstrap owner key; addresses are free loopback ports), its
+// `go run ./examples/flaky-provider` line starts that provider with those
+// flags, and each `export NAME=...` sets NAME to what the tests started
+// (RATCHET_SERVER, RATCHET_KEY, RATCHET_METRICS with --metrics-addr,
+// PROVIDER_URL, RATCHET_REPO: this checkout, GOFLAGS). A page that uses
+// what it does not declare fails; without a serve line the CLI's default
+// server is a port that refuses.
 
 const ownerKey = "rk_docs_owner_key_0123456789abcdef"
 
@@ -99,7 +108,8 @@ func TestEveryCommandBlockRuns(t *testing.T) {
 			case "sh", "console", "go", "bash":
 				_, test := b.attrs["test"]
 				_, serve := b.attrs["serve"]
-				if !test && !serve {
+				_, setup := b.attrs["setup"]
+				if !test && !serve && !setup {
 					t.Errorf("%s:%d: a ```%s block without the test tag is never run", name, b.line, b.lang)
 				}
 			}
@@ -109,11 +119,12 @@ func TestEveryCommandBlockRuns(t *testing.T) {
 
 func TestPages(t *testing.T) {
 	bin := proctest.Binary(t)
+	provider := buildProvider(t)
 	for name, src := range pages(t) {
 		blocks := parseBlocks(src)
 		t.Run(strings.TrimSuffix(name, ".md"), func(t *testing.T) {
 			t.Parallel()
-			runPage(t, bin, blocks)
+			runPage(t, bin, provider, blocks)
 		})
 	}
 }
@@ -123,8 +134,69 @@ func repoRoot(t *testing.T) string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
-func runPage(t *testing.T, bin string, blocks []block) {
-	var runnable bool
+// setup is what a page's ```sh setup block asks for: the reader runs it
+// before the page's examples, and the tests build exactly that, so a page
+// that uses a flag, a provider or a variable it does not declare fails.
+type setup struct {
+	serve    []string // the flags of its `ratchet serve` line; nil: no server
+	hasServe bool
+	metrics  bool     // its serve line has --metrics-addr
+	provider []string // the flags of its flaky-provider line; nil: no provider
+	exports  []string // the variables it exports
+}
+
+// Lines of a setup block the harness does itself, in its own way: it makes
+// the working directory a Go module that requires the checkout (with the
+// checkout's go.sum), as the page's mkdir, cd, go mod and cp lines do.
+var setupByHarness = regexp.MustCompile(`^(mkdir|cd|go mod|cp) `)
+
+func parseSetup(t *testing.T, b block) setup {
+	var s setup
+	for _, l := range strings.Split(b.body, "\n") {
+		if i := strings.Index(l, " #"); i >= 0 {
+			l = l[:i]
+		}
+		l = strings.TrimSuffix(strings.TrimSpace(l), "&")
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 0 || strings.HasPrefix(f[0], "#"):
+		case len(f) >= 2 && f[0] == "ratchet" && f[1] == "serve":
+			s.hasServe = true
+			s.metrics = slices.Contains(f, "--metrics-addr")
+			s.serve = withoutFlags(f[2:], "--addr", "--metrics-addr")
+		case len(f) >= 3 && f[0] == "go" && f[1] == "run" && f[2] == "./examples/flaky-provider":
+			if slices.Contains(f, "--wait") {
+				continue // the harness reads the address the provider prints instead
+			}
+			s.provider = append([]string{}, withoutFlags(f[3:], "--addr")...)
+		case f[0] == "export" && len(f) == 2 && strings.Contains(f[1], "="):
+			name, _, _ := strings.Cut(f[1], "=")
+			s.exports = append(s.exports, name)
+		case setupByHarness.MatchString(l):
+		default:
+			t.Fatalf("line %d: the tests do not know how to set up %q (a setup block holds ratchet serve, go run ./examples/flaky-provider, export NAME=VALUE, and the module lines mkdir, cd, go mod, cp)", b.line, l)
+		}
+	}
+	return s
+}
+
+// withoutFlags drops the flags the harness sets itself (addresses: every
+// server and provider gets a free loopback port).
+func withoutFlags(args []string, drop ...string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if slices.Contains(drop, args[i]) {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+func runPage(t *testing.T, bin, providerBin string, blocks []block) {
+	var runnable, hasSetup bool
+	var need setup
 	for _, b := range blocks {
 		if _, ok := b.attrs["test"]; ok {
 			runnable = true
@@ -132,15 +204,20 @@ func runPage(t *testing.T, bin string, blocks []block) {
 		if _, ok := b.attrs["serve"]; ok {
 			runServeBlock(t, b)
 		}
+		if _, ok := b.attrs["setup"]; ok {
+			if hasSetup {
+				t.Fatalf("line %d: a second setup block; a page says what it needs once, up front", b.line)
+			}
+			if runnable {
+				t.Fatalf("line %d: the setup block comes after a test block; say what the page needs before its first example", b.line)
+			}
+			hasSetup = true
+			need = parseSetup(t, b)
+		}
 	}
 	if !runnable {
 		return
 	}
-	// The stand-in providers listen on loopback, which deliveries refuse
-	// unless allowed (docs/delivery.md).
-	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey, "--dev-clock", "--delivery-allow", "127.0.0.1/32")
-	provider := flakyProvider(t)
-
 	dir := t.TempDir()
 	root := repoRoot(t)
 	gomod := "module example.com/docs\n\ngo 1.26\n\nrequire github.com/getratchet/ratchet v0.0.0\n\nreplace github.com/getratchet/ratchet => " + root + "\n"
@@ -155,15 +232,43 @@ func runPage(t *testing.T, bin string, blocks []block) {
 		t.Fatal(err)
 	}
 
+	// What the page may export, and the value the harness gives it.
+	values := map[string]string{"RATCHET_REPO": root, "GOFLAGS": "-mod=mod -buildvcs=false"}
+	var srv *proctest.Server
+	if need.hasServe {
+		srv = proctest.Start(t, "", nil, append([]string{"--bootstrap-key", ownerKey}, need.serve...)...)
+		values["RATCHET_SERVER"], values["RATCHET_KEY"] = srv.URL, ownerKey
+		if need.metrics {
+			values["RATCHET_METRICS"] = srv.MetricsURL
+		}
+	}
+	if need.provider != nil {
+		values["PROVIDER_URL"] = startProvider(t, providerBin, need.provider)
+	}
+
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "RATCHET_") && !strings.HasPrefix(kv, "GOFLAGS=") {
 			env = append(env, kv)
 		}
 	}
+	// Without a declared server the CLI's default must not reach one
+	// that happens to run on this machine: port 1 refuses.
 	env = append(env, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"RATCHET_SERVER="+srv.URL, "RATCHET_METRICS="+srv.MetricsURL, "RATCHET_REPO="+root, "RATCHET_KEY="+ownerKey, "PROVIDER_URL="+provider.URL,
-		"GOFLAGS=-mod=mod -buildvcs=false", "HOME="+dir)
+		"RATCHET_SERVER=http://127.0.0.1:1", "GOFLAGS=-buildvcs=false", "HOME="+dir)
+	for _, name := range need.exports {
+		v, ok := values[name]
+		if !ok {
+			t.Fatalf("the setup block exports %s, which the tests cannot give a value (known: %v, the server's only with a ratchet serve line, PROVIDER_URL only with a flaky-provider line)", name, slices.Sorted(maps.Keys(values)))
+		}
+		env = append(env, name+"="+v)
+	}
+	serverLog := func() string {
+		if srv == nil {
+			return "(no server: the page's setup starts none)"
+		}
+		return srv.Output.String()
+	}
 	sh := startShell(t, dir, env)
 
 	for _, b := range blocks {
@@ -185,7 +290,7 @@ func runPage(t *testing.T, bin string, blocks []block) {
 			for _, c := range parseConsole(b.body) {
 				out, status := sh.run(t, c.cmd, b.line)
 				if status != 0 {
-					t.Fatalf("line %d: %q exited %d:\n%s\nserver log:\n%s", b.line, c.cmd, status, out, srv.Output.String())
+					t.Fatalf("line %d: %q exited %d:\n%s\nserver log:\n%s", b.line, c.cmd, status, out, serverLog())
 				}
 				if !matchOutput(c.want, out) {
 					t.Errorf("line %d: %q printed:\n%s\nthe page shows:\n%s", b.line, c.cmd, out, c.want)
@@ -194,7 +299,7 @@ func runPage(t *testing.T, bin string, blocks []block) {
 		case "sh", "bash":
 			out, status := sh.run(t, "set -e\n"+b.body+"\nset +e", b.line)
 			if status != 0 {
-				t.Fatalf("line %d: the block exited %d:\n%s\nserver log:\n%s", b.line, status, out, srv.Output.String())
+				t.Fatalf("line %d: the block exited %d:\n%s\nserver log:\n%s", b.line, status, out, serverLog())
 			}
 		default:
 			t.Fatalf("line %d: a ```%s test block needs file=NAME", b.line, b.lang)
@@ -353,28 +458,62 @@ func (s *shell) close(t *testing.T) {
 	}
 }
 
-// flakyProvider stands in for a provider: the first call with an
-// Idempotency-Key answers 503 with Retry-After: 120, later ones 200.
-func flakyProvider(t *testing.T) *httptest.Server {
-	var mu sync.Mutex
-	seen := map[string]int{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get("Idempotency-Key")
-		mu.Lock()
-		seen[key]++
-		n := seen[key]
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		if n == 1 {
-			w.Header().Set("Retry-After", "120")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, `{"error":"busy"}`)
-			return
+// buildProvider builds examples/flaky-provider, which the setup blocks
+// tell readers to run as their provider.
+func buildProvider(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "flaky-provider")
+	cmd := exec.Command("go", "build", "-o", bin, "./examples/flaky-provider")
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/flaky-provider: %v\n%s", err, out)
+	}
+	return bin
+}
+
+var providerAddr = regexp.MustCompile(`flaky provider on (http://\S+)/`)
+
+// startProvider starts the flaky provider with a page's flags on a free
+// loopback port and returns its URL once it listens (it prints the
+// address only then).
+func startProvider(t *testing.T, bin string, args []string) string {
+	cmd := exec.Command(bin, append([]string{"--addr", "127.0.0.1:0"}, args...)...)
+	out := &proctest.SyncBuffer{}
+	cmd.Stdout = out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			out.Write([]byte(sc.Text() + "\n"))
+			if m := providerAddr.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
 		}
-		_, _ = io.WriteString(w, `{"ok":true}`)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+		close(found)
+	}()
+	select {
+	case u, ok := <-found:
+		if !ok {
+			t.Fatalf("flaky-provider %v exited before listening:\n%s", args, out.String())
+		}
+		return u
+	case <-time.After(time.Minute):
+		t.Fatalf("flaky-provider %v printed no address within a minute:\n%s", args, out.String())
+	}
+	return ""
 }
 
 // runServeBlock starts each `ratchet serve` line of the block on a free
