@@ -117,6 +117,21 @@ func TestEveryCommandBlockRuns(t *testing.T) {
 	}
 }
 
+// TestEveryPlaceholderHasAnExample: the served pages show docs.Examples in
+// place of the placeholders the tests match, so each one needs an example.
+func TestEveryPlaceholderHasAnExample(t *testing.T) {
+	for name, src := range pages(t) {
+		for _, m := range docs.Placeholder.FindAllString(src, -1) {
+			if _, ok := docs.Examples[m[1:len(m)-1]]; !ok {
+				t.Errorf("%s: %s has no entry in docs.Examples, so the served page would show it as it is", name, m)
+			}
+		}
+		if m := docs.Placeholder.Find(docs.Readable([]byte(src))); m != nil {
+			t.Errorf("%s: %s is left by docs.Readable", name, m)
+		}
+	}
+}
+
 func TestPages(t *testing.T) {
 	bin := proctest.Binary(t)
 	provider := buildProvider(t)
@@ -333,8 +348,6 @@ func parseConsole(body string) []command {
 	return out
 }
 
-var placeholder = regexp.MustCompile(`<[A-Z][A-Z_]*>`)
-
 // matchOutput compares line by line, ignoring trailing spaces; <NAME> in
 // the page matches any non-empty text (times, keys, tokens).
 func matchOutput(want, got string) bool {
@@ -344,7 +357,7 @@ func matchOutput(want, got string) bool {
 		return false
 	}
 	for i := range wl {
-		parts := placeholder.Split(wl[i], -1)
+		parts := docs.Placeholder.Split(wl[i], -1)
 		for j := range parts {
 			parts[j] = regexp.QuoteMeta(parts[j])
 		}

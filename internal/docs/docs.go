@@ -100,6 +100,9 @@ func load(openapi []byte) (*site, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The expected output in the pages holds the tests' placeholders
+		// (<TIME>); readers get real-looking examples instead.
+		src = mddocs.Readable(src)
 		body, err := Render(src)
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", name, err)

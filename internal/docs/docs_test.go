@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -116,5 +117,33 @@ func TestRenderRewritesPageLinks(t *testing.T) {
 	}
 	if strings.Contains(html, "<script>") {
 		t.Errorf("raw HTML passed through: %s", html)
+	}
+}
+
+// TestServedDocsShowNoPlaceholders: the pages' console blocks hold test
+// placeholders (<TIME>, <KEY>, ...) where output differs from run to run;
+// a reader of the served pages sees real-looking examples instead.
+func TestServedDocsShowNoPlaceholders(t *testing.T) {
+	srv := proctest.Start(t, "", nil, "--bootstrap-key", "rk_docs_render_key_0123456789")
+	escaped := regexp.MustCompile(`&lt;[A-Z][A-Z_]*&gt;`)
+	urls := []string{"/docs", "/docs/api"}
+	names, _ := fs.Glob(mddocs.FS, "*.md")
+	for _, n := range names {
+		urls = append(urls, "/docs/"+strings.TrimSuffix(n, ".md"))
+	}
+	for _, u := range urls {
+		code, _, body := get(t, srv.URL+u)
+		if code != 200 {
+			t.Errorf("%s: %d", u, code)
+			continue
+		}
+		if found := escaped.FindAllString(body, -1); len(found) > 0 {
+			t.Errorf("%s shows test placeholders: %v", u, found)
+		}
+	}
+	// The examples are what shows instead, e.g. a time where <TIME> is.
+	_, _, workers := get(t, srv.URL+"/docs/workers")
+	if !strings.Contains(workers, "updated:         "+mddocs.Examples["TIME"]) {
+		t.Errorf("/docs/workers does not show the example time %s after updated:", mddocs.Examples["TIME"])
 	}
 }
