@@ -271,6 +271,10 @@ func runPage(t *testing.T, bin, providerBin string, blocks []block) {
 	// that happens to run on this machine: port 1 refuses.
 	env = append(env, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"RATCHET_SERVER=http://127.0.0.1:1", "GOFLAGS=-buildvcs=false", "HOME="+dir)
+	// HOME is the page's directory, but Go's caches stay where they are:
+	// under a new HOME every page downloaded every module and compiled
+	// the standard library again.
+	env = append(env, goCaches(t)...)
 	for _, name := range need.exports {
 		v, ok := values[name]
 		if !ok {
@@ -469,6 +473,33 @@ func (s *shell) close(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Errorf("the shell did not exit after its input ended")
 	}
+}
+
+var (
+	goCachesOnce sync.Once
+	goCachesEnv  []string
+	goCachesErr  error
+)
+
+// goCaches returns GOCACHE and GOMODCACHE as the go command sees them.
+func goCaches(t *testing.T) []string {
+	goCachesOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output()
+		if err != nil {
+			goCachesErr = fmt.Errorf("go env: %w", err)
+			return
+		}
+		l := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(l) != 2 {
+			goCachesErr = fmt.Errorf("go env GOCACHE GOMODCACHE printed %q", out)
+			return
+		}
+		goCachesEnv = []string{"GOCACHE=" + l[0], "GOMODCACHE=" + l[1]}
+	})
+	if goCachesErr != nil {
+		t.Fatal(goCachesErr)
+	}
+	return goCachesEnv
 }
 
 // buildProvider builds examples/flaky-provider, which the setup blocks
