@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -396,6 +397,9 @@ type shell struct {
 func startShell(t *testing.T, dir string, env []string) *shell {
 	cmd := exec.Command("bash", "--noprofile", "--norc")
 	cmd.Dir, cmd.Env = dir, env
+	// A group of its own, so what a page starts in the background (a
+	// worker, a provider, and the children `go run` starts) ends with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -423,7 +427,7 @@ func startShell(t *testing.T, dir string, env []string) *shell {
 		}
 	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-s.done
 		_ = cmd.Wait()
 	})
