@@ -265,20 +265,8 @@ func (s *Server) FirstEvent(t testing.TB, key, query string, d time.Duration) (e
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/stream?"+query, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("open stream %s: %v", query, err)
-	}
+	resp := s.openStream(t, ctx, key, query)
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		t.Fatalf("open stream %s: %s %s", query, resp.Status, b)
-	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -296,13 +284,10 @@ func (s *Server) FirstEvent(t testing.TB, key, query string, d time.Duration) (e
 	return "", ""
 }
 
-// HoldStream opens GET /v1/stream?query with key and reads it until the
-// test ends, as a dashboard tab left open does; it returns once the first
-// event arrived.
-func (s *Server) HoldStream(t testing.TB, key, query string) {
+// openStream sends GET /v1/stream?query with key and fails the test on any
+// answer but a stream.
+func (s *Server) openStream(t testing.TB, ctx context.Context, key, query string) *http.Response {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	req, err := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/stream?"+query, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -313,9 +298,21 @@ func (s *Server) HoldStream(t testing.TB, key, query string) {
 		t.Fatalf("open stream %s: %v", query, err)
 	}
 	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
-		t.Fatalf("open stream %s: %s", query, resp.Status)
+		t.Fatalf("open stream %s: %s %s", query, resp.Status, b)
 	}
+	return resp
+}
+
+// HoldStream opens GET /v1/stream?query with key and reads it until the
+// test ends, as a dashboard tab left open does; it returns once the first
+// event arrived.
+func (s *Server) HoldStream(t testing.TB, key, query string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	resp := s.openStream(t, ctx, key, query)
 	first := make(chan struct{})
 	go func() {
 		defer resp.Body.Close()
