@@ -43,6 +43,11 @@ type workerKey struct {
 
 // workerSeenMap holds the times one node saw workers since its last flush.
 type workerSeenMap struct {
+	// flushing is held for a whole flush, write included, so a flush
+	// waits for one in progress: Workers flushes and then reads, and
+	// must not read before the background flush that took its notes
+	// has committed them (it read an empty list under load).
+	flushing sync.Mutex
 	mu sync.Mutex
 	m  map[workerKey]*store.WorkerSeen
 }
@@ -90,6 +95,8 @@ func (e *Engine) noteWorker(projectID int64, workerID string, kind seenKind, ms 
 // in one transaction. Run calls it every second.
 func (e *Engine) FlushWorkers(ctx context.Context) error {
 	s := &e.workers
+	s.flushing.Lock()
+	defer s.flushing.Unlock()
 	s.mu.Lock()
 	m := s.m
 	s.m = nil
