@@ -48,8 +48,8 @@ type workerSeenMap struct {
 	// must not read before the background flush that took its notes
 	// has committed them (it read an empty list under load).
 	flushing sync.Mutex
-	mu sync.Mutex
-	m  map[workerKey]*store.WorkerSeen
+	mu       sync.Mutex
+	m        map[workerKey]*store.WorkerSeen
 }
 
 type seenKind int
