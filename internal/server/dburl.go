@@ -16,16 +16,24 @@ const (
 )
 
 // databaseAllowed says what --database (RATCHET_DATABASE_URL) takes.
-const databaseAllowed = "must be a SQLite file path, sqlite://PATH, or a postgres:// or postgresql:// URL (the --database flag or RATCHET_DATABASE_URL)"
+const databaseAllowed = "must be a SQLite file path, sqlite://PATH, file:PATH, or a postgres:// or postgresql:// URL (the --database flag or RATCHET_DATABASE_URL)"
 
 var urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 
 // ParseDatabase reads a database setting: a postgres:// or postgresql://
-// URL, sqlite://PATH, or a plain SQLite file path ("" is ratchet.db). A URL
+// URL, sqlite://PATH, file:PATH (SQLite's own URI form), or a plain SQLite
+// file path ("" is ratchet.db). A URL
 // of any other scheme (mysql://, redis://...) is refused rather than taken
 // for a file name; the error names --database and the value with any
 // password hidden.
 func ParseDatabase(s string) (driver, target string, err error) {
+	if rest, ok := strings.CutPrefix(s, "file:"); ok && !strings.HasPrefix(rest, "//") {
+		// file:PATH was opened as the file "file:PATH".
+		if rest == "" || strings.ContainsAny(rest, "?#\x00") {
+			return "", "", field.New("--database", strconv.QuoteToASCII(s), "file:PATH needs a file path without ?, # or NUL (Ratchet sets the SQLite options itself)")
+		}
+		return DriverSQLite, rest, nil
+	}
 	m := urlScheme.FindStringSubmatch(s)
 	if m == nil {
 		if s == "" {
@@ -39,7 +47,7 @@ func ParseDatabase(s string) (driver, target string, err error) {
 	switch strings.ToLower(m[1]) {
 	case "postgres", "postgresql":
 		return DriverPostgres, s, nil
-	case "sqlite", "sqlite3":
+	case "sqlite", "sqlite3", "file":
 		path := s[len(m[0]):]
 		if path == "" || strings.ContainsRune(path, 0) {
 			return "", "", field.New("--database", strconv.QuoteToASCII(redact(s)), "sqlite://PATH needs a file path")

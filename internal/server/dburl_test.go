@@ -18,6 +18,8 @@ func TestParseDatabase(t *testing.T) {
 		"PostgreSQL://127.0.0.1/x":         {DriverPostgres, "PostgreSQL://127.0.0.1/x"},
 		"C:\\ratchet\\ratchet.db":          {DriverSQLite, "C:\\ratchet\\ratchet.db"},
 		"./with:colon.db":                  {DriverSQLite, "./with:colon.db"},
+		"file:ratchet.db":                  {DriverSQLite, "ratchet.db"},
+		"file:///var/lib/ratchet.db":       {DriverSQLite, "/var/lib/ratchet.db"},
 	} {
 		d, target, err := ParseDatabase(in)
 		if err != nil || d != want[0] || target != want[1] {
@@ -30,6 +32,8 @@ func TestParseDatabase(t *testing.T) {
 		"mysql://root:hunter2@127.0.0.1/ratchet": `"mysql://root:xxxxx@127.0.0.1/ratchet"`,
 		"redis://127.0.0.1:6379":                 `"redis://127.0.0.1:6379"`,
 		"sqlite://":                              `"sqlite://"`,
+		"file:":                                  `"file:"`,
+		"file:r.db?mode=ro":                      `"file:r.db?mode=ro"`,
 	} {
 		_, _, err := ParseDatabase(in)
 		fe, ok := field.As(err)

@@ -86,7 +86,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Add("_pragma", "wal_autocheckpoint(4000)") // backstop, see checkpointEvery
 	q.Add("_txlock", "immediate")
-	dsn := "file:" + path + "?" + q.Encode()
+	dsn := "file:" + uriPath(path) + "?" + q.Encode()
 	w := sql.OpenDB(&cachingConnector{dsn: dsn, drv: &sqlite.Driver{}})
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
@@ -297,4 +297,11 @@ func translate(err error) error {
 		}
 	}
 	return err
+}
+
+// uriPath escapes a file path for a SQLite URI filename: "%", "?" and "#"
+// would otherwise start an escape, the query or the fragment, so a file
+// named "a?b.db" opened "a" with a parameter "b.db".
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }

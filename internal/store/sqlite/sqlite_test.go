@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"database/sql"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -68,4 +69,26 @@ func TestUpgrade0006(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		return st
 	})
+}
+
+// TestOpenOddFileNames: a path is a file name, whatever it holds — "?",
+// "#" and "%" are not read as the URI's query, fragment or escapes.
+func TestOpenOddFileNames(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"a?mode=ro.db", "b#c.db", "d%20e.db", "file:f.db"} {
+		dir := t.TempDir()
+		st, err := sqlite.Open(t.Context(), filepath.Join(dir, name), sqlite.Options{})
+		if err != nil {
+			t.Fatalf("open %q: %v", name, err)
+		}
+		st.Close()
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			entries, _ := os.ReadDir(dir)
+			var got []string
+			for _, e := range entries {
+				got = append(got, e.Name())
+			}
+			t.Errorf("open %q made %q, not that file: %v", name, got, err)
+		}
+	}
 }
