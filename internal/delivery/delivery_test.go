@@ -394,6 +394,48 @@ func TestUnsendableRequest(t *testing.T) {
 	}
 }
 
+// TestUnsendableProbeKeepsCircuitHalfOpen: a half-open circuit's probe
+// whose request cannot be built tells nothing of the provider, so the
+// circuit stays half-open and the next job is the probe. (Any other
+// failure that does not count would close it: the provider answered.)
+func TestUnsendableProbeKeepsCircuitHalfOpen(t *testing.T) {
+	v := newEnv(t, loopback)
+	var hits atomic.Int64
+	srv := provider(t, func(http.ResponseWriter, *http.Request) { hits.Add(1) })
+	v.tool("charge", srv.URL)
+	bad := v.enqueue("charge", `{}`, "placeholder")
+	v.clk.Advance(time.Millisecond)
+	good := v.enqueue("charge", `{}`, "order-1")
+	db, err := sql.Open("sqlite", v.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE jobs SET idempotency_key = ? WHERE id = ?`, "order\x01", bad); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := v.e.OpenCircuit(v.ctx, v.owner, "provider")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.clk.Advance(time.Duration(ep.CircuitOpenMs) * time.Millisecond)
+	if c := v.deliverOne(); c.Job.ID != bad {
+		t.Fatalf("the probe is job %d, want the unsendable job %d", c.Job.ID, bad)
+	}
+	if ep, _ = v.e.Endpoint(v.ctx, v.owner, "provider"); ep.CircuitState != wire.CircuitHalfOpen || ep.CircuitProbeJob != 0 {
+		t.Fatalf("after the unsendable probe: circuit %s, probe job %d; want half_open without a probe", ep.CircuitState, ep.CircuitProbeJob)
+	}
+	if _, as := v.job(bad); len(as) != 1 || as[0].Classification != classify.CodeRequestInvalid || hits.Load() != 0 {
+		t.Fatalf("unsendable job attempts %+v, provider hits %d", as, hits.Load())
+	}
+	if c := v.deliverOne(); c.Job.ID != good {
+		t.Fatalf("the next probe is job %d, want %d", c.Job.ID, good)
+	}
+	if ep, _ = v.e.Endpoint(v.ctx, v.owner, "provider"); ep.CircuitState != wire.CircuitClosed || hits.Load() != 1 {
+		t.Errorf("after the good probe: circuit %s, provider hits %d; want closed after one request", ep.CircuitState, hits.Load())
+	}
+}
+
 // TestRetryAfterThenSuccess: 503 with Retry-After, then 200; the second
 // attempt waits for the hint and succeeds.
 func TestRetryAfterThenSuccess(t *testing.T) {

@@ -469,6 +469,13 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 	before := *ep
 	isProbe := ep.CircuitProbeJob == j.ID
 	switch {
+	case d.Classification == classify.CodeRequestInvalid:
+		// Nothing was sent, so the probe learned nothing of the provider:
+		// the circuit stays half-open and the next claim probes.
+		if !isProbe {
+			return nil
+		}
+		ep.CircuitProbeJob = 0
 	case !d.CountsTowardCircuit && d.Outcome != classify.Succeeded:
 		// Not a provider-health signal, unless this was the probe: the
 		// provider answered, so the circuit closes.
