@@ -22,9 +22,15 @@ const skew = 2 * time.Second
 // with its clock skew ahead, both on dbURL.
 func startSkewedPair(t *testing.T, dbURL string) (a, b *proctest.Server) {
 	t.Helper()
+	return startSkewedPairBy(t, dbURL, skew)
+}
+
+// startSkewedPairBy is startSkewedPair with node B's clock by ahead.
+func startSkewedPairBy(t *testing.T, dbURL string, by time.Duration) (a, b *proctest.Server) {
+	t.Helper()
 	args := []string{"--database", dbURL, "--bootstrap-key", ownerKey, "--log-level", "warn"}
 	a = proctest.Start(t, "", nil, args...)
-	b = proctest.Start(t, "", nil, append(args, "--clock-offset", skew.String())...)
+	b = proctest.Start(t, "", nil, append(args, "--clock-offset", by.String())...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("node A output:\n%s\nnode B output:\n%s", a.Output.String(), b.Output.String())
@@ -112,14 +118,18 @@ func TestSkewedNodeKeepsLeases(t *testing.T) {
 }
 
 // TestSkewedNodeKeepsRateLimit: an endpoint allows 3 claims a minute;
-// node A's 3 claims are made to look 58.5 s old (their claim times moved
+// node A's 3 claims are made to look 45 s old (their claim times moved
 // back, as if node A had made them then). By the database's clock the
-// window still holds them for 1.5 s more, and node B, 2 s ahead, must
-// refuse a fourth claim; judged by its own clock they would be 60.5 s old
-// and it would let a fourth claim through within 60 s of the first three.
+// window still holds them for 15 s more, and node B, 20 s ahead, must
+// refuse a fourth claim and say the rate limit holds the job; judged by
+// its own clock they would be 65 s old and it would let a fourth claim
+// through within 60 s of the first three. (With node B 2 s ahead and the
+// claims 58.5 s old, the 1.5 s left were spent before node B's answer on
+// a loaded machine, and the job was rightly claimable.)
 func TestSkewedNodeKeepsRateLimit(t *testing.T) {
+	const ahead, age = 20 * time.Second, 45 * time.Second
 	dbURL := pgtest.URL(t)
-	nodeA, nodeB := startSkewedPair(t, dbURL)
+	nodeA, nodeB := startSkewedPairBy(t, dbURL, ahead)
 	ctx := testCtx(t, time.Minute)
 	a, b := client.New(nodeA.URL, ownerKey), client.New(nodeB.URL, ownerKey)
 	const limit = 3
@@ -147,13 +157,13 @@ func TestSkewedNodeKeepsRateLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	execSQL(t, dbURL, `UPDATE attempts SET claimed_at = claimed_at - 58500, finished_at = finished_at - 58500`)
+	execSQL(t, dbURL, fmt.Sprintf(`UPDATE attempts SET claimed_at = claimed_at - %[1]d, finished_at = finished_at - %[1]d`, age.Milliseconds()))
 	got, err := b.Claim(ctx, client.ClaimRequest{WorkerID: "on-b", Tools: []string{"metered@1"}, Max: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) > 0 {
-		t.Errorf("node B (clock %s ahead) claimed job %d: %d claims within 60 s (rateLimitPerMinute %d)", skew, got[0].ID, limit+1, limit)
+		t.Errorf("node B (clock %s ahead) claimed job %d: %d claims within 60 s (rateLimitPerMinute %d)", ahead, got[0].ID, limit+1, limit)
 	}
 	j, err := b.GetJob(ctx, last)
 	if err != nil {
