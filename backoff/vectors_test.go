@@ -1,8 +1,11 @@
 package backoff_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,5 +106,27 @@ func TestVectorsPolicyDelay(t *testing.T) {
 		if c.MinDelayMs != nil && (d.MinDelayMs != *c.MinDelayMs || d.MaxDelayMs != *c.MaxDelayMs) {
 			t.Errorf("%s: range %d–%d, want %d–%d", c.Name, d.MinDelayMs, d.MaxDelayMs, *c.MinDelayMs, *c.MaxDelayMs)
 		}
+	}
+}
+
+// TestVectorsAreWhatReferenceMakes fails when testdata/vectors.json is not
+// what testdata/reference.mjs prints now (reference.mjs or seedcases.json
+// changed without regenerating). It needs node, and skips without it.
+func TestVectorsAreWhatReferenceMakes(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH: the JavaScript reference cannot run (install Node.js 20+ to check testdata/vectors.json)")
+	}
+	got, err := exec.Command(node, filepath.Join("testdata", "reference.mjs")).Output()
+	if err != nil {
+		t.Fatalf("node testdata/reference.mjs: %v", err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "vectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("backoff/testdata/vectors.json is stale: it is not what testdata/reference.mjs makes from seedcases.json; run\n\tscripts/generate\n(or go generate ./...) and commit the result")
 	}
 }

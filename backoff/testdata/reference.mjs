@@ -7,6 +7,9 @@
 //
 //   node backoff/testdata/reference.mjs > backoff/testdata/vectors.json
 //
+// scripts/generate runs it with every other generator, and
+// TestVectorsAreWhatReferenceMakes fails when vectors.json is stale.
+//
 // Cases whose source is a document ("seed 000", "seed 001") are copied by hand
 // from those documents into seedcases.json and are never regenerated.
 import { readFileSync } from "node:fs";

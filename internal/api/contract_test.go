@@ -3,7 +3,6 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,42 +14,29 @@ import (
 	"github.com/getratchet/ratchet/internal/api"
 )
 
-var update = flag.Bool("update", false, "rewrite the checked-in openapi.json from the route table")
-
 // docPath is the checked-in OpenAPI document the TypeScript and Python SDKs
 // are generated from.
 var docPath = filepath.Join("..", "..", "openapi.json")
 
-// Document renders the document as it is checked in: the version is "dev"
-// (the server puts its own version in what it serves).
+// document renders the document as it is checked in (api.CheckedInDocument).
 func document(t *testing.T) []byte {
 	t.Helper()
-	a := api.New(nil, nil, nil, nil)
-	b, err := json.MarshalIndent(a.OpenAPI("dev"), "", "  ")
+	b, err := api.CheckedInDocument()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(b, '\n')
+	return b
 }
 
 // TestOpenAPIDocumentCheckedIn fails when the route table or a wire type
-// changed and openapi.json was not regenerated:
-//
-//	go test ./internal/api -run TestOpenAPIDocumentCheckedIn -update
+// changed and openapi.json was not regenerated with scripts/generate.
 func TestOpenAPIDocumentCheckedIn(t *testing.T) {
-	got := document(t)
-	if *update {
-		if err := os.WriteFile(docPath, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
 	want, err := os.ReadFile(docPath)
 	if err != nil {
-		t.Fatalf("read the checked-in document: %v (regenerate it with -update)", err)
+		t.Fatalf("read the checked-in document: %v; run scripts/generate (or go generate ./...) to write it", err)
 	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("openapi.json differs from the document the route table generates; run\n\tgo test ./internal/api -run TestOpenAPIDocumentCheckedIn -update\nand commit it (and regenerate the SDKs' types)")
+	if !bytes.Equal(document(t), want) {
+		t.Fatalf("openapi.json is stale: it differs from the document the route table and the wire types generate; run\n\tscripts/generate\n(or go generate ./...), which also regenerates the SDKs' types, and commit the result")
 	}
 }
 

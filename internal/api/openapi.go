@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"reflect"
@@ -16,6 +17,19 @@ import (
 	"github.com/getratchet/ratchet/internal/simulate"
 	"github.com/getratchet/ratchet/wire"
 )
+
+// CheckedInDocument renders openapi.json as it is checked in at the root of
+// the repository and read by the SDK generators: indented, ending in a
+// newline, with the version "dev" (a server puts its own version in the
+// document it serves). scripts/generate writes it (through internal/generate)
+// and TestOpenAPIDocumentCheckedIn compares it with the file.
+func CheckedInDocument() ([]byte, error) {
+	b, err := json.MarshalIndent(New(nil, nil, nil, nil).OpenAPI("dev"), "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("render the OpenAPI document: %w", err)
+	}
+	return append(b, '\n'), nil
+}
 
 // OpenAPI builds the OpenAPI 3.1 document from the route table and the wire
 // types the handlers decode and return, so the document cannot drift from

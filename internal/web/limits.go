@@ -12,10 +12,9 @@ import (
 
 // LimitsJS renders assets/limits.js: the limits, presets and enums the pages
 // share with the server, from the Go constants (packages backoff, wire and
-// the pure internal/simulate) so they are written once. TestLimitsJSIsCurrent keeps the checked-in
-// file equal to this; regenerate it with
-//
-//	go test ./internal/web -run TestLimitsJSIsCurrent -update
+// the pure internal/simulate) so they are written once. scripts/generate
+// writes it (through internal/generate), and TestLimitsJSIsCurrent keeps the
+// checked-in file equal to this.
 func LimitsJS() []byte {
 	limits := map[string]wire.Range{}
 	for _, name := range []string{"maxAttempts", "initialDelayMs", "multiplier", "maxDelayMs", "jitterPercent",
@@ -30,7 +29,7 @@ func LimitsJS() []byte {
 		}
 	}
 	var b bytes.Buffer
-	b.WriteString("// Generated from the Go constants of packages backoff and wire by\n// internal/web.LimitsJS; do not edit. Regenerate with\n//   go test ./internal/web -run TestLimitsJSIsCurrent -update\n\n")
+	b.WriteString("// Generated from the Go constants of packages backoff and wire by\n// internal/web.LimitsJS; do not edit. Regenerate with\n//   scripts/generate\n\n")
 	b.WriteString("const freeze = (v) => {\n  if (v && typeof v === \"object\") {\n    Object.values(v).forEach(freeze);\n    Object.freeze(v);\n  }\n  return v;\n};\n\n")
 	def := func(name string, v any) {
 		j, err := json.Marshal(v)

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,21 +9,14 @@ import (
 	"github.com/getratchet/ratchet/internal/web"
 )
 
-var update = flag.Bool("update", false, "rewrite assets/limits.js")
-
 // TestLimitsJSIsCurrent fails when a limit, preset or enum changed in Go and
-// assets/limits.js was not regenerated.
+// assets/limits.js was not regenerated with scripts/generate.
 func TestLimitsJSIsCurrent(t *testing.T) {
-	path := filepath.Join("assets", "limits.js")
-	got := web.LimitsJS()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
+	want, err := os.ReadFile(filepath.Join("assets", "limits.js"))
+	if err != nil {
+		t.Fatalf("read internal/web/assets/limits.js: %v; run scripts/generate (or go generate ./...) to write it", err)
 	}
-	want, err := os.ReadFile(path)
-	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("assets/limits.js is not what the Go constants generate (%v); run\n\tgo test ./internal/web -run TestLimitsJSIsCurrent -update", err)
+	if !bytes.Equal(web.LimitsJS(), want) {
+		t.Fatalf("internal/web/assets/limits.js is stale: it is not what the Go constants generate; run\n\tscripts/generate\n(or go generate ./...) and commit the result")
 	}
 }

@@ -1,6 +1,6 @@
 // Generated from the Go constants of packages backoff and wire by
 // internal/web.LimitsJS; do not edit. Regenerate with
-//   go test ./internal/web -run TestLimitsJSIsCurrent -update
+//   scripts/generate
 
 const freeze = (v) => {
   if (v && typeof v === "object") {

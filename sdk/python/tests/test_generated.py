@@ -25,7 +25,7 @@ class Generated(unittest.TestCase):
         current = (SDK / "ratchet" / "_types.py").read_text(encoding="utf-8")
         self.assertTrue(
             fresh == current,
-            "sdk/python/ratchet/_types.py is stale: openapi.json changed; run python3 sdk/python/tools/generate.py and commit the result",
+            "sdk/python/ratchet/_types.py is stale: openapi.json changed; run scripts/generate (or go generate ./...) from the repository root and commit the result",
         )
 
     def test_a_changed_document_changes_the_output(self) -> None:
