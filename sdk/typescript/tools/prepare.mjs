@@ -21,7 +21,7 @@ function run(cmd, args) {
 }
 
 if (existsSync(tsc)) {
-  run(tsc, ["-p", "."]);
+  run(tsc, ["-b"]); // writes nothing when dist/ is current
 } else if (process.env.RATCHET_SDK_PREPARE_INSTALLING) {
   console.error(`@ratchet/sdk: ${tsc} is still missing after npm ci`);
   process.exit(1);
