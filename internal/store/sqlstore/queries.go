@@ -134,6 +134,64 @@ func b2i(b bool) int64 {
 	return 0
 }
 
+// scanner is a row to scan: a *sql.Row or the current row of *sql.Rows.
+type scanner = interface{ Scan(...any) error }
+
+// each calls fn on every row of rows, the result of a query that failed
+// with err or not, and closes rows. It returns the first error: the
+// query's, fn's (as it is), or the one that ended the rows (translated).
+func each(q *Queries, rows *sql.Rows, err error, fn func(scanner) error) error {
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return q.D.Translate(rows.Err())
+}
+
+// collect scans every row of rows with scan, in the order the query
+// returns them, and closes rows; nil and the error when the query, a scan
+// or the rows fail (see each). No rows is a nil slice.
+func collect[T any](q *Queries, rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	var out []T
+	err = each(q, rows, err, func(sc scanner) error {
+		v, err := scan(sc)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// deref makes a scan function that returns a pointer, such as scanJob, one
+// for collect.
+func deref[T any](scan func(scanner) (*T, error)) func(scanner) (T, error) {
+	return func(sc scanner) (T, error) {
+		p, err := scan(sc)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return *p, nil
+	}
+}
+
+// scanInt64 scans a row of one integer column.
+func scanInt64(sc scanner) (int64, error) {
+	var n int64
+	err := sc.Scan(&n)
+	return n, err
+}
+
 // --- projects ---
 
 func (q *Queries) ProjectCreate(ctx context.Context, p *store.Project) error {
@@ -232,19 +290,7 @@ func (q *Queries) KeyByHash(ctx context.Context, hash string) (*store.APIKey, er
 
 func (q *Queries) KeyList(ctx context.Context, projectID int64) ([]store.APIKey, error) {
 	rows, err := q.query(ctx, `SELECT `+keyCols+` FROM api_keys WHERE project_id = ? ORDER BY id`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.APIKey
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *k)
-	}
-	return out, q.D.Translate(rows.Err())
+	return collect(q, rows, err, deref(scanKey))
 }
 
 func (q *Queries) KeyRevoke(ctx context.Context, p *store.KeyRevokeParams) error {
@@ -306,19 +352,7 @@ func (q *Queries) EndpointList(ctx context.Context, projectID int64) ([]store.En
 		s, args = `SELECT `+endpointCols+` FROM endpoints ORDER BY project_id, name`, nil
 	}
 	rows, err := q.query(ctx, s, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.Endpoint
-	for rows.Next() {
-		e, err := scanEndpoint(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *e)
-	}
-	return out, q.D.Translate(rows.Err())
+	return collect(q, rows, err, deref(scanEndpoint))
 }
 
 func (q *Queries) EndpointUpdatePolicy(ctx context.Context, p *store.EndpointUpdatePolicyParams) error {
@@ -373,19 +407,11 @@ func (q *Queries) AuditList(ctx context.Context, p *store.AuditListParams) ([]st
 	}
 	rows, err := q.query(ctx, `SELECT id, project_id, at, actor, key_prefix, action, target, detail FROM audit_log WHERE `+where+
 		` ORDER BY id DESC LIMIT `+strconv.Itoa(limit), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.AuditEntry
-	for rows.Next() {
+	return collect(q, rows, err, func(sc scanner) (store.AuditEntry, error) {
 		var a store.AuditEntry
-		if err := rows.Scan(&a.ID, &a.ProjectID, &a.At, &a.Actor, &a.KeyPrefix, &a.Action, &a.Target, &a.Detail); err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, q.D.Translate(rows.Err())
+		err := sc.Scan(&a.ID, &a.ProjectID, &a.At, &a.Actor, &a.KeyPrefix, &a.Action, &a.Target, &a.Detail)
+		return a, err
+	})
 }
 
 // --- tools ---
@@ -443,19 +469,7 @@ func (q *Queries) ToolListDelivery(ctx context.Context) ([]store.Tool, error) {
 }
 
 func (q *Queries) tools(rows *sql.Rows, err error) ([]store.Tool, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.Tool
-	for rows.Next() {
-		t, err := scanTool(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *t)
-	}
-	return out, q.D.Translate(rows.Err())
+	return collect(q, rows, err, deref(scanTool))
 }
 
 // --- runs ---
@@ -526,19 +540,7 @@ func scanJob(sc interface{ Scan(...any) error }) (*store.Job, error) {
 }
 
 func (q *Queries) scanJobs(rows *sql.Rows, err error) ([]store.Job, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.Job
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *j)
-	}
-	return out, q.D.Translate(rows.Err())
+	return collect(q, rows, err, deref(scanJob))
 }
 
 // JobInsert skips a repeated idempotency key with ON CONFLICT DO NOTHING
@@ -581,21 +583,9 @@ func (q *Queries) JobsInsert(ctx context.Context, jobs []*store.Job) error {
 		return nil
 	}
 	rows, err := q.query(ctx, `SELECT nextval(pg_get_serial_sequence('jobs', 'id')) FROM generate_series(1, ?)`, len(jobs))
+	ids, err := collect(q, rows, err, scanInt64)
 	if err != nil {
 		return err
-	}
-	ids := make([]int64, 0, len(jobs))
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return q.D.Translate(err)
 	}
 	if len(ids) != len(jobs) {
 		return fmt.Errorf("JobsInsert: %d ids for %d jobs", len(ids), len(jobs))
@@ -987,22 +977,22 @@ func (q *Queries) JobCountsByState(ctx context.Context, projectID int64) (map[wi
 }
 
 func (q *Queries) stateCounts(rows *sql.Rows, err error) (map[wire.JobState]int64, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	out := map[wire.JobState]int64{}
-	for rows.Next() {
+	err = each(q, rows, err, func(sc scanner) error {
 		var st wire.JobState
 		var n int64
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, err
+		if err := sc.Scan(&st, &n); err != nil {
+			return err
 		}
 		if n != 0 {
 			out[st] = n
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, q.D.Translate(rows.Err())
+	return out, nil
 }
 
 // JobCountsByEndpoint sums the counters' tools and slots per endpoint and
@@ -1024,21 +1014,21 @@ func (q *Queries) JobCountsByEndpoint(ctx context.Context, p *store.JobCountsByE
 		args = append(args, p.EndpointID)
 	}
 	rows, err := q.query(ctx, s+` GROUP BY c.endpoint_id, c.state ORDER BY c.endpoint_id, c.state`, args...)
+	counts, err := collect(q, rows, err, func(sc scanner) (store.JobStateCount, error) {
+		var c store.JobStateCount
+		err := sc.Scan(&c.EndpointID, &c.State, &c.Count)
+		return c, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var out []store.JobStateCount
-	for rows.Next() {
-		var c store.JobStateCount
-		if err := rows.Scan(&c.EndpointID, &c.State, &c.Count); err != nil {
-			return nil, err
-		}
+	for _, c := range counts {
 		if c.Count != 0 {
 			out = append(out, c)
 		}
 	}
-	return out, q.D.Translate(rows.Err())
+	return out, nil
 }
 
 func (q *Queries) JobCountGroupByState(ctx context.Context, f store.JobFilter) (map[wire.JobState]int64, error) {
@@ -1071,19 +1061,7 @@ func (q *Queries) DueEndpoints(ctx context.Context, p *store.DueEndpointsParams)
 	rows, err := q.query(ctx, `SELECT e.endpoint_id FROM (SELECT DISTINCT endpoint_id FROM tools WHERE id IN (`+in+`)) AS e
 		WHERE EXISTS (SELECT 1 FROM jobs WHERE state = 'scheduled' AND jobs.endpoint_id = e.endpoint_id AND tool_id IN (`+in+`) AND due_at <= ?)
 		ORDER BY e.endpoint_id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, q.D.Translate(rows.Err())
+	return collect(q, rows, err, scanInt64)
 }
 
 func (q *Queries) JobsClaimable(ctx context.Context, p *store.JobsClaimableParams) ([]store.Job, error) {
@@ -1224,21 +1202,9 @@ func (q *Queries) ExpiredLeases(ctx context.Context, p *store.ExpiredLeasesParam
 
 func (q *Queries) JobsPrune(ctx context.Context, p *store.JobsPruneParams) (int64, error) {
 	rows, err := q.query(ctx, `SELECT id FROM jobs WHERE finished_at > 0 AND finished_at < ? AND state IN ('succeeded', 'failed', 'exhausted', 'cancelled') LIMIT `+strconv.Itoa(p.Limit), p.FinishedBefore)
-	if err != nil {
+	ids, err := collect(q, rows, err, scanInt64)
+	if err != nil || len(ids) == 0 {
 		return 0, err
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if len(ids) == 0 {
-		return 0, q.D.Translate(rows.Err())
 	}
 	in := placeholders(len(ids))
 	if _, err := q.exec(ctx, `DELETE FROM attempts WHERE job_id IN (`+in+`)`, int64Args(ids)...); err != nil {
@@ -1297,18 +1263,9 @@ func (q *Queries) AttemptsByKeys(ctx context.Context, keys []store.AttemptKey) (
 		rows, err := q.query(ctx, `WITH k AS (SELECT * FROM `+from+`)
 			SELECT `+attemptColsOf("a")+` FROM k JOIN attempts a ON a.job_id = k.column1 AND a.number = k.column2
 			UNION ALL `+runningAttempt+` JOIN k ON j.id = k.column1 AND j.attempt = k.column2 WHERE `+jobRunning, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			a, err := scanAttempt(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, *a)
-		}
-		return q.D.Translate(rows.Err())
+		as, err := collect(q, rows, err, deref(scanAttempt))
+		out = append(out, as...)
+		return err
 	})
 	return out, err
 }
@@ -1363,37 +1320,25 @@ func (q *Queries) AttemptFinish(ctx context.Context, a *store.Attempt) error {
 func (q *Queries) AttemptList(ctx context.Context, jobID int64) ([]store.Attempt, error) {
 	rows, err := q.query(ctx, `SELECT `+attemptCols+` FROM attempts WHERE job_id = ?
 		UNION ALL `+runningAttempt+` WHERE j.id = ? AND `+jobRunning+` ORDER BY 2`, jobID, jobID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.Attempt
-	for rows.Next() {
-		a, err := scanAttempt(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *a)
-	}
-	return out, q.D.Translate(rows.Err())
+	return collect(q, rows, err, deref(scanAttempt))
 }
 
 func (q *Queries) AttemptOutcomes(ctx context.Context, p *store.AttemptOutcomesParams) (map[wire.AttemptOutcome]int64, error) {
 	rows, err := q.query(ctx, `SELECT outcome, count(*) FROM attempts WHERE endpoint_id = ? AND finished_at >= ? AND finished_at > 0 GROUP BY outcome`, p.EndpointID, p.Since)
+	out := map[wire.AttemptOutcome]int64{}
+	err = each(q, rows, err, func(sc scanner) error {
+		var o wire.AttemptOutcome
+		var n int64
+		if err := sc.Scan(&o, &n); err != nil {
+			return err
+		}
+		out[o] = n
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := map[wire.AttemptOutcome]int64{}
-	for rows.Next() {
-		var o wire.AttemptOutcome
-		var n int64
-		if err := rows.Scan(&o, &n); err != nil {
-			return nil, err
-		}
-		out[o] = n
-	}
-	return out, q.D.Translate(rows.Err())
+	return out, nil
 }
 
 // --- workers ---
@@ -1430,45 +1375,39 @@ func (q *Queries) WorkersTouch(ctx context.Context, p *store.WorkersTouchParams)
 func (q *Queries) WorkerList(ctx context.Context, p *store.WorkerListParams) ([]store.Worker, error) {
 	rows, err := q.query(ctx, `SELECT project_id, worker_id, first_seen_at, last_claim_at, last_heartbeat_at, last_report_at, last_seen_at
 		FROM workers WHERE project_id = ? AND last_seen_at >= ? ORDER BY last_seen_at DESC, worker_id LIMIT `+strconv.Itoa(max(p.Limit, 0)), p.ProjectID, p.SeenSince)
-	if err != nil {
-		return nil, err
-	}
-	var out []store.Worker
-	index := map[string]int{}
-	for rows.Next() {
+	out, err := collect(q, rows, err, func(sc scanner) (store.Worker, error) {
 		var w store.Worker
-		if err := rows.Scan(&w.ProjectID, &w.WorkerID, &w.FirstSeenAt, &w.LastClaimAt, &w.LastHeartbeatAt, &w.LastReportAt, &w.LastSeenAt); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		index[w.WorkerID] = len(out)
-		out = append(out, w)
+		err := sc.Scan(&w.ProjectID, &w.WorkerID, &w.FirstSeenAt, &w.LastClaimAt, &w.LastHeartbeatAt, &w.LastReportAt, &w.LastSeenAt)
+		return w, err
+	})
+	if err != nil || len(out) == 0 {
+		return out, err
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(out) == 0 {
-		return out, q.D.Translate(err)
+	index := map[string]int{}
+	for i, w := range out {
+		index[w.WorkerID] = i
 	}
 	rows, err = q.query(ctx, `SELECT worker_id, id FROM jobs WHERE project_id = ? AND state = 'running' ORDER BY id DESC`, p.ProjectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = each(q, rows, err, func(sc scanner) error {
 		var worker string
 		var id int64
-		if err := rows.Scan(&worker, &id); err != nil {
-			return nil, err
+		if err := sc.Scan(&worker, &id); err != nil {
+			return err
 		}
 		i, ok := index[worker]
 		if !ok {
-			continue
+			return nil
 		}
 		out[i].Holding++
 		if len(out[i].JobIDs) < p.JobsPerWorker {
 			out[i].JobIDs = append(out[i].JobIDs, id)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, q.D.Translate(rows.Err())
+	return out, nil
 }
 
 func (q *Queries) WorkersPrune(ctx context.Context, p *store.WorkersPruneParams) (int64, error) {
@@ -1521,19 +1460,11 @@ func (q *Queries) HistoryCompute(ctx context.Context, p *store.HistoryComputePar
 			FROM attempts f WHERE f.endpoint_id IN (SELECT id FROM endpoints) AND f.finished_at >= ? AND f.finished_at < ?
 		) AS u JOIN endpoints e ON e.id = u.endpoint_id
 		GROUP BY e.project_id, u.endpoint_id, u.minute`, p.From, p.To, p.From, p.To, p.From, p.To)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.HistoryPoint
-	for rows.Next() {
+	return collect(q, rows, err, func(sc scanner) (store.HistoryPoint, error) {
 		var h store.HistoryPoint
-		if err := rows.Scan(&h.ProjectID, &h.EndpointID, &h.Minute, &h.Claims, &h.Succeeded, &h.Failed, &h.TimedOut, &h.LagSumMs, &h.LagCount, &h.LagMaxMs); err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, q.D.Translate(rows.Err())
+		err := sc.Scan(&h.ProjectID, &h.EndpointID, &h.Minute, &h.Claims, &h.Succeeded, &h.Failed, &h.TimedOut, &h.LagSumMs, &h.LagCount, &h.LagMaxMs)
+		return h, err
+	})
 }
 
 // HistoryInsert writes one row per point: a minute holds one row per
@@ -1564,19 +1495,11 @@ func (q *Queries) HistoryList(ctx context.Context, p *store.HistoryListParams) (
 	}
 	rows, err := q.query(ctx, `SELECT h.project_id, h.endpoint_id, e.name, h.minute, h.claims, h.succeeded, h.failed, h.timed_out, h.lag_sum_ms, h.lag_count, h.lag_max_ms
 		FROM history h JOIN endpoints e ON e.id = h.endpoint_id WHERE `+where+` ORDER BY e.name, h.minute`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.HistoryPoint
-	for rows.Next() {
+	return collect(q, rows, err, func(sc scanner) (store.HistoryPoint, error) {
 		var h store.HistoryPoint
-		if err := rows.Scan(&h.ProjectID, &h.EndpointID, &h.Endpoint, &h.Minute, &h.Claims, &h.Succeeded, &h.Failed, &h.TimedOut, &h.LagSumMs, &h.LagCount, &h.LagMaxMs); err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, q.D.Translate(rows.Err())
+		err := sc.Scan(&h.ProjectID, &h.EndpointID, &h.Endpoint, &h.Minute, &h.Claims, &h.Succeeded, &h.Failed, &h.TimedOut, &h.LagSumMs, &h.LagCount, &h.LagMaxMs)
+		return h, err
+	})
 }
 
 func (q *Queries) HistoryPrune(ctx context.Context, p *store.HistoryPruneParams) (int64, error) {
