@@ -37,6 +37,9 @@ const jobRunning = `(j.state || '') = 'running'`
 const runningAttempt = `SELECT j.id, j.attempt, j.endpoint_id, j.worker_id, j.lease_token, j.claimed_at, 0, '', '', 0, 0, '',
 	CAST(0 AS DOUBLE PRECISION), CAST(0 AS DOUBLE PRECISION), 0, 0, 0, 0, 0, 0, '', '' FROM jobs j`
 
+// AttemptGet reads attempt p.Number of job p.JobID from the attempts
+// table or, while the job is running that attempt, from the job's claim
+// columns (runningAttempt); ErrNotFound when there is neither.
 func (q *Queries) AttemptGet(ctx context.Context, p *store.AttemptGetParams) (*store.Attempt, error) {
 	jobID, number := p.JobID, p.Number
 	a, err := scanAttempt(q.row(ctx, `SELECT `+attemptCols+` FROM attempts WHERE job_id = ? AND number = ?
@@ -44,6 +47,9 @@ func (q *Queries) AttemptGet(ctx context.Context, p *store.AttemptGetParams) (*s
 	return a, q.D.Translate(err)
 }
 
+// AttemptsByKeys reads the attempts with these keys, finished or running,
+// with one statement per chunk of keys (inChunks), in no particular order;
+// keys without an attempt are left out.
 func (q *Queries) AttemptsByKeys(ctx context.Context, keys []store.AttemptKey) ([]store.Attempt, error) {
 	var out []store.Attempt
 	err := q.inChunks(len(keys), func(lo, hi int) error {
@@ -102,16 +108,22 @@ func (q *Queries) AttemptsFinish(ctx context.Context, as []*store.Attempt) error
 	})
 }
 
+// AttemptFinish is AttemptsFinish for one attempt.
 func (q *Queries) AttemptFinish(ctx context.Context, a *store.Attempt) error {
 	return q.AttemptsFinish(ctx, []*store.Attempt{a})
 }
 
+// AttemptList lists the job's finished attempts and the one it is
+// running, by number (the running one last).
 func (q *Queries) AttemptList(ctx context.Context, jobID int64) ([]store.Attempt, error) {
 	rows, err := q.query(ctx, `SELECT `+attemptCols+` FROM attempts WHERE job_id = ?
 		UNION ALL `+runningAttempt+` WHERE j.id = ? AND `+jobRunning+` ORDER BY 2`, jobID, jobID)
 	return collect(q, rows, err, deref(scanAttempt))
 }
 
+// AttemptOutcomes counts the endpoint's attempts finished at or after
+// p.Since, by outcome; running attempts are not in the attempts table and
+// are not counted.
 func (q *Queries) AttemptOutcomes(ctx context.Context, p *store.AttemptOutcomesParams) (map[wire.AttemptOutcome]int64, error) {
 	rows, err := q.query(ctx, `SELECT outcome, count(*) FROM attempts WHERE endpoint_id = ? AND finished_at >= ? AND finished_at > 0 GROUP BY outcome`, p.EndpointID, p.Since)
 	out := map[wire.AttemptOutcome]int64{}

@@ -7,6 +7,7 @@ import (
 	"github.com/getratchet/ratchet/internal/store"
 )
 
+// AuditInsert stores the entry and sets a.ID.
 func (q *Queries) AuditInsert(ctx context.Context, a *store.AuditEntry) error {
 	id, err := q.insertID(ctx, `INSERT INTO audit_log (project_id, at, actor, key_prefix, action, target, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		a.ProjectID, a.At, a.Actor, a.KeyPrefix, a.Action, a.Target, a.Detail)
@@ -14,6 +15,10 @@ func (q *Queries) AuditInsert(ctx context.Context, a *store.AuditEntry) error {
 	return err
 }
 
+// AuditList reads a page of the project's audit log, newest first (by id),
+// only entries with target p.Target when it is set and ids below
+// p.AfterID when it is set; at most p.Limit entries, 100 when it is 0 or
+// less.
 func (q *Queries) AuditList(ctx context.Context, p *store.AuditListParams) ([]store.AuditEntry, error) {
 	where, args := `project_id = ?`, []any{p.ProjectID}
 	if p.Target != "" {

@@ -30,6 +30,11 @@ func (q *Queries) DueEndpoints(ctx context.Context, p *store.DueEndpointsParams)
 	return collect(q, rows, err, scanInt64)
 }
 
+// JobsClaimable reads up to p.Limit scheduled jobs of the endpoint and
+// tools due at or before p.Now, by due time then id. With Locking
+// (PostgreSQL) it reads them FOR UPDATE SKIP LOCKED: rows another
+// transaction has locked are passed over, and the rows read stay locked
+// until the transaction ends.
 func (q *Queries) JobsClaimable(ctx context.Context, p *store.JobsClaimableParams) ([]store.Job, error) {
 	toolIDs, limit := p.ToolIDs, p.Limit
 	if len(toolIDs) == 0 || limit <= 0 {
@@ -45,6 +50,11 @@ func (q *Queries) JobsClaimable(ctx context.Context, p *store.JobsClaimableParam
 		placeholders(len(toolIDs))+`) AND due_at <= ? ORDER BY due_at, id LIMIT `+strconv.Itoa(limit)+lock, args...))
 }
 
+// JobsClaim moves the jobs to running in one UPDATE that matches only
+// scheduled jobs, setting the lease (expiring p.Now + the job's timeout),
+// the worker and the claim time, and adding one to the attempt.
+// ErrConflict when fewer jobs matched than were given; the ones that
+// matched are updated, so the caller rolls the transaction back.
 func (q *Queries) JobsClaim(ctx context.Context, p *store.JobsClaimParams) error {
 	if len(p.IDs) == 0 {
 		return nil
@@ -110,12 +120,18 @@ func (q *Queries) CountDue(ctx context.Context, p *store.CountDueParams) (int64,
 	return n, q.D.Translate(err)
 }
 
+// CountRunning counts the endpoint's running jobs, reading at most
+// p.Limit of them.
 func (q *Queries) CountRunning(ctx context.Context, p *store.CountRunningParams) (int64, error) {
 	var n int64
 	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE endpoint_id = ? AND state = 'running' LIMIT ?) AS r`, p.EndpointID, p.Limit).Scan(&n)
 	return n, q.D.Translate(err)
 }
 
+// ClaimsSince counts the endpoint's claims at or after p.Since, reading
+// at most p.Limit finished attempts and p.Limit running jobs, and returns
+// the count (at most p.Limit) and the earliest claim time read (0 when
+// none).
 func (q *Queries) ClaimsSince(ctx context.Context, p *store.ClaimsSinceParams) (int64, int64, error) {
 	endpointID, since, limit := p.EndpointID, p.Since, p.Limit
 	var n int64
@@ -130,12 +146,16 @@ func (q *Queries) ClaimsSince(ctx context.Context, p *store.ClaimsSinceParams) (
 	return min(n, limit), earliest.Int64, q.D.Translate(err)
 }
 
+// AttemptsFinishedSince counts the endpoint's attempts finished at or
+// after p.Since, reading at most p.Limit of them.
 func (q *Queries) AttemptsFinishedSince(ctx context.Context, p *store.AttemptsFinishedSinceParams) (int64, error) {
 	var n int64
 	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM attempts WHERE endpoint_id = ? AND finished_at >= ? LIMIT ?) AS f`, p.EndpointID, p.Since, p.Limit).Scan(&n)
 	return n, q.D.Translate(err)
 }
 
+// NextDueAt is the earliest due time of the scheduled jobs of these tools;
+// 0 when there are none, or no tools.
 func (q *Queries) NextDueAt(ctx context.Context, toolIDs []int64) (int64, error) {
 	if len(toolIDs) == 0 {
 		return 0, nil
@@ -150,6 +170,10 @@ func (q *Queries) NextDueAt(ctx context.Context, toolIDs []int64) (int64, error)
 	return due.Int64, q.D.Translate(err)
 }
 
+// ExpiredLeases reads up to p.Limit running jobs whose lease expired at or
+// before p.Now, earliest expiry first. With Locking (PostgreSQL) it reads
+// them FOR UPDATE SKIP LOCKED, so nodes rescuing at once take different
+// jobs.
 func (q *Queries) ExpiredLeases(ctx context.Context, p *store.ExpiredLeasesParams) ([]store.Job, error) {
 	lock := ""
 	if q.D.Locking {

@@ -31,6 +31,9 @@ func scanEndpoint(sc interface{ Scan(...any) error }) (*store.Endpoint, error) {
 	return &e, nil
 }
 
+// EndpointCreate stores the endpoint and sets e.ID, and sets an empty
+// e.CircuitState to closed first; ErrConflict when the project has an
+// endpoint of that name.
 func (q *Queries) EndpointCreate(ctx context.Context, e *store.Endpoint) error {
 	if e.CircuitState == "" {
 		e.CircuitState = wire.CircuitClosed
@@ -43,11 +46,16 @@ func (q *Queries) EndpointCreate(ctx context.Context, e *store.Endpoint) error {
 	return err
 }
 
+// EndpointGetInProject reads the project's endpoint named p.Name;
+// ErrNotFound when there is none.
 func (q *Queries) EndpointGetInProject(ctx context.Context, p *store.EndpointGetInProjectParams) (*store.Endpoint, error) {
 	e, err := scanEndpoint(q.row(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE project_id = ? AND name = ?`, p.ProjectID, p.Name))
 	return e, q.D.Translate(err)
 }
 
+// EndpointGetAnyProject reads endpoint p.ID of any project; with p.Lock
+// and Locking (PostgreSQL) it locks the row FOR UPDATE until the
+// transaction ends. ErrNotFound when there is none.
 func (q *Queries) EndpointGetAnyProject(ctx context.Context, p *store.EndpointGetAnyProjectParams) (*store.Endpoint, error) {
 	s := `SELECT ` + endpointCols + ` FROM endpoints WHERE id = ?`
 	if p.Lock {
@@ -57,6 +65,8 @@ func (q *Queries) EndpointGetAnyProject(ctx context.Context, p *store.EndpointGe
 	return e, q.D.Translate(err)
 }
 
+// EndpointList lists the project's endpoints by name; projectID 0 lists
+// every project's, by project then name.
 func (q *Queries) EndpointList(ctx context.Context, projectID int64) ([]store.Endpoint, error) {
 	s, args := `SELECT `+endpointCols+` FROM endpoints WHERE project_id = ? ORDER BY name`, []any{projectID}
 	if projectID == 0 { // every project: metrics
@@ -66,6 +76,10 @@ func (q *Queries) EndpointList(ctx context.Context, projectID int64) ([]store.En
 	return collect(q, rows, err, deref(scanEndpoint))
 }
 
+// EndpointUpdatePolicy writes the policy fields and adds one to the
+// version in one UPDATE that matches only while the stored version is
+// p.ExpectedVersion, then sets p.Endpoint.Version; ErrConflict when
+// nothing matched (the version moved on, or the endpoint is missing).
 func (q *Queries) EndpointUpdatePolicy(ctx context.Context, p *store.EndpointUpdatePolicyParams) error {
 	e, expectedVersion := p.Endpoint, p.ExpectedVersion
 	r, err := q.exec(ctx, `UPDATE endpoints SET policy = ?, default_timeout_ms = ?, max_concurrent = ?, rate_limit_per_minute = ?,
@@ -82,12 +96,18 @@ func (q *Queries) EndpointUpdatePolicy(ctx context.Context, p *store.EndpointUpd
 	return nil
 }
 
+// EndpointUpdateCircuit writes e's circuit columns (state, failures,
+// opened at, probe job, opened by); ErrNotFound when there is no
+// endpoint e.ID.
 func (q *Queries) EndpointUpdateCircuit(ctx context.Context, e *store.Endpoint) error {
 	return q.expectOne(q.exec(ctx, `UPDATE endpoints SET circuit_state = ?, circuit_failures = ?, circuit_opened_at = ?, circuit_probe_job = ?,
 		circuit_opened_by = ? WHERE id = ?`,
 		e.CircuitState, e.CircuitFailures, e.CircuitOpenedAt, e.CircuitProbeJob, e.CircuitOpenedBy, e.ID))
 }
 
+// EndpointUpdatePause writes e's pause columns (PausedAt, PausedBy,
+// PausedReason) and UpdatedAt; ErrNotFound when there is no endpoint
+// e.ID.
 func (q *Queries) EndpointUpdatePause(ctx context.Context, e *store.Endpoint) error {
 	return q.expectOne(q.exec(ctx, `UPDATE endpoints SET paused_at = ?, paused_by = ?, paused_reason = ?, updated_at = ? WHERE id = ?`,
 		e.PausedAt, e.PausedBy, e.PausedReason, e.UpdatedAt, e.ID))

@@ -7,12 +7,17 @@ import (
 	"github.com/getratchet/ratchet/internal/store"
 )
 
+// HistoryCursorGet reads the first minute not rolled up yet from the one
+// row of history_cursor; with Locking (PostgreSQL) it locks the row FOR
+// UPDATE until the transaction ends, so one node at a time rolls up.
 func (q *Queries) HistoryCursorGet(ctx context.Context) (int64, error) {
 	var next int64
 	err := q.row(ctx, `SELECT next_minute FROM history_cursor WHERE id = 1`+q.forUpdate()).Scan(&next)
 	return next, q.D.Translate(err)
 }
 
+// HistoryCursorSet stores the first minute not rolled up yet;
+// ErrNotFound when the cursor's row is missing.
 func (q *Queries) HistoryCursorSet(ctx context.Context, nextMinute int64) error {
 	return q.expectOne(q.exec(ctx, `UPDATE history_cursor SET next_minute = ? WHERE id = 1`, nextMinute))
 }
@@ -74,6 +79,9 @@ func (q *Queries) HistoryInsert(ctx context.Context, points []store.HistoryPoint
 	return n, nil
 }
 
+// HistoryList reads the project's roll-ups of minutes in [p.From, p.To),
+// of endpoint p.EndpointID or (0) every endpoint, each with its
+// endpoint's name, by endpoint name then minute.
 func (q *Queries) HistoryList(ctx context.Context, p *store.HistoryListParams) ([]store.HistoryPoint, error) {
 	where, args := `h.project_id = ? AND h.minute >= ? AND h.minute < ?`, []any{p.ProjectID, p.From, p.To}
 	if p.EndpointID != 0 {
@@ -89,6 +97,8 @@ func (q *Queries) HistoryList(ctx context.Context, p *store.HistoryListParams) (
 	})
 }
 
+// HistoryPrune deletes every project's roll-ups of minutes before
+// p.Before and returns how many.
 func (q *Queries) HistoryPrune(ctx context.Context, p *store.HistoryPruneParams) (int64, error) {
 	r, err := q.exec(ctx, `DELETE FROM history WHERE minute < ?`, p.Before)
 	if err != nil {

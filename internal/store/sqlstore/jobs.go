@@ -127,21 +127,32 @@ func (q *Queries) JobsInsert(ctx context.Context, jobs []*store.Job) error {
 	return nil
 }
 
+// JobByIdempotencyKey reads the project's job with this idempotency key;
+// ErrNotFound when there is none.
 func (q *Queries) JobByIdempotencyKey(ctx context.Context, projectID int64, key string) (*store.Job, error) {
 	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND idempotency_key = ?`, projectID, key))
 	return j, q.D.Translate(err)
 }
 
+// JobGetInProject reads the project's job p.ID; with Locking (a Tx on
+// PostgreSQL) it locks the row FOR UPDATE until the transaction ends.
+// ErrNotFound when the project has no such job.
 func (q *Queries) JobGetInProject(ctx context.Context, p *store.JobGetInProjectParams) (*store.Job, error) {
 	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND id = ?`+q.forUpdate(), p.ProjectID, p.ID))
 	return j, q.D.Translate(err)
 }
 
+// JobGetAnyProject reads job id of any project, locking it as
+// JobGetInProject does; ErrNotFound when there is none.
 func (q *Queries) JobGetAnyProject(ctx context.Context, id int64) (*store.Job, error) {
 	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`+q.forUpdate(), id))
 	return j, q.D.Translate(err)
 }
 
+// JobUpdate writes the job's mutable columns (attempt, state, due time,
+// lease, worker, cancel flag, update and finish times, last
+// classification and error) by id, unguarded; ErrNotFound when there is
+// no job j.ID.
 func (q *Queries) JobUpdate(ctx context.Context, j *store.Job) error {
 	return q.expectOne(q.exec(ctx, `UPDATE jobs SET attempt = ?, state = ?, due_at = ?, lease_token = ?, lease_expires_at = ?, worker_id = ?,
 		cancel_requested = ?, updated_at = ?, finished_at = ?, last_classification = ?, last_error = ? WHERE id = ?`,
@@ -149,6 +160,11 @@ func (q *Queries) JobUpdate(ctx context.Context, j *store.Job) error {
 		j.LastClassification, j.LastError, j.ID))
 }
 
+// JobsGetInProject reads the jobs with these ids without their payloads,
+// one statement per chunk of ids (inChunks), keeps those of p.ProjectID
+// and returns them in id order. With p.Lock and Locking (PostgreSQL) the
+// rows are read FOR UPDATE; the project is checked after the read, so a
+// row of another project among the ids is locked too, though left out.
 func (q *Queries) JobsGetInProject(ctx context.Context, p *store.JobsGetInProjectParams) ([]store.Job, error) {
 	projectID, ids := p.ProjectID, p.IDs
 	forUpdate := ""
@@ -238,6 +254,10 @@ func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job, guards []st
 	})
 }
 
+// JobsPrune reads the ids of up to p.Limit jobs in a final state
+// (succeeded, failed, exhausted, cancelled) that finished before
+// p.FinishedBefore, in no particular order, deletes their attempts and
+// then the jobs, and returns how many jobs it deleted.
 func (q *Queries) JobsPrune(ctx context.Context, p *store.JobsPruneParams) (int64, error) {
 	rows, err := q.query(ctx, `SELECT id FROM jobs WHERE finished_at > 0 AND finished_at < ? AND state IN ('succeeded', 'failed', 'exhausted', 'cancelled') LIMIT `+strconv.Itoa(p.Limit), p.FinishedBefore)
 	ids, err := collect(q, rows, err, scanInt64)

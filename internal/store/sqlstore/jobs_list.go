@@ -91,6 +91,9 @@ func textSearch(q string) (string, []any) {
 // likeEscaper escapes LIKE's wildcards so search text matches literally.
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
+// JobList reads a page of the jobs f selects, newest first (by id), at
+// most f.Limit, 100 when it is 0 or less; a text search with a
+// f.ScanLimit searches only the window jobsFrom describes.
 func (q *Queries) JobList(ctx context.Context, f store.JobFilter) ([]store.Job, error) {
 	limit := f.Limit
 	if limit <= 0 {
@@ -117,6 +120,9 @@ func (q *Queries) jobsFrom(f store.JobFilter) (string, []any) {
 		append(args, sargs...)
 }
 
+// JobScanEnd is the id of the f.ScanLimit-th newest job matching f but its
+// text (below f.AfterID): where a bounded search's window ends. 0 when
+// fewer jobs match, and when f has no ScanLimit or no text search.
 func (q *Queries) JobScanEnd(ctx context.Context, f store.JobFilter) (int64, error) {
 	if f.ScanLimit <= 0 || !isTextSearch(f.Q) {
 		return 0, nil
@@ -131,6 +137,8 @@ func (q *Queries) JobScanEnd(ctx context.Context, f store.JobFilter) (int64, err
 	return id, q.D.Translate(err)
 }
 
+// JobCount counts the jobs f selects by reading them, within the same
+// window as JobList; f.Limit is ignored.
 func (q *Queries) JobCount(ctx context.Context, f store.JobFilter) (int64, error) {
 	from, args := q.jobsFrom(f)
 	var n int64
@@ -205,6 +213,9 @@ func (q *Queries) JobCountsByEndpoint(ctx context.Context, p *store.JobCountsByE
 	return out, nil
 }
 
+// JobCountGroupByState counts the jobs f selects per state by reading
+// them (count(*) GROUP BY state), ignoring f.AfterID and f.Limit; states
+// without jobs are left out.
 func (q *Queries) JobCountGroupByState(ctx context.Context, f store.JobFilter) (map[wire.JobState]int64, error) {
 	f.AfterID = 0
 	from, args := q.jobsFrom(f)

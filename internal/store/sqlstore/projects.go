@@ -7,12 +7,14 @@ import (
 	"github.com/getratchet/ratchet/wire"
 )
 
+// ProjectCreate stores the project and sets p.ID.
 func (q *Queries) ProjectCreate(ctx context.Context, p *store.Project) error {
 	id, err := q.insertID(ctx, `INSERT INTO projects (name, plan, created_at) VALUES (?, ?, ?)`, p.Name, p.Plan, p.CreatedAt)
 	p.ID = id
 	return err
 }
 
+// ProjectGet reads project id; ErrNotFound when there is none.
 func (q *Queries) ProjectGet(ctx context.Context, id int64) (*store.Project, error) {
 	var p store.Project
 	err := q.row(ctx, `SELECT id, name, plan, created_at FROM projects WHERE id = ?`, id).Scan(&p.ID, &p.Name, &p.Plan, &p.CreatedAt)
@@ -35,6 +37,8 @@ func (q *Queries) ProjectCount(ctx context.Context) (int64, error) {
 	return n, q.D.Translate(err)
 }
 
+// ProjectSetPlan changes the project's plan; ErrNotFound when there is no
+// project id.
 func (q *Queries) ProjectSetPlan(ctx context.Context, id int64, plan wire.Plan) error {
 	return q.expectOne(q.exec(ctx, `UPDATE projects SET plan = ? WHERE id = ?`, plan, id))
 }

@@ -46,8 +46,10 @@ const (
 
 // Queries runs store operations inside one transaction.
 type Queries struct {
+	// Tx is the transaction every query runs in.
 	Tx *sql.Tx
-	D  *Dialect
+	// D is the dialect of the driver that began Tx.
+	D *Dialect
 }
 
 var rebindCache sync.Map // string → string

@@ -74,6 +74,8 @@ func (q *Queries) WorkerList(ctx context.Context, p *store.WorkerListParams) ([]
 	return out, nil
 }
 
+// WorkersPrune deletes the workers of every project last seen before
+// p.SeenBefore and returns how many.
 func (q *Queries) WorkersPrune(ctx context.Context, p *store.WorkersPruneParams) (int64, error) {
 	r, err := q.exec(ctx, `DELETE FROM workers WHERE last_seen_at < ?`, p.SeenBefore)
 	if err != nil {
