@@ -1,0 +1,276 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/getratchet/ratchet/internal/store"
+)
+
+const jobCols = `id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy, max_attempts, timeout_ms,
+	attempt, state, due_at, lease_token, lease_expires_at, worker_id, cancel_requested, replay_of, created_at, updated_at, finished_at, claimed_at,
+	last_classification, last_error`
+
+// jobColsBut is jobCols with the named columns read as empty text, for
+// reads that do not need them (a policy snapshot or a payload is the bulk
+// of a job row).
+func jobColsBut(skip ...string) string {
+	cols := strings.Split(jobCols, ",")
+	for i, c := range cols {
+		if slices.Contains(skip, strings.TrimSpace(c)) {
+			cols[i] = " ''"
+		}
+	}
+	return strings.Join(cols, ",")
+}
+
+var (
+	// jobColsClaimed leaves out the policy: a claim hands the job to a
+	// worker, which is not told the policy.
+	jobColsClaimed = jobColsBut("policy")
+	// jobColsReported leaves out the payload: a report decides what comes
+	// next and never sends the payload again.
+	jobColsReported = jobColsBut("payload")
+)
+
+func scanJob(sc interface{ Scan(...any) error }) (*store.Job, error) {
+	var j store.Job
+	var payload, policy string
+	var key sql.NullString
+	var cancel int64
+	if err := sc.Scan(&j.ID, &j.ProjectID, &j.ToolID, &j.Tool, &j.Version, &j.EndpointID, &j.Endpoint, &j.RunID, &payload, &key, &policy,
+		&j.MaxAttempts, &j.TimeoutMs, &j.Attempt, &j.State, &j.DueAt, &j.LeaseToken, &j.LeaseExpiresAt, &j.WorkerID, &cancel, &j.ReplayOf,
+		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt, &j.ClaimedAt, &j.LastClassification, &j.LastError); err != nil {
+		return nil, err
+	}
+	j.Payload = json.RawMessage(payload)
+	j.Policy = json.RawMessage(policy)
+	j.IdempotencyKey = key.String
+	j.CancelRequested = cancel != 0
+	return &j, nil
+}
+
+func (q *Queries) scanJobs(rows *sql.Rows, err error) ([]store.Job, error) {
+	return collect(q, rows, err, deref(scanJob))
+}
+
+// JobInsert skips a repeated idempotency key with ON CONFLICT DO NOTHING
+// rather than letting the unique index fail the statement: on PostgreSQL a
+// failed statement aborts the whole transaction, and the engine goes on to
+// read the existing job in the same one.
+func (q *Queries) JobInsert(ctx context.Context, j *store.Job) error {
+	id, err := q.insertID(ctx, `INSERT INTO jobs (project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy,
+		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`,
+		j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), nullStr(j.IdempotencyKey), string(j.Policy),
+		j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt, j.FinishedAt, j.LastClassification, j.LastError)
+	if errors.Is(err, store.ErrNotFound) { // no row returned: the key is taken
+		return fmt.Errorf("idempotency key %q is already used in project %d: %w", j.IdempotencyKey, j.ProjectID, store.ErrConflict)
+	}
+	if err != nil {
+		return err
+	}
+	j.ID = id
+	return nil
+}
+
+// JobsInsert inserts one job per statement where rows are bound cell by
+// cell (SQLite, in process, where a statement costs little), and all in
+// one statement on PostgreSQL: ids are taken from the sequence first, so
+// each job knows its id whatever order RETURNING would give.
+func (q *Queries) JobsInsert(ctx context.Context, jobs []*store.Job) error {
+	for _, j := range jobs {
+		if j.IdempotencyKey != "" {
+			return fmt.Errorf("JobsInsert: job with idempotency key %q: use JobInsert", j.IdempotencyKey)
+		}
+	}
+	if !q.D.Arrays || len(jobs) == 0 {
+		for _, j := range jobs {
+			if err := q.JobInsert(ctx, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows, err := q.query(ctx, `SELECT nextval(pg_get_serial_sequence('jobs', 'id')) FROM generate_series(1, ?)`, len(jobs))
+	ids, err := collect(q, rows, err, scanInt64)
+	if err != nil {
+		return err
+	}
+	if len(ids) != len(jobs) {
+		return fmt.Errorf("JobsInsert: %d ids for %d jobs", len(ids), len(jobs))
+	}
+	slices.Sort(ids)
+	from, args := q.rowsFrom(len(jobs), []string{"BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "TEXT",
+		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT"}, func(i int) []any {
+		j := jobs[i]
+		return []any{ids[i], j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), string(j.Policy),
+			j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt, j.FinishedAt, j.LastClassification, j.LastError}
+	})
+	r, err := q.exec(ctx, `INSERT INTO jobs (id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, policy,
+		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error)
+		SELECT * FROM `+from, args...)
+	if err := q.expectN(r, err, len(jobs)); err != nil {
+		return err
+	}
+	for i, j := range jobs {
+		j.ID = ids[i]
+	}
+	return nil
+}
+
+// JobByIdempotencyKey reads the project's job with this idempotency key;
+// ErrNotFound when there is none.
+func (q *Queries) JobByIdempotencyKey(ctx context.Context, projectID int64, key string) (*store.Job, error) {
+	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND idempotency_key = ?`, projectID, key))
+	return j, q.D.Translate(err)
+}
+
+// JobGetInProject reads the project's job p.ID; with Locking (a Tx on
+// PostgreSQL) it locks the row FOR UPDATE until the transaction ends.
+// ErrNotFound when the project has no such job.
+func (q *Queries) JobGetInProject(ctx context.Context, p *store.JobGetInProjectParams) (*store.Job, error) {
+	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE project_id = ? AND id = ?`+q.forUpdate(), p.ProjectID, p.ID))
+	return j, q.D.Translate(err)
+}
+
+// JobGetAnyProject reads job id of any project, locking it as
+// JobGetInProject does; ErrNotFound when there is none.
+func (q *Queries) JobGetAnyProject(ctx context.Context, id int64) (*store.Job, error) {
+	j, err := scanJob(q.row(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`+q.forUpdate(), id))
+	return j, q.D.Translate(err)
+}
+
+// JobUpdate writes the job's mutable columns (attempt, state, due time,
+// lease, worker, cancel flag, update and finish times, last
+// classification and error) by id, unguarded; ErrNotFound when there is
+// no job j.ID.
+func (q *Queries) JobUpdate(ctx context.Context, j *store.Job) error {
+	return q.expectOne(q.exec(ctx, `UPDATE jobs SET attempt = ?, state = ?, due_at = ?, lease_token = ?, lease_expires_at = ?, worker_id = ?,
+		cancel_requested = ?, updated_at = ?, finished_at = ?, last_classification = ?, last_error = ? WHERE id = ?`,
+		j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
+		j.LastClassification, j.LastError, j.ID))
+}
+
+// JobsGetInProject reads the jobs with these ids without their payloads,
+// one statement per chunk of ids (inChunks), keeps those of p.ProjectID
+// and returns them in id order. With p.Lock and Locking (PostgreSQL) the
+// rows are read FOR UPDATE; the project is checked after the read, so a
+// row of another project among the ids is locked too, though left out.
+func (q *Queries) JobsGetInProject(ctx context.Context, p *store.JobsGetInProjectParams) ([]store.Job, error) {
+	projectID, ids := p.ProjectID, p.IDs
+	forUpdate := ""
+	if p.Lock {
+		forUpdate = q.forUpdate()
+	}
+	var out []store.Job
+	err := q.inChunks(len(ids), func(lo, hi int) error {
+		part := ids[lo:hi]
+		in, args := "id IN ("+placeholders(len(part))+")", int64Args(part)
+		if q.D.Arrays {
+			in, args = "id = ANY(CAST(? AS BIGINT[]))", []any{part}
+		}
+		// The project is checked here, not in SQL: with "project_id = ?"
+		// PostgreSQL, misled by statistics taken while the table was
+		// small, sometimes read every job of the project through
+		// jobs_project and tested each against the thousand ids (0.4 s)
+		// instead of looking the ids up.
+		jobs, err := q.scanJobs(q.query(ctx, `SELECT `+jobColsReported+` FROM jobs WHERE `+in+` ORDER BY id`+forUpdate, args...))
+		for _, j := range jobs {
+			if j.ProjectID == projectID {
+				out = append(out, j)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	byID := func(a, b store.Job) int { return cmp.Compare(a.ID, b.ID) }
+	if !slices.IsSortedFunc(out, byID) { // chunks are each in order, not the whole
+		slices.SortFunc(out, byID)
+	}
+	return out, nil
+}
+
+// JobsUpdate writes every job with one UPDATE ... FROM (VALUES ...) per
+// chunk rather than one UPDATE per job: on the report path the statement
+// overhead per row was most of the cost. A guard rides along as three more
+// columns (an empty state: none). On PostgreSQL an UPDATE that waited for
+// another transaction's row lock checks the guard against the row as that
+// transaction left it.
+func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job, guards []store.JobGuard) error {
+	if guards != nil && len(guards) != len(jobs) {
+		return fmt.Errorf("JobsUpdate: %d guards for %d jobs", len(guards), len(jobs))
+	}
+	return q.inChunks(len(jobs), func(lo, hi int) error {
+		part := jobs[lo:hi]
+		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT",
+			"TEXT", "TEXT", "BIGINT", "TEXT", "TEXT"}, func(i int) []any {
+			j := part[i]
+			var g store.JobGuard
+			if guards != nil {
+				g = guards[lo+i]
+			}
+			return []any{j.ID, j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
+				g.State, g.LeaseToken, b2i(g.CancelRequested), j.LastClassification, j.LastError}
+		})
+		r, err := q.exec(ctx, `UPDATE jobs SET attempt = v.column2, state = v.column3, due_at = v.column4, lease_token = v.column5,
+			lease_expires_at = v.column6, worker_id = v.column7, cancel_requested = v.column8, updated_at = v.column9, finished_at = v.column10,
+			last_classification = v.column14, last_error = v.column15
+			FROM `+from+` WHERE jobs.id = v.column1
+			AND (v.column11 = '' OR (jobs.state = v.column11 AND jobs.lease_token = v.column12 AND jobs.cancel_requested = v.column13))`, args...)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil || n == int64(len(part)) {
+			return err
+		}
+		// Fewer rows written: missing, or no longer as read.
+		ids := make([]int64, len(part))
+		for i, j := range part {
+			ids[i] = j.ID
+		}
+		var found int64
+		in, inArgs := "id IN ("+placeholders(len(ids))+")", int64Args(ids)
+		if q.D.Arrays {
+			in, inArgs = "id = ANY(CAST(? AS BIGINT[]))", []any{ids}
+		}
+		if err := q.row(ctx, `SELECT count(*) FROM jobs WHERE `+in, inArgs...).Scan(&found); err != nil {
+			return q.D.Translate(err)
+		}
+		if found < int64(len(part)) {
+			return fmt.Errorf("%d of %d jobs found: %w", found, len(part), store.ErrNotFound)
+		}
+		return fmt.Errorf("a job changed since it was read: %w", store.ErrConflict)
+	})
+}
+
+// JobsPrune reads the ids of up to p.Limit jobs in a final state
+// (succeeded, failed, exhausted, cancelled) that finished before
+// p.FinishedBefore, in no particular order, deletes their attempts and
+// then the jobs, and returns how many jobs it deleted.
+func (q *Queries) JobsPrune(ctx context.Context, p *store.JobsPruneParams) (int64, error) {
+	rows, err := q.query(ctx, `SELECT id FROM jobs WHERE finished_at > 0 AND finished_at < ? AND state IN ('succeeded', 'failed', 'exhausted', 'cancelled') LIMIT `+strconv.Itoa(p.Limit), p.FinishedBefore)
+	ids, err := collect(q, rows, err, scanInt64)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	in := placeholders(len(ids))
+	if _, err := q.exec(ctx, `DELETE FROM attempts WHERE job_id IN (`+in+`)`, int64Args(ids)...); err != nil {
+		return 0, err
+	}
+	r, err := q.exec(ctx, `DELETE FROM jobs WHERE id IN (`+in+`)`, int64Args(ids)...)
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
+}
