@@ -244,13 +244,11 @@ func (e *Engine) DeliveryTool(ctx context.Context, id int64) (*store.Tool, error
 func (e *Engine) ClaimDeliveries(ctx context.Context, workerID string, max int, wait time.Duration) ([]Claimed, error) {
 	max = min(max, e.cfg.MaxClaim)
 	wait = min(wait, e.cfg.MaxWait)
-	deadline := e.clk.Now().Add(wait)
 	r := ClaimRequest{WorkerID: workerID, Max: max, Wait: wait}
-	for {
-		woken := e.waitCh()
+	return e.longPoll(ctx, wait, func() ([]Claimed, time.Time, error) {
 		ids, err := e.deliveryToolIDs(ctx)
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
 		var jobs []Claimed
 		var wakeAt int64
@@ -260,33 +258,13 @@ func (e *Engine) ClaimDeliveries(ctx context.Context, workerID string, max int, 
 		for _, c := range jobs {
 			e.noteWorker(c.Job.ProjectID, workerID, seenClaim, c.Job.ClaimedAt)
 		}
-		if err != nil || len(jobs) > 0 || wait == 0 {
-			return jobs, err
-		}
-		now := e.clk.Now()
-		if !now.Before(deadline) {
-			return nil, nil
-		}
-		until := deadline
-		if wakeAt > 0 {
-			if w := time.UnixMilli(wakeAt); w.Before(until) {
-				until = w
-			}
-		}
 		// A tool published on another node shows up within the refresh.
-		if len(ids) == 0 || until.Sub(now) > deliveryToolsRefresh {
-			until = now.Add(deliveryToolsRefresh)
+		next := wakeTime(wakeAt)
+		if refresh := e.clk.Now().Add(deliveryToolsRefresh); len(ids) == 0 || next.IsZero() || next.After(refresh) {
+			next = refresh
 		}
-		t := e.clk.NewTimer(until.Sub(now))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, nil
-		case <-woken:
-			t.Stop()
-		case <-t.C():
-		}
-	}
+		return jobs, next, err
+	})
 }
 
 // DeliveryResult is what a delivery saw, beyond the classify.Report the
