@@ -29,7 +29,12 @@ var (
 
 func (a *API) table() []Route {
 	sim := newSimulator(a.log)
-	sim.bodyTimeout = func() time.Duration { return a.bodyTimeout }
+	sim.read = func(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+		c := &call[simulate.Config]{r: r}
+		err := admit(a, w, c, "/api/simulate", nil, decodeOwn)
+		return c.body, err
+	}
+	sim.fail = a.fail
 	return []Route{
 		route(a, "GET", "/v1/me", "The calling key and its project", anyKey, 200, a.me),
 		route(a, "POST", "/v1/keys", "Create an API key (the secret is shown once)", owner, 201, a.createKey),
