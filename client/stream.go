@@ -19,17 +19,46 @@ const MaxEventBytes = 16 << 20
 // an empty value; "data" lines of one event join with \n; a blank line
 // dispatches the event if it has data (an "event" line alone dispatches
 // nothing); other fields (id, retry) are ignored; an unfinished event at
-// the end of the stream is dropped. Its result does not depend on how the
-// bytes are split into chunks.
+// the end of the stream is dropped; a UTF-8 byte order mark at the start of
+// the stream is dropped, as decoding the stream does. Its result does not
+// depend on how the bytes are split into chunks.
 type eventParser struct {
 	line    []byte
 	skipLF  bool // the last line ended with \r: a \n next belongs to it
 	event   string
 	data    []byte
 	hasData bool
+	bom     int  // bytes of a leading byte order mark read so far
+	started bool // past the stream's start: no byte order mark any more
+}
+
+// utf8BOM is the byte order mark a stream may start with.
+const utf8BOM = "\xef\xbb\xbf"
+
+// skipBOM drops a byte order mark at the start of the stream, which may
+// arrive over several reads. Bytes that began like one but were not are
+// text again.
+func (p *eventParser) skipBOM(b []byte) []byte {
+	n := 0
+	for n < len(b) && p.bom+n < len(utf8BOM) && b[n] == utf8BOM[p.bom+n] {
+		n++
+	}
+	switch {
+	case p.bom+n == len(utf8BOM):
+		p.started = true
+		return b[n:]
+	case n == len(b):
+		p.bom += n // the mark may go on in the next read
+		return nil
+	}
+	p.started = true
+	return append([]byte(utf8BOM[:p.bom]), b...)
 }
 
 func (p *eventParser) feed(b []byte, emit func(StreamEvent) error) error {
+	if !p.started {
+		b = p.skipBOM(b)
+	}
 	for len(b) > 0 {
 		if p.skipLF {
 			p.skipLF = false

@@ -103,7 +103,7 @@ func (a *API) Register(mux *http.ServeMux) {
 		route := r
 		mux.HandleFunc(r.Method+" "+r.Path, func(w http.ResponseWriter, req *http.Request) {
 			start := time.Now()
-			sw := &statusWriter{ResponseWriter: w, status: 200}
+			sw := NewStatusWriter(w)
 			defer func() {
 				if p := recover(); p != nil {
 					a.log.Error("handler panic", "route", route.Path, "panic", p)
@@ -114,7 +114,7 @@ func (a *API) Register(mux *http.ServeMux) {
 				// A stream's duration is how long a page stayed open, not a
 				// latency: it stays out of the request histogram.
 				if a.metrics != nil && !route.stream {
-					a.metrics.request(route.Method+" "+route.Path, sw.status, time.Since(start))
+					a.metrics.request(route.Method+" "+route.Path, sw.Status, time.Since(start))
 				}
 			}()
 			h(sw, req)
@@ -156,29 +156,43 @@ func (a *API) methodsFor(path string) []string {
 	return out
 }
 
-type statusWriter struct {
+// StatusWriter records the status and the body size of an answer as it is
+// written: the routes' metrics and recovery read it here, and the server's
+// access log (internal/server) wraps every request in one too.
+type StatusWriter struct {
 	http.ResponseWriter
-	status int
-	wrote  bool
+	Status int  // the status written; 200 until one is
+	Bytes  int  // the body bytes written
+	wrote  bool // a header or body byte went out: too late for an error answer
 }
 
-func (s *statusWriter) WriteHeader(code int) {
+// NewStatusWriter wraps w.
+func NewStatusWriter(w http.ResponseWriter) *StatusWriter {
+	return &StatusWriter{ResponseWriter: w, Status: http.StatusOK}
+}
+
+// WriteHeader records the first status.
+func (s *StatusWriter) WriteHeader(code int) {
 	if !s.wrote {
-		s.status, s.wrote = code, true
+		s.Status, s.wrote = code, true
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
 
-func (s *statusWriter) Write(b []byte) (int, error) {
+// Write counts the body bytes.
+func (s *StatusWriter) Write(b []byte) (int, error) {
 	s.wrote = true
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	s.Bytes += n
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the connection (the body's
-// read deadline) through the wrapper.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+// read deadline, flushes) through the wrapper.
+func (s *StatusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-func (s *statusWriter) Flush() {
+// Flush sends what is buffered, for a caller that asks for http.Flusher.
+func (s *StatusWriter) Flush() {
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -29,7 +29,12 @@ var (
 
 func (a *API) table() []Route {
 	sim := newSimulator(a.log)
-	sim.bodyTimeout = func() time.Duration { return a.bodyTimeout }
+	sim.read = func(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+		c := &call[simulate.Config]{r: r}
+		err := admit(a, w, c, "/api/simulate", nil, decodeOwn)
+		return c.body, err
+	}
+	sim.fail = a.fail
 	return []Route{
 		route(a, "GET", "/v1/me", "The calling key and its project", anyKey, 200, a.me),
 		route(a, "POST", "/v1/keys", "Create an API key (the secret is shown once)", owner, 201, a.createKey),
@@ -132,7 +137,7 @@ func (a *API) createEndpoint(c *call[wire.EndpointCreate]) (*wire.Endpoint, erro
 	} else if !decodeString(raw, &c.in.Name) {
 		errs.Add("name", string(raw), "must be a string")
 	}
-	pol, perr := engine.ParseEndpointPolicy(fields, false, nil, "name")
+	pol, perr := DecodeEndpointPolicy(fields, false, nil, "name")
 	if !errs.Merge(perr) {
 		return nil, perr
 	}
@@ -188,7 +193,7 @@ func (a *API) updatePolicy(c *call[wire.EndpointPolicyUpdate]) (*wire.Endpoint, 
 	} else if !decodeInt(raw, &c.in.ExpectedVersion) || c.in.ExpectedVersion < 1 {
 		errs.Add("expectedVersion", string(raw), "must be the integer version you read")
 	}
-	pol, perr := engine.ParseEndpointPolicy(fields, true, &cur, "expectedVersion")
+	pol, perr := DecodeEndpointPolicy(fields, true, &cur, "expectedVersion")
 	if !errs.Merge(perr) {
 		return nil, perr
 	}
@@ -294,7 +299,7 @@ func (a *API) audit(c *call[wire.AuditQuery]) (*wire.AuditList, error) {
 }
 
 func (a *API) publishTool(c *call[wire.ToolPublish]) (*wire.Tool, error) {
-	spec, err := engine.ParseToolSpec(c.body)
+	spec, err := DecodeToolSpec(c.body)
 	if err != nil {
 		return nil, err
 	}

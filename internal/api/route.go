@@ -40,6 +40,7 @@ const (
 	decodeNone                  // no body: a non-empty one is an error
 	decodeRaw                   // the handler parses call.body itself, for field-level messages; the request type documents it
 	decodeQuery                 // the URL query into the request type's string fields
+	decodeOwn                   // the body is read into call.body unchecked: a route that writes its own answer reads its request itself
 )
 
 // option adjusts a route.
@@ -84,19 +85,7 @@ func route[Req, Resp any](a *API, method, path, summary string, scopes []wire.Sc
 	}
 	r.handler = func(w http.ResponseWriter, req *http.Request) {
 		c := &call[Req]{r: req, status: status}
-		if len(scopes) > 0 {
-			p, err := a.authenticate(req, scopes)
-			if err != nil {
-				a.fail(w, req, err)
-				return
-			}
-			c.p = p
-		}
-		if err := c.decode(w, mode, a.bodyTimeout); err != nil {
-			a.fail(w, req, err)
-			return
-		}
-		if err := checkPathText(req, path); err != nil {
+		if err := admit(a, w, c, path, scopes, mode); err != nil {
 			a.fail(w, req, err)
 			return
 		}
@@ -111,6 +100,40 @@ func route[Req, Resp any](a *API, method, path, summary string, scopes []wire.Sc
 		}
 	}
 	return r
+}
+
+// Two routes of the table are not typed routes, because each writes its
+// own answer:
+//
+//   - GET /v1/stream answers text/event-stream for as long as its client
+//     reads, one event at a time; only its first error (an unknown job, a
+//     bad filter) is a JSON error, before the stream starts. Its query is
+//     open-ended (a jobs list's filters), so it reads the query itself
+//     (streamViewOf).
+//   - POST /api/simulate checks the Content-Type before anything else (no
+//     plain HTML form may start a sweep), lets simulate.ParseConfig name the
+//     config's bad fields, and answers with a result kept encoded in its
+//     cache (the same bytes on a hit) and a Server-Timing header.
+//
+// Both still get what the wrapper guarantees, through the same functions:
+// admit (the key and its scopes, the body read within MaxBodyBytes and the
+// body timeout, the path's text) and a.fail, the one error mapping.
+
+// admit is the start of every route: it authenticates the key for scopes
+// (none: no key), reads and decodes the request as mode says into c, and
+// checks the text of the path's parameters.
+func admit[Req any](a *API, w http.ResponseWriter, c *call[Req], path string, scopes []wire.Scope, mode decoding) error {
+	if len(scopes) > 0 {
+		p, err := a.authenticate(c.r, scopes)
+		if err != nil {
+			return err
+		}
+		c.p = p
+	}
+	if err := c.decode(w, mode, a.bodyTimeout); err != nil {
+		return err
+	}
+	return checkPathText(c.r, path)
 }
 
 // authenticate resolves the bearer key and checks its scope.
@@ -148,6 +171,9 @@ func (c *call[Req]) decode(w http.ResponseWriter, mode decoding, timeout time.Du
 		return err
 	}
 	c.body = body
+	if mode == decodeOwn {
+		return nil
+	}
 	if mode == decodeRaw {
 		if !utf8.Valid(body) {
 			return field.New("body", "JSON with invalid UTF-8", "must be valid UTF-8 JSON")

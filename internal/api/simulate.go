@@ -51,9 +51,11 @@ const (
 // simulator serves POST /api/simulate for one server.
 type simulator struct {
 	log *slog.Logger
-	// bodyTimeout is the API's, read per request.
-	bodyTimeout func() time.Duration
-	limit       time.Duration
+	// read reads the body as every route does (admit in route.go); fail
+	// answers an error through the API's one error mapping.
+	read  func(w http.ResponseWriter, r *http.Request) ([]byte, error)
+	fail  func(w http.ResponseWriter, r *http.Request, err error)
+	limit time.Duration
 	// sweep is simulate.SweepContext; tests replace it to hold a sweep open.
 	sweep func(context.Context, simulate.Config) (simulate.Result, error)
 	slot  chan struct{} // holds a token while a sweep runs
@@ -65,12 +67,13 @@ type simulator struct {
 
 func newSimulator(log *slog.Logger) *simulator {
 	return &simulator{
-		log:         log,
-		bodyTimeout: func() time.Duration { return BodyTimeout },
-		limit:       simulateTimeLimit,
-		sweep:       simulate.SweepContext,
-		slot:        make(chan struct{}, 1),
-		cache:       map[string][]byte{},
+		log:   log,
+		read:  func(w http.ResponseWriter, r *http.Request) ([]byte, error) { return readBody(w, r, BodyTimeout) },
+		fail:  func(w http.ResponseWriter, _ *http.Request, err error) { writeError(w, err) },
+		limit: simulateTimeLimit,
+		sweep: simulate.SweepContext,
+		slot:  make(chan struct{}, 1),
+		cache: map[string][]byte{},
 	}
 }
 
@@ -80,22 +83,22 @@ func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
 		if got == "" {
 			got = field.Missing
 		}
-		writeError(w, field.Errors{{Field: "Content-Type", Value: got, Allowed: "must be application/json (the header, as well as the body)"}})
+		s.fail(w, r, field.Errors{{Field: "Content-Type", Value: got, Allowed: "must be application/json (the header, as well as the body)"}})
 		return
 	}
-	body, err := readBody(w, r, s.bodyTimeout())
+	body, err := s.read(w, r)
 	if err != nil {
-		writeError(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	cfg, err := simulate.ParseConfig(body)
 	if err != nil {
-		writeError(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	key, err := json.Marshal(cfg)
 	if err != nil {
-		writeError(w, fmt.Errorf("encode config: %w", err))
+		s.fail(w, r, fmt.Errorf("encode config: %w", err))
 		return
 	}
 	if res, ok := s.cached(string(key)); ok {
@@ -106,7 +109,7 @@ func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
 	case s.slot <- struct{}{}:
 		defer func() { <-s.slot }()
 	default:
-		writeError(w, &engine.Error{Kind: engine.KindUnavailable, Message: "another simulation is running on this server; try again in a moment"})
+		s.fail(w, r, &engine.Error{Kind: engine.KindUnavailable, Message: "another simulation is running on this server; try again in a moment"})
 		return
 	}
 	// A sweep runs on at most half the cores, so the keyless page can never
@@ -122,18 +125,16 @@ func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Context().Err() != nil:
 		return // the client went away; nobody reads an answer
 	case errors.Is(err, context.DeadlineExceeded):
-		writeError(w, field.Errors{{Field: "runs", Value: strconv.Itoa(cfg.Runs),
+		s.fail(w, r, field.Errors{{Field: "runs", Value: strconv.Itoa(cfg.Runs),
 			Allowed: fmt.Sprintf("the sweep did not finish within this server's %s limit; use fewer runs, fewer or smaller points, or fewer modes", s.limit)}})
 		return
 	default:
-		s.log.Error("simulation failed", "err", err)
-		writeError(w, err)
+		s.fail(w, r, fmt.Errorf("simulation: %w", err))
 		return
 	}
 	out, err := json.Marshal(res)
 	if err != nil {
-		s.log.Error("encode simulation", "err", err)
-		writeError(w, err)
+		s.fail(w, r, fmt.Errorf("encode simulation: %w", err))
 		return
 	}
 	s.store(string(key), out)

@@ -181,15 +181,12 @@ func (a *API) streamRoute() Route {
 }
 
 func (a *API) stream(w http.ResponseWriter, r *http.Request) {
-	p, err := a.authenticate(r, producer)
-	if err != nil {
+	c := &call[wire.StreamQuery]{r: r}
+	if err := admit(a, w, c, "/v1/stream", producer, decodeOwn); err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	if _, err := readBody(w, r, a.bodyTimeout); err != nil {
-		a.fail(w, r, err)
-		return
-	}
+	p := c.p
 	view, err := a.streamViewOf(r, p)
 	if err != nil {
 		a.fail(w, r, err)

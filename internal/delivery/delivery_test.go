@@ -24,6 +24,7 @@ import (
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/field"
+	"github.com/getratchet/ratchet/internal/api"
 	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/delivery"
@@ -84,7 +85,7 @@ func (v *env) endpoint(name, body string) {
 	if err != nil {
 		v.t.Fatal(err)
 	}
-	pol, err := engine.ParseEndpointPolicy(fields, false, nil)
+	pol, err := api.DecodeEndpointPolicy(fields, false, nil)
 	if err != nil {
 		v.t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func (v *env) endpoint(name, body string) {
 
 // publish publishes a delivered tool; delivery is the JSON of its target.
 func (v *env) publish(name, delivery string, timeoutMs int) (*store.Tool, error) {
-	spec, err := engine.ParseToolSpec([]byte(fmt.Sprintf(`{"name":%q,"version":"1","endpoint":"provider","timeoutMs":%d,"delivery":%s}`, name, timeoutMs, delivery)))
+	spec, err := api.DecodeToolSpec([]byte(fmt.Sprintf(`{"name":%q,"version":"1","endpoint":"provider","timeoutMs":%d,"delivery":%s}`, name, timeoutMs, delivery)))
 	if err != nil {
 		return nil, err
 	}

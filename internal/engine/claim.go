@@ -72,11 +72,24 @@ func (e *Engine) Claim(ctx context.Context, p *Principal, r ClaimRequest) ([]Cla
 		return nil, err
 	}
 	e.noteWorker(p.ProjectID, r.WorkerID, seenClaim, e.nowMs())
-	deadline := e.clk.Now().Add(r.Wait)
+	return e.longPoll(ctx, r.Wait, func() ([]Claimed, time.Time, error) {
+		jobs, wakeAt, err := e.tryClaim(ctx, p, r, toolIDs)
+		return jobs, wakeTime(wakeAt), err
+	})
+}
+
+// longPoll is the wait of every claim, a worker's and the dispatcher's:
+// it calls try until try hands out jobs or fails, or wait is over, in
+// between sleeping until the earliest of the deadline, the next time try
+// asked to look again (zero: none) and a wake-up (an enqueue, a report
+// that frees capacity). With wait 0 it tries once. A cancelled ctx ends
+// the wait with nothing.
+func (e *Engine) longPoll(ctx context.Context, wait time.Duration, try func() ([]Claimed, time.Time, error)) ([]Claimed, error) {
+	deadline := e.clk.Now().Add(wait)
 	for {
 		woken := e.waitCh() // taken before looking, so no wake-up is missed
-		jobs, wakeAt, err := e.tryClaim(ctx, p, r, toolIDs)
-		if err != nil || len(jobs) > 0 || r.Wait == 0 {
+		jobs, wakeAt, err := try()
+		if err != nil || len(jobs) > 0 || wait == 0 {
 			return jobs, err
 		}
 		now := e.clk.Now()
@@ -84,10 +97,8 @@ func (e *Engine) Claim(ctx context.Context, p *Principal, r ClaimRequest) ([]Cla
 			return nil, nil
 		}
 		until := deadline
-		if wakeAt > 0 {
-			if w := time.UnixMilli(wakeAt); w.Before(until) {
-				until = w
-			}
+		if !wakeAt.IsZero() && wakeAt.Before(until) {
+			until = wakeAt
 		}
 		t := e.clk.NewTimer(until.Sub(now))
 		select {
@@ -99,6 +110,15 @@ func (e *Engine) Claim(ctx context.Context, p *Principal, r ClaimRequest) ([]Cla
 		case <-t.C():
 		}
 	}
+}
+
+// wakeTime is a claim's next time to look, in Unix milliseconds (0:
+// none), as a time (zero: none).
+func wakeTime(ms int64) time.Time {
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
 }
 
 // toolRef names a tool of a project as a claim asks for it.

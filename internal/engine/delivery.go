@@ -5,15 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/textproto"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/getratchet/ratchet/backoff"
-	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/internal/webhook"
@@ -30,6 +26,8 @@ type DeliverySpec struct {
 	// Secret is the signing secret ("whsec_..."); not part of the stored
 	// target document, which is shown to readers.
 	Secret string `json:"-"`
+	// GenerateSecret asks PublishTool to make a secret when Secret is "".
+	GenerateSecret bool `json:"-"`
 }
 
 // Delivery limits.
@@ -38,108 +36,14 @@ const (
 	MaxDeliveryHeaderBytes = 4096
 )
 
-var deliveryMethods = []string{"POST", "PUT", "PATCH", "DELETE"}
+// DeliveryMethods are the HTTP methods a delivery may use; POST is the
+// default.
+var DeliveryMethods = []string{"POST", "PUT", "PATCH", "DELETE"}
 
-// headers a delivery sets itself, which a target may not set.
-var reservedHeaders = []string{"Content-Length", "Content-Type", "Host", "Idempotency-Key", "Ratchet-Attempt", "Ratchet-Job-Id",
+// ReservedDeliveryHeaders are the headers a delivery sets itself, which a
+// target may not set.
+var ReservedDeliveryHeaders = []string{"Content-Length", "Content-Type", "Host", "Idempotency-Key", "Ratchet-Attempt", "Ratchet-Job-Id",
 	"Transfer-Encoding", "Connection", "Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}
-
-// parseDelivery reads the "delivery" member of a tool contract.
-func parseDelivery(raw json.RawMessage, errs *field.Errors) *DeliverySpec {
-	fields, err := backoff.ReadObject(raw, "delivery")
-	if fields == nil {
-		errs.Merge(err)
-		return nil
-	}
-	if err != nil {
-		errs.Merge(err)
-	}
-	known := []string{"method", "url", "headers", "secret", "generateSecret"}
-	for k := range fields {
-		if !slices.Contains(known, k) {
-			errs.Add("delivery."+k, field.Unknown, "allowed fields are "+strings.Join(known, ", "))
-		}
-	}
-	d := &DeliverySpec{Method: "POST"}
-	if m, ok := fields["method"]; ok && json.Unmarshal(m, &d.Method) != nil || !slices.Contains(deliveryMethods, d.Method) {
-		errs.Add("delivery.method", backoff.ShowJSON(fields["method"]), "must be one of "+strings.Join(deliveryMethods, ", ")+" (default POST)")
-	}
-	if u, ok := fields["url"]; !ok {
-		errs.Add("delivery.url", field.Missing, "required: the absolute http or https URL to deliver to")
-	} else if json.Unmarshal(u, &d.URL) != nil {
-		errs.Add("delivery.url", backoff.ShowJSON(u), "must be a string")
-	} else if _, err := webhook.ParseTemplate(d.URL); err != nil {
-		errs.Add("delivery.url", strconv.QuoteToASCII(d.URL), err.Error())
-	}
-	if h, ok := fields["headers"]; ok {
-		if json.Unmarshal(h, &d.Headers) != nil {
-			errs.Add("delivery.headers", backoff.ShowJSON(h), "must be an object of header names to string values")
-		}
-		if len(d.Headers) > MaxDeliveryHeaders {
-			errs.Add("delivery.headers", strconv.Itoa(len(d.Headers))+" headers", "at most "+strconv.Itoa(MaxDeliveryHeaders))
-		}
-		canon := map[string]string{}
-		for _, k := range slices.Sorted(mapKeys(d.Headers)) {
-			v := d.Headers[k]
-			name := "delivery.headers." + k
-			c := textproto.CanonicalMIMEHeaderKey(k)
-			switch {
-			case !validHeaderName(k):
-				errs.Add(name, strconv.QuoteToASCII(k), "a header name is letters, digits and !#$%&'*+-.^_`|~")
-			case strings.ContainsAny(v, "\r\n\x00") || len(k)+len(v) > MaxDeliveryHeaderBytes:
-				errs.Add(name, "a value of "+strconv.Itoa(len(v))+" bytes", "one line without control characters, at most "+strconv.Itoa(MaxDeliveryHeaderBytes)+" bytes")
-			case slices.Contains(reservedHeaders, c):
-				errs.Add(name, strconv.QuoteToASCII(k), "is set by Ratchet on every delivery; the reserved names are "+strings.Join(reservedHeaders, ", "))
-			default:
-				if _, dup := canon[c]; dup {
-					errs.Add(name, strconv.QuoteToASCII(k), "is given twice in another case")
-				}
-				canon[c] = v
-			}
-		}
-		d.Headers = canon
-	}
-	var gen bool
-	if g, ok := fields["generateSecret"]; ok && json.Unmarshal(g, &gen) != nil {
-		errs.Add("delivery.generateSecret", backoff.ShowJSON(g), "must be true or false")
-	}
-	if sr, ok := fields["secret"]; ok {
-		if json.Unmarshal(sr, &d.Secret) != nil {
-			errs.Add("delivery.secret", "(hidden)", "must be a string")
-		} else if _, err := webhook.ParseSecret(d.Secret); err != nil {
-			// The value is never echoed: it is a secret even when malformed.
-			errs.Add("delivery.secret", "(hidden)", err.Error())
-		}
-		if gen {
-			errs.Add("delivery.generateSecret", "true", "give either secret or generateSecret, not both")
-		}
-	} else if gen {
-		d.Secret = webhook.NewSecret()
-	}
-	return d
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
 
 // SecretHeader reports whether a static header's value is a credential,
 // which is never shown after publish: Authorization, Cookie, and any name
@@ -244,13 +148,11 @@ func (e *Engine) DeliveryTool(ctx context.Context, id int64) (*store.Tool, error
 func (e *Engine) ClaimDeliveries(ctx context.Context, workerID string, max int, wait time.Duration) ([]Claimed, error) {
 	max = min(max, e.cfg.MaxClaim)
 	wait = min(wait, e.cfg.MaxWait)
-	deadline := e.clk.Now().Add(wait)
 	r := ClaimRequest{WorkerID: workerID, Max: max, Wait: wait}
-	for {
-		woken := e.waitCh()
+	return e.longPoll(ctx, wait, func() ([]Claimed, time.Time, error) {
 		ids, err := e.deliveryToolIDs(ctx)
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
 		var jobs []Claimed
 		var wakeAt int64
@@ -260,33 +162,13 @@ func (e *Engine) ClaimDeliveries(ctx context.Context, workerID string, max int, 
 		for _, c := range jobs {
 			e.noteWorker(c.Job.ProjectID, workerID, seenClaim, c.Job.ClaimedAt)
 		}
-		if err != nil || len(jobs) > 0 || wait == 0 {
-			return jobs, err
-		}
-		now := e.clk.Now()
-		if !now.Before(deadline) {
-			return nil, nil
-		}
-		until := deadline
-		if wakeAt > 0 {
-			if w := time.UnixMilli(wakeAt); w.Before(until) {
-				until = w
-			}
-		}
 		// A tool published on another node shows up within the refresh.
-		if len(ids) == 0 || until.Sub(now) > deliveryToolsRefresh {
-			until = now.Add(deliveryToolsRefresh)
+		next := wakeTime(wakeAt)
+		if refresh := e.clk.Now().Add(deliveryToolsRefresh); len(ids) == 0 || next.IsZero() || next.After(refresh) {
+			next = refresh
 		}
-		t := e.clk.NewTimer(until.Sub(now))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, nil
-		case <-woken:
-			t.Stop()
-		case <-t.C():
-		}
-	}
+		return jobs, next, err
+	})
 }
 
 // DeliveryResult is what a delivery saw, beyond the classify.Report the

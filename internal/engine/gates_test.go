@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getratchet/ratchet/internal/api"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/wire"
@@ -230,7 +231,7 @@ func TestPlanForbidsCustomOnFree(t *testing.T) {
 	}
 	fields := map[string]json.RawMessage{}
 	_ = json.Unmarshal([]byte(seedEndpoint), &fields)
-	pol, err := engine.ParseEndpointPolicy(fields, false, nil)
+	pol, err := api.DecodeEndpointPolicy(fields, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestPlanForbidsCustomOnFree(t *testing.T) {
 		t.Fatalf("FREE saved CUSTOM: %v", err)
 	}
 	h.endpoint("y", `{"preset":"AGGRESSIVE"}`)
-	spec, _ := engine.ParseToolSpec([]byte(`{"name":"t","version":"1","endpoint":"y","retryPreset":"CUSTOM","retryPolicy":{"maxAttempts":3,"initialDelayMs":2000,"multiplier":3,"maxDelayMs":50000,"jitterPercent":0}}`))
+	spec, _ := api.DecodeToolSpec([]byte(`{"name":"t","version":"1","endpoint":"y","retryPreset":"CUSTOM","retryPolicy":{"maxAttempts":3,"initialDelayMs":2000,"multiplier":3,"maxDelayMs":50000,"jitterPercent":0}}`))
 	if _, err := h.e.PublishTool(h.ctx, h.owner, spec); err == nil {
 		t.Fatal("FREE published a CUSTOM tool policy")
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/internal/api"
 	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/engine"
@@ -67,7 +68,7 @@ func (h *harness) endpoint(name, body string) *store.Endpoint {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	pol, err := engine.ParseEndpointPolicy(fields, false, nil)
+	pol, err := api.DecodeEndpointPolicy(fields, false, nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func (h *harness) endpoint(name, body string) *store.Endpoint {
 
 func (h *harness) tool(body string) *store.Tool {
 	h.t.Helper()
-	spec, err := engine.ParseToolSpec([]byte(body))
+	spec, err := api.DecodeToolSpec([]byte(body))
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -7,8 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"math"
+
 	"regexp"
 	"slices"
 	"strconv"
@@ -274,10 +273,17 @@ var (
 	versionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
 )
 
+// What a name (of an endpoint or a tool) and a tool version may be.
 const (
-	nameAllowed    = "must be 1–64 characters of a–z, 0–9, '.', '_' or '-', starting with a letter or digit"
-	versionAllowed = "must be 1–32 characters of A–Z, a–z, 0–9, '.', '_' or '-', starting with a letter or digit"
+	NameAllowed    = "must be 1–64 characters of a–z, 0–9, '.', '_' or '-', starting with a letter or digit"
+	VersionAllowed = "must be 1–32 characters of A–Z, a–z, 0–9, '.', '_' or '-', starting with a letter or digit"
 )
+
+// ValidName reports whether s may name an endpoint or a tool.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// ValidVersion reports whether s may be a tool version.
+func ValidVersion(s string) bool { return versionRE.MatchString(s) }
 
 // ParseToolRef splits "name@version".
 func ParseToolRef(ref string) (name, version string, err error) {
@@ -306,89 +312,11 @@ const (
 	DefaultCircuitOpenMs    = 30_000
 )
 
-var policyFieldNames = []string{"preset", "maxAttempts", "initialDelayMs", "multiplier", "maxDelayMs", "jitterPercent"}
-
-// ParseEndpointPolicy reads the flat endpoint policy object of the API:
-// the retry policy fields with defaultTimeoutMs, maxConcurrent,
-// rateLimitPerMinute (nullable), circuitFailureThreshold and circuitOpenMs.
-// extra names further fields the caller allows (e.g. "name",
-// "expectedVersion"). With full, every policy field must be present (an
-// update replaces the whole policy); otherwise defaults fill the gaps.
-// current supplies circuit settings an update leaves out.
-func ParseEndpointPolicy(fields map[string]json.RawMessage, full bool, current *EndpointPolicy, extra ...string) (EndpointPolicy, error) {
-	var errs field.Errors
-	known := map[string]bool{"defaultTimeoutMs": true, "maxConcurrent": true, "rateLimitPerMinute": true, "circuitFailureThreshold": true, "circuitOpenMs": true}
-	for _, f := range append(policyFieldNames, extra...) {
-		known[f] = true
-	}
-	policyFields := map[string]json.RawMessage{}
-	for _, k := range slices.Sorted(maps.Keys(fields)) {
-		if !known[k] {
-			errs = append(errs, &field.Error{Field: fieldName(k), Value: field.Unknown, Allowed: "allowed fields are " + strings.Join(slices.Sorted(maps.Keys(known)), ", ")})
-			continue
-		}
-		if slices.Contains(policyFieldNames, k) {
-			policyFields[k] = fields[k]
-		}
-	}
-	out := EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), DefaultTimeoutMs: DefaultTimeoutMs, MaxConcurrent: DefaultMaxConcurrent,
+// DefaultEndpointPolicy is the policy of an endpoint created without one:
+// STANDARD retries and the defaults above.
+func DefaultEndpointPolicy() EndpointPolicy {
+	return EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), DefaultTimeoutMs: DefaultTimeoutMs, MaxConcurrent: DefaultMaxConcurrent,
 		CircuitFailureThreshold: DefaultCircuitThreshold, CircuitOpenMs: DefaultCircuitOpenMs}
-	if current != nil {
-		out.CircuitFailureThreshold, out.CircuitOpenMs = current.CircuitFailureThreshold, current.CircuitOpenMs
-	}
-	if len(policyFields) > 0 || full {
-		p, err := backoff.PolicyFromFields(policyFields, "")
-		if err != nil {
-			errs.Merge(err)
-		} else {
-			out.Policy = p
-		}
-	}
-	readInt := func(name string, required bool, lo, hi int64, allowed string, dst *int64) {
-		raw, ok := fields[name]
-		if !ok {
-			if required {
-				errs = append(errs, &field.Error{Field: name, Value: field.Missing, Allowed: "an update carries the full policy; " + allowed})
-			}
-			return
-		}
-		v, ok := jsonInt(raw)
-		if !ok || v < lo || v > hi {
-			errs = append(errs, &field.Error{Field: name, Value: backoff.ShowJSON(raw), Allowed: allowed})
-			return
-		}
-		*dst = v
-	}
-	readInt("defaultTimeoutMs", full, wire.MinTimeoutMs, wire.MaxTimeoutMs, rangeText(wire.MinTimeoutMs, wire.MaxTimeoutMs, " milliseconds"), &out.DefaultTimeoutMs)
-	readInt("maxConcurrent", full, wire.MinMaxConcurrent, wire.MaxMaxConcurrent, rangeText(wire.MinMaxConcurrent, wire.MaxMaxConcurrent, ""), &out.MaxConcurrent)
-	if raw, ok := fields["rateLimitPerMinute"]; ok {
-		if strings.TrimSpace(string(raw)) != "null" {
-			v, ok := jsonInt(raw)
-			if !ok || v < wire.MinRateLimitPerMinute || v > wire.MaxRateLimitPerMinute {
-				errs = append(errs, &field.Error{Field: "rateLimitPerMinute", Value: backoff.ShowJSON(raw), Allowed: "must be null (no limit) or " + strings.TrimPrefix(rangeText(wire.MinRateLimitPerMinute, wire.MaxRateLimitPerMinute, ""), "must be ")})
-			} else {
-				out.RateLimitPerMinute = &v
-			}
-		}
-	} else if full {
-		errs = append(errs, &field.Error{Field: "rateLimitPerMinute", Value: field.Missing, Allowed: "an update carries the full policy; give null for no limit or " + strings.TrimPrefix(rangeText(wire.MinRateLimitPerMinute, wire.MaxRateLimitPerMinute, ""), "must be ")})
-	}
-	// Circuit settings are optional even in an update: the current ones stay.
-	readInt("circuitFailureThreshold", false, wire.MinCircuitThreshold, wire.MaxCircuitThreshold, rangeText(wire.MinCircuitThreshold, wire.MaxCircuitThreshold, ""), &out.CircuitFailureThreshold)
-	readInt("circuitOpenMs", false, wire.MinCircuitOpenMs, wire.MaxCircuitOpenMs, rangeText(wire.MinCircuitOpenMs, wire.MaxCircuitOpenMs, " milliseconds"), &out.CircuitOpenMs)
-	if len(errs) > 0 {
-		return EndpointPolicy{}, invalid(errs)
-	}
-	return out, nil
-}
-
-// jsonInt reads an integral JSON number; the range is the caller's check.
-func jsonInt(raw json.RawMessage) (int64, bool) {
-	f, ok := backoff.JSONNumber(raw)
-	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return 0, false
-	}
-	return int64(f), true
 }
 
 // checkPlan refuses CUSTOM policies on the FREE plan.
@@ -413,7 +341,7 @@ func (e *Engine) CreateEndpoint(ctx context.Context, p *Principal, name string, 
 		return nil, err
 	}
 	if !nameRE.MatchString(name) {
-		return nil, invalidField("name", strconv.Quote(name), nameAllowed)
+		return nil, invalidField("name", strconv.Quote(name), NameAllowed)
 	}
 	policy, _ := json.Marshal(pol.Policy)
 	now := e.nowMs()
@@ -505,15 +433,6 @@ func CurrentPolicy(ep *store.Endpoint) (EndpointPolicy, error) {
 		CircuitFailureThreshold: ep.CircuitThreshold, CircuitOpenMs: ep.CircuitOpenMs}, nil
 }
 
-// fieldName shows an object member's name in an error; an empty name is
-// quoted so the message never has a blank where the field should be.
-func fieldName(k string) string {
-	if k == "" {
-		return `""`
-	}
-	return k
-}
-
 // joinOr lists words as "a or b or c".
 func joinOr[S ~string](words []S) string {
 	parts := make([]string, len(words))
@@ -521,12 +440,6 @@ func joinOr[S ~string](words []S) string {
 		parts[i] = string(w)
 	}
 	return strings.Join(parts, " or ")
-}
-
-// rangeText is the allowed-range sentence of an integer limit, e.g. "must
-// be an integer from 1000 through 43200000 milliseconds".
-func rangeText(lo, hi int64, unit string) string {
-	return "must be an integer from " + strconv.FormatInt(lo, 10) + " through " + strconv.FormatInt(hi, 10) + unit
 }
 
 // MinBootstrapKeyLen is the shortest --bootstrap-key accepted.

@@ -6,17 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/getratchet/ratchet/backoff"
-	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/internal/webhook"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -29,130 +27,18 @@ type ToolSpec struct {
 	PayloadSchema json.RawMessage // JSON Schema; empty for any JSON payload
 	TimeoutMs     *int64
 	RetryPreset   string          // "" for none: the endpoint's policy applies
-	RetryPolicy   json.RawMessage // the CUSTOM document, only with RetryPreset CUSTOM
+	RetryPolicy   *backoff.Policy // the CUSTOM policy, only with RetryPreset CUSTOM
 	Delivery      *DeliverySpec   // the HTTP target Ratchet delivers to; nil for a tool run by workers
 }
 
-var toolFields = []string{"name", "version", "endpoint", "description", "payloadSchema", "timeoutMs", "retryPreset", "retryPolicy", "delivery"}
-
-// ParseToolSpec reads a tool contract document, reporting every problem.
-func ParseToolSpec(data []byte) (ToolSpec, error) {
-	fields, err := backoff.ReadObject(data, "tool")
-	if fields == nil {
-		es, _ := field.As(err)
-		return ToolSpec{}, invalid(es)
+// CheckSchema reports why raw is not a payload schema Ratchet can use:
+// not a valid JSON Schema, or one that refers outside itself. The error is
+// one line, for a field error.
+func CheckSchema(raw json.RawMessage) error {
+	if _, err := compileSchema(raw); err != nil {
+		return errors.New(firstLine(err.Error()))
 	}
-	var errs field.Errors
-	if err != nil {
-		errs.Merge(err)
-	}
-	known := map[string]bool{}
-	for _, f := range toolFields {
-		known[f] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(fields)) {
-		if !known[k] {
-			errs = append(errs, &field.Error{Field: fieldName(k), Value: field.Unknown, Allowed: "allowed fields are " + strings.Join(toolFields, ", ")})
-		}
-	}
-	var s ToolSpec
-	str := func(name string, required bool, dst *string) {
-		raw, ok := fields[name]
-		if !ok {
-			if required {
-				errs = append(errs, &field.Error{Field: name, Value: field.Missing, Allowed: "required string"})
-			}
-			return
-		}
-		if string(bytes.TrimSpace(raw)) == "null" && required || json.Unmarshal(raw, dst) != nil {
-			errs = append(errs, &field.Error{Field: name, Value: backoff.ShowJSON(raw), Allowed: "must be a string"})
-		}
-	}
-	str("name", true, &s.Name)
-	str("version", true, &s.Version)
-	str("endpoint", true, &s.Endpoint)
-	str("description", false, &s.Description)
-	str("retryPreset", false, &s.RetryPreset)
-	// A name, version or endpoint given as "" (or null, above) is refused
-	// like any other bad value: an empty contract name cannot be claimed.
-	if _, ok := fields["name"]; ok && !nameRE.MatchString(s.Name) {
-		errs = append(errs, &field.Error{Field: "name", Value: strconv.QuoteToASCII(s.Name), Allowed: nameAllowed})
-	}
-	if _, ok := fields["version"]; ok && !versionRE.MatchString(s.Version) {
-		errs = append(errs, &field.Error{Field: "version", Value: strconv.QuoteToASCII(s.Version), Allowed: versionAllowed})
-	}
-	if _, ok := fields["endpoint"]; ok && !nameRE.MatchString(s.Endpoint) {
-		errs = append(errs, &field.Error{Field: "endpoint", Value: strconv.QuoteToASCII(s.Endpoint), Allowed: "must name an existing endpoint of this project (" + strings.TrimPrefix(nameAllowed, "must be ") + ")"})
-	}
-	// A description is free text: cleaned of control characters and
-	// invalid bytes, then checked for length in characters.
-	s.Description = CleanText(s.Description)
-	if n := utf8.RuneCountInString(s.Description); n > wire.MaxDescriptionLen {
-		errs = append(errs, &field.Error{Field: "description", Value: "a text of " + strconv.Itoa(n) + " characters", Allowed: "must be at most " + strconv.Itoa(wire.MaxDescriptionLen) + " characters"})
-	}
-	if raw, ok := fields["payloadSchema"]; ok && string(bytes.TrimSpace(raw)) != "null" {
-		s.PayloadSchema = raw
-		if len(raw) > MaxSchemaBytes {
-			errs = append(errs, &field.Error{Field: "payloadSchema", Value: "a schema of " + strconv.Itoa(len(raw)) + " bytes", Allowed: "must be at most " + strconv.Itoa(MaxSchemaBytes) + " bytes"})
-		} else if _, err := compileSchema(raw); err != nil {
-			errs = append(errs, &field.Error{Field: "payloadSchema", Value: backoff.ShowJSON(raw), Allowed: "must be a valid JSON Schema (" + firstLine(err.Error()) + ")"})
-		}
-	}
-	if raw, ok := fields["timeoutMs"]; ok && string(bytes.TrimSpace(raw)) != "null" {
-		v, ok := jsonInt(raw)
-		if !ok || v < wire.MinTimeoutMs || v > wire.MaxTimeoutMs {
-			errs = append(errs, &field.Error{Field: "timeoutMs", Value: backoff.ShowJSON(raw), Allowed: "must be null or " + strings.TrimPrefix(rangeText(wire.MinTimeoutMs, wire.MaxTimeoutMs, " milliseconds"), "must be ")})
-		} else {
-			s.TimeoutMs = &v
-		}
-	}
-	if raw, ok := fields["delivery"]; ok && string(bytes.TrimSpace(raw)) != "null" {
-		s.Delivery = parseDelivery(raw, &errs)
-	}
-	raw, hasPolicy := fields["retryPolicy"]
-	if hasPolicy && string(bytes.TrimSpace(raw)) == "null" {
-		hasPolicy = false
-	}
-	switch backoff.Preset(s.RetryPreset) {
-	case "":
-		if hasPolicy {
-			errs = append(errs, &field.Error{Field: "retryPolicy", Value: backoff.ShowJSON(raw), Allowed: `needs "retryPreset": "CUSTOM"`})
-		}
-	case backoff.Standard, backoff.Aggressive, backoff.Relaxed:
-		if hasPolicy {
-			errs = append(errs, &field.Error{Field: "retryPolicy", Value: backoff.ShowJSON(raw), Allowed: "built-in presets forbid a custom policy; use \"retryPreset\": \"CUSTOM\""})
-		}
-	case backoff.Custom:
-		if !hasPolicy {
-			errs = append(errs, &field.Error{Field: "retryPolicy", Value: field.Missing, Allowed: "CUSTOM requires a retryPolicy with every field"})
-			break
-		}
-		pf, perr := backoff.ReadObject(raw, "retryPolicy")
-		if pf == nil {
-			errs.Merge(perr)
-			break
-		}
-		if perr != nil {
-			errs.Merge(perr)
-		}
-		if _, ok := pf["preset"]; !ok {
-			pf["preset"] = json.RawMessage(`"CUSTOM"`)
-		}
-		p, err := backoff.PolicyFromFields(pf, "retryPolicy.")
-		if err != nil {
-			errs.Merge(err)
-		} else if p.Preset != backoff.Custom {
-			errs = append(errs, &field.Error{Field: "retryPolicy.preset", Value: strconv.Quote(string(p.Preset)), Allowed: `must be "CUSTOM" to match retryPreset`})
-		} else {
-			s.RetryPolicy, _ = json.Marshal(p)
-		}
-	default:
-		errs = append(errs, &field.Error{Field: "retryPreset", Value: strconv.Quote(s.RetryPreset), Allowed: "must be one of STANDARD, AGGRESSIVE, RELAXED, CUSTOM, or absent to use the endpoint's policy"})
-	}
-	if len(errs) > 0 {
-		return ToolSpec{}, invalid(errs)
-	}
-	return s, nil
+	return nil
 }
 
 func firstLine(s string) string {
@@ -292,7 +178,7 @@ func (e *Engine) PublishTool(ctx context.Context, p *Principal, s ToolSpec) (*st
 	switch backoff.Preset(s.RetryPreset) {
 	case "":
 	case backoff.Custom:
-		policy = s.RetryPolicy
+		policy, _ = json.Marshal(s.RetryPolicy)
 	default:
 		policy, _ = json.Marshal(backoff.PresetPolicy(backoff.Preset(s.RetryPreset)))
 	}
@@ -304,6 +190,9 @@ func (e *Engine) PublishTool(ctx context.Context, p *Principal, s ToolSpec) (*st
 		}
 		t.Delivery, _ = json.Marshal(s.Delivery)
 		t.DeliverySecret = s.Delivery.Secret
+		if t.DeliverySecret == "" && s.Delivery.GenerateSecret {
+			t.DeliverySecret = webhook.NewSecret()
+		}
 	}
 	err := e.st.Tx(ctx, func(q store.Queries) error {
 		ep, err := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ProjectID, Name: s.Endpoint})

@@ -271,36 +271,12 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 func accessLog(next http.Handler, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := api.NewStatusWriter(w)
 		next.ServeHTTP(rec, r)
-		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "bytes", rec.bytes,
+		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.Status, "bytes", rec.Bytes,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000, "remote", r.RemoteAddr)
 	})
 }
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status, bytes int
-	wrote         bool
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if !s.wrote {
-		s.status, s.wrote = code, true
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	s.wrote = true
-	n, err := s.ResponseWriter.Write(b)
-	s.bytes += n
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the connection (read deadlines,
-// flushes) through the recorder.
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // writeJSON answers with v as JSON (a wire type: it always encodes).
 func writeJSON(w http.ResponseWriter, status int, v any) {

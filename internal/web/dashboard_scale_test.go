@@ -37,7 +37,7 @@ func seedScale(t *testing.T, dir string) {
 	}
 	p := must(eng.Authenticate(ctx, ownerKey))(t)
 	for i := range 3 {
-		pol := must(engine.ParseEndpointPolicy(map[string]json.RawMessage{}, false, nil))(t)
+		pol := engine.DefaultEndpointPolicy()
 		name := fmt.Sprintf("provider-%d", i)
 		must(eng.CreateEndpoint(ctx, p, name, pol))(t)
 		must(eng.PublishTool(ctx, p, engine.ToolSpec{Name: fmt.Sprintf("tool%d", i), Version: "1", Endpoint: name}))(t)
