@@ -88,11 +88,7 @@ func (s *sim) run(mode Mode, n, run int) runStats {
 			s.pop()
 			continue
 		}
-		hint := 0.0
-		if r := cfg.RetryAfter; r != nil && len(s.writes)-head > r.Overload {
-			hint = r.Ms
-			st.hinted++
-		}
+		hint := s.hint(head, &st)
 		// The study's client draws the next read's hop, then its backoff.
 		hop := s.latency(c)
 		wait, ok := s.wait(mode, c, hint)
@@ -151,6 +147,17 @@ func (s *sim) noteWrite(t float64, head int) int {
 		head = 0
 	}
 	return head
+}
+
+// hint is the Retry-After the resource sends with a conflict: RetryAfter.Ms
+// while more than Overload writes since head are in the window (counted
+// in st.hinted), else 0 for none.
+func (s *sim) hint(head int, st *runStats) float64 {
+	if r := s.cfg.RetryAfter; r != nil && len(s.writes)-head > r.Overload {
+		st.hinted++
+		return r.Ms
+	}
+	return 0
 }
 
 // spend takes a retry's cost from the budget's tokens, and reports false
