@@ -113,10 +113,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				break
 			}
 			w.onError(fmt.Errorf("claim: %w", err))
-			select {
-			case <-ctx.Done():
-			case <-time.After(apiBackoff(failures, err)):
-			}
+			pause(ctx, apiBackoff(failures, err))
 			failures++
 			continue
 		}
@@ -155,6 +152,14 @@ func (w *Worker) takeSlots(ctx context.Context, slots chan struct{}) (int, bool)
 		}
 	}
 	return free, true
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }
 
 // giveBack returns n handler slots.
