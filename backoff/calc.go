@@ -152,27 +152,7 @@ func Calculate(in CalcInput) (CalcSchedule, error) {
 	var cum int64
 	for i := range in.Attempts {
 		exp := exp0 + i
-		var wait float64
-		var capped bool
-		switch in.Jitter {
-		case DecorrelatedJitter:
-			w := in.BaseMs + (prev*3-in.BaseMs)*rng.Next()
-			capped = w > in.CapMs
-			wait = math.Min(in.CapMs, w)
-			prev = wait
-		default:
-			raw := in.BaseMs * pow(in.Multiplier, exp)
-			capped = raw > in.CapMs
-			temp := math.Min(in.CapMs, raw)
-			switch in.Jitter {
-			case FullJitter:
-				wait = temp * rng.Next()
-			case EqualJitter:
-				wait = temp/2 + (temp/2)*rng.Next()
-			default:
-				wait = temp
-			}
-		}
+		wait, capped := calcWait(in, exp, &prev, rng)
 		micro := int64(RoundHalfUp(wait * 1000))
 		cum += micro
 		if capped {
@@ -180,7 +160,37 @@ func Calculate(in CalcInput) (CalcSchedule, error) {
 		}
 		s.Rows = append(s.Rows, CalcRow{Attempt: exp, Retry: i + 1, WaitMicro: micro, CumulativeMicro: cum, Capped: capped})
 	}
-	if in.Jitter != NoJitter {
+	s.addNotes()
+	return s, nil
+}
+
+// calcWait is the wait before the retry whose exponent is exp, and whether
+// the cap cut it. Decorrelated jitter grows from the previous wait, which
+// it keeps in prev; the other modes jitter base * factor^exp, capped.
+func calcWait(in CalcInput, exp int, prev *float64, rng *Mulberry32) (wait float64, capped bool) {
+	if in.Jitter == DecorrelatedJitter {
+		w := in.BaseMs + (*prev*3-in.BaseMs)*rng.Next()
+		wait = math.Min(in.CapMs, w)
+		*prev = wait
+		return wait, w > in.CapMs
+	}
+	raw := in.BaseMs * pow(in.Multiplier, exp)
+	temp := math.Min(in.CapMs, raw)
+	switch in.Jitter {
+	case FullJitter:
+		wait = temp * rng.Next()
+	case EqualJitter:
+		wait = temp/2 + (temp/2)*rng.Next()
+	default:
+		wait = temp
+	}
+	return wait, raw > in.CapMs
+}
+
+// addNotes explains the schedule's rounding (jittered waits are rounded
+// to 0.001 ms) and how many waits the cap cut.
+func (s *CalcSchedule) addNotes() {
+	if s.Input.Jitter != NoJitter {
 		s.Notes = append(s.Notes, "Each wait is rounded to 0.001 ms. The cumulative column adds those rounded waits.")
 	}
 	if s.Capped > 0 {
@@ -190,7 +200,6 @@ func Calculate(in CalcInput) (CalcSchedule, error) {
 		}
 		s.Notes = append(s.Notes, "The cap cut "+strconv.Itoa(s.Capped)+" "+noun+".")
 	}
-	return s, nil
 }
 
 func formula(in CalcInput) string {

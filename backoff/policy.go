@@ -195,37 +195,12 @@ func PolicyFromFields(fields map[string]json.RawMessage, prefix string) (Policy,
 			errs.Add(prefix+displayKey(k), field.Unknown, "allowed fields are "+strings.Join(policyFields, ", "))
 		}
 	}
-	var p Policy
-	raw, ok := fields["preset"]
-	switch {
-	case !ok:
-		errs.Add(prefix+"preset", field.Missing, "required; "+allowedPresets)
-	default:
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			errs.Add(prefix+"preset", ShowJSON(raw), allowedPresets)
-		} else {
-			p.Preset = Preset(s)
-			if _, builtin := presetParams[p.Preset]; !builtin && p.Preset != Custom {
-				errs.Add(prefix+"preset", strconv.Quote(s), allowedPresets)
-			}
-		}
-	}
-	custom := policyFields[1:]
+	p := Policy{Preset: presetField(&errs, fields, prefix)}
 	switch p.Preset {
 	case Custom:
-		p.Custom.MaxAttempts = int(intField(&errs, fields, prefix, "maxAttempts", MinAttempts, MaxAttempts, "must be an integer from 1 through 10"))
-		p.Custom.InitialDelayMs = intField(&errs, fields, prefix, "initialDelayMs", MinInitialDelayMs, MaxInitialDelayMs, "must be an integer from 1000 through 1800000 milliseconds")
-		p.Custom.Multiplier = numField(&errs, fields, prefix, "multiplier", MinMultiplier, MaxMultiplier, "must be a number from 1 through 4")
-		lo := p.Custom.InitialDelayMs
-		if lo == 0 {
-			lo = MinInitialDelayMs
-		}
-		p.Custom.MaxDelayMs = intField(&errs, fields, prefix, "maxDelayMs", lo, MaxMaxDelayMs,
-			fmt.Sprintf("must be an integer from the initial delay (%d) through 86400000 milliseconds", lo))
-		p.Custom.JitterPercent = numField(&errs, fields, prefix, "jitterPercent", MinJitterPercent, MaxJitterPercent, "must be a number from 0 through 50")
+		p.Custom = customFields(&errs, fields, prefix)
 	case Standard, Aggressive, Relaxed:
-		for _, k := range custom {
+		for _, k := range policyFields[1:] {
 			if v, ok := fields[k]; ok {
 				errs.Add(prefix+k, ShowJSON(v), fmt.Sprintf("preset %s forbids custom fields; use \"preset\": \"CUSTOM\" to set %s", p.Preset, k))
 			}
@@ -235,6 +210,44 @@ func PolicyFromFields(fields map[string]json.RawMessage, prefix string) (Policy,
 		return Policy{}, errs
 	}
 	return p, nil
+}
+
+// presetField reads the required preset member: a built-in preset or
+// CUSTOM. A string that is neither is returned as it is (with an error),
+// so that no preset's rules apply to the other fields.
+func presetField(errs *field.Errors, fields map[string]json.RawMessage, prefix string) Preset {
+	raw, ok := fields["preset"]
+	if !ok {
+		errs.Add(prefix+"preset", field.Missing, "required; "+allowedPresets)
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		errs.Add(prefix+"preset", ShowJSON(raw), allowedPresets)
+		return ""
+	}
+	if _, builtin := presetParams[Preset(s)]; !builtin && Preset(s) != Custom {
+		errs.Add(prefix+"preset", strconv.Quote(s), allowedPresets)
+	}
+	return Preset(s)
+}
+
+// customFields reads the parameters of a CUSTOM policy; every one is
+// required. The bound of maxDelayMs is the initial delay when that one
+// was read.
+func customFields(errs *field.Errors, fields map[string]json.RawMessage, prefix string) Params {
+	var c Params
+	c.MaxAttempts = int(intField(errs, fields, prefix, "maxAttempts", MinAttempts, MaxAttempts, "must be an integer from 1 through 10"))
+	c.InitialDelayMs = intField(errs, fields, prefix, "initialDelayMs", MinInitialDelayMs, MaxInitialDelayMs, "must be an integer from 1000 through 1800000 milliseconds")
+	c.Multiplier = numField(errs, fields, prefix, "multiplier", MinMultiplier, MaxMultiplier, "must be a number from 1 through 4")
+	lo := c.InitialDelayMs
+	if lo == 0 {
+		lo = MinInitialDelayMs
+	}
+	c.MaxDelayMs = intField(errs, fields, prefix, "maxDelayMs", lo, MaxMaxDelayMs,
+		fmt.Sprintf("must be an integer from the initial delay (%d) through 86400000 milliseconds", lo))
+	c.JitterPercent = numField(errs, fields, prefix, "jitterPercent", MinJitterPercent, MaxJitterPercent, "must be a number from 0 through 50")
+	return c
 }
 
 // intField reads an integer member in [lo, hi]; on any problem it records an

@@ -153,6 +153,18 @@ type Error struct {
 	wire.ErrorDetail
 }
 
+// errorOf is the *Error of a failed response whose body is data: Ratchet's
+// error body, or, when the body is not in Ratchet's error shape (a
+// proxy's page, say), the code http_STATUS with the body's text.
+func errorOf(resp *http.Response, data []byte) *Error {
+	var eb wire.ErrorBody
+	if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
+		eb.Error = wire.ErrorDetail{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: strings.TrimSpace(string(data))}
+	}
+	return &Error{Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), ErrorDetail: eb.Error}
+}
+
+// Error reads "ratchet: STATUS CODE: MESSAGE".
 func (e *Error) Error() string {
 	return fmt.Sprintf("ratchet: %d %s: %s", e.Status, e.Code, e.Message)
 }
@@ -201,12 +213,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 		return resp.StatusCode, fmt.Errorf("read %s %s: %w", method, path, err)
 	}
 	if resp.StatusCode >= 400 {
-		var eb wire.ErrorBody
-		if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
-			// Not Ratchet's error shape (a proxy's page, say): keep its text.
-			eb.Error = wire.ErrorDetail{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: strings.TrimSpace(string(data))}
-		}
-		return resp.StatusCode, &Error{Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), ErrorDetail: eb.Error}
+		return resp.StatusCode, errorOf(resp, data)
 	}
 	if out != nil && len(data) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(data))
@@ -588,19 +595,7 @@ type StreamEvent struct {
 // WithStreamSilence), and an *Error before the stream starts. It is not
 // retried: reconnect as you see fit.
 func (c *Client) Stream(ctx context.Context, job int64, view string, f JobFilter, fn func(StreamEvent) error) error {
-	v := url.Values{}
-	if job > 0 {
-		v.Set("job", strconv.FormatInt(job, 10))
-	}
-	if view != "" {
-		v.Set("view", view)
-		if view == "jobs" {
-			f.Cursor, f.Limit = "", 0
-			for k, vals := range f.Query() {
-				v[k] = vals
-			}
-		}
-	}
+	v := streamQuery(job, view, f)
 	// A watchdog ends the request when nothing arrives for the silence;
 	// every read that brings bytes winds it up again.
 	sctx, cancel := context.WithCancelCause(ctx)
@@ -625,11 +620,7 @@ func (c *Client) Stream(ctx context.Context, job int64, view string, f JobFilter
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		var eb wire.ErrorBody
-		if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
-			eb.Error = wire.ErrorDetail{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: strings.TrimSpace(string(data))}
-		}
-		return &Error{Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), ErrorDetail: eb.Error}
+		return errorOf(resp, data)
 	}
 	// The time fn takes is not silence.
 	err = readEvents(&wound{r: resp.Body, timer: watchdog, d: c.silence}, func(e StreamEvent) error {
@@ -644,6 +635,26 @@ func (c *Client) Stream(ctx context.Context, job int64, view string, f JobFilter
 		return cause
 	}
 	return err
+}
+
+// streamQuery is the query of GET /v1/stream: the job, or the view and,
+// for view "jobs", the filters of f without its cursor and limit (a
+// stream follows the first page).
+func streamQuery(job int64, view string, f JobFilter) url.Values {
+	v := url.Values{}
+	if job > 0 {
+		v.Set("job", strconv.FormatInt(job, 10))
+	}
+	if view != "" {
+		v.Set("view", view)
+		if view == "jobs" {
+			f.Cursor, f.Limit = "", 0
+			for k, vals := range f.Query() {
+				v[k] = vals
+			}
+		}
+	}
+	return v
 }
 
 // wound is a reader that winds a watchdog up again whenever bytes arrive.

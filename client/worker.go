@@ -92,9 +92,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		tools = append(tools, t)
 	}
 	slots := make(chan struct{}, w.opt.Concurrency)
-	for range w.opt.Concurrency {
-		slots <- struct{}{}
-	}
+	giveBack(slots, w.opt.Concurrency)
 	// Handlers get a context that outlives ctx so a graceful stop lets them
 	// finish; it is cancelled only per job (cancel, lost lease).
 	jobsCtx := context.WithoutCancel(ctx)
@@ -104,56 +102,115 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	failures := 0
 	for ctx.Err() == nil {
-		// Take at least one free slot, then as many more as are free.
-		select {
-		case <-ctx.Done():
+		free, ok := w.takeSlots(ctx, slots)
+		if !ok {
 			continue
-		case <-slots:
-		}
-		free := 1
-	more:
-		for free < w.opt.Batch {
-			select {
-			case <-slots:
-				free++
-			default:
-				break more
-			}
 		}
 		jobs, err := w.c.Claim(ctx, ClaimRequest{WorkerID: w.opt.ID, Tools: tools, Max: free, WaitMs: w.opt.Wait.Milliseconds()})
 		if err != nil {
-			for range free {
-				slots <- struct{}{}
-			}
+			giveBack(slots, free)
 			if ctx.Err() != nil {
 				break
 			}
 			w.onError(fmt.Errorf("claim: %w", err))
-			select {
-			case <-ctx.Done():
-			case <-time.After(apiBackoff(failures, err)):
-			}
+			pause(ctx, apiBackoff(failures, err))
 			failures++
 			continue
 		}
 		failures = 0
-		for i := len(jobs); i < free; i++ {
-			slots <- struct{}{}
-		}
+		giveBack(slots, free-len(jobs))
 		for i := range jobs {
 			j := jobs[i]
-			running.Add(1)
-			go func() {
-				defer running.Done()
+			running.Go(func() {
 				defer func() { slots <- struct{}{} }()
 				w.run(jobsCtx, &j)
-			}()
+			})
 		}
 	}
 	running.Wait()
 	close(w.reports)
 	<-reporterDone
 	return nil
+}
+
+// takeSlots waits for one free handler slot, then takes as many more as
+// are free at once, up to the claim batch: the most jobs to claim now. It
+// reports false when ctx ended first.
+func (w *Worker) takeSlots(ctx context.Context, slots chan struct{}) (int, bool) {
+	select {
+	case <-ctx.Done():
+		return 0, false
+	case <-slots:
+	}
+	free := 1
+	for free < w.opt.Batch {
+		select {
+		case <-slots:
+			free++
+		default:
+			return free, true
+		}
+	}
+	return free, true
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// giveBack returns n handler slots.
+func giveBack(slots chan struct{}, n int) {
+	for range n {
+		slots <- struct{}{}
+	}
+}
+
+// heartbeat extends j's lease every third of its timeout (at least every
+// 100 ms) until ctx ends. It cancels the job's context when the lease is
+// gone (conflict or not found: stop working on it) or a cancel was
+// requested.
+func (w *Worker) heartbeat(ctx context.Context, cancel context.CancelFunc, j *ClaimedJob) {
+	every := time.Duration(j.TimeoutMs) * time.Millisecond / 3
+	if every < 100*time.Millisecond {
+		every = 100 * time.Millisecond
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			res, err := w.c.Heartbeat(ctx, j.ID, j.LeaseToken)
+			switch {
+			case err != nil && (IsConflict(err) || IsNotFound(err)):
+				cancel()
+				return
+			case err != nil:
+				w.onError(fmt.Errorf("heartbeat job %d: %w", j.ID, err))
+			case res.CancelRequested:
+				cancel()
+			}
+		}
+	}
+}
+
+// callHandler runs h on j; a panic becomes the job's error, and a tool
+// without a handler a permanent failure.
+func callHandler(ctx context.Context, h Handler, j *ClaimedJob) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("handler panic: %v", p)
+		}
+	}()
+	if h == nil {
+		return Permanent(fmt.Errorf("no handler registered for %s@%s", j.Tool, j.Version))
+	}
+	return h(ctx, j)
 }
 
 // run executes one job with heartbeats and queues its report.
@@ -164,43 +221,9 @@ func (w *Worker) run(ctx context.Context, j *ClaimedJob) {
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
-		every := time.Duration(j.TimeoutMs) * time.Millisecond / 3
-		if every < 100*time.Millisecond {
-			every = 100 * time.Millisecond
-		}
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-jctx.Done():
-				return
-			case <-t.C:
-				res, err := w.c.Heartbeat(jctx, j.ID, j.LeaseToken)
-				switch {
-				case err != nil && (IsConflict(err) || IsNotFound(err)):
-					cancel() // the lease is gone: stop working on it
-					return
-				case err != nil:
-					w.onError(fmt.Errorf("heartbeat job %d: %w", j.ID, err))
-				case res.CancelRequested:
-					cancel()
-				}
-			}
-		}
+		w.heartbeat(jctx, cancel, j)
 	}()
-	var err error
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				err = fmt.Errorf("handler panic: %v", p)
-			}
-		}()
-		if h == nil {
-			err = Permanent(fmt.Errorf("no handler registered for %s@%s", j.Tool, j.Version))
-			return
-		}
-		err = h(jctx, j)
-	}()
+	err := callHandler(jctx, h, j)
 	cancel()
 	<-hbDone
 	r := ToReport(err)
@@ -265,6 +288,7 @@ type ResponseError struct {
 	Message string
 }
 
+// Error reads "provider answered STATUS MESSAGE".
 func (e *ResponseError) Error() string {
 	return fmt.Sprintf("provider answered %d %s", e.Status, e.Message)
 }

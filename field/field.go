@@ -42,6 +42,8 @@ const (
 	Repeated = "(repeated field)"
 )
 
+// Error reads "FIELD: VALUE is not allowed; ALLOWED", or says the field is
+// missing, unknown or repeated.
 func (e *Error) Error() string {
 	switch e.Value {
 	case Missing:
@@ -62,6 +64,7 @@ func New(name, value, allowed string) Errors {
 // Errors is every problem found in one document or one set of inputs.
 type Errors []*Error
 
+// Error is the errors' messages, one a line.
 func (es Errors) Error() string {
 	parts := make([]string, len(es))
 	for i, e := range es {

@@ -51,6 +51,33 @@ type Config struct {
 
 // Validate checks the ranges and fills the defaults.
 func (c *Config) Validate() error {
+	c.defaults()
+	var errs []error
+	check := func(ok bool, field, value, allowed string) {
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: %s is not allowed; %s", field, value, allowed))
+		}
+	}
+	check(c.Mode == "engine" || c.Mode == "http" || c.Mode == "delivery" || c.Mode == "console", "mode", strconv.Quote(c.Mode), "must be engine, http, delivery or console")
+	check(c.Mode != "console" || c.Server == "", "mode", "console", "seeds the database itself: --database, not --server")
+	check(c.Mode != "delivery" || c.Server == "" && c.DatabaseURL == "", "mode", "delivery", "runs on fresh SQLite files of its own: no --server or --database")
+	check(c.DeliveryConcurrency >= 1 && c.DeliveryConcurrency <= 1000, "delivery-concurrency", strconv.Itoa(c.DeliveryConcurrency), "must be from 1 through 1000")
+	check(c.Jobs >= 1 && c.Jobs <= 10_000_000, "jobs", strconv.Itoa(c.Jobs), "must be from 1 through 10000000")
+	check(c.ConsoleRuns >= 1 && c.ConsoleRuns <= 1000, "console-runs", strconv.Itoa(c.ConsoleRuns), "must be from 1 through 1000")
+	check(c.Batch >= 1 && c.Batch <= 1000, "batch", strconv.Itoa(c.Batch), "must be from 1 through 1000")
+	check(c.Claimers >= 1 && c.Claimers <= 256, "claimers", strconv.Itoa(c.Claimers), "must be from 1 through 256")
+	check(c.EnqueueBatch >= 1 && c.EnqueueBatch <= 1000, "enqueue-batch", strconv.Itoa(c.EnqueueBatch), "must be from 1 through 1000")
+	check(c.LagJobs >= 1 && c.LagJobs <= 1_000_000, "lag-jobs", strconv.Itoa(c.LagJobs), "must be from 1 through 1000000")
+	check(c.LagEvery > 0 && c.LagEvery <= time.Second, "lag-every", c.LagEvery.String(), "must be more than 0 and at most 1s")
+	check(c.LagAhead >= 0 && c.LagAhead <= time.Second, "lag-ahead", c.LagAhead.String(), "must be from 0 through 1s")
+	check(c.Synchronous == "FULL" || c.Synchronous == "NORMAL", "synchronous", strconv.Quote(c.Synchronous), "must be FULL or NORMAL")
+	check(c.Server == "" || c.Mode == "http", "server", strconv.Quote(c.Server), "is only for --mode http")
+	check(c.Server == "" || c.Key != "", "key", `""`, "an owner key is required with --server")
+	return errors.Join(errs...)
+}
+
+// defaults fills the fields left zero with their defaults (see Config).
+func (c *Config) defaults() {
 	if c.Mode == "" {
 		c.Mode = "engine"
 	}
@@ -84,28 +111,6 @@ func (c *Config) Validate() error {
 	if c.DeliveryConcurrency == 0 {
 		c.DeliveryConcurrency = 128
 	}
-	var errs []error
-	check := func(ok bool, field, value, allowed string) {
-		if !ok {
-			errs = append(errs, fmt.Errorf("%s: %s is not allowed; %s", field, value, allowed))
-		}
-	}
-	check(c.Mode == "engine" || c.Mode == "http" || c.Mode == "delivery" || c.Mode == "console", "mode", strconv.Quote(c.Mode), "must be engine, http, delivery or console")
-	check(c.Mode != "console" || c.Server == "", "mode", "console", "seeds the database itself: --database, not --server")
-	check(c.Mode != "delivery" || c.Server == "" && c.DatabaseURL == "", "mode", "delivery", "runs on fresh SQLite files of its own: no --server or --database")
-	check(c.DeliveryConcurrency >= 1 && c.DeliveryConcurrency <= 1000, "delivery-concurrency", strconv.Itoa(c.DeliveryConcurrency), "must be from 1 through 1000")
-	check(c.Jobs >= 1 && c.Jobs <= 10_000_000, "jobs", strconv.Itoa(c.Jobs), "must be from 1 through 10000000")
-	check(c.ConsoleRuns >= 1 && c.ConsoleRuns <= 1000, "console-runs", strconv.Itoa(c.ConsoleRuns), "must be from 1 through 1000")
-	check(c.Batch >= 1 && c.Batch <= 1000, "batch", strconv.Itoa(c.Batch), "must be from 1 through 1000")
-	check(c.Claimers >= 1 && c.Claimers <= 256, "claimers", strconv.Itoa(c.Claimers), "must be from 1 through 256")
-	check(c.EnqueueBatch >= 1 && c.EnqueueBatch <= 1000, "enqueue-batch", strconv.Itoa(c.EnqueueBatch), "must be from 1 through 1000")
-	check(c.LagJobs >= 1 && c.LagJobs <= 1_000_000, "lag-jobs", strconv.Itoa(c.LagJobs), "must be from 1 through 1000000")
-	check(c.LagEvery > 0 && c.LagEvery <= time.Second, "lag-every", c.LagEvery.String(), "must be more than 0 and at most 1s")
-	check(c.LagAhead >= 0 && c.LagAhead <= time.Second, "lag-ahead", c.LagAhead.String(), "must be from 0 through 1s")
-	check(c.Synchronous == "FULL" || c.Synchronous == "NORMAL", "synchronous", strconv.Quote(c.Synchronous), "must be FULL or NORMAL")
-	check(c.Server == "" || c.Mode == "http", "server", strconv.Quote(c.Server), "is only for --mode http")
-	check(c.Server == "" || c.Key != "", "key", `""`, "an owner key is required with --server")
-	return errors.Join(errs...)
 }
 
 // Result holds the figures of one run.
@@ -253,26 +258,11 @@ func burnDown(ctx context.Context, cfg Config, t target, res *Result) error {
 	}
 	start = time.Now()
 	for i := range cfg.Claimers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			worker := "bench-" + strconv.Itoa(i)
-			for {
-				jobs, err := t.claim(ctx, worker, cfg.Batch, 0)
-				if err != nil {
-					errc <- fmt.Errorf("claim: %w", err)
-					return
-				}
-				if len(jobs) == 0 {
-					return // everything is claimed (the rest is with other claimers)
-				}
-				if err := t.reportSuccess(ctx, jobs); err != nil {
-					errc <- fmt.Errorf("report: %w", err)
-					return
-				}
-				done.Add(int64(len(jobs)))
+		wg.Go(func() {
+			if err := claimAll(ctx, t, "bench-"+strconv.Itoa(i), cfg.Batch, &done); err != nil {
+				errc <- err
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	res.BurnDownDuration = time.Since(start)
@@ -287,41 +277,38 @@ func burnDown(ctx context.Context, cfg Config, t target, res *Result) error {
 	return nil
 }
 
+// claimAll is one claimer of the burn-down: it claims up to batch jobs at
+// a time as worker and reports them succeeded, adding them to done, until
+// a claim comes back empty (everything is claimed; the rest is with other
+// claimers).
+func claimAll(ctx context.Context, t target, worker string, batch int, done *atomic.Int64) error {
+	for {
+		jobs, err := t.claim(ctx, worker, batch, 0)
+		if err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		if len(jobs) == 0 {
+			return nil
+		}
+		if err := t.reportSuccess(ctx, jobs); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		done.Add(int64(len(jobs)))
+	}
+}
+
+// lag measures the due-to-claim lag: one claimer long-polls while jobs are
+// enqueued one at a time, each due cfg.LagAhead later; each job's lag is
+// the time its claim returned less its stored due time.
 func lag(ctx context.Context, cfg Config, t target, res *Result) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var mu sync.Mutex
-	claimedAt := map[int64]time.Time{}
+	lc := &lagClaimer{claimedAt: map[int64]time.Time{}}
 	claimErr := make(chan error, 1)
 	go func() {
 		defer close(claimErr)
-		for {
-			mu.Lock()
-			n := len(claimedAt)
-			mu.Unlock()
-			if n >= cfg.LagJobs {
-				return
-			}
-			jobs, err := t.claim(ctx, "bench-lag", cfg.Batch, time.Second)
-			now := time.Now()
-			if ctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				claimErr <- fmt.Errorf("lag claim: %w", err)
-				return
-			}
-			mu.Lock()
-			for _, j := range jobs {
-				claimedAt[j.id] = now
-			}
-			mu.Unlock()
-			if len(jobs) > 0 {
-				if err := t.reportSuccess(ctx, jobs); err != nil {
-					claimErr <- fmt.Errorf("lag report: %w", err)
-					return
-				}
-			}
+		if err := lc.run(ctx, t, cfg.LagJobs, cfg.Batch); err != nil {
+			claimErr <- err
 		}
 	}()
 	due := make(map[int64]time.Time, cfg.LagJobs)
@@ -348,7 +335,7 @@ func lag(ctx context.Context, cfg Config, t target, res *Result) error {
 		return errors.New("lag: the claimer did not claim every job within a minute")
 	}
 	for id, d := range due {
-		at, ok := claimedAt[id]
+		at, ok := lc.claimedAt[id]
 		if !ok {
 			return fmt.Errorf("lag: job %d was never claimed", id)
 		}
@@ -359,6 +346,45 @@ func lag(ctx context.Context, cfg Config, t target, res *Result) error {
 	res.LagP99 = quantile(res.Lag, 0.99)
 	res.LagMax = res.Lag[len(res.Lag)-1]
 	return nil
+}
+
+// lagClaimer is the claimer of the lag phase: it notes when each job's
+// claim returned.
+type lagClaimer struct {
+	mu        sync.Mutex
+	claimedAt map[int64]time.Time
+}
+
+// run long-polls (wait 1s, up to batch jobs) and reports what it claims
+// succeeded, until it has claimed n jobs or ctx ends (then it returns
+// nil: the enqueuer has given up and says why).
+func (lc *lagClaimer) run(ctx context.Context, t target, n, batch int) error {
+	for {
+		lc.mu.Lock()
+		got := len(lc.claimedAt)
+		lc.mu.Unlock()
+		if got >= n {
+			return nil
+		}
+		jobs, err := t.claim(ctx, "bench-lag", batch, time.Second)
+		now := time.Now()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("lag claim: %w", err)
+		}
+		lc.mu.Lock()
+		for _, j := range jobs {
+			lc.claimedAt[j.id] = now
+		}
+		lc.mu.Unlock()
+		if len(jobs) > 0 {
+			if err := t.reportSuccess(ctx, jobs); err != nil {
+				return fmt.Errorf("lag report: %w", err)
+			}
+		}
+	}
 }
 
 // quantile is the nearest-rank quantile of sorted durations.

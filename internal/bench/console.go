@@ -3,10 +3,8 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -81,26 +79,29 @@ func runConsole(ctx context.Context, cfg Config, dir string, w io.Writer, res *R
 	res.EnqueueRate = float64(cfg.Jobs) / res.EnqueueDuration.Seconds()
 	fmt.Fprintf(w, "seed:       %d jobs in %s = %.0f jobs/s\n", cfg.Jobs, round(res.EnqueueDuration), res.EnqueueRate)
 
-	srvCtx, stop := context.WithCancel(context.Background())
-	found := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- server.Run(srvCtx, server.Config{Addr: "127.0.0.1:0", DatabaseURL: db, SQLiteSynchronous: cfg.Synchronous, Retention: -1},
-			&addrWriter{found: found}, slog.New(slog.DiscardHandler))
-	}()
+	base, stop, done, err := startServer(server.Config{Addr: "127.0.0.1:0", DatabaseURL: db, SQLiteSynchronous: cfg.Synchronous, Retention: -1}, "bench server")
 	defer func() { stop(); <-done }()
-	var base string
-	select {
-	case base = <-found:
-	case err := <-done:
-		done <- err
-		return fmt.Errorf("start the bench server: %w", err)
-	case <-time.After(30 * time.Second):
-		return errors.New("the bench server did not start within 30 s")
+	if err != nil {
+		return err
 	}
+	fmt.Fprintf(w, "timing method: GET over loopback HTTP (keep-alive) against server.Run on the seeded database; each request once untimed-for-the-median (shown as first), then %d times; median and max of those %d; first page = default limit 100.\n", cfg.ConsoleRuns, cfg.ConsoleRuns)
+	hc := &http.Client{Timeout: 2 * time.Minute}
+	for _, r := range consoleRequests(eps[len(eps)-1], suffix, sampleID) {
+		t, err := timeConsole(ctx, hc, base, key, r.name, r.path, cfg.ConsoleRuns)
+		if err != nil {
+			return err
+		}
+		res.Console = append(res.Console, t)
+		fmt.Fprintf(w, "%-28s median %8s  max %8s  first %8s  (%d items)  GET %s\n", r.name+":", ms(t.Median), ms(t.Max), ms(t.First), t.Items, r.path)
+	}
+	return nil
+}
 
-	small := eps[len(eps)-1]
-	reqs := []struct{ name, path string }{
+// consoleRequests are the requests the dashboard makes, named, against
+// the seeded project: small is its smallest endpoint, suffix the names'
+// suffix and sampleID the id of a job to search for.
+func consoleRequests(small, suffix string, sampleID int64) []struct{ name, path string } {
+	return []struct{ name, path string }{
 		{"overview", "/v1/overview"},
 		{"state counts", "/v1/jobs/counts"},
 		{"state counts of a tool", "/v1/jobs/counts?tool=" + url.QueryEscape("index-"+suffix+"@1")},
@@ -113,29 +114,29 @@ func runConsole(ctx context.Context, cfg Config, dir string, w io.Writer, res *R
 		{"count of a search", "/v1/jobs/count?q=" + url.QueryEscape(consoleNeedle)},
 		{"count, text found nowhere", "/v1/jobs/count?q=" + url.QueryEscape("no such text anywhere")},
 	}
-	fmt.Fprintf(w, "timing method: GET over loopback HTTP (keep-alive) against server.Run on the seeded database; each request once untimed-for-the-median (shown as first), then %d times; median and max of those %d; first page = default limit 100.\n", cfg.ConsoleRuns, cfg.ConsoleRuns)
-	hc := &http.Client{Timeout: 2 * time.Minute}
-	for _, r := range reqs {
-		t := ConsoleTiming{Name: r.name, Path: r.path}
-		var runs []time.Duration
-		for i := range cfg.ConsoleRuns + 1 {
-			d, items, err := timeGet(ctx, hc, base+r.path, key)
-			if err != nil {
-				return fmt.Errorf("%s: %w", r.path, err)
-			}
-			t.Items = items
-			if i == 0 {
-				t.First = d
-				continue
-			}
-			runs = append(runs, d)
+}
+
+// timeConsole sends GET base+path once (the first, kept apart: it warms
+// caches) and then runs times, and returns the median and the max of
+// those.
+func timeConsole(ctx context.Context, hc *http.Client, base, key, name, path string, runs int) (ConsoleTiming, error) {
+	t := ConsoleTiming{Name: name, Path: path}
+	var ds []time.Duration
+	for i := range runs + 1 {
+		d, items, err := timeGet(ctx, hc, base+path, key)
+		if err != nil {
+			return t, fmt.Errorf("%s: %w", path, err)
 		}
-		slices.Sort(runs)
-		t.Median, t.Max = runs[len(runs)/2], runs[len(runs)-1]
-		res.Console = append(res.Console, t)
-		fmt.Fprintf(w, "%-28s median %8s  max %8s  first %8s  (%d items)  GET %s\n", r.name+":", ms(t.Median), ms(t.Max), ms(t.First), t.Items, r.path)
+		t.Items = items
+		if i == 0 {
+			t.First = d
+			continue
+		}
+		ds = append(ds, d)
 	}
-	return nil
+	slices.Sort(ds)
+	t.Median, t.Max = ds[len(ds)/2], ds[len(ds)-1]
+	return t, nil
 }
 
 // timeGet times one GET until its body is read and decoded, and counts the
@@ -186,12 +187,37 @@ func seedConsole(ctx context.Context, e *engine.Engine, st store.Store, n int, s
 		return "", nil, 0, err
 	}
 	names = []string{"payments-" + suffix, "email-" + suffix, "search-" + suffix}
+	eps, tools, err := consoleTools(ctx, e, p, names, suffix)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	now := time.Now().UnixMilli()
+	policy, _ := json.Marshal(map[string]any{"preset": "STANDARD", "maxAttempts": 5})
+	for lo := 0; lo < n; lo += consoleSeedBatch {
+		hi := min(n, lo+consoleSeedBatch)
+		jobs := make([]*store.Job, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			jobs = append(jobs, consoleJob(i, n, now, p.ProjectID, eps, tools, policy))
+		}
+		if err := storeConsoleJobs(ctx, st, jobs, now); err != nil {
+			return "", nil, 0, err
+		}
+		if lo <= n/2 && n/2 < hi {
+			sampleID = jobs[n/2-lo].ID
+		}
+	}
+	return key, names, sampleID, nil
+}
+
+// consoleTools creates the endpoints names and the 4 tools: charge and
+// refund on the first endpoint (payments), send and index on the others.
+func consoleTools(ctx context.Context, e *engine.Engine, p *engine.Principal, names []string, suffix string) ([]*store.Endpoint, []*store.Tool, error) {
 	var eps []*store.Endpoint
 	for _, name := range names {
 		ep, err := e.CreateEndpoint(ctx, p, name, engine.EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), DefaultTimeoutMs: 30_000,
 			MaxConcurrent: 50, CircuitFailureThreshold: engine.DefaultCircuitThreshold, CircuitOpenMs: engine.DefaultCircuitOpenMs})
 		if err != nil {
-			return "", nil, 0, err
+			return nil, nil, err
 		}
 		eps = append(eps, ep)
 	}
@@ -200,73 +226,70 @@ func seedConsole(ctx context.Context, e *engine.Engine, st store.Store, n int, s
 		ep := eps[max(0, i-1)] // charge and refund: payments
 		t, err := e.PublishTool(ctx, p, engine.ToolSpec{Name: tn + "-" + suffix, Version: "1", Endpoint: ep.Name, Description: "ratchet bench --mode console"})
 		if err != nil {
-			return "", nil, 0, err
+			return nil, nil, err
 		}
 		tools = append(tools, t)
 	}
-	now := time.Now().UnixMilli()
-	policy, _ := json.Marshal(map[string]any{"preset": "STANDARD", "maxAttempts": 5})
-	for lo := 0; lo < n; lo += consoleSeedBatch {
-		hi := min(n, lo+consoleSeedBatch)
-		jobs := make([]*store.Job, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			// The endpoint: 50%, 30%, 20%; payments alternates its tools.
-			var t *store.Tool
-			switch r := i % 10; {
-			case r < 5:
-				t = tools[i%2]
-			case r < 8:
-				t = tools[2]
-			default:
-				t = tools[3]
-			}
-			ep := eps[slices.IndexFunc(eps, func(ep *store.Endpoint) bool { return ep.ID == t.EndpointID })]
-			created := now - int64(n-i)*10
-			j := &store.Job{ProjectID: p.ProjectID, ToolID: t.ID, Tool: t.Name, Version: t.Version, EndpointID: ep.ID, Endpoint: ep.Name,
-				Payload: json.RawMessage(`{"order":"ord-` + strconv.Itoa(i) + `","amount":` + strconv.Itoa(i%997) + `}`), Policy: policy,
-				MaxAttempts: 5, TimeoutMs: 30_000, DueAt: created, CreatedAt: created, UpdatedAt: created}
-			msg := consoleErrors[(i/10)%len(consoleErrors)]
-			// States by a second digit, so that each endpoint has each.
-			switch r := (i / 10) % 10; {
-			case r < 4:
-				j.State, j.Attempt, j.LastClassification = wire.JobSucceeded, 1, "success"
-			case r < 6:
-				j.State = wire.JobScheduled
-				if r == 5 { // retried once, due now
-					j.Attempt, j.LastClassification, j.LastError = 1, "server_error", msg
-				}
-			case r == 6:
-				j.State, j.Attempt, j.LastClassification, j.LastError = wire.JobFailed, 1, "client_error", msg
-			case r == 7:
-				j.State, j.Attempt, j.LastClassification, j.LastError = wire.JobExhausted, 5, "server_error", msg
-			case r == 8:
-				j.State = wire.JobCancelled
-			default:
-				j.State, j.Attempt = wire.JobRunning, 1
-			}
-			if j.State.Finished() {
-				j.FinishedAt = created + 5
-			}
-			jobs = append(jobs, j)
+	return eps, tools, nil
+}
+
+// consoleJob is job i of n: its tool and endpoint by the last digit of i
+// (50%, 30%, 20%), its state by the second digit so that each endpoint
+// has each state, created 10 ms apart up to now.
+func consoleJob(i, n int, now, projectID int64, eps []*store.Endpoint, tools []*store.Tool, policy json.RawMessage) *store.Job {
+	// The endpoint: 50%, 30%, 20%; payments alternates its tools.
+	var t *store.Tool
+	switch r := i % 10; {
+	case r < 5:
+		t = tools[i%2]
+	case r < 8:
+		t = tools[2]
+	default:
+		t = tools[3]
+	}
+	ep := eps[slices.IndexFunc(eps, func(ep *store.Endpoint) bool { return ep.ID == t.EndpointID })]
+	created := now - int64(n-i)*10
+	j := &store.Job{ProjectID: projectID, ToolID: t.ID, Tool: t.Name, Version: t.Version, EndpointID: ep.ID, Endpoint: ep.Name,
+		Payload: json.RawMessage(`{"order":"ord-` + strconv.Itoa(i) + `","amount":` + strconv.Itoa(i%997) + `}`), Policy: policy,
+		MaxAttempts: 5, TimeoutMs: 30_000, DueAt: created, CreatedAt: created, UpdatedAt: created}
+	msg := consoleErrors[(i/10)%len(consoleErrors)]
+	// States by a second digit, so that each endpoint has each.
+	switch r := (i / 10) % 10; {
+	case r < 4:
+		j.State, j.Attempt, j.LastClassification = wire.JobSucceeded, 1, "success"
+	case r < 6:
+		j.State = wire.JobScheduled
+		if r == 5 { // retried once, due now
+			j.Attempt, j.LastClassification, j.LastError = 1, "server_error", msg
 		}
-		if err := st.Tx(ctx, func(q store.Queries) error { return q.JobsInsert(ctx, jobs) }); err != nil {
-			return "", nil, 0, err
-		}
-		if lo <= n/2 && n/2 < hi {
-			sampleID = jobs[n/2-lo].ID
-		}
-		// Running jobs get a lease far ahead, so the server's rescue leaves
-		// them alone (claimed_at stays 0: not in any rate window).
-		var running []*store.Job
-		for _, j := range jobs {
-			if j.State == wire.JobRunning {
-				j.LeaseToken, j.WorkerID, j.LeaseExpiresAt = "bench-console", "bench-console", now+24*3600_000
-				running = append(running, j)
-			}
-		}
-		if err := st.Tx(ctx, func(q store.Queries) error { return q.JobsUpdate(ctx, running, nil) }); err != nil {
-			return "", nil, 0, err
+	case r == 6:
+		j.State, j.Attempt, j.LastClassification, j.LastError = wire.JobFailed, 1, "client_error", msg
+	case r == 7:
+		j.State, j.Attempt, j.LastClassification, j.LastError = wire.JobExhausted, 5, "server_error", msg
+	case r == 8:
+		j.State = wire.JobCancelled
+	default:
+		j.State, j.Attempt = wire.JobRunning, 1
+	}
+	if j.State.Finished() {
+		j.FinishedAt = created + 5
+	}
+	return j
+}
+
+// storeConsoleJobs inserts one batch of jobs in a transaction and gives
+// the running ones a lease far ahead, so the server's rescue leaves them
+// alone (claimed_at stays 0: not in any rate window).
+func storeConsoleJobs(ctx context.Context, st store.Store, jobs []*store.Job, now int64) error {
+	if err := st.Tx(ctx, func(q store.Queries) error { return q.JobsInsert(ctx, jobs) }); err != nil {
+		return err
+	}
+	var running []*store.Job
+	for _, j := range jobs {
+		if j.State == wire.JobRunning {
+			j.LeaseToken, j.WorkerID, j.LeaseExpiresAt = "bench-console", "bench-console", now+24*3600_000
+			running = append(running, j)
 		}
 	}
-	return key, names, sampleID, nil
+	return st.Tx(ctx, func(q store.Queries) error { return q.JobsUpdate(ctx, running, nil) })
 }

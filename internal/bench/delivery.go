@@ -3,10 +3,8 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -24,17 +22,9 @@ import (
 // http, then the same N jobs delivered by the server's own dispatcher to a
 // local provider that answers 200 at once, each on a fresh SQLite file.
 func runDelivery(ctx context.Context, cfg Config, dir string, w io.Writer, res *Result) error {
-	hcfg := cfg
-	hcfg.Mode, hcfg.SkipLag = "http", true
-	t, err := newHTTPTarget(ctx, hcfg, dir)
-	if err != nil {
+	if err := workersBurnDown(ctx, cfg, dir, res); err != nil {
 		return err
 	}
-	if err := burnDown(ctx, hcfg, t, res); err != nil {
-		t.close()
-		return err
-	}
-	t.close()
 	fmt.Fprintf(w, "workers:    %d jobs in %s = %.0f jobs/s (mode http: C %d claimers, B %d per claim and per batch report)\n", res.Jobs, round(res.BurnDownDuration), res.BurnDownRate, cfg.Claimers, cfg.Batch)
 
 	var served atomic.Int64
@@ -51,34 +41,49 @@ func runDelivery(ctx context.Context, cfg Config, dir string, w io.Writer, res *
 	defer provider.Close()
 
 	key := engine.NewSecret()
-	srvCtx, stop := context.WithCancel(context.Background())
-	found := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- server.Run(srvCtx, server.Config{Addr: "127.0.0.1:0", DatabaseURL: filepath.Join(dir, "delivery.db"), BootstrapKey: key,
-			SQLiteSynchronous: cfg.Synchronous, Retention: -1, DevClock: true, DeliveryConcurrency: cfg.DeliveryConcurrency,
-			DeliveryAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, &addrWriter{found: found}, slog.New(slog.DiscardHandler))
-	}()
+	base, stop, done, err := startServer(server.Config{Addr: "127.0.0.1:0", DatabaseURL: filepath.Join(dir, "delivery.db"), BootstrapKey: key,
+		SQLiteSynchronous: cfg.Synchronous, Retention: -1, DevClock: true, DeliveryConcurrency: cfg.DeliveryConcurrency,
+		DeliveryAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, "delivery bench server")
 	defer func() { stop(); <-done }()
-	var base string
-	select {
-	case base = <-found:
-	case err := <-done:
-		return fmt.Errorf("start the delivery bench server: %w", err)
-	case <-time.After(30 * time.Second):
-		return errors.New("the delivery bench server did not start within 30 s")
+	if err != nil {
+		return err
 	}
 	c := client.New(base, key)
+	if err := enqueueForDelivery(ctx, c, cfg, "http://"+pln.Addr().String()+"/deliver"); err != nil {
+		return err
+	}
+	if err := awaitDelivery(ctx, c, cfg, &served, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "delivery:   %d jobs in %s = %.0f jobs/s (dispatcher concurrency %d; provider served %d requests)\n", cfg.Jobs, round(res.DeliveryDuration), res.DeliveryRate, cfg.DeliveryConcurrency, served.Load())
+	fmt.Fprintf(w, "ratio:      delivery / workers = %.2f\n", res.DeliveryRate/res.BurnDownRate)
+	return nil
+}
+
+// workersBurnDown is the first half of mode delivery: the burn-down of
+// mode http (without the lag phase), the figure the dispatcher is held to.
+func workersBurnDown(ctx context.Context, cfg Config, dir string, res *Result) error {
+	hcfg := cfg
+	hcfg.Mode, hcfg.SkipLag = "http", true
+	t, err := newHTTPTarget(ctx, hcfg, dir)
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	return burnDown(ctx, hcfg, t, res)
+}
+
+// enqueueForDelivery creates the endpoint and the tool that delivers to
+// deliverURL, and enqueues the N jobs due an hour ahead on the server's
+// development clock, so none is delivered while they are enqueued.
+func enqueueForDelivery(ctx context.Context, c *client.Client, cfg Config, deliverURL string) error {
 	if _, err := c.CreateEndpoint(ctx, "bench", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 300_000, MaxConcurrent: 100_000}); err != nil {
 		return fmt.Errorf("create the delivery bench endpoint: %w", err)
 	}
 	if _, err := c.PublishTool(ctx, client.ToolSpec{Name: "bench", Version: "1", Endpoint: "bench",
-		Delivery: &wire.DeliveryTarget{URL: "http://" + pln.Addr().String() + "/deliver"}}); err != nil {
+		Delivery: &wire.DeliveryTarget{URL: deliverURL}}); err != nil {
 		return fmt.Errorf("publish the delivery bench tool: %w", err)
 	}
-	// The jobs are due an hour ahead on the server's development clock, so
-	// none is delivered while they are enqueued; the clock then moves on
-	// and every job is due at once, as in the worker burn-down.
 	runAt := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
 	for left := cfg.Jobs; left > 0; {
 		n := min(left, cfg.EnqueueBatch)
@@ -91,6 +96,13 @@ func runDelivery(ctx context.Context, cfg Config, dir string, w io.Writer, res *
 		}
 		left -= n
 	}
+	return nil
+}
+
+// awaitDelivery moves the server's clock on, so every job is due at once
+// as in the worker burn-down, and times until all have succeeded and the
+// provider (whose count is served) answered each exactly once.
+func awaitDelivery(ctx context.Context, c *client.Client, cfg Config, served *atomic.Int64, res *Result) error {
 	start := time.Now()
 	if err := c.AdvanceClock(ctx, time.Hour+time.Second); err != nil {
 		return err
@@ -119,7 +131,5 @@ func runDelivery(ctx context.Context, cfg Config, dir string, w io.Writer, res *
 	if n := served.Load(); n != int64(cfg.Jobs) {
 		return fmt.Errorf("delivery: the provider served %d requests for %d jobs", n, cfg.Jobs)
 	}
-	fmt.Fprintf(w, "delivery:   %d jobs in %s = %.0f jobs/s (dispatcher concurrency %d; provider served %d requests)\n", cfg.Jobs, round(res.DeliveryDuration), res.DeliveryRate, cfg.DeliveryConcurrency, served.Load())
-	fmt.Fprintf(w, "ratio:      delivery / workers = %.2f\n", res.DeliveryRate/res.BurnDownRate)
 	return nil
 }

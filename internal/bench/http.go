@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -27,44 +26,16 @@ type httpTarget struct {
 	done chan error
 }
 
+// newHTTPTarget is the target of mode http: the server cfg.Server names,
+// or one of its own in this process, with an endpoint and a tool of the
+// run's own.
 func newHTTPTarget(ctx context.Context, cfg Config, dir string) (*httpTarget, error) {
 	t := &httpTarget{drv: "external server"}
 	base, key := cfg.Server, cfg.Key
 	if base == "" {
-		key = engine.NewSecret()
-		db := cfg.DatabaseURL
-		if db == "" {
-			db = filepath.Join(dir, "bench.db")
-		}
-		if cfg.DatabaseURL != "" {
-			// A database that already has a project (PostgreSQL shared with
-			// earlier runs) ignores the bootstrap key: bench in a project of
-			// its own, as the engine mode does.
-			k, err := benchProject(ctx, cfg)
-			if err != nil {
-				return nil, err
-			}
-			key = k
-		}
-		srvCtx, stop := context.WithCancel(context.Background())
-		found := make(chan string, 1)
-		addr := &addrWriter{found: found}
-		t.stop, t.done = stop, make(chan error, 1)
-		go func() {
-			t.done <- server.Run(srvCtx, server.Config{Addr: "127.0.0.1:0", DatabaseURL: db, BootstrapKey: key, SQLiteSynchronous: cfg.Synchronous, Retention: -1},
-				addr, slog.New(slog.DiscardHandler))
-		}()
-		select {
-		case base = <-found:
-		case err := <-t.done:
-			return nil, fmt.Errorf("start the bench server: %w", err)
-		case <-time.After(30 * time.Second):
-			stop()
-			return nil, errors.New("the bench server did not start within 30 s")
-		}
-		t.drv = "sqlite"
-		if cfg.DatabaseURL != "" {
-			t.drv = "as --database says"
+		var err error
+		if base, key, err = t.startServer(ctx, cfg, dir); err != nil {
+			return nil, err
 		}
 	}
 	t.c = client.New(base, key)
@@ -80,6 +51,57 @@ func newHTTPTarget(ctx context.Context, cfg Config, dir string) (*httpTarget, er
 	}
 	t.tool = name + "@1"
 	return t, nil
+}
+
+// startServer starts the target's own server on the database cfg names
+// (a SQLite file in dir by default) and returns its URL and a key.
+func (t *httpTarget) startServer(ctx context.Context, cfg Config, dir string) (base, key string, err error) {
+	key = engine.NewSecret()
+	db := cfg.DatabaseURL
+	if db == "" {
+		db = filepath.Join(dir, "bench.db")
+	}
+	if cfg.DatabaseURL != "" {
+		// A database that already has a project (PostgreSQL shared with
+		// earlier runs) ignores the bootstrap key: bench in a project of
+		// its own, as the engine mode does.
+		if key, err = benchProject(ctx, cfg); err != nil {
+			return "", "", err
+		}
+	}
+	base, t.stop, t.done, err = startServer(server.Config{Addr: "127.0.0.1:0", DatabaseURL: db, BootstrapKey: key, SQLiteSynchronous: cfg.Synchronous, Retention: -1}, "bench server")
+	if err != nil {
+		t.stop()
+		return "", "", err
+	}
+	t.drv = "sqlite"
+	if cfg.DatabaseURL != "" {
+		t.drv = "as --database says"
+	}
+	return base, key, nil
+}
+
+// startServer runs server.Run with scfg in this process, on the loopback
+// port it picks, and returns its URL once it prints it. stop ends the
+// server and done receives what Run returned; both are set on an error
+// too, and the caller stops the server either way. what names the server
+// in the errors.
+func startServer(scfg server.Config, what string) (base string, stop context.CancelFunc, done chan error, err error) {
+	srvCtx, stop := context.WithCancel(context.Background())
+	found := make(chan string, 1)
+	done = make(chan error, 1)
+	go func() {
+		done <- server.Run(srvCtx, scfg, &addrWriter{found: found}, slog.New(slog.DiscardHandler))
+	}()
+	select {
+	case base = <-found:
+		return base, stop, done, nil
+	case err := <-done:
+		done <- err // for the caller's wait
+		return "", stop, done, fmt.Errorf("start the %s: %w", what, err)
+	case <-time.After(30 * time.Second):
+		return "", stop, done, fmt.Errorf("the %s did not start within 30 s", what)
+	}
 }
 
 // benchProject creates a project with an owner key in the database

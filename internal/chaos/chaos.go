@@ -282,6 +282,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if !drained {
 		rep.Violations = append(rep.Violations, fmt.Sprintf("every job ends: %d jobs were still scheduled or running %s after the faults stopped", rep.Unfinished, cfg.Drain))
 	}
+	r.keepOrClean(rep)
+	return rep, nil
+}
+
+// keepOrClean keeps the evidence of a run that broke an invariant — its
+// logs, its schema and the provider's calls as CSV, named in the report —
+// and removes the schema and the directory it made of a run that passed.
+func (r *run) keepOrClean(rep *Report) {
 	rep.Dir, rep.Schema = r.cfg.Dir, r.schema
 	if len(rep.Violations) > 0 {
 		if err := r.prov.dump(filepath.Join(r.cfg.Dir, "provider-calls.csv")); err != nil {
@@ -296,7 +304,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		rep.Schema = ""
 	}
-	return rep, nil
 }
 
 func sum(xs []int) int {
@@ -323,15 +330,12 @@ func fmtDur(d time.Duration) string {
 
 // --- setup ---
 
+// setup prepares everything the fault phase acts on: the log directory,
+// the owner key, the schema, the job plan, the provider, the nodes, the
+// endpoints and the worker processes.
 func (r *run) setup(ctx context.Context) error {
 	cfg := &r.cfg
-	if cfg.Dir == "" {
-		d, err := os.MkdirTemp("", "ratchet-chaos-")
-		if err != nil {
-			return err
-		}
-		cfg.Dir, r.dirMade = d, true
-	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := r.makeDir(); err != nil {
 		return err
 	}
 	var rnd [8]byte
@@ -355,28 +359,7 @@ func (r *run) setup(ctx context.Context) error {
 	if r.prov, err = newProvider(cfg.Seed, []string{mainEndpoint, meteredEndpoint}, classes); err != nil {
 		return err
 	}
-	for range cfg.Nodes {
-		port, err := freePort()
-		if err != nil {
-			return err
-		}
-		r.ports = append(r.ports, port)
-		r.urls = append(r.urls, fmt.Sprintf("http://127.0.0.1:%d", port))
-	}
-	skewed := ""
-	if cfg.Skew != 0 {
-		skewed = fmt.Sprintf(", node %d's clock %s", cfg.Nodes, fmtOffset(cfg.Skew))
-	}
-	r.logf("starting %d nodes on one PostgreSQL schema (%s)%s; logs in %s", cfg.Nodes, r.schema, skewed, cfg.Dir)
-	// All at once, as a deployment rolls out: migrations and bootstrap race.
-	r.nodes = make([]*proc, cfg.Nodes)
-	errs := make([]error, cfg.Nodes)
-	var wg sync.WaitGroup
-	for i := range r.nodes {
-		wg.Go(func() { r.nodes[i], errs[i] = r.startNode(ctx, i) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := r.startNodes(ctx); err != nil {
 		return err
 	}
 	if r.owner, err = newFailoverClient(r.urls, r.key); err != nil {
@@ -395,6 +378,49 @@ func (r *run) setup(ctx context.Context) error {
 	r.logf("%d worker processes × %d handlers, provider on %s; %s of faults, %d jobs (%d metered), seed %d",
 		cfg.Workers, cfg.Concurrency, r.prov.url, cfg.Duration, cfg.Jobs, cfg.MeteredJobs, cfg.Seed)
 	return nil
+}
+
+// makeDir makes the directory the logs go to: the one configured, or a
+// temporary one that a passing run removes (dirMade).
+func (r *run) makeDir() error {
+	cfg := &r.cfg
+	if cfg.Dir == "" {
+		d, err := os.MkdirTemp("", "ratchet-chaos-")
+		if err != nil {
+			return err
+		}
+		cfg.Dir, r.dirMade = d, true
+	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return err
+	}
+	return nil
+}
+
+// startNodes picks a free port for each node and starts them all at once,
+// as a deployment rolls out: their migrations and bootstrap race.
+func (r *run) startNodes(ctx context.Context) error {
+	cfg := &r.cfg
+	for range cfg.Nodes {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		r.ports = append(r.ports, port)
+		r.urls = append(r.urls, fmt.Sprintf("http://127.0.0.1:%d", port))
+	}
+	skewed := ""
+	if cfg.Skew != 0 {
+		skewed = fmt.Sprintf(", node %d's clock %s", cfg.Nodes, fmtOffset(cfg.Skew))
+	}
+	r.logf("starting %d nodes on one PostgreSQL schema (%s)%s; logs in %s", cfg.Nodes, r.schema, skewed, cfg.Dir)
+	r.nodes = make([]*proc, cfg.Nodes)
+	errs := make([]error, cfg.Nodes)
+	var wg sync.WaitGroup
+	for i := range r.nodes {
+		wg.Go(func() { r.nodes[i], errs[i] = r.startNode(ctx, i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func fmtOffset(d time.Duration) string {

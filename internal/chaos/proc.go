@@ -47,18 +47,7 @@ func startProc(ctx context.Context, name, bin string, args, env []string, log *o
 	outDone := make(chan struct{})
 	go func() {
 		defer close(outDone)
-		defer pr.Close()
-		sc := bufio.NewScanner(pr)
-		seen := ready == ""
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(log, line)
-			if !seen && strings.Contains(line, ready) {
-				seen = true
-				close(found)
-			}
-		}
-		_, _ = io.Copy(log, pr)
+		copyOutput(pr, log, ready, found)
 	}()
 	go func() {
 		_ = cmd.Wait()
@@ -69,19 +58,47 @@ func startProc(ctx context.Context, name, bin string, args, env []string, log *o
 	if ready == "" {
 		return p, nil
 	}
+	if err := p.waitReady(ctx, found, wait); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// copyOutput appends the process's standard output to log line by line
+// until it closes, and closes found at the first line that contains ready
+// (never when ready is ""). It closes pr.
+func copyOutput(pr io.ReadCloser, log io.Writer, ready string, found chan struct{}) {
+	defer pr.Close()
+	sc := bufio.NewScanner(pr)
+	seen := ready == ""
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(log, line)
+		if !seen && strings.Contains(line, ready) {
+			seen = true
+			close(found)
+		}
+	}
+	_, _ = io.Copy(log, pr)
+}
+
+// waitReady waits for found (the ready line), and kills the process when
+// it does not come within wait or ctx ends; a process that exits first is
+// an error too.
+func (p *proc) waitReady(ctx context.Context, found <-chan struct{}, wait time.Duration) error {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-found:
-		return p, nil
+		return nil
 	case <-p.done:
-		return nil, fmt.Errorf("%s exited before it was ready (%s)", name, cmd.ProcessState)
+		return fmt.Errorf("%s exited before it was ready (%s)", p.name, p.cmd.ProcessState)
 	case <-t.C:
 		p.kill()
-		return nil, fmt.Errorf("%s was not ready within %s", name, wait)
+		return fmt.Errorf("%s was not ready within %s", p.name, wait)
 	case <-ctx.Done():
 		p.kill()
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 }
 

@@ -122,6 +122,9 @@ func (p *provider) close() {
 	_ = p.srv.Shutdown(ctx)
 }
 
+// ServeHTTP answers one delivery as its job's class says, after the work
+// takes its time, and records the call; a call whose caller goes away
+// mid-call is recorded with status 0 and not answered.
 func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ep := r.URL.Path[1:]
 	g, ok := p.inflight[ep]
@@ -148,18 +151,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := time.NewTimer(work)
 	select {
 	case <-t.C:
-		c.status = http.StatusOK
-		switch p.classes[c.key] {
-		case classFlaky:
-			if first {
-				w.Header().Set("Retry-After", "1")
-				c.status = http.StatusServiceUnavailable
-			}
-		case classPermanent:
-			c.status = http.StatusBadRequest
-		case classHopeless:
-			c.status = http.StatusServiceUnavailable
-		}
+		c.status = p.status(c.key, first, w.Header())
 	case <-r.Context().Done():
 		t.Stop()
 	}
@@ -172,6 +164,24 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if c.status != 0 {
 		w.WriteHeader(c.status)
 	}
+}
+
+// status is the answer to a call for key by its job's class: flaky jobs
+// get 503 with Retry-After the first time, permanent ones 400, hopeless
+// ones 503 always, the rest 200.
+func (p *provider) status(key string, first bool, h http.Header) int {
+	switch p.classes[key] {
+	case classFlaky:
+		if first {
+			h.Set("Retry-After", "1")
+			return http.StatusServiceUnavailable
+		}
+	case classPermanent:
+		return http.StatusBadRequest
+	case classHopeless:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusOK
 }
 
 // busiest is the worker with the most calls in progress now, and how

@@ -95,6 +95,14 @@ type attemptRow struct {
 	claimedAt, finishedAt     int64
 }
 
+// jobRow is a job as check reads it from the database.
+type jobRow struct {
+	id       int64
+	state    string
+	created  int64
+	finished int64
+}
+
 // check reads the database and the provider's records and decides.
 func (r *run) check(ctx context.Context) (*Report, error) {
 	cfg := r.cfg
@@ -102,15 +110,42 @@ func (r *run) check(ctx context.Context) (*Report, error) {
 		NodeKills: r.kills, PGRestarts: r.pgRestarts, WorkerCrashes: r.crashes, CrashesMidCall: r.midCall, LeasesAtCrash: r.leasesCut,
 		Unexpected: r.unexpected, FaultErrors: r.faultErrors, Jobs: cfg.Jobs, Acknowledged: len(r.acked), EnqueueRetries: r.enqueueRetry,
 		States: map[string]int64{}, ByClass: map[string]map[string]int64{}}
-	type jobRow struct {
-		id       int64
-		state    string
-		created  int64
-		finished int64
+	jobs, as, err := r.readResults(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the results: %w", err)
 	}
+	firstCreated, lastFinished := r.tallyJobs(rep, jobs)
+	calls := r.prov.records()
+	r.tallySuccesses(rep, calls, as)
+	claimedAt := make(map[[2]int64]int64, len(as))
+	for _, a := range as {
+		claimedAt[[2]int64{a.job, a.number}] = a.claimedAt
+	}
+	for _, ep := range []struct {
+		name  string
+		conc  int64
+		limit int64
+	}{{mainEndpoint, cfg.MaxConcurrent, 0}, {meteredEndpoint, 4, cfg.RateLimit}} {
+		f := EndpointFigures{Name: ep.name, MaxConcurrent: ep.conc, RateLimit: ep.limit, PeakAtProvider: r.prov.peak(ep.name)}
+		r.endpointFigures(&f, calls, as, claimedAt)
+		rep.Endpoints = append(rep.Endpoints, f)
+	}
+	if lastFinished > firstCreated && firstCreated > 0 {
+		rep.Busy = time.Duration(lastFinished-firstCreated) * time.Millisecond
+		done := rep.States["succeeded"] + rep.States["failed"] + rep.States["exhausted"]
+		rep.Throughput = float64(done) / rep.Busy.Seconds()
+	}
+	rep.decide()
+	return rep, nil
+}
+
+// readResults reads every job by its idempotency key, and every attempt:
+// the finished ones and the running ones (the claim columns of running
+// jobs; none once every job finished), so the limits can be checked on
+// what was still in progress too.
+func (r *run) readResults(ctx context.Context) (map[string]jobRow, []attemptRow, error) {
 	jobs := map[string]jobRow{}
 	var as []attemptRow
-	var firstCreated, lastFinished int64
 	err := r.withConn(ctx, func(conn *pgx.Conn) error {
 		rows, err := conn.Query(ctx, `SELECT id, COALESCE(idempotency_key, ''), state, created_at, finished_at FROM jobs`)
 		if err != nil {
@@ -129,8 +164,6 @@ func (r *run) check(ctx context.Context) (*Report, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		// Finished attempts, and running ones (the claim columns of
-		// running jobs; none once every job finished).
 		rows, err = conn.Query(ctx, `SELECT a.job_id, a.number, e.name, a.outcome, a.worker_id, a.claimed_at, a.finished_at
 			FROM attempts a JOIN endpoints e ON e.id = a.endpoint_id
 			UNION ALL
@@ -148,12 +181,14 @@ func (r *run) check(ctx context.Context) (*Report, error) {
 		}
 		return rows.Err()
 	})
-	if err != nil {
-		return nil, fmt.Errorf("read the results: %w", err)
-	}
+	return jobs, as, err
+}
 
-	// Acknowledged enqueues.
-	byID := map[int64]jobPlan{}
+// tallyJobs holds the planned jobs against the database: acknowledged
+// enqueues that are missing (lost), planned ones never acknowledged, and
+// the final states overall and by endpoint and class. It returns the
+// first creation and last finish times, which bound the busy time.
+func (r *run) tallyJobs(rep *Report, jobs map[string]jobRow) (firstCreated, lastFinished int64) {
 	for _, p := range r.plan {
 		j, ok := jobs[p.key]
 		if id, acked := r.acked[p.key]; acked && (!ok || j.id != id) {
@@ -162,7 +197,6 @@ func (r *run) check(ctx context.Context) (*Report, error) {
 			rep.Unacknowledged++
 		}
 		if ok {
-			byID[j.id] = p
 			rep.States[j.state]++
 			if rep.ByClass[p.endpoint+"/"+p.class.String()] == nil {
 				rep.ByClass[p.endpoint+"/"+p.class.String()] = map[string]int64{}
@@ -175,9 +209,12 @@ func (r *run) check(ctx context.Context) (*Report, error) {
 		}
 	}
 	rep.Unfinished = rep.States["scheduled"] + rep.States["running"]
+	return firstCreated, lastFinished
+}
 
-	// Successes: once per job, and only after a 200.
-	calls := r.prov.records()
+// tallySuccesses counts the provider's calls and the attempts, and checks
+// that a job succeeds once and only after a 200 from the provider.
+func (r *run) tallySuccesses(rep *Report, calls []call, as []attemptRow) {
 	rep.Calls = len(calls)
 	ok200 := map[[2]int64]bool{}
 	per := map[int64]int{}
@@ -216,66 +253,52 @@ func (r *run) check(ctx context.Context) (*Report, error) {
 			rep.DuplicateSuccesses++
 		}
 	}
+}
 
-	// The limits, at the provider and in the database.
-	claimedAt := make(map[[2]int64]int64, len(as))
+// endpointFigures fills f with what the provider and the database saw of
+// the limits of endpoint f.Name: its jobs, the claim-to-call delays, the
+// most attempts running at once and, under a rate limit, the most calls
+// and claims in a window. claimedAt maps (job, attempt) to its claim time.
+func (r *run) endpointFigures(f *EndpointFigures, calls []call, as []attemptRow, claimedAt map[[2]int64]int64) {
+	for _, p := range r.plan {
+		if p.endpoint == f.Name {
+			f.Jobs++
+		}
+	}
+	var arrivals, claims []time.Duration
+	first := true
+	for _, c := range calls {
+		if c.endpoint != f.Name {
+			continue
+		}
+		arrivals = append(arrivals, c.at)
+		if at, ok := claimedAt[[2]int64{c.job, c.attempt}]; ok {
+			d := time.Duration(r.prov.started.Add(c.at).UnixMilli()-at) * time.Millisecond
+			if first || d < f.DelayMin {
+				f.DelayMin = d
+			}
+			if first || d > f.DelayMax {
+				f.DelayMax = d
+			}
+			first = false
+		}
+	}
+	var eas []attemptRow
 	for _, a := range as {
-		claimedAt[[2]int64{a.job, a.number}] = a.claimedAt
+		if a.endpoint == f.Name {
+			eas = append(eas, a)
+			claims = append(claims, time.Duration(a.claimedAt)*time.Millisecond)
+		}
 	}
-	for _, ep := range []struct {
-		name  string
-		conc  int64
-		limit int64
-	}{{mainEndpoint, cfg.MaxConcurrent, 0}, {meteredEndpoint, 4, cfg.RateLimit}} {
-		f := EndpointFigures{Name: ep.name, MaxConcurrent: ep.conc, RateLimit: ep.limit, PeakAtProvider: r.prov.peak(ep.name)}
-		for _, p := range r.plan {
-			if p.endpoint == ep.name {
-				f.Jobs++
-			}
-		}
-		var arrivals, claims []time.Duration
-		first := true
-		for _, c := range calls {
-			if c.endpoint != ep.name {
-				continue
-			}
-			arrivals = append(arrivals, c.at)
-			if at, ok := claimedAt[[2]int64{c.job, c.attempt}]; ok {
-				d := time.Duration(r.prov.started.Add(c.at).UnixMilli()-at) * time.Millisecond
-				if first || d < f.DelayMin {
-					f.DelayMin = d
-				}
-				if first || d > f.DelayMax {
-					f.DelayMax = d
-				}
-				first = false
-			}
-		}
-		var eas []attemptRow
-		for _, a := range as {
-			if a.endpoint == ep.name {
-				eas = append(eas, a)
-				claims = append(claims, time.Duration(a.claimedAt)*time.Millisecond)
-			}
-		}
-		f.ProviderCallsTotal = len(arrivals)
-		slices.Sort(arrivals)
-		slices.Sort(claims)
-		f.PeakInDatabase = peakOverlap(eas)
-		if ep.limit > 0 {
-			f.CallsIn60s, _ = maxInWindow(arrivals, time.Minute)
-			f.CallsInWindow, f.CallsAt = maxInWindow(arrivals, time.Minute-DeliveryAllowance)
-			f.ClaimsIn60s, _ = maxInWindow(claims, time.Minute)
-		}
-		rep.Endpoints = append(rep.Endpoints, f)
+	f.ProviderCallsTotal = len(arrivals)
+	slices.Sort(arrivals)
+	slices.Sort(claims)
+	f.PeakInDatabase = peakOverlap(eas)
+	if f.RateLimit > 0 {
+		f.CallsIn60s, _ = maxInWindow(arrivals, time.Minute)
+		f.CallsInWindow, f.CallsAt = maxInWindow(arrivals, time.Minute-DeliveryAllowance)
+		f.ClaimsIn60s, _ = maxInWindow(claims, time.Minute)
 	}
-	if lastFinished > firstCreated && firstCreated > 0 {
-		rep.Busy = time.Duration(lastFinished-firstCreated) * time.Millisecond
-		done := rep.States["succeeded"] + rep.States["failed"] + rep.States["exhausted"]
-		rep.Throughput = float64(done) / rep.Busy.Seconds()
-	}
-	rep.decide()
-	return rep, nil
 }
 
 // peakOverlap is the most attempts whose [claimed, finished) intervals
@@ -347,6 +370,17 @@ func (rep *Report) decide() {
 // Print writes the figures and the verdict.
 func (rep *Report) Print(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	rep.printFaults(p)
+	p("")
+	rep.printJobs(p)
+	p("")
+	rep.printEndpoints(p)
+	p("")
+	rep.printVerdict(p)
+}
+
+// printFaults writes the setup of the run and the faults it made.
+func (rep *Report) printFaults(p func(format string, args ...any)) {
 	skew := "every node on the machine's clock"
 	if rep.Skew != 0 {
 		skew = fmt.Sprintf("node %d's clock %s", rep.Nodes, fmtOffset(rep.Skew))
@@ -359,7 +393,11 @@ func (rep *Report) Print(w io.Writer) {
 	for _, e := range rep.FaultErrors {
 		p("  fault not made: %s", e)
 	}
-	p("")
+}
+
+// printJobs writes what became of the jobs: enqueues, final states (by
+// endpoint and class too), attempts and provider calls.
+func (rep *Report) printJobs(p func(format string, args ...any)) {
 	p("Jobs: %d enqueued, %d acknowledged, %d acknowledged but lost, %d never acknowledged; %d enqueue batches sent again after an error.",
 		rep.Jobs, rep.Acknowledged, rep.Lost, rep.Unacknowledged, rep.EnqueueRetries)
 	p("Final states: %s.", fmtStates(rep.States))
@@ -374,7 +412,11 @@ func (rep *Report) Print(w io.Writer) {
 	p("Attempts: %d, of which %d ended by an expired lease; provider calls: %d, %d cut off by a crash; %d jobs answered 200 more than once (at-least-once delivery; the idempotency key deduplicates).",
 		rep.Attempts, rep.TimedOut, rep.Calls, rep.CallsCut, rep.DeliveredTwice)
 	p("Duplicate successes: %d. Successes without a 200 from the provider: %d.", rep.DuplicateSuccesses, rep.SuccessWithout200)
-	p("")
+}
+
+// printEndpoints writes the table of each endpoint's limits and what the
+// provider and the database saw of them.
+func (rep *Report) printEndpoints(p func(format string, args ...any)) {
 	p("| Endpoint | Jobs | maxConcurrent | Most calls at once (provider) | Most running (database) | rateLimitPerMinute | Most calls in %d s (in 60 s) (provider) | Most claims in 60 s (database) | Claim to call |", int((time.Minute-DeliveryAllowance)/time.Second))
 	p("|---|---|---|---|---|---|---|---|---|")
 	for _, e := range rep.Endpoints {
@@ -384,7 +426,11 @@ func (rep *Report) Print(w io.Writer) {
 		}
 		p("| %s | %d | %d | %d | %d | %s | %s | %s | %s–%s |", e.Name, e.Jobs, e.MaxConcurrent, e.PeakAtProvider, e.PeakInDatabase, rl, calls, claims, e.DelayMin, e.DelayMax)
 	}
-	p("")
+}
+
+// printVerdict writes the times, the invariants that broke (or that all
+// held) and where the logs and schema of a failed run were kept.
+func (rep *Report) printVerdict(p func(format string, args ...any)) {
 	p("Time: %s of faults, then %s until every job finished; %.0f jobs/s from the first enqueue to the last finish (%s; the producer spread the enqueues over %s).",
 		fmtDur(rep.FaultTime), fmtDur(rep.DrainTime), rep.Throughput, fmtDur(rep.Busy), fmtDur(rep.EnqueueSpan))
 	if rep.OK() {

@@ -155,24 +155,9 @@ func Classify(r Report, now time.Time) Decision {
 // decideFailure applies rules 1–5 of the decision table to a failure report
 // (or a success report its status contradicts).
 func decideFailure(r Report, c cause) Decision {
-	// Rule 1: the worker's explicit decision.
-	if r.Retryable != nil && !*r.Retryable {
-		return Decision{Outcome: Fail, Classification: CodeWorkerFail,
-			Reason: c.subject() + "; the worker marked it not retryable — fail"}
+	if d, ok := workerRule(r, c); ok {
+		return d
 	}
-	if r.RetryAfterMs != nil && *r.RetryAfterMs >= 0 {
-		ms := min(*r.RetryAfterMs, MaxRetryAfterMs)
-		reason := fmt.Sprintf("%s; the worker asked to retry no sooner than %d ms", c.subject(), ms)
-		if ms < *r.RetryAfterMs {
-			reason += fmt.Sprintf(" (capped from %d ms)", *r.RetryAfterMs)
-		}
-		return Decision{Outcome: Retry, Classification: CodeWorkerRetryAfter, RetryAfterMs: ms, Reason: reason}
-	}
-	if r.Retryable != nil && *r.Retryable {
-		return Decision{Outcome: Retry, Classification: CodeWorkerRetry, RetryAfterMs: c.ra.ms,
-			Reason: c.subject() + "; the worker marked it retryable — retry" + c.ra.waitClause()}
-	}
-
 	// Rule 2: the provider accepted the request. Checked before the headers
 	// because Retry-After and Stripe-Should-Retry only mean something on a
 	// failed response, and retrying a request the provider accepted would
@@ -181,27 +166,62 @@ func decideFailure(r Report, c cause) Decision {
 		return Decision{Outcome: Succeeded, Classification: CodeSuccess,
 			Reason: fmt.Sprintf("HTTP %d although the worker reported a failure — the provider accepted the request, succeeded", c.status)}
 	}
+	if d, ok := headerRule(r.Headers, c); ok {
+		return d
+	}
+	return responseRule(c)
+}
 
-	// Rule 3: provider headers, strongest instruction first.
-	h := r.Headers
+// workerRule is rule 1: the worker's explicit decision — not retryable,
+// retry no sooner than a time, or retryable — when it made one.
+func workerRule(r Report, c cause) (Decision, bool) {
+	if r.Retryable != nil && !*r.Retryable {
+		return Decision{Outcome: Fail, Classification: CodeWorkerFail,
+			Reason: c.subject() + "; the worker marked it not retryable — fail"}, true
+	}
+	if r.RetryAfterMs != nil && *r.RetryAfterMs >= 0 {
+		ms := min(*r.RetryAfterMs, MaxRetryAfterMs)
+		reason := fmt.Sprintf("%s; the worker asked to retry no sooner than %d ms", c.subject(), ms)
+		if ms < *r.RetryAfterMs {
+			reason += fmt.Sprintf(" (capped from %d ms)", *r.RetryAfterMs)
+		}
+		return Decision{Outcome: Retry, Classification: CodeWorkerRetryAfter, RetryAfterMs: ms, Reason: reason}, true
+	}
+	if r.Retryable != nil && *r.Retryable {
+		return Decision{Outcome: Retry, Classification: CodeWorkerRetry, RetryAfterMs: c.ra.ms,
+			Reason: c.subject() + "; the worker marked it retryable — retry" + c.ra.waitClause()}, true
+	}
+	return Decision{}, false
+}
+
+// headerRule is rule 3: the provider's headers, strongest instruction
+// first — webhook-delivery: abort-message, Stripe-Should-Retry, then
+// Retry-After — when one of them is there.
+func headerRule(h map[string]string, c cause) (Decision, bool) {
 	if hasToken(header(h, HeaderWebhookDelivery), "abort-message") {
 		return Decision{Outcome: Fail, Classification: CodeWebhookAbort,
-			Reason: c.subject() + " with webhook-delivery: abort-message — the receiver asked not to retry, fail"}
+			Reason: c.subject() + " with webhook-delivery: abort-message — the receiver asked not to retry, fail"}, true
 	}
 	switch strings.ToLower(strings.Trim(header(h, HeaderStripeShouldRetry), " \t")) {
 	case "false":
 		return Decision{Outcome: Fail, Classification: CodeStripeShouldNotRetry,
-			Reason: c.subject() + " with Stripe-Should-Retry: false — fail"}
+			Reason: c.subject() + " with Stripe-Should-Retry: false — fail"}, true
 	case "true":
 		return Decision{Outcome: Retry, Classification: CodeStripeShouldRetry, RetryAfterMs: c.ra.ms,
-			Reason: c.subject() + " with Stripe-Should-Retry: true — retry" + c.ra.waitClause()}
+			Reason: c.subject() + " with Stripe-Should-Retry: true — retry" + c.ra.waitClause()}, true
 	}
 	if c.ra.ok {
 		return Decision{Outcome: Retry, Classification: CodeRetryAfter, RetryAfterMs: c.ra.ms,
 			Reason: fmt.Sprintf("%s with Retry-After: %s — retry no sooner than %d ms%s",
-				c.subject(), c.ra.value, c.ra.ms, c.ra.cappedNote())}
+				c.subject(), c.ra.value, c.ra.ms, c.ra.cappedNote())}, true
 	}
+	return Decision{}, false
+}
 
+// responseRule is rules 4–6, when neither the worker nor the headers
+// decided: the HTTP status, else the network error kind, else nothing to
+// go on (retry).
+func responseRule(c cause) Decision {
 	// Rule 4: the HTTP status.
 	if c.status != 0 {
 		out, code, label := statusRule(c.status)
@@ -212,7 +232,6 @@ func decideFailure(r Report, c cause) Decision {
 		return Decision{Outcome: out, Classification: code,
 			Reason: fmt.Sprintf("HTTP %d — %s, %s%s", c.status, label, verb, c.ra.ignoredNote())}
 	}
-
 	// Rule 5: network error kinds.
 	if c.kind != "" {
 		out, verb := Retry, "retry"
@@ -222,7 +241,6 @@ func decideFailure(r Report, c cause) Decision {
 		return Decision{Outcome: out, Classification: "network_" + c.kind,
 			Reason: fmt.Sprintf("no HTTP response, %s error — %s%s", c.kind, verb, c.ra.ignoredNote())}
 	}
-
 	// Rule 6: nothing to go on.
 	return Decision{Outcome: Retry, Classification: CodeUnknown,
 		Reason: "the failure report has no status, error kind or provider instruction — unknown, retry" + c.ra.ignoredNote()}

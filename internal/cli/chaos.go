@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -57,21 +58,22 @@ type chaosRunCommand struct{}
 // report on standard output, and fails when an invariant broke.
 func (chaosRunCommand) Run(ctx context.Context, env *Env, args []string) error {
 	f := chaosGroup().flagSet("run", env)
-	db := f.String("database", envOr(env, "RATCHET_DATABASE_URL", ""), "a postgres:// URL; the run makes a schema of its own there (RATCHET_DATABASE_URL)")
-	duration := f.String("duration", "10m", "how long the faults run, 10s–24h")
-	jobs := f.String("jobs", "100000", "jobs to enqueue, 100–10000000")
-	pgCtl := f.String("pg-ctl", "", "a pg_ctl that can stop and start the server of --database (needed for --pg-restarts)")
-	pgData := f.String("pg-data", "", "the data directory of that server; its settings must be in its postgresql.conf")
-	pgRestarts := f.String("pg-restarts", "2", "PostgreSQL restarts spread over the run, 0–100; 0 needs no --pg-ctl")
-	skew := f.String("skew", "2s", "how far the last node's clock runs ahead (ratchet serve --clock-offset), -1h–1h; 0 for none")
-	seed := f.String("seed", "1", "seed of the fault schedule and the provider's answers, 1 or more")
-	nodes := f.String("nodes", "3", "ratchet serve processes, 1–16")
-	workers := f.String("workers", "4", "worker processes, 1–64")
-	concurrency := f.String("concurrency", "16", "handlers per worker process, 1–256")
-	maxConc := f.String("max-concurrent", "32", "maxConcurrent of the main endpoint, 1–10000")
-	rateLimit := f.String("rate-limit", "", "rateLimitPerMinute of the metered endpoint (5 % of the jobs), 1–1000000; default the metered jobs over the minutes of --duration, so that it binds all run long")
-	drain := f.String("drain", "5m", "how long the jobs may take to finish once the faults stop, 10s–24h")
-	dir := f.String("dir", "", "keep the logs of nodes, workers and restarts here (default: a temporary directory, removed when every invariant held)")
+	var in chaosRunFlags
+	f.StringVar(&in.db, "database", envOr(env, "RATCHET_DATABASE_URL", ""), "a postgres:// URL; the run makes a schema of its own there (RATCHET_DATABASE_URL)")
+	f.StringVar(&in.duration, "duration", "10m", "how long the faults run, 10s–24h")
+	f.StringVar(&in.jobs, "jobs", "100000", "jobs to enqueue, 100–10000000")
+	f.StringVar(&in.pgCtl, "pg-ctl", "", "a pg_ctl that can stop and start the server of --database (needed for --pg-restarts)")
+	f.StringVar(&in.pgData, "pg-data", "", "the data directory of that server; its settings must be in its postgresql.conf")
+	f.StringVar(&in.pgRestarts, "pg-restarts", "2", "PostgreSQL restarts spread over the run, 0–100; 0 needs no --pg-ctl")
+	f.StringVar(&in.skew, "skew", "2s", "how far the last node's clock runs ahead (ratchet serve --clock-offset), -1h–1h; 0 for none")
+	f.StringVar(&in.seed, "seed", "1", "seed of the fault schedule and the provider's answers, 1 or more")
+	f.StringVar(&in.nodes, "nodes", "3", "ratchet serve processes, 1–16")
+	f.StringVar(&in.workers, "workers", "4", "worker processes, 1–64")
+	f.StringVar(&in.concurrency, "concurrency", "16", "handlers per worker process, 1–256")
+	f.StringVar(&in.maxConc, "max-concurrent", "32", "maxConcurrent of the main endpoint, 1–10000")
+	f.StringVar(&in.rateLimit, "rate-limit", "", "rateLimitPerMinute of the metered endpoint (5 % of the jobs), 1–1000000; default the metered jobs over the minutes of --duration, so that it binds all run long")
+	f.StringVar(&in.drain, "drain", "5m", "how long the jobs may take to finish once the faults stop, 10s–24h")
+	f.StringVar(&in.dir, "dir", "", "keep the logs of nodes, workers and restarts here (default: a temporary directory, removed when every invariant held)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -79,37 +81,7 @@ func (chaosRunCommand) Run(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("find the ratchet binary to start as nodes and workers: %w", err)
 	}
-	cfg := chaos.Config{Binary: bin, DatabaseURL: *db, PgCtl: *pgCtl, PgData: *pgData, Dir: *dir, Progress: env.Stderr}
-	if !strings.HasPrefix(*db, "postgres://") && !strings.HasPrefix(*db, "postgresql://") {
-		f.fail("database", *db, "required: a postgres:// URL (several nodes share PostgreSQL)")
-	}
-	cfg.Duration = f.duration("duration", *duration, 10*time.Second, 24*time.Hour, "must be a duration from 10s through 24h")
-	cfg.Jobs = int(f.integer("jobs", *jobs, 100, 10_000_000, "must be an integer from 100 through 10000000"))
-	cfg.PGRestarts = int(f.integer("pg-restarts", *pgRestarts, 0, 100, "must be an integer from 0 through 100"))
-	if (*pgCtl == "") != (*pgData == "") {
-		if *pgCtl == "" {
-			f.fail("pg-ctl", "", "required with --pg-data")
-		} else {
-			f.fail("pg-data", "", "required with --pg-ctl")
-		}
-	}
-	if cfg.PGRestarts > 0 && *pgCtl == "" {
-		f.fail("pg-ctl", "", fmt.Sprintf("required for --pg-restarts %d (with --pg-data); --pg-restarts 0 runs without PostgreSQL restarts", cfg.PGRestarts))
-	}
-	cfg.Skew = f.duration("skew", *skew, -time.Hour, time.Hour, "must be a duration from -1h through 1h, such as 2s; 0 for none")
-	s, err := strconv.ParseUint(strings.TrimSpace(*seed), 10, 64)
-	if err != nil || s == 0 {
-		f.fail("seed", *seed, "must be an integer from 1 through 18446744073709551615")
-	}
-	cfg.Seed = s
-	cfg.Nodes = int(f.integer("nodes", *nodes, 1, 16, "must be an integer from 1 through 16"))
-	cfg.Workers = int(f.integer("workers", *workers, 1, 64, "must be an integer from 1 through 64"))
-	cfg.Concurrency = int(f.integer("concurrency", *concurrency, 1, 256, "must be an integer from 1 through 256"))
-	cfg.MaxConcurrent = f.integer("max-concurrent", *maxConc, 1, 10_000, "must be an integer from 1 through 10000")
-	if *rateLimit != "" {
-		cfg.RateLimit = f.integer("rate-limit", *rateLimit, 1, 1_000_000, "must be an integer from 1 through 1000000")
-	}
-	cfg.Drain = f.duration("drain", *drain, 10*time.Second, 24*time.Hour, "must be a duration from 10s through 24h")
+	cfg := chaosRunConfig(f, in, bin, env.Stderr)
 	if err := f.done(); err != nil {
 		return err
 	}
@@ -122,6 +94,53 @@ func (chaosRunCommand) Run(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("%d invariants broke", len(rep.Violations))
 	}
 	return nil
+}
+
+// chaosRunFlags are the texts of the chaos run flags, converted together
+// by chaosRunConfig so that every problem is reported at once.
+type chaosRunFlags struct {
+	db, pgCtl, pgData, pgRestarts, dir string
+	duration, drain, skew, jobs, seed  string
+	nodes, workers, concurrency        string
+	maxConc, rateLimit                 string
+}
+
+// chaosRunConfig turns the flags into a chaos.Config for the binary bin,
+// with progress written to progress; the problems are left on f, each
+// naming the flag, the value and what is allowed.
+func chaosRunConfig(f *flagSet, in chaosRunFlags, bin string, progress io.Writer) chaos.Config {
+	cfg := chaos.Config{Binary: bin, DatabaseURL: in.db, PgCtl: in.pgCtl, PgData: in.pgData, Dir: in.dir, Progress: progress}
+	if !strings.HasPrefix(in.db, "postgres://") && !strings.HasPrefix(in.db, "postgresql://") {
+		f.fail("database", in.db, "required: a postgres:// URL (several nodes share PostgreSQL)")
+	}
+	cfg.Duration = f.duration("duration", in.duration, 10*time.Second, 24*time.Hour, "must be a duration from 10s through 24h")
+	cfg.Jobs = int(f.integer("jobs", in.jobs, 100, 10_000_000, "must be an integer from 100 through 10000000"))
+	cfg.PGRestarts = int(f.integer("pg-restarts", in.pgRestarts, 0, 100, "must be an integer from 0 through 100"))
+	if (in.pgCtl == "") != (in.pgData == "") {
+		if in.pgCtl == "" {
+			f.fail("pg-ctl", "", "required with --pg-data")
+		} else {
+			f.fail("pg-data", "", "required with --pg-ctl")
+		}
+	}
+	if cfg.PGRestarts > 0 && in.pgCtl == "" {
+		f.fail("pg-ctl", "", fmt.Sprintf("required for --pg-restarts %d (with --pg-data); --pg-restarts 0 runs without PostgreSQL restarts", cfg.PGRestarts))
+	}
+	cfg.Skew = f.duration("skew", in.skew, -time.Hour, time.Hour, "must be a duration from -1h through 1h, such as 2s; 0 for none")
+	s, err := strconv.ParseUint(strings.TrimSpace(in.seed), 10, 64)
+	if err != nil || s == 0 {
+		f.fail("seed", in.seed, "must be an integer from 1 through 18446744073709551615")
+	}
+	cfg.Seed = s
+	cfg.Nodes = int(f.integer("nodes", in.nodes, 1, 16, "must be an integer from 1 through 16"))
+	cfg.Workers = int(f.integer("workers", in.workers, 1, 64, "must be an integer from 1 through 64"))
+	cfg.Concurrency = int(f.integer("concurrency", in.concurrency, 1, 256, "must be an integer from 1 through 256"))
+	cfg.MaxConcurrent = f.integer("max-concurrent", in.maxConc, 1, 10_000, "must be an integer from 1 through 10000")
+	if in.rateLimit != "" {
+		cfg.RateLimit = f.integer("rate-limit", in.rateLimit, 1, 1_000_000, "must be an integer from 1 through 1000000")
+	}
+	cfg.Drain = f.duration("drain", in.drain, 10*time.Second, 24*time.Hour, "must be a duration from 10s through 24h")
+	return cfg
 }
 
 // chaosWorkerCommand is `ratchet chaos worker`.

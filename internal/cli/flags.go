@@ -39,6 +39,13 @@ func (f *flagSet) String(name, def, usage string) *string { return f.fs.String(n
 // Bool registers a switch; it defaults to false.
 func (f *flagSet) Bool(name string, usage string) *bool { return f.fs.Bool(name, false, usage) }
 
+// StringVar registers a flag read as text into p, for flags gathered in
+// a struct and converted together.
+func (f *flagSet) StringVar(p *string, name, def, usage string) { f.fs.StringVar(p, name, def, usage) }
+
+// BoolVar registers a switch into p; it defaults to false.
+func (f *flagSet) BoolVar(p *bool, name string, usage string) { f.fs.BoolVar(p, name, false, usage) }
+
 // parse parses args. --help prints usage and returns errHelp.
 func (f *flagSet) parse(args []string) error {
 	if err := f.fs.Parse(args); err != nil {

@@ -333,6 +333,7 @@ func heldBy(h *client.Hold) string {
 	return string(h.Gate)
 }
 
+// printJob writes one job as label-tab-value lines, then its attempts.
 func printJob(w io.Writer, j *client.Job) {
 	fmt.Fprintf(w, "job:\t%d\n", j.ID)
 	fmt.Fprintf(w, "state:\t%s\n", j.State)
@@ -363,8 +364,16 @@ func printJob(w io.Writer, j *client.Job) {
 		fmt.Fprintf(w, "attempts:\tnone yet\n")
 		return
 	}
+	printAttempts(w, j.Attempts)
+	printDeliveries(w, j.Attempts)
+}
+
+// printAttempts writes the table of a job's attempts: who ran each, how it
+// ended, the provider's Retry-After hint (which the delay never
+// undercuts), the delay chosen and when the job was due next.
+func printAttempts(w io.Writer, as []client.Attempt) {
 	fmt.Fprintf(w, "\n#\tWORKER\tOUTCOME\tCLASSIFICATION\tHTTP\tRETRY-AFTER\tDELAY\tNEXT DUE\n")
-	for _, a := range j.Attempts {
+	for _, a := range as {
 		delay := "-"
 		if a.SelectedDelayMs != nil {
 			delay = strconv.FormatInt(*a.SelectedDelayMs, 10) + "ms"
@@ -376,15 +385,19 @@ func printJob(w io.Writer, j *client.Job) {
 		if a.NextDueAt != nil {
 			next = *a.NextDueAt
 		}
-		// The provider's hint, which the delay never undercuts.
 		retryAfter := "-"
 		if a.RetryAfterMs != nil {
 			retryAfter = strconv.FormatInt(*a.RetryAfterMs, 10) + "ms"
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, orDash(a.WorkerID), orDash(string(a.Outcome)), orDash(a.Classification), intOrDash(a.HTTPStatus), retryAfter, delay, next)
 	}
-	// What each HTTP delivery saw, below the table.
-	for _, a := range j.Attempts {
+}
+
+// printDeliveries writes, below the table, what each HTTP delivery saw:
+// its request time, the response's headers and body, and the message.
+// Attempts a worker ran have none of these and are left out.
+func printDeliveries(w io.Writer, as []client.Attempt) {
+	for _, a := range as {
 		if a.RequestMs == nil && len(a.ResponseHeaders) == 0 && a.ResponseExcerpt == "" {
 			continue
 		}

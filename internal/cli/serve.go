@@ -16,6 +16,9 @@ import (
 
 const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--history-retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--metrics-addr HOST:PORT] [--access-log] [--delivery-concurrency N] [--delivery-allow CIDRS] [--clock-offset DURATION]"
 
+// runServe is ratchet serve: it converts the flags (and their environment
+// variables) into a server.Config, reporting every problem at once, and
+// runs the server until ctx ends.
 func runServe(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("serve", serveUsage, env.Stderr)
 	addr := f.String("addr", envOr(env, "RATCHET_ADDR", "127.0.0.1:8080"), "listen address (RATCHET_ADDR)")
@@ -42,22 +45,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		cfg.Retention = -1
 	}
 	cfg.HistoryRetention = f.duration("history-retention", *historyRetention, time.Hour, 8760*time.Hour, "must be a duration from 1h through 8760h, such as 48h")
-	// Live-update timing, for tests only: how often a GET /v1/stream
-	// re-reads its view and how often an idle one pings.
-	if v := env.Getenv("RATCHET_STREAM_INTERVAL"); v != "" {
-		cfg.StreamInterval = f.duration("RATCHET_STREAM_INTERVAL", v, 10*time.Millisecond, time.Minute, "must be a duration from 10ms through 1m")
-	}
-	if v := env.Getenv("RATCHET_STREAM_PING"); v != "" {
-		cfg.StreamPing = f.duration("RATCHET_STREAM_PING", v, 10*time.Millisecond, 10*time.Minute, "must be a duration from 10ms through 10m")
-	}
-	// The text search's count window, for tests only.
-	if v := env.Getenv("RATCHET_SEARCH_WINDOW"); v != "" {
-		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > wire.SearchWindow {
-			f.fail("RATCHET_SEARCH_WINDOW", v, fmt.Sprintf("must be an integer from 1 through %d", wire.SearchWindow))
-		} else {
-			cfg.SearchWindow = n
-		}
-	}
+	serveTestSettings(f, env, &cfg)
 	cfg.MaxWait = f.duration("max-wait", *maxWait, time.Second, 5*time.Minute, "must be a duration from 1s through 5m")
 	cfg.ClockOffset = f.duration("clock-offset", *clockOffset, -time.Hour, time.Hour, "must be a duration from -1h through 1h, such as 2s")
 	if cfg.ClockOffset != 0 && cfg.DevClock {
@@ -66,16 +54,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if cfg.SQLiteSynchronous != "FULL" && cfg.SQLiteSynchronous != "NORMAL" {
 		f.fail("sqlite-synchronous", *syncMode, "must be FULL or NORMAL")
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(*deliveryConc)); err != nil || n < 0 || n > 1000 {
-		f.fail("delivery-concurrency", *deliveryConc, "must be an integer from 0 through 1000")
-	} else if cfg.DeliveryConcurrency = n; n == 0 {
-		cfg.DeliveryConcurrency = -1
-	}
-	if allow, err := webhook.ParseAllow(*deliveryAllow); err != nil {
-		f.fail("delivery-allow", *deliveryAllow, "must be comma-separated addresses or CIDR prefixes: "+err.Error())
-	} else {
-		cfg.DeliveryAllow = allow
-	}
+	serveDelivery(f, *deliveryConc, *deliveryAllow, &cfg)
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		f.fail("log-level", *level, "must be debug, info, warn or error")
@@ -88,6 +67,41 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lv}))
 	return server.Run(ctx, cfg, env.Stdout, log)
+}
+
+// serveTestSettings reads the settings that exist for tests only, from
+// the environment: the live-update timing (how often a GET /v1/stream
+// re-reads its view and how often an idle one pings) and the text
+// search's count window.
+func serveTestSettings(f *flagSet, env *Env, cfg *server.Config) {
+	if v := env.Getenv("RATCHET_STREAM_INTERVAL"); v != "" {
+		cfg.StreamInterval = f.duration("RATCHET_STREAM_INTERVAL", v, 10*time.Millisecond, time.Minute, "must be a duration from 10ms through 1m")
+	}
+	if v := env.Getenv("RATCHET_STREAM_PING"); v != "" {
+		cfg.StreamPing = f.duration("RATCHET_STREAM_PING", v, 10*time.Millisecond, 10*time.Minute, "must be a duration from 10ms through 10m")
+	}
+	if v := env.Getenv("RATCHET_SEARCH_WINDOW"); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > wire.SearchWindow {
+			f.fail("RATCHET_SEARCH_WINDOW", v, fmt.Sprintf("must be an integer from 1 through %d", wire.SearchWindow))
+		} else {
+			cfg.SearchWindow = n
+		}
+	}
+}
+
+// serveDelivery reads --delivery-concurrency (0 runs no dispatcher, which
+// server.Config spells -1) and --delivery-allow into cfg.
+func serveDelivery(f *flagSet, conc, allowText string, cfg *server.Config) {
+	if n, err := strconv.Atoi(strings.TrimSpace(conc)); err != nil || n < 0 || n > 1000 {
+		f.fail("delivery-concurrency", conc, "must be an integer from 0 through 1000")
+	} else if cfg.DeliveryConcurrency = n; n == 0 {
+		cfg.DeliveryConcurrency = -1
+	}
+	if allow, err := webhook.ParseAllow(allowText); err != nil {
+		f.fail("delivery-allow", allowText, "must be comma-separated addresses or CIDR prefixes: "+err.Error())
+	} else {
+		cfg.DeliveryAllow = allow
+	}
 }
 
 func envOr(env *Env, name, def string) string {

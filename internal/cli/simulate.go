@@ -34,47 +34,23 @@ var simulateFlagNames = map[string]string{
 	"policy.jitterPercent": "--policy-file (jitterPercent)",
 }
 
+// runSimulate is ratchet simulate: it converts the flags, runs the sweep
+// and writes the result as a table, CSV or JSON.
 func runSimulate(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("simulate", simulateUsage, env.Stderr)
-	clients := f.String("clients", "", "simulate one point with this many clients, 1 through 1000 (instead of --sweep)")
-	sweep := f.String("sweep", "10:190:10", "numbers of clients FROM:TO:STEP, each 1 through 1000, at most 100 points")
-	runs := f.String("runs", "100", "runs averaged per point and mode, 1 through 10000")
-	modes := f.String("modes", "none,exponential,full,equal,decorrelated", "comma-separated modes: none, exponential, full, equal, decorrelated, policy, calc")
-	seed := f.String("seed", "1", "seed, 0 through 9007199254740991; the same seed gives the same result on every machine")
-	base := f.String("base", "5", "base delay of the study modes in milliseconds")
-	capMs := f.String("cap", "2000", "cap of the study modes in milliseconds")
-	budget := f.String("budget", "", "retry token bucket shared by the clients: CAPACITY[:COST[:REFUND]] (AWS SDK: 500:5:1); a refused retry gives up")
-	retryAfter := f.String("retry-after", "", "when overloaded, the resource answers conflicts with this Retry-After in milliseconds; clients wait at least that")
-	overload := f.String("overload", "20", "the resource is overloaded when more than this many writes reached it in the window")
-	window := f.String("overload-window", "100", "the overload window in milliseconds")
-	src := policySource{
-		preset: f.String("policy-preset", "", "mode policy: a built-in Ratchet preset, STANDARD, AGGRESSIVE or RELAXED"),
-		file:   f.String("policy-file", "", "mode policy: a Ratchet policy JSON document; - reads standard input"),
-	}
-	cBase := f.String("calc-base", "", "mode calc: base delay in milliseconds, greater than 0")
-	cMult := f.String("calc-multiplier", "2", "mode calc: growth factor per attempt, at least 1")
-	cCap := f.String("calc-cap", "", "mode calc: cap in milliseconds, at least the base (default: 400 × the base)")
-	cAttempts := f.String("calc-attempts", "15", "mode calc: retries before a client gives up, 1 through 15")
-	cJitter := f.String("calc-jitter", "full", "mode calc: none, full, equal or decorrelated")
-	cFirst := f.String("calc-first-wait", "multiplied", "mode calc: base (exponent from 0) or multiplied (exponent from 1)")
-	format := f.String("format", "table", "output: table, csv or json")
-	out := f.String("out", "", "write the output to this file instead of standard output")
-	bench := f.Bool("bench", "print how long the sweep took to standard error")
-	workers := f.String("workers", "0", "goroutines, 0 for one per CPU; never changes the result")
+	var in simulateFlags
+	var o simulateOutput
+	src := declareSimulateFlags(f, &in, &o)
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	cfg, err := simulateConfig(f, env, simulateFlags{
-		clients: *clients, sweep: *sweep, runs: *runs, modes: *modes, seed: *seed, base: *base, capMs: *capMs,
-		budget: *budget, retryAfter: *retryAfter, overload: *overload, window: *window, workers: *workers,
-		calc: [6]string{*cBase, *cMult, *cCap, *cAttempts, *cJitter, *cFirst},
-	}, src)
+	cfg, err := simulateConfig(f, env, in, src)
 	if err != nil {
 		return err
 	}
-	fmtName := strings.ToLower(strings.TrimSpace(*format))
+	fmtName := strings.ToLower(strings.TrimSpace(o.format))
 	if fmtName != "table" && fmtName != "csv" && fmtName != "json" {
-		return usagef("--format: %s is not allowed; must be one of table, csv, json", quoteValue(*format))
+		return usagef("--format: %s is not allowed; must be one of table, csv, json", quoteValue(o.format))
 	}
 	start := time.Now()
 	res, err := simulate.SweepContext(ctx, cfg)
@@ -82,7 +58,65 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 		return renameFields(err, simulateFlagNames)
 	}
 	elapsed := time.Since(start)
+	if err := writeSimulateResult(env, res, fmtName, o.out); err != nil {
+		return err
+	}
+	if o.bench {
+		w := cfg.Workers
+		if w == 0 {
+			w = runtime.GOMAXPROCS(0)
+		}
+		fmt.Fprintf(env.Stderr, "simulated %d points × %d runs × %d modes in %.3f s on %d goroutines (%d CPUs)\n",
+			len(res.Clients), cfg.Runs, len(cfg.Modes), elapsed.Seconds(), w, runtime.NumCPU())
+	}
+	return nil
+}
+
+// simulateOutput are the flags of ratchet simulate that say where and how
+// the result goes.
+type simulateOutput struct {
+	format, out string
+	bench       bool
+}
+
+// declareSimulateFlags registers the flags of ratchet simulate: the texts
+// of the simulation's flags land in in, to be converted together by
+// simulateConfig, and the output flags in o.
+func declareSimulateFlags(f *flagSet, in *simulateFlags, o *simulateOutput) policySource {
+	f.StringVar(&in.clients, "clients", "", "simulate one point with this many clients, 1 through 1000 (instead of --sweep)")
+	f.StringVar(&in.sweep, "sweep", "10:190:10", "numbers of clients FROM:TO:STEP, each 1 through 1000, at most 100 points")
+	f.StringVar(&in.runs, "runs", "100", "runs averaged per point and mode, 1 through 10000")
+	f.StringVar(&in.modes, "modes", "none,exponential,full,equal,decorrelated", "comma-separated modes: none, exponential, full, equal, decorrelated, policy, calc")
+	f.StringVar(&in.seed, "seed", "1", "seed, 0 through 9007199254740991; the same seed gives the same result on every machine")
+	f.StringVar(&in.base, "base", "5", "base delay of the study modes in milliseconds")
+	f.StringVar(&in.capMs, "cap", "2000", "cap of the study modes in milliseconds")
+	f.StringVar(&in.budget, "budget", "", "retry token bucket shared by the clients: CAPACITY[:COST[:REFUND]] (AWS SDK: 500:5:1); a refused retry gives up")
+	f.StringVar(&in.retryAfter, "retry-after", "", "when overloaded, the resource answers conflicts with this Retry-After in milliseconds; clients wait at least that")
+	f.StringVar(&in.overload, "overload", "20", "the resource is overloaded when more than this many writes reached it in the window")
+	f.StringVar(&in.window, "overload-window", "100", "the overload window in milliseconds")
+	src := policySource{
+		preset: f.String("policy-preset", "", "mode policy: a built-in Ratchet preset, STANDARD, AGGRESSIVE or RELAXED"),
+		file:   f.String("policy-file", "", "mode policy: a Ratchet policy JSON document; - reads standard input"),
+	}
+	f.StringVar(&in.calc[0], "calc-base", "", "mode calc: base delay in milliseconds, greater than 0")
+	f.StringVar(&in.calc[1], "calc-multiplier", "2", "mode calc: growth factor per attempt, at least 1")
+	f.StringVar(&in.calc[2], "calc-cap", "", "mode calc: cap in milliseconds, at least the base (default: 400 × the base)")
+	f.StringVar(&in.calc[3], "calc-attempts", "15", "mode calc: retries before a client gives up, 1 through 15")
+	f.StringVar(&in.calc[4], "calc-jitter", "full", "mode calc: none, full, equal or decorrelated")
+	f.StringVar(&in.calc[5], "calc-first-wait", "multiplied", "mode calc: base (exponent from 0) or multiplied (exponent from 1)")
+	f.StringVar(&o.format, "format", "table", "output: table, csv or json")
+	f.StringVar(&o.out, "out", "", "write the output to this file instead of standard output")
+	f.BoolVar(&o.bench, "bench", "print how long the sweep took to standard error")
+	f.StringVar(&in.workers, "workers", "0", "goroutines, 0 for one per CPU; never changes the result")
+	return src
+}
+
+// writeSimulateResult writes res in format fmtName (table, csv or json)
+// to the file out, or to standard output when out is "". The whole result
+// is rendered first, so an error leaves no half-written output behind.
+func writeSimulateResult(env *Env, res simulate.Result, fmtName, out string) error {
 	var buf bytes.Buffer
+	var err error
 	switch fmtName {
 	case "json":
 		err = writeJSON(&buf, res)
@@ -94,20 +128,12 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *out != "" {
-		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", *out, err)
+	if out != "" {
+		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", out, err)
 		}
 	} else if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
 		return err
-	}
-	if *bench {
-		w := cfg.Workers
-		if w == 0 {
-			w = runtime.GOMAXPROCS(0)
-		}
-		fmt.Fprintf(env.Stderr, "simulated %d points × %d runs × %d modes in %.3f s on %d goroutines (%d CPUs)\n",
-			len(res.Clients), cfg.Runs, len(cfg.Modes), elapsed.Seconds(), w, runtime.NumCPU())
 	}
 	return nil
 }
@@ -128,55 +154,17 @@ func simulateConfig(f *flagSet, env *Env, in simulateFlags, src policySource) (s
 	if f.isSet("clients") && f.isSet("sweep") {
 		return cfg, usagef("--clients and --sweep: give one, not both")
 	}
-	if f.isSet("clients") {
-		n := int(f.integer("clients", in.clients, 1, simulate.MaxClients, "must be an integer from 1 through 1000"))
-		cfg.From, cfg.To, cfg.Step = n, n, 1
-	} else {
-		parts := strings.Split(in.sweep, ":")
-		const allowed = "must be FROM:TO:STEP, integers from 1 through 1000 with FROM ≤ TO, e.g. 10:190:10"
-		if len(parts) != 3 {
-			f.fail("sweep", in.sweep, allowed)
-		} else {
-			cfg.From = int(f.integer("sweep", parts[0], 1, simulate.MaxClients, allowed))
-			cfg.To = int(f.integer("sweep", parts[1], int64(cfg.From), simulate.MaxClients, allowed))
-			cfg.Step = int(f.integer("sweep", parts[2], 1, simulate.MaxClients, allowed))
-			if len(f.errs) > 1 { // one bad sweep is enough to say
-				f.errs = f.errs[:1]
-			}
-		}
-	}
+	simulatePoints(f, in, &cfg)
 	cfg.Runs = int(f.integer("runs", in.runs, 1, simulate.MaxRuns, "must be an integer from 1 through 10000"))
 	cfg.Seed = uint64(f.integer("seed", in.seed, 0, simulate.MaxSeed, "must be an integer from 0 through 9007199254740991"))
 	cfg.BaseMs = f.number("base", in.base, "must be a number of milliseconds greater than 0 and at most 86400000")
 	cfg.CapMs = f.number("cap", in.capMs, "must be a number of milliseconds from the base delay through 86400000")
 	cfg.Workers = int(f.integer("workers", in.workers, 0, 1024, "must be an integer from 0 (one per CPU) through 1024"))
-	cfg.Modes = nil
-	for m := range strings.SplitSeq(in.modes, ",") {
-		cfg.Modes = append(cfg.Modes, simulate.Mode(strings.ToLower(strings.TrimSpace(m))))
-	}
 	hasPolicy := f.isSet("policy-preset") || f.isSet("policy-file")
 	hasCalc := f.isSet("calc-base")
-	if !f.isSet("modes") { // a policy or a calculator setting joins the default modes
-		if hasPolicy {
-			cfg.Modes = append(cfg.Modes, simulate.Policy)
-		}
-		if hasCalc {
-			cfg.Modes = append(cfg.Modes, simulate.Calc)
-		}
-	}
+	cfg.Modes = simulateModes(f, in.modes, hasPolicy, hasCalc)
 	if in.budget != "" {
-		b := simulate.DefaultBudget()
-		parts := strings.Split(in.budget, ":")
-		const allowed = "must be CAPACITY[:COST[:REFUND]] in whole tokens, e.g. 500:5:1"
-		if len(parts) > 3 {
-			f.fail("budget", in.budget, allowed)
-		} else {
-			ptrs := []*int{&b.Capacity, &b.RetryCost, &b.SuccessRefund}
-			for i, p := range parts {
-				*ptrs[i] = int(f.integer("budget", p, 0, 1_000_000_000, allowed))
-			}
-		}
-		cfg.Budget = &b
+		cfg.Budget = simulateBudget(f, in.budget)
 	}
 	if in.retryAfter != "" {
 		cfg.RetryAfter = &simulate.RetryAfter{
@@ -186,19 +174,7 @@ func simulateConfig(f *flagSet, env *Env, in simulateFlags, src policySource) (s
 		}
 	}
 	if hasCalc {
-		c := in.calc
-		ci := backoff.CalcInput{
-			BaseMs:     f.number("calc-base", c[0], "must be a number of milliseconds greater than 0"),
-			Multiplier: f.number("calc-multiplier", c[1], "must be a number of at least 1"),
-			Attempts:   int(f.integer("calc-attempts", c[3], 1, backoff.MaxCalcAttempts, "must be an integer from 1 through 15")),
-			Jitter:     backoff.Jitter(strings.ToLower(strings.TrimSpace(c[4]))),
-			FirstWait:  backoff.FirstWait(strings.ToLower(strings.TrimSpace(c[5]))),
-		}
-		ci.CapMs = 400 * ci.BaseMs
-		if f.isSet("calc-cap") {
-			ci.CapMs = f.number("calc-cap", c[2], "must be a number of milliseconds, at least the base delay")
-		}
-		cfg.Calc = &ci
+		cfg.Calc = simulateCalc(f, in.calc)
 	}
 	if err := f.done(); err != nil {
 		return cfg, err
@@ -215,6 +191,81 @@ func simulateConfig(f *flagSet, env *Env, in simulateFlags, src policySource) (s
 		return cfg, renameFields(err, simulateFlagNames)
 	}
 	return cfg, nil
+}
+
+// simulateModes reads --modes. Without --modes, a policy or a calculator
+// setting joins the default modes, so that giving one simulates it.
+func simulateModes(f *flagSet, text string, hasPolicy, hasCalc bool) []simulate.Mode {
+	var modes []simulate.Mode
+	for m := range strings.SplitSeq(text, ",") {
+		modes = append(modes, simulate.Mode(strings.ToLower(strings.TrimSpace(m))))
+	}
+	if !f.isSet("modes") {
+		if hasPolicy {
+			modes = append(modes, simulate.Policy)
+		}
+		if hasCalc {
+			modes = append(modes, simulate.Calc)
+		}
+	}
+	return modes
+}
+
+// simulatePoints reads the numbers of clients to simulate into cfg: one
+// point from --clients, or FROM, TO and STEP from --sweep.
+func simulatePoints(f *flagSet, in simulateFlags, cfg *simulate.Config) {
+	if f.isSet("clients") {
+		n := int(f.integer("clients", in.clients, 1, simulate.MaxClients, "must be an integer from 1 through 1000"))
+		cfg.From, cfg.To, cfg.Step = n, n, 1
+		return
+	}
+	parts := strings.Split(in.sweep, ":")
+	const allowed = "must be FROM:TO:STEP, integers from 1 through 1000 with FROM ≤ TO, e.g. 10:190:10"
+	if len(parts) != 3 {
+		f.fail("sweep", in.sweep, allowed)
+		return
+	}
+	cfg.From = int(f.integer("sweep", parts[0], 1, simulate.MaxClients, allowed))
+	cfg.To = int(f.integer("sweep", parts[1], int64(cfg.From), simulate.MaxClients, allowed))
+	cfg.Step = int(f.integer("sweep", parts[2], 1, simulate.MaxClients, allowed))
+	if len(f.errs) > 1 { // one bad sweep is enough to say
+		f.errs = f.errs[:1]
+	}
+}
+
+// simulateBudget reads --budget, CAPACITY[:COST[:REFUND]]; the parts left
+// out keep the simulator's defaults.
+func simulateBudget(f *flagSet, text string) *simulate.Budget {
+	b := simulate.DefaultBudget()
+	parts := strings.Split(text, ":")
+	const allowed = "must be CAPACITY[:COST[:REFUND]] in whole tokens, e.g. 500:5:1"
+	if len(parts) > 3 {
+		f.fail("budget", text, allowed)
+	} else {
+		ptrs := []*int{&b.Capacity, &b.RetryCost, &b.SuccessRefund}
+		for i, p := range parts {
+			*ptrs[i] = int(f.integer("budget", p, 0, 1_000_000_000, allowed))
+		}
+	}
+	return &b
+}
+
+// simulateCalc reads the --calc-* flags (base, multiplier, cap, attempts,
+// jitter, first wait) into the calculator's input; the cap defaults to 400
+// times the base, as on the calculator page.
+func simulateCalc(f *flagSet, c [6]string) *backoff.CalcInput {
+	ci := backoff.CalcInput{
+		BaseMs:     f.number("calc-base", c[0], "must be a number of milliseconds greater than 0"),
+		Multiplier: f.number("calc-multiplier", c[1], "must be a number of at least 1"),
+		Attempts:   int(f.integer("calc-attempts", c[3], 1, backoff.MaxCalcAttempts, "must be an integer from 1 through 15")),
+		Jitter:     backoff.Jitter(strings.ToLower(strings.TrimSpace(c[4]))),
+		FirstWait:  backoff.FirstWait(strings.ToLower(strings.TrimSpace(c[5]))),
+	}
+	ci.CapMs = 400 * ci.BaseMs
+	if f.isSet("calc-cap") {
+		ci.CapMs = f.number("calc-cap", c[2], "must be a number of milliseconds, at least the base delay")
+	}
+	return &ci
 }
 
 // loadSim reads the policy of --policy-preset or --policy-file.

@@ -136,13 +136,7 @@ func (d *Dispatcher) Stop() { d.stopOnce.Do(func() { close(d.stop) }) }
 func (d *Dispatcher) Run(ctx context.Context) {
 	cctx, cancelClaims := context.WithCancel(ctx)
 	defer cancelClaims()
-	go func() {
-		select {
-		case <-d.stop:
-			cancelClaims()
-		case <-cctx.Done():
-		}
-	}()
+	go d.cancelOnStop(cctx, cancelClaims)
 	slots := make(chan struct{}, d.cfg.Concurrency)
 	// Finished attempts are reported in batches: whatever finished while
 	// the previous batch was written goes in the next, one transaction.
@@ -157,20 +151,9 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}()
 	failures := 0
 	for {
-		select {
-		case slots <- struct{}{}:
-		case <-cctx.Done():
+		free, ok := d.takeSlots(cctx, slots)
+		if !ok {
 			return
-		}
-		free := 1
-	more:
-		for free < d.cfg.Concurrency {
-			select {
-			case slots <- struct{}{}:
-				free++
-			default:
-				break more
-			}
 		}
 		jobs, err := d.eng.ClaimDeliveries(cctx, d.cfg.WorkerID, free, claimWait)
 		claimed := d.cfg.Clock.Now()
@@ -183,27 +166,66 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			}
 			failures++
 			d.log.Warn("delivery claim failed", "err", err)
-			backoff := d.cfg.Clock.NewTimer(min(time.Duration(failures)*200*time.Millisecond, 5*time.Second))
-			select {
-			case <-backoff.C():
-			case <-cctx.Done():
-				backoff.Stop()
+			if !d.pause(cctx, failures) {
 				return
 			}
 			continue
 		}
 		failures = 0
 		for _, c := range jobs {
-			inflight.Add(1)
-			go func() {
-				defer inflight.Done()
+			inflight.Go(func() {
 				res, ok := d.attempt(ctx, c, claimed)
 				<-slots
 				if ok {
 					results <- engine.Delivered{Claimed: c, Result: res}
 				}
-			}()
+			})
 		}
+	}
+}
+
+// cancelOnStop cancels the claims (cancel) when Stop is called; it
+// returns when ctx, the claims' context, ends.
+func (d *Dispatcher) cancelOnStop(ctx context.Context, cancel context.CancelFunc) {
+	select {
+	case <-d.stop:
+		cancel()
+	case <-ctx.Done():
+	}
+}
+
+// takeSlots waits for one free request slot, then takes as many more as
+// are free at once: the most jobs to claim now. It reports false when ctx
+// ended first.
+func (d *Dispatcher) takeSlots(ctx context.Context, slots chan struct{}) (int, bool) {
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return 0, false
+	}
+	free := 1
+	for free < d.cfg.Concurrency {
+		select {
+		case slots <- struct{}{}:
+			free++
+		default:
+			return free, true
+		}
+	}
+	return free, true
+}
+
+// pause waits after the failures-th claim failure in a row, 200 ms more
+// each time up to 5 s, so a store that is down is not hammered. It
+// reports false when ctx ended first.
+func (d *Dispatcher) pause(ctx context.Context, failures int) bool {
+	backoff := d.cfg.Clock.NewTimer(min(time.Duration(failures)*200*time.Millisecond, 5*time.Second))
+	select {
+	case <-backoff.C():
+		return true
+	case <-ctx.Done():
+		backoff.Stop()
+		return false
 	}
 }
 
@@ -266,11 +288,6 @@ func (d *Dispatcher) Deliver(ctx context.Context, c engine.Claimed) {
 // the attempt is left to its lease.
 func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time.Time) (engine.DeliveryResult, bool) {
 	var res engine.DeliveryResult
-	no := false
-	fail := func(msg string) (engine.DeliveryResult, bool) {
-		res.Retryable, res.Message = &no, msg
-		return res, true
-	}
 	// unsendable: the request cannot be built from this job and tool, so
 	// nothing is sent and retrying cannot help.
 	unsendable := func(msg string) (engine.DeliveryResult, bool) {
@@ -286,61 +303,15 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time
 		return res, true
 	}
 	spec := engine.DeliveryOf(t)
-	if spec == nil {
-		return unsendable("the tool has no delivery target")
+	url, msg := d.target(t.ID, spec, c)
+	if msg != "" {
+		return unsendable(msg)
 	}
-	tpl, err := d.template(t.ID, spec.URL)
-	if err != nil {
-		return unsendable("the delivery URL is invalid: " + err.Error())
-	}
-	url, err := tpl.Render(c.Job.Payload)
-	if err != nil {
-		return unsendable(err.Error())
-	}
-	// The lease is the request's timeout, less a margin to report in before
-	// the rescue would take the attempt as timed out. Its length is the
-	// claim's (both ends stamped by the same clock, the database's on
-	// PostgreSQL), counted from when the claim returned on the dispatcher's
-	// clock (the machine's, monotonic, never a development clock): this node's own clock may run behind the one that
-	// judges the lease, and a timeout read from it would outlast the
-	// lease, letting the retry go out while this request still waits.
-	lease := time.Duration(c.LeaseExpiresAt-c.Job.ClaimedAt) * time.Millisecond
-	left := lease - clock.Since(d.cfg.Clock, claimed)
-	left -= min(lease/10, 2*time.Second)
-	rctx, cancel := context.WithTimeout(ctx, left)
+	rctx, cancel := context.WithTimeout(ctx, d.timeout(c, claimed))
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, spec.Method, url, bytes.NewReader(c.Job.Payload))
-	if err != nil {
-		return unsendable("the delivery request could not be built: " + err.Error())
-	}
-	for k, v := range spec.Headers {
-		req.Header.Set(k, v)
-	}
-	id := strconv.FormatInt(c.Job.ID, 10)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", d.cfg.UserAgent)
-	if !wire.HeaderValueOK(c.IdempotencyKey) {
-		// Refused at enqueue today; a job stored before that check would
-		// otherwise fail every attempt as a network error.
-		return unsendable("the idempotency key " + strconv.QuoteToASCII(c.IdempotencyKey) + " is not a valid header value")
-	}
-	for k, v := range spec.Headers {
-		if !wire.HeaderValueOK(v) {
-			return unsendable("the tool's header " + strconv.QuoteToASCII(k) + " has a value that is not a valid header value")
-		}
-	}
-	req.Header.Set("Idempotency-Key", c.IdempotencyKey)
-	req.Header.Set("Ratchet-Job-Id", id)
-	req.Header.Set("Ratchet-Attempt", strconv.FormatInt(c.Job.Attempt, 10))
-	if spec.Secret != "" {
-		key, err := webhook.ParseSecret(spec.Secret)
-		if err != nil {
-			return unsendable("the signing secret is invalid: " + err.Error())
-		}
-		msgID, now := "ratchet-job-"+id, d.cfg.Clock.Now()
-		req.Header.Set(webhook.HeaderID, msgID)
-		req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-		req.Header.Set(webhook.HeaderSignature, webhook.Sign(key, msgID, now, c.Job.Payload))
+	req, msg := d.request(rctx, spec, url, c)
+	if msg != "" {
+		return unsendable(msg)
 	}
 	start := d.cfg.Clock.Now()
 	resp, err := d.client.Do(req)
@@ -353,13 +324,97 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time
 		if errors.As(err, &refused) {
 			// A target the server will not reach does not become
 			// reachable by retrying: the job fails, saying why.
-			res.ErrorKind = "connect"
-			return fail(refused.Error())
+			no := false
+			res.ErrorKind, res.Retryable, res.Message = "connect", &no, refused.Error()
+			return res, true
 		}
 		res.ErrorKind, res.Message = ErrorKind(err), err.Error()
 		return res, true
 	}
 	defer resp.Body.Close()
+	return d.readResponse(ctx, resp, start)
+}
+
+// target is the URL of job c: the URL template of tool toolID's delivery
+// target spec, rendered from the job's payload. msg says why there is
+// none (no target, an invalid template, a payload that does not fill it).
+func (d *Dispatcher) target(toolID int64, spec *engine.DeliverySpec, c engine.Claimed) (url, msg string) {
+	if spec == nil {
+		return "", "the tool has no delivery target"
+	}
+	tpl, err := d.template(toolID, spec.URL)
+	if err != nil {
+		return "", "the delivery URL is invalid: " + err.Error()
+	}
+	url, err = tpl.Render(c.Job.Payload)
+	if err != nil {
+		return "", err.Error()
+	}
+	return url, ""
+}
+
+// timeout is how long the request of job c, claimed at claimed, may take:
+// the lease, less a margin to report in before the rescue would take the
+// attempt as timed out. The lease's length is the claim's (both ends
+// stamped by the same clock, the database's on PostgreSQL), counted from
+// when the claim returned on the dispatcher's clock (the machine's,
+// monotonic, never a development clock): this node's own clock may run
+// behind the one that judges the lease, and a timeout read from it would
+// outlast the lease, letting the retry go out while this request still
+// waits.
+func (d *Dispatcher) timeout(c engine.Claimed, claimed time.Time) time.Duration {
+	lease := time.Duration(c.LeaseExpiresAt-c.Job.ClaimedAt) * time.Millisecond
+	left := lease - clock.Since(d.cfg.Clock, claimed)
+	return left - min(lease/10, 2*time.Second)
+}
+
+// request builds the request of job c to url: the tool's method and
+// headers, the job's payload, the idempotency key and the job's id and
+// attempt, and the Standard Webhooks signature when the tool has a
+// secret. msg says why it cannot be built.
+func (d *Dispatcher) request(ctx context.Context, spec *engine.DeliverySpec, url string, c engine.Claimed) (*http.Request, string) {
+	req, err := http.NewRequestWithContext(ctx, spec.Method, url, bytes.NewReader(c.Job.Payload))
+	if err != nil {
+		return nil, "the delivery request could not be built: " + err.Error()
+	}
+	for k, v := range spec.Headers {
+		req.Header.Set(k, v)
+	}
+	id := strconv.FormatInt(c.Job.ID, 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", d.cfg.UserAgent)
+	if !wire.HeaderValueOK(c.IdempotencyKey) {
+		// Refused at enqueue today; a job stored before that check would
+		// otherwise fail every attempt as a network error.
+		return nil, "the idempotency key " + strconv.QuoteToASCII(c.IdempotencyKey) + " is not a valid header value"
+	}
+	for k, v := range spec.Headers {
+		if !wire.HeaderValueOK(v) {
+			return nil, "the tool's header " + strconv.QuoteToASCII(k) + " has a value that is not a valid header value"
+		}
+	}
+	req.Header.Set("Idempotency-Key", c.IdempotencyKey)
+	req.Header.Set("Ratchet-Job-Id", id)
+	req.Header.Set("Ratchet-Attempt", strconv.FormatInt(c.Job.Attempt, 10))
+	if spec.Secret != "" {
+		key, err := webhook.ParseSecret(spec.Secret)
+		if err != nil {
+			return nil, "the signing secret is invalid: " + err.Error()
+		}
+		msgID, now := "ratchet-job-"+id, d.cfg.Clock.Now()
+		req.Header.Set(webhook.HeaderID, msgID)
+		req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set(webhook.HeaderSignature, webhook.Sign(key, msgID, now, c.Job.Payload))
+	}
+	return req, ""
+}
+
+// readResponse reads the provider's answer to a request sent at start: its
+// status, headers and the start of its body (up to MaxResponseBytes; the
+// message notes a body cut short or not read in full). ok is false when
+// ctx ended meanwhile.
+func (d *Dispatcher) readResponse(ctx context.Context, resp *http.Response, start time.Time) (engine.DeliveryResult, bool) {
+	var res engine.DeliveryResult
 	body, rerr := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	res.Duration = clock.Since(d.cfg.Clock, start)
 	if ctx.Err() != nil {

@@ -8,26 +8,36 @@ import (
 	"strings"
 )
 
+// apiParam is a parameter of a route on the API page.
+type apiParam struct{ Name, In, Type, Description string }
+
+// apiResponse is a response of a route on the API page.
+type apiResponse struct{ Status, Description, Schema string }
+
+// apiOp is one route on the API page.
+type apiOp struct {
+	Method, Path, ID, Summary, Description, Request string
+	Params                                          []apiParam
+	Responses                                       []apiResponse
+}
+
+// apiProp is a row of a schema's table: a property, its type and notes.
+type apiProp struct{ Name, Type, Notes string }
+
+// apiSchema is a schema of the document as a table of its properties.
+type apiSchema struct {
+	Name  string
+	Props []apiProp
+}
+
 // renderAPI renders the OpenAPI document as one HTML page: the routes in
 // path order with their keys, parameters, bodies and responses, then every
 // schema as a table of its properties.
 func renderAPI(doc map[string]any) (template.HTML, error) {
-	type param struct{ Name, In, Type, Description string }
-	type response struct{ Status, Description, Schema string }
-	type op struct {
-		Method, Path, ID, Summary, Description, Request string
-		Params                                          []param
-		Responses                                       []response
-	}
-	type prop struct{ Name, Type, Notes string }
-	type schema struct {
-		Name  string
-		Props []prop
-	}
 	var data struct {
 		Title, Version, Description string
-		Ops                         []op
-		Schemas                     []schema
+		Ops                         []apiOp
+		Schemas                     []apiSchema
 	}
 	info, _ := doc["info"].(map[string]any)
 	data.Title, _ = info["title"].(string)
@@ -37,80 +47,97 @@ func renderAPI(doc map[string]any) (template.HTML, error) {
 	for _, path := range sortedKeys(paths) {
 		item, _ := paths[path].(map[string]any)
 		for _, method := range []string{"get", "post", "put", "patch", "delete"} {
-			o, ok := item[method].(map[string]any)
-			if !ok {
-				continue
+			if o, ok := item[method].(map[string]any); ok {
+				data.Ops = append(data.Ops, apiOpOf(method, path, o))
 			}
-			x := op{Method: strings.ToUpper(method), Path: path}
-			x.ID, _ = o["operationId"].(string)
-			x.Summary, _ = o["summary"].(string)
-			x.Description, _ = o["description"].(string)
-			ps, _ := o["parameters"].([]any)
-			for _, p := range ps {
-				pm, _ := p.(map[string]any)
-				var y param
-				y.Name, _ = pm["name"].(string)
-				y.In, _ = pm["in"].(string)
-				y.Description, _ = pm["description"].(string)
-				y.Type = typeOf(pm["schema"])
-				x.Params = append(x.Params, y)
-			}
-			if rb, ok := o["requestBody"].(map[string]any); ok {
-				x.Request = schemaRef(rb)
-			}
-			rs, _ := o["responses"].(map[string]any)
-			for _, code := range sortedKeys(rs) {
-				rm, _ := rs[code].(map[string]any)
-				d, _ := rm["description"].(string)
-				x.Responses = append(x.Responses, response{Status: code, Description: d, Schema: schemaRef(rm)})
-			}
-			data.Ops = append(data.Ops, x)
 		}
 	}
 	comps, _ := doc["components"].(map[string]any)
 	schemas, _ := comps["schemas"].(map[string]any)
 	for _, name := range sortedKeys(schemas) {
 		sm, _ := schemas[name].(map[string]any)
-		s := schema{Name: name}
-		props, _ := sm["properties"].(map[string]any)
-		required := map[string]bool{}
-		if req, ok := sm["required"].([]any); ok {
-			for _, r := range req {
-				if n, ok := r.(string); ok {
-					required[n] = true
-				}
-			}
-		}
-		for _, pn := range sortedKeys(props) {
-			pm, _ := props[pn].(map[string]any)
-			var notes []string
-			if required[pn] {
-				notes = append(notes, "required")
-			}
-			if lo, ok := pm["minimum"]; ok {
-				notes = append(notes, "minimum "+jsonText(lo))
-			}
-			if hi, ok := pm["maximum"]; ok {
-				notes = append(notes, "maximum "+jsonText(hi))
-			}
-			if e, ok := pm["enum"]; ok {
-				notes = append(notes, "one of "+jsonText(e))
-			}
-			if p, ok := pm["pattern"].(string); ok {
-				notes = append(notes, "pattern "+p)
-			}
-			if d, ok := pm["description"].(string); ok {
-				notes = append(notes, d)
-			}
-			s.Props = append(s.Props, prop{Name: pn, Type: typeOf(pm), Notes: strings.Join(notes, "; ")})
-		}
-		data.Schemas = append(data.Schemas, s)
+		data.Schemas = append(data.Schemas, apiSchemaOf(name, sm))
 	}
 	var b bytes.Buffer
 	if err := apiTmpl.Execute(&b, data); err != nil {
 		return "", err
 	}
 	return template.HTML(b.String()), nil
+}
+
+// apiOpOf reads the operation o of method on path: its id, summary and
+// description, parameters, request body and responses (by status).
+func apiOpOf(method, path string, o map[string]any) apiOp {
+	x := apiOp{Method: strings.ToUpper(method), Path: path}
+	x.ID, _ = o["operationId"].(string)
+	x.Summary, _ = o["summary"].(string)
+	x.Description, _ = o["description"].(string)
+	ps, _ := o["parameters"].([]any)
+	for _, p := range ps {
+		pm, _ := p.(map[string]any)
+		var y apiParam
+		y.Name, _ = pm["name"].(string)
+		y.In, _ = pm["in"].(string)
+		y.Description, _ = pm["description"].(string)
+		y.Type = typeOf(pm["schema"])
+		x.Params = append(x.Params, y)
+	}
+	if rb, ok := o["requestBody"].(map[string]any); ok {
+		x.Request = schemaRef(rb)
+	}
+	rs, _ := o["responses"].(map[string]any)
+	for _, code := range sortedKeys(rs) {
+		rm, _ := rs[code].(map[string]any)
+		d, _ := rm["description"].(string)
+		x.Responses = append(x.Responses, apiResponse{Status: code, Description: d, Schema: schemaRef(rm)})
+	}
+	return x
+}
+
+// apiSchemaOf reads the schema sm named name: each property in name order
+// with its type and notes.
+func apiSchemaOf(name string, sm map[string]any) apiSchema {
+	s := apiSchema{Name: name}
+	props, _ := sm["properties"].(map[string]any)
+	required := map[string]bool{}
+	if req, ok := sm["required"].([]any); ok {
+		for _, r := range req {
+			if n, ok := r.(string); ok {
+				required[n] = true
+			}
+		}
+	}
+	for _, pn := range sortedKeys(props) {
+		pm, _ := props[pn].(map[string]any)
+		s.Props = append(s.Props, apiProp{Name: pn, Type: typeOf(pm), Notes: propNotes(pm, required[pn])})
+	}
+	return s
+}
+
+// propNotes are what a reader must know of a property besides its type:
+// whether it is required, its bounds, enum and pattern, and its
+// description.
+func propNotes(pm map[string]any, required bool) string {
+	var notes []string
+	if required {
+		notes = append(notes, "required")
+	}
+	if lo, ok := pm["minimum"]; ok {
+		notes = append(notes, "minimum "+jsonText(lo))
+	}
+	if hi, ok := pm["maximum"]; ok {
+		notes = append(notes, "maximum "+jsonText(hi))
+	}
+	if e, ok := pm["enum"]; ok {
+		notes = append(notes, "one of "+jsonText(e))
+	}
+	if p, ok := pm["pattern"].(string); ok {
+		notes = append(notes, "pattern "+p)
+	}
+	if d, ok := pm["description"].(string); ok {
+		notes = append(notes, d)
+	}
+	return strings.Join(notes, "; ")
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -88,6 +88,8 @@ type site struct {
 	api   template.HTML
 }
 
+// load renders every page of docs/ (in Order, then the rest by name) and
+// the API page from the OpenAPI document.
 func load(openapi []byte) (*site, error) {
 	s := &site{html: map[string]template.HTML{}}
 	names, err := fs.Glob(mddocs.FS, "*.md")
@@ -96,27 +98,11 @@ func load(openapi []byte) (*site, error) {
 	}
 	bySlug := map[string]Page{}
 	for _, name := range names {
-		src, err := fs.ReadFile(mddocs.FS, name)
+		p, body, err := loadPage(name)
 		if err != nil {
 			return nil, err
 		}
-		// The expected output in the pages holds the tests' placeholders
-		// (<TIME>); readers get real-looking examples instead.
-		src = mddocs.Readable(src)
-		body, err := Render(src)
-		if err != nil {
-			return nil, fmt.Errorf("render %s: %w", name, err)
-		}
-		p := Page{Slug: strings.TrimSuffix(name, ".md")}
-		p.Title, p.Intro = titleAndIntro(string(src))
-		intro, err := Render([]byte(p.Intro))
-		if err != nil {
-			return nil, fmt.Errorf("render the intro of %s: %w", name, err)
-		}
-		intro = strings.TrimSpace(intro)
-		intro = strings.TrimSuffix(strings.TrimPrefix(intro, "<p>"), "</p>")
-		p.IntroHTML = template.HTML(intro)   // goldmark output, as for the page bodies
-		s.html[p.Slug] = template.HTML(body) // goldmark escapes raw HTML: the source is ours and embedded
+		s.html[p.Slug] = body
 		bySlug[p.Slug] = p
 	}
 	for _, slug := range Order {
@@ -140,6 +126,33 @@ func load(openapi []byte) (*site, error) {
 	}
 	s.api = api
 	return s, nil
+}
+
+// loadPage renders the page name of docs/: its body, and its title and
+// intro for the index.
+func loadPage(name string) (Page, template.HTML, error) {
+	src, err := fs.ReadFile(mddocs.FS, name)
+	if err != nil {
+		return Page{}, "", err
+	}
+	// The expected output in the pages holds the tests' placeholders
+	// (<TIME>); readers get real-looking examples instead.
+	src = mddocs.Readable(src)
+	body, err := Render(src)
+	if err != nil {
+		return Page{}, "", fmt.Errorf("render %s: %w", name, err)
+	}
+	p := Page{Slug: strings.TrimSuffix(name, ".md")}
+	p.Title, p.Intro = titleAndIntro(string(src))
+	intro, err := Render([]byte(p.Intro))
+	if err != nil {
+		return Page{}, "", fmt.Errorf("render the intro of %s: %w", name, err)
+	}
+	intro = strings.TrimSpace(intro)
+	intro = strings.TrimSuffix(strings.TrimPrefix(intro, "<p>"), "</p>")
+	p.IntroHTML = template.HTML(intro) // goldmark output, as for the page bodies
+	// goldmark escapes raw HTML: the source is ours and embedded.
+	return p, template.HTML(body), nil
 }
 
 func titleAndIntro(src string) (title, intro string) {

@@ -149,95 +149,24 @@ func (c Config) Points() []int {
 // field.Errors, each naming the JSON field, the value and what is allowed.
 func (c Config) Validate() error {
 	var errs field.Errors
-	add := func(name, value, allowed string) {
-		errs.Add(name, value, allowed)
-	}
-	itoa := strconv.Itoa
-	if c.From < 1 || c.From > MaxClients {
-		add("from", itoa(c.From), "must be an integer from 1 through 1000 clients")
-	}
-	if c.To < max(c.From, 1) || c.To > MaxClients {
-		add("to", itoa(c.To), fmt.Sprintf("must be an integer from the first point (%d) through 1000 clients", max(c.From, 1)))
-	}
-	if c.Step < 1 || c.Step > MaxClients {
-		add("step", itoa(c.Step), "must be an integer from 1 through 1000 clients")
-	}
-	if len(errs) == 0 {
-		if n := (c.To-c.From)/c.Step + 1; n > MaxPoints {
-			add("step", itoa(c.Step), fmt.Sprintf("gives %d points from %d to %d; at most 100 are allowed", n, c.From, c.To))
-		}
-	}
+	c.validatePoints(&errs)
 	if c.Runs < 1 || c.Runs > MaxRuns {
-		add("runs", itoa(c.Runs), "must be an integer from 1 through 10000")
+		errs.Add("runs", strconv.Itoa(c.Runs), "must be an integer from 1 through 10000")
 	}
-	if len(c.Modes) == 0 {
-		add("modes", "[]", "must list at least one mode; "+allowedModes)
-	}
-	seen := map[Mode]bool{}
-	for _, m := range c.Modes {
-		switch {
-		case !isMode(m):
-			add("modes", strconv.Quote(string(m)), allowedModes)
-		case seen[m]:
-			add("modes", strconv.Quote(string(m)), "each mode may appear once")
-		}
-		seen[m] = true
-	}
+	seen := c.validateModes(&errs)
 	if c.Seed > MaxSeed {
-		add("seed", strconv.FormatUint(c.Seed, 10), "must be an integer from 0 through 9007199254740991")
+		errs.Add("seed", strconv.FormatUint(c.Seed, 10), "must be an integer from 0 through 9007199254740991")
 	}
-	if !(c.BaseMs > 0 && c.BaseMs <= MaxMs) {
-		add("baseMs", num(c.BaseMs), "must be a number of milliseconds greater than 0 and at most 86400000")
-	}
-	if !(c.CapMs >= c.BaseMs && c.CapMs <= MaxMs) || !(c.CapMs > 0) {
-		add("capMs", num(c.CapMs), "must be a number of milliseconds from the base delay through 86400000")
-	}
-	if !(c.LatencyMeanMs > 0 && c.LatencyMeanMs <= 60_000) {
-		add("latencyMeanMs", num(c.LatencyMeanMs), "must be a number of milliseconds greater than 0 and at most 60000")
-	}
-	if !(c.LatencySdMs >= 0 && c.LatencySdMs <= 60_000) {
-		add("latencySdMs", num(c.LatencySdMs), "must be a number of milliseconds from 0 through 60000")
-	}
-	if seen[Policy] && c.Policy == nil {
-		add("policy", field.Missing, "mode policy needs a retry policy: maxAttempts, initialDelayMs, multiplier, maxDelayMs, jitterPercent")
-	}
-	if c.Policy != nil {
-		if _, err := backoff.NewCustom(*c.Policy); err != nil {
-			errs = append(errs, prefixed(err, "policy.")...)
-		}
-	}
-	if seen[Calc] && c.Calc == nil {
-		add("calc", field.Missing, "mode calc needs a calculator setting: baseMs, multiplier, capMs, attempts, jitter, firstWait")
-	}
-	if c.Calc != nil {
-		if err := c.Calc.Validate(); err != nil {
-			errs = append(errs, prefixed(err, "calc.")...)
-		}
-	}
+	c.validateTimes(&errs)
+	c.validateSettings(&errs, seen)
 	if b := c.Budget; b != nil {
-		if b.Capacity < 1 || b.Capacity > 1_000_000_000 {
-			add("budget.capacity", itoa(b.Capacity), "must be an integer from 1 through 1000000000 tokens")
-		}
-		if b.RetryCost < 1 || b.RetryCost > max(b.Capacity, 1) {
-			add("budget.retryCost", itoa(b.RetryCost), fmt.Sprintf("must be an integer from 1 through the capacity (%d) tokens", max(b.Capacity, 1)))
-		}
-		if b.SuccessRefund < 0 || b.SuccessRefund > max(b.Capacity, 1) {
-			add("budget.successRefund", itoa(b.SuccessRefund), fmt.Sprintf("must be an integer from 0 through the capacity (%d) tokens", max(b.Capacity, 1)))
-		}
+		b.validate(&errs)
 	}
 	if r := c.RetryAfter; r != nil {
-		if !(r.Ms > 0 && r.Ms <= MaxMs) {
-			add("retryAfter.ms", num(r.Ms), "must be a number of milliseconds greater than 0 and at most 86400000")
-		}
-		if r.Overload < 0 || r.Overload > 1_000_000 {
-			add("retryAfter.overload", itoa(r.Overload), "must be an integer from 0 through 1000000 writes")
-		}
-		if !(r.WindowMs > 0 && r.WindowMs <= MaxMs) {
-			add("retryAfter.windowMs", num(r.WindowMs), "must be a number of milliseconds greater than 0 and at most 86400000")
-		}
+		r.validate(&errs)
 	}
 	if c.Workers < 0 {
-		add("workers", itoa(c.Workers), "must be 0 (one per CPU) or more goroutines")
+		errs.Add("workers", strconv.Itoa(c.Workers), "must be 0 (one per CPU) or more goroutines")
 	}
 	if len(errs) == 0 {
 		total := 0
@@ -245,13 +174,120 @@ func (c Config) Validate() error {
 			total += n
 		}
 		if w := total * c.Runs * len(c.Modes); w > MaxClientRuns {
-			add("runs", itoa(c.Runs), fmt.Sprintf("makes %d client runs (clients summed over points × runs × modes); at most %d are allowed", w, MaxClientRuns))
+			errs.Add("runs", strconv.Itoa(c.Runs), fmt.Sprintf("makes %d client runs (clients summed over points × runs × modes); at most %d are allowed", w, MaxClientRuns))
 		}
 	}
 	if len(errs) == 0 {
 		return nil
 	}
 	return errs
+}
+
+// validatePoints checks From, To and Step, and, when each is fine, that
+// they give at most MaxPoints points.
+func (c Config) validatePoints(errs *field.Errors) {
+	itoa := strconv.Itoa
+	n := len(*errs)
+	if c.From < 1 || c.From > MaxClients {
+		errs.Add("from", itoa(c.From), "must be an integer from 1 through 1000 clients")
+	}
+	if c.To < max(c.From, 1) || c.To > MaxClients {
+		errs.Add("to", itoa(c.To), fmt.Sprintf("must be an integer from the first point (%d) through 1000 clients", max(c.From, 1)))
+	}
+	if c.Step < 1 || c.Step > MaxClients {
+		errs.Add("step", itoa(c.Step), "must be an integer from 1 through 1000 clients")
+	}
+	if len(*errs) == n {
+		if n := (c.To-c.From)/c.Step + 1; n > MaxPoints {
+			errs.Add("step", itoa(c.Step), fmt.Sprintf("gives %d points from %d to %d; at most 100 are allowed", n, c.From, c.To))
+		}
+	}
+}
+
+// validateModes checks that Modes lists known modes, each once, and
+// returns the modes it saw (the policy and calc modes need settings).
+func (c Config) validateModes(errs *field.Errors) map[Mode]bool {
+	if len(c.Modes) == 0 {
+		errs.Add("modes", "[]", "must list at least one mode; "+allowedModes)
+	}
+	seen := map[Mode]bool{}
+	for _, m := range c.Modes {
+		switch {
+		case !isMode(m):
+			errs.Add("modes", strconv.Quote(string(m)), allowedModes)
+		case seen[m]:
+			errs.Add("modes", strconv.Quote(string(m)), "each mode may appear once")
+		}
+		seen[m] = true
+	}
+	return seen
+}
+
+// validateTimes checks the study modes' base and cap and the latency of
+// the resource, all in milliseconds.
+func (c Config) validateTimes(errs *field.Errors) {
+	if !(c.BaseMs > 0 && c.BaseMs <= MaxMs) {
+		errs.Add("baseMs", num(c.BaseMs), "must be a number of milliseconds greater than 0 and at most 86400000")
+	}
+	if !(c.CapMs >= c.BaseMs && c.CapMs <= MaxMs) || !(c.CapMs > 0) {
+		errs.Add("capMs", num(c.CapMs), "must be a number of milliseconds from the base delay through 86400000")
+	}
+	if !(c.LatencyMeanMs > 0 && c.LatencyMeanMs <= 60_000) {
+		errs.Add("latencyMeanMs", num(c.LatencyMeanMs), "must be a number of milliseconds greater than 0 and at most 60000")
+	}
+	if !(c.LatencySdMs >= 0 && c.LatencySdMs <= 60_000) {
+		errs.Add("latencySdMs", num(c.LatencySdMs), "must be a number of milliseconds from 0 through 60000")
+	}
+}
+
+// validateSettings checks the retry policy of mode policy and the
+// calculator setting of mode calc: each is required when its mode is in
+// seen, and checked by its own package when given, its fields prefixed.
+func (c Config) validateSettings(errs *field.Errors, seen map[Mode]bool) {
+	if seen[Policy] && c.Policy == nil {
+		errs.Add("policy", field.Missing, "mode policy needs a retry policy: maxAttempts, initialDelayMs, multiplier, maxDelayMs, jitterPercent")
+	}
+	if c.Policy != nil {
+		if _, err := backoff.NewCustom(*c.Policy); err != nil {
+			*errs = append(*errs, prefixed(err, "policy.")...)
+		}
+	}
+	if seen[Calc] && c.Calc == nil {
+		errs.Add("calc", field.Missing, "mode calc needs a calculator setting: baseMs, multiplier, capMs, attempts, jitter, firstWait")
+	}
+	if c.Calc != nil {
+		if err := c.Calc.Validate(); err != nil {
+			*errs = append(*errs, prefixed(err, "calc.")...)
+		}
+	}
+}
+
+// validate checks the token bucket: a capacity, and a cost and refund
+// that fit in it.
+func (b *Budget) validate(errs *field.Errors) {
+	itoa := strconv.Itoa
+	if b.Capacity < 1 || b.Capacity > 1_000_000_000 {
+		errs.Add("budget.capacity", itoa(b.Capacity), "must be an integer from 1 through 1000000000 tokens")
+	}
+	if b.RetryCost < 1 || b.RetryCost > max(b.Capacity, 1) {
+		errs.Add("budget.retryCost", itoa(b.RetryCost), fmt.Sprintf("must be an integer from 1 through the capacity (%d) tokens", max(b.Capacity, 1)))
+	}
+	if b.SuccessRefund < 0 || b.SuccessRefund > max(b.Capacity, 1) {
+		errs.Add("budget.successRefund", itoa(b.SuccessRefund), fmt.Sprintf("must be an integer from 0 through the capacity (%d) tokens", max(b.Capacity, 1)))
+	}
+}
+
+// validate checks the Retry-After hint and the overload that triggers it.
+func (r *RetryAfter) validate(errs *field.Errors) {
+	if !(r.Ms > 0 && r.Ms <= MaxMs) {
+		errs.Add("retryAfter.ms", num(r.Ms), "must be a number of milliseconds greater than 0 and at most 86400000")
+	}
+	if r.Overload < 0 || r.Overload > 1_000_000 {
+		errs.Add("retryAfter.overload", strconv.Itoa(r.Overload), "must be an integer from 0 through 1000000 writes")
+	}
+	if !(r.WindowMs > 0 && r.WindowMs <= MaxMs) {
+		errs.Add("retryAfter.windowMs", num(r.WindowMs), "must be a number of milliseconds greater than 0 and at most 86400000")
+	}
 }
 
 func isMode(m Mode) bool {

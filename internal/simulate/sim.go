@@ -61,27 +61,11 @@ func (s *sim) latency(c *client) float64 {
 // write request, write reply.
 func (s *sim) run(mode Mode, n, run int) runStats {
 	cfg := s.cfg
-	if cap(s.clients) < n {
-		s.clients = make([]client, n)
-		s.calls = make([]float64, n)
-		s.times = make([]float64, n)
-	}
-	cs := s.clients[:n]
-	s.heap = s.heap[:0]
-	s.writes = s.writes[:0]
+	cs := s.start(mode, n, run)
 	var st runStats
 	tokens := 0
 	if cfg.Budget != nil {
 		tokens = cfg.Budget.Capacity
-	}
-	for i := range cs {
-		c := &cs[i]
-		*c = client{src: source{x: streamSeed(cfg.Seed, n, run, i)}, prev: cfg.BaseMs, waits: c.waits[:0]}
-		if mode == Calc {
-			c.waits = s.calcSchedule(c)
-		}
-		c.readAt = s.latency(c)
-		s.push(event{at: c.readAt + s.latency(c) + s.latency(c), who: int32(i)})
 	}
 	lastOK := -1.0
 	head := 0 // first write time still inside the overload window
@@ -92,14 +76,7 @@ func (s *sim) run(mode Mode, n, run int) runStats {
 		st.calls++
 		c.tries++
 		if cfg.RetryAfter != nil {
-			s.writes = append(s.writes, t)
-			for s.writes[head] <= t-cfg.RetryAfter.WindowMs {
-				head++
-			}
-			if head > 4096 && head*2 > len(s.writes) { // keep the buffer small
-				s.writes = s.writes[:copy(s.writes, s.writes[head:])]
-				head = 0
-			}
+			head = s.noteWrite(t, head)
 		}
 		reply := t + s.latency(c)
 		if lastOK < c.readAt {
@@ -111,21 +88,12 @@ func (s *sim) run(mode Mode, n, run int) runStats {
 			s.pop()
 			continue
 		}
-		hint := 0.0
-		if r := cfg.RetryAfter; r != nil && len(s.writes)-head > r.Overload {
-			hint = r.Ms
-			st.hinted++
-		}
+		hint := s.hint(head, &st)
 		// The study's client draws the next read's hop, then its backoff.
 		hop := s.latency(c)
 		wait, ok := s.wait(mode, c, hint)
 		if ok && cfg.Budget != nil {
-			if tokens < cfg.Budget.RetryCost {
-				ok = false
-				st.refused++
-			} else {
-				tokens -= cfg.Budget.RetryCost
-			}
+			ok = spend(&tokens, cfg.Budget.RetryCost, &st)
 		}
 		if !ok {
 			st.failed++
@@ -137,6 +105,76 @@ func (s *sim) run(mode Mode, n, run int) runStats {
 		s.heap[0] = event{at: c.readAt + s.latency(c) + s.latency(c), who: ev.who}
 		s.down(0)
 	}
+	s.perClient(cs, &st)
+	return st
+}
+
+// start readies the buffers for n clients and seeds each client's stream
+// by (Seed, n, run, client), so a run is the same on any worker; each
+// client's first read and write go out at once.
+func (s *sim) start(mode Mode, n, run int) []client {
+	cfg := s.cfg
+	if cap(s.clients) < n {
+		s.clients = make([]client, n)
+		s.calls = make([]float64, n)
+		s.times = make([]float64, n)
+	}
+	cs := s.clients[:n]
+	s.heap = s.heap[:0]
+	s.writes = s.writes[:0]
+	for i := range cs {
+		c := &cs[i]
+		*c = client{src: source{x: streamSeed(cfg.Seed, n, run, i)}, prev: cfg.BaseMs, waits: c.waits[:0]}
+		if mode == Calc {
+			c.waits = s.calcSchedule(c)
+		}
+		c.readAt = s.latency(c)
+		s.push(event{at: c.readAt + s.latency(c) + s.latency(c), who: int32(i)})
+	}
+	return cs
+}
+
+// noteWrite records a write at t for the overload window and returns the
+// new head: the first write time still inside the window. The buffer is
+// compacted now and then to stay small.
+func (s *sim) noteWrite(t float64, head int) int {
+	s.writes = append(s.writes, t)
+	for s.writes[head] <= t-s.cfg.RetryAfter.WindowMs {
+		head++
+	}
+	if head > 4096 && head*2 > len(s.writes) {
+		s.writes = s.writes[:copy(s.writes, s.writes[head:])]
+		head = 0
+	}
+	return head
+}
+
+// hint is the Retry-After the resource sends with a conflict: RetryAfter.Ms
+// while more than Overload writes since head are in the window (counted
+// in st.hinted), else 0 for none.
+func (s *sim) hint(head int, st *runStats) float64 {
+	if r := s.cfg.RetryAfter; r != nil && len(s.writes)-head > r.Overload {
+		st.hinted++
+		return r.Ms
+	}
+	return 0
+}
+
+// spend takes a retry's cost from the budget's tokens, and reports false
+// (counting a refusal) when too few are left.
+func spend(tokens *int, cost int, st *runStats) bool {
+	if *tokens < cost {
+		st.refused++
+		return false
+	}
+	*tokens -= cost
+	return true
+}
+
+// perClient fills in the last finish time and the per-client percentiles
+// of calls and times.
+func (s *sim) perClient(cs []client, st *runStats) {
+	n := len(cs)
 	calls, times := s.calls[:n], s.times[:n]
 	for i := range cs {
 		calls[i] = float64(cs[i].tries)
@@ -145,7 +183,6 @@ func (s *sim) run(mode Mode, n, run int) runStats {
 	}
 	st.clientP = percentiles3(calls)
 	st.clientTP = percentiles3(times)
-	return st
 }
 
 // wait is the backoff after a client's failed try number c.tries, with the

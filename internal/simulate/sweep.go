@@ -77,6 +77,29 @@ func SweepContext(ctx context.Context, cfg Config) (Result, error) {
 	points := cfg.Points()
 	nm, np, nr := len(cfg.Modes), len(points), cfg.Runs
 	stats := make([]runStats, nm*np*nr)
+	runAll(ctx, &cfg, points, stats)
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	cfg.Workers = 0 // how the work was spread is not part of the result
+	res := Result{Config: cfg, Clients: points, Series: make([]Series, nm)}
+	buf := make([]float64, nr)
+	for m, mode := range cfg.Modes {
+		ser := Series{Mode: mode, Points: make([]Point, np)}
+		for p, n := range points {
+			ser.Points[p] = summarizePoint(n, stats[(m*np+p)*nr:(m*np+p+1)*nr], buf)
+		}
+		res.Series[m] = ser
+	}
+	return res, nil
+}
+
+// runAll makes every run of every mode at every point on cfg.Workers
+// goroutines (one per CPU for 0), each run writing its own slot of stats:
+// mode by mode, point by point, run by run. It stops early when ctx is
+// done.
+func runAll(ctx context.Context, cfg *Config, points []int, stats []runStats) {
+	nm, np, nr := len(cfg.Modes), len(points), cfg.Runs
 	workers := cfg.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -86,7 +109,7 @@ func SweepContext(ctx context.Context, cfg Config) (Result, error) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			s := &sim{cfg: &cfg}
+			s := &sim{cfg: cfg}
 			for {
 				u := int(next.Add(1) - 1)
 				if u >= len(stats) || ctx.Err() != nil {
@@ -101,40 +124,32 @@ func SweepContext(ctx context.Context, cfg Config) (Result, error) {
 		})
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
+}
+
+// summarizePoint is the point of n clients from its runs rs: the spread
+// of calls, time and failures over the runs, and the per-client
+// percentiles, refusals and hints averaged over them.
+func summarizePoint(n int, rs []runStats, buf []float64) Point {
+	pt := Point{Clients: n}
+	pt.Calls = summarize(rs, buf, func(s *runStats) float64 { return float64(s.calls) })
+	pt.TimeMs = summarize(rs, buf, func(s *runStats) float64 { return s.timeMs })
+	pt.Failed = summarize(rs, buf, func(s *runStats) float64 { return float64(s.failed) })
+	for i := range rs {
+		pt.ClientCalls.P50 += rs[i].clientP[0]
+		pt.ClientCalls.P90 += rs[i].clientP[1]
+		pt.ClientCalls.P99 += rs[i].clientP[2]
+		pt.ClientTimeMs.P50 += rs[i].clientTP[0]
+		pt.ClientTimeMs.P90 += rs[i].clientTP[1]
+		pt.ClientTimeMs.P99 += rs[i].clientTP[2]
+		pt.Refused += float64(rs[i].refused)
+		pt.Hinted += float64(rs[i].hinted)
 	}
-	cfg.Workers = 0 // how the work was spread is not part of the result
-	res := Result{Config: cfg, Clients: points, Series: make([]Series, nm)}
-	buf := make([]float64, nr)
-	for m, mode := range cfg.Modes {
-		ser := Series{Mode: mode, Points: make([]Point, np)}
-		for p, n := range points {
-			rs := stats[(m*np+p)*nr : (m*np+p+1)*nr]
-			pt := Point{Clients: n}
-			pt.Calls = summarize(rs, buf, func(s *runStats) float64 { return float64(s.calls) })
-			pt.TimeMs = summarize(rs, buf, func(s *runStats) float64 { return s.timeMs })
-			pt.Failed = summarize(rs, buf, func(s *runStats) float64 { return float64(s.failed) })
-			for i := range rs {
-				pt.ClientCalls.P50 += rs[i].clientP[0]
-				pt.ClientCalls.P90 += rs[i].clientP[1]
-				pt.ClientCalls.P99 += rs[i].clientP[2]
-				pt.ClientTimeMs.P50 += rs[i].clientTP[0]
-				pt.ClientTimeMs.P90 += rs[i].clientTP[1]
-				pt.ClientTimeMs.P99 += rs[i].clientTP[2]
-				pt.Refused += float64(rs[i].refused)
-				pt.Hinted += float64(rs[i].hinted)
-			}
-			k := float64(nr)
-			pt.ClientCalls = Percentiles{pt.ClientCalls.P50 / k, pt.ClientCalls.P90 / k, pt.ClientCalls.P99 / k}
-			pt.ClientTimeMs = Percentiles{pt.ClientTimeMs.P50 / k, pt.ClientTimeMs.P90 / k, pt.ClientTimeMs.P99 / k}
-			pt.Refused /= k
-			pt.Hinted /= k
-			ser.Points[p] = pt
-		}
-		res.Series[m] = ser
-	}
-	return res, nil
+	k := float64(len(rs))
+	pt.ClientCalls = Percentiles{pt.ClientCalls.P50 / k, pt.ClientCalls.P90 / k, pt.ClientCalls.P99 / k}
+	pt.ClientTimeMs = Percentiles{pt.ClientTimeMs.P50 / k, pt.ClientTimeMs.P90 / k, pt.ClientTimeMs.P99 / k}
+	pt.Refused /= k
+	pt.Hinted /= k
+	return pt
 }
 
 // summarize computes a Stat of one measure over runs, summing in run order

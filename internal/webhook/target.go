@@ -50,6 +50,23 @@ func ParseTemplate(raw string) (*Template, error) {
 		return nil, errors.New("may hold {placeholders} in its path and query only, never in the host")
 	}
 	t := &Template{Raw: raw}
+	sample, err := t.parsePieces(raw)
+	if err != nil {
+		return nil, err
+	}
+	u, err := checkSample(sample, raw)
+	if err != nil {
+		return nil, err
+	}
+	t.Host = u.Hostname()
+	t.dots = dotSegments(sample)
+	return t, nil
+}
+
+// parsePieces splits raw into literals and {placeholders} and returns a
+// sample URL with each placeholder filled with "x", for the URL checks
+// that follow.
+func (t *Template) parsePieces(raw string) (string, error) {
 	var sample strings.Builder
 	inQuery := false
 	for i := 0; i < len(raw); {
@@ -57,17 +74,17 @@ func ParseTemplate(raw string) (*Template, error) {
 		case '{':
 			end := strings.IndexByte(raw[i:], '}')
 			if end < 0 {
-				return nil, errors.New(`has a "{" without its "}"`)
+				return "", errors.New(`has a "{" without its "}"`)
 			}
 			name := raw[i+1 : i+end]
 			if !placeholderName.MatchString(name) {
-				return nil, fmt.Errorf("placeholder {%s} must name a top-level payload member (letters, digits, _; not starting with a digit)", name)
+				return "", fmt.Errorf("placeholder {%s} must name a top-level payload member (letters, digits, _; not starting with a digit)", name)
 			}
 			t.pieces = append(t.pieces, piece{name: name, inQuery: inQuery})
 			sample.WriteString("x")
 			i += end + 1
 		case '}':
-			return nil, errors.New(`has a "}" without its "{"`)
+			return "", errors.New(`has a "}" without its "{"`)
 		default:
 			j := i
 			for j < len(raw) && raw[j] != '{' && raw[j] != '}' {
@@ -81,7 +98,14 @@ func ParseTemplate(raw string) (*Template, error) {
 			i = j
 		}
 	}
-	u, err := url.Parse(sample.String())
+	return sample.String(), nil
+}
+
+// checkSample parses the sample URL of template raw and checks it: no
+// user information (credentials go in a static header), no fragment, a
+// host, and a port in range.
+func checkSample(sample, raw string) (*url.URL, error) {
+	u, err := url.Parse(sample)
 	if err != nil {
 		return nil, errors.New("must be a valid URL (" + strings.TrimPrefix(err.Error(), "parse ") + ")")
 	}
@@ -98,9 +122,7 @@ func ParseTemplate(raw string) (*Template, error) {
 			return nil, errors.New("must have a port from 1 through 65535")
 		}
 	}
-	t.Host = u.Hostname()
-	t.dots = dotSegments(sample.String())
-	return t, nil
+	return u, nil
 }
 
 // dotSegments counts the "." and ".." segments of a URL's path (before
@@ -198,6 +220,7 @@ type RefusedError struct {
 	Class string
 }
 
+// Error names the address and its class, and how an operator allows it.
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("delivery to %s refused: it is a %s address; only public addresses are delivered to unless `ratchet serve --delivery-allow` lists it", e.Addr, e.Class)
 }

@@ -257,16 +257,7 @@ func (db *DB) Migrate(ctx context.Context) (applied []string, err error) {
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(`+migrateLock+`)`); err != nil {
 		return nil, fmt.Errorf("take the migration lock: %w", translate(err))
 	}
-	defer func() {
-		// A fresh context: the caller's may be done, and the lock must not
-		// outlive this connection's use.
-		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if _, uerr := conn.ExecContext(uctx, `SELECT pg_advisory_unlock(`+migrateLock+`)`); uerr != nil {
-			// The session ends with the connection, which releases the lock.
-			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-		}
-	}()
+	defer unlockMigrations(conn)
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
 		return nil, fmt.Errorf("create schema_migrations: %w", translate(err))
 	}
@@ -278,24 +269,45 @@ func (db *DB) Migrate(ctx context.Context) (applied []string, err error) {
 		if done[m.Version] {
 			continue
 		}
-		tx, err := conn.BeginTx(ctx, nil)
-		if err != nil {
-			return applied, translate(err)
-		}
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			_ = tx.Rollback()
-			return applied, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, translate(err))
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
-			_ = tx.Rollback()
-			return applied, translate(err)
-		}
-		if err := tx.Commit(); err != nil {
-			return applied, translate(err)
+		if err := applyMigration(ctx, conn, m); err != nil {
+			return applied, err
 		}
 		applied = append(applied, fmt.Sprintf("%04d_%s", m.Version, m.Name))
 	}
 	return applied, nil
+}
+
+// unlockMigrations releases the migration lock that Migrate took on conn.
+// It uses a fresh context: the caller's may be done, and the lock must not
+// outlive this connection's use. When the unlock fails, the connection is
+// discarded: the session ends with it, which releases the lock.
+func unlockMigrations(conn *sql.Conn) {
+	uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, uerr := conn.ExecContext(uctx, `SELECT pg_advisory_unlock(`+migrateLock+`)`); uerr != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+}
+
+// applyMigration runs one migration and records it in schema_migrations,
+// in one transaction, so a migration is applied whole or not at all.
+func applyMigration(ctx context.Context, conn *sql.Conn, m store.MigrationFile) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		_ = tx.Rollback()
+		return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, translate(err))
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+		_ = tx.Rollback()
+		return translate(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return translate(err)
+	}
+	return nil
 }
 
 type queryer interface {
