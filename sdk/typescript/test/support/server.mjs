@@ -110,7 +110,7 @@ export async function waitFor(what, fn, { timeoutMs = 30_000, everyMs = 50 } = {
   }
 }
 
-/** fastPolicy is an endpoint of short delays and a 1 s lease, for tests. */
+/** fastEndpoint is an endpoint of short delays and a 30 s lease, for tests. */
 export function fastEndpoint(name, over = {}) {
   return {
     name,
@@ -120,7 +120,11 @@ export function fastEndpoint(name, over = {}) {
     multiplier: 1,
     maxDelayMs: 1000,
     jitterPercent: 0,
-    defaultTimeoutMs: 1000,
+    // A lease long enough for a loaded machine: a test that needs a lease to
+    // run out says so with its own defaultTimeoutMs. (At 1 s, a provider
+    // call slowed by a second copy of the suite outlived its lease and the
+    // job ran a third attempt.)
+    defaultTimeoutMs: 30000,
     maxConcurrent: 100,
     circuitFailureThreshold: 1000,
     ...over,
