@@ -74,9 +74,11 @@ type altStatus struct {
 	why    string
 }
 
-// RequestType and ResponseType are the wire types of the route's bodies
-// (nil for none).
-func (r Route) RequestType() reflect.Type  { return r.request }
+// RequestType is the wire type of the route's request body (nil for none).
+func (r Route) RequestType() reflect.Type { return r.request }
+
+// ResponseType is the wire type of the route's response body (nil for
+// none).
 func (r Route) ResponseType() reflect.Type { return r.response }
 
 // New builds the API. draining, when closed, makes claims return no jobs at

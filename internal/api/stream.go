@@ -207,24 +207,59 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	rc := http.NewResponseController(w)
+	sw := startEvents(w)
+	if !sw.write(eventBytes(event, data)) {
+		return
+	}
+	a.streamEvents(ctx, r, sw, view, last)
+}
+
+// eventWriter writes the events of one stream.
+type eventWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+// startEvents sends the headers of an event stream.
+func startEvents(w http.ResponseWriter) *eventWriter {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // a proxy must not buffer events
 	w.WriteHeader(http.StatusOK)
-	write := func(b []byte) bool {
-		// Each write gets its own deadline: a stream lives as long as its
-		// client reads, and a client that stopped reading is dropped.
-		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteGrace))
-		if _, err := w.Write(b); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
+	return &eventWriter{w: w, rc: http.NewResponseController(w)}
+}
+
+// write sends b and flushes it; false when the client is gone.
+func (sw *eventWriter) write(b []byte) bool {
+	// Each write gets its own deadline: a stream lives as long as its
+	// client reads, and a client that stopped reading is dropped.
+	_ = sw.rc.SetWriteDeadline(time.Now().Add(streamWriteGrace))
+	if _, err := sw.w.Write(b); err != nil {
+		return false
 	}
-	if !write(eventBytes(event, data)) {
-		return
-	}
+	return sw.rc.Flush() == nil
+}
+
+// writeError ends a stream with an error event whose data is the JSON
+// error body a plain request would have had.
+func (sw *eventWriter) writeError(err error) {
+	rec := &errorRecorder{header: http.Header{}}
+	writeError(rec, err)
+	sw.write([]byte("event: error\ndata: " + strings.TrimSpace(rec.body.String()) + "\n\n"))
+}
+
+// transient says a read failed for a moment (the database blinked): the
+// stream stays and reads again on its next tick.
+func transient(err error) bool {
+	return errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// streamEvents reads the view every interval and sends it when it changed
+// (last is what was sent), a ping comment when nothing was sent for a ping
+// interval, and checks the key is still valid; it returns when the client
+// goes, the node drains, the key is revoked or the view is gone.
+func (a *API) streamEvents(ctx context.Context, r *http.Request, sw *eventWriter, view streamView, last []byte) {
 	clk := a.e.Clock()
 	tick := clk.NewTicker(a.streams.interval)
 	defer tick.Stop()
@@ -242,7 +277,7 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) {
 			// back.
 			return
 		case <-ping.C():
-			if !write([]byte(": ping\n\n")) {
+			if !sw.write([]byte(": ping\n\n")) {
 				return
 			}
 		case <-keyCheck.C():
@@ -251,12 +286,10 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) {
 				if ctx.Err() != nil {
 					return
 				}
-				if errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+				if transient(err) {
 					continue
 				}
-				rec := &errorRecorder{header: http.Header{}}
-				writeError(rec, err)
-				write([]byte("event: error\ndata: " + strings.TrimSpace(rec.body.String()) + "\n\n"))
+				sw.writeError(err)
 				return
 			}
 		case <-tick.C():
@@ -265,21 +298,19 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request) {
 				if ctx.Err() != nil {
 					return
 				}
-				if errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
-					continue // the database blinked: keep the stream, read again next tick
+				if transient(err) {
+					continue // keep the stream, read again next tick
 				}
 				// The view is gone (a pruned job): say why and end; the
 				// client's reconnect then gets the plain error.
-				rec := &errorRecorder{header: http.Header{}}
-				writeError(rec, err)
-				write([]byte("event: error\ndata: " + strings.TrimSpace(rec.body.String()) + "\n\n"))
+				sw.writeError(err)
 				return
 			}
 			if bytes.Equal(same, last) {
 				continue
 			}
 			last = same
-			if !write(eventBytes(event, data)) {
+			if !sw.write(eventBytes(event, data)) {
 				return
 			}
 			ping.Reset(a.streams.ping)
@@ -311,9 +342,40 @@ func (e *errorRecorder) WriteHeader(int)             {}
 
 // streamViewOf checks the query and returns the view to stream.
 func (a *API) streamViewOf(r *http.Request, p *engine.Principal) (streamView, error) {
-	q := r.URL.Query()
-	var sq wire.StreamQuery
-	rest := url.Values{}
+	sq, rest, err := parseStreamQuery(r.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case sq.Job != "" && sq.View != "":
+		return nil, field.New("view", strconv.Quote(sq.View), "give either job or view, not both")
+	case sq.Job != "":
+		if len(rest) > 0 {
+			return nil, field.New(firstKey(rest), field.Unknown, "a job stream takes only job")
+		}
+		id, err := strconv.ParseInt(sq.Job, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, field.New("job", strconv.Quote(sq.Job), "must be a job id, a positive integer")
+		}
+		return a.jobStreamView(p, id), nil
+	case sq.View == "overview":
+		if len(rest) > 0 {
+			return nil, field.New(firstKey(rest), field.Unknown, "the overview stream takes only view")
+		}
+		return a.overviewStreamView(r, p), nil
+	case sq.View == "jobs":
+		return a.jobsStreamView(r, p, rest)
+	case sq.View == "":
+		return nil, field.New("job", field.Missing, "give job=ID, view=overview or view=jobs")
+	default:
+		return nil, field.New("view", strconv.Quote(sq.View), "must be overview or jobs")
+	}
+}
+
+// parseStreamQuery reads job and view (each at most once, in the text
+// rule) and returns the other parameters, a jobs list's filters.
+func parseStreamQuery(q url.Values) (sq wire.StreamQuery, rest url.Values, err error) {
+	rest = url.Values{}
 	var errs field.Errors
 	for k, v := range q {
 		switch k {
@@ -331,94 +393,84 @@ func (a *API) streamViewOf(r *http.Request, p *engine.Principal) (streamView, er
 			errs.Add(k, showText(q.Get(k)), textAllowed)
 		}
 	}
-	if err := errs.Err(); err != nil {
+	return sq, rest, errs.Err()
+}
+
+// jobStreamView streams one job as its page shows it.
+func (a *API) jobStreamView(p *engine.Principal, id int64) streamView {
+	return func(ctx context.Context, _ bool) (string, any, []byte, error) {
+		j, as, hold, err := a.e.Job(ctx, p, id)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		v := jobView(j, as, hold, true)
+		b, err := json.Marshal(v)
+		return "job", v, b, err
+	}
+}
+
+// overviewStreamView streams the project's overview, one read per
+// interval shared by the streams of the project that saw the same writes.
+func (a *API) overviewStreamView(r *http.Request, p *engine.Principal) streamView {
+	return func(ctx context.Context, _ bool) (string, any, []byte, error) {
+		writes, err := a.e.Writes(ctx, p)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		return a.streams.sharedOverview(p.ProjectID, writes, func() (string, any, []byte, error) {
+			o, err := a.overview(&call[none]{r: r.WithContext(ctx), p: p})
+			if err != nil {
+				return "", nil, nil, err
+			}
+			// The server's time changes every read; the rest is the view.
+			now := o.Now
+			o.Now = ""
+			b, err := json.Marshal(o)
+			o.Now = now
+			return "overview", o, b, err
+		})
+	}
+}
+
+// jobsStreamView streams a jobs list under the filters in rest.
+func (a *API) jobsStreamView(r *http.Request, p *engine.Principal, rest url.Values) (streamView, error) {
+	var jq wire.JobQuery
+	if err := decodeQueryInto(rest, &jq); err != nil {
 		return nil, err
 	}
-	switch {
-	case sq.Job != "" && sq.View != "":
-		return nil, field.New("view", strconv.Quote(sq.View), "give either job or view, not both")
-	case sq.Job != "":
-		if len(rest) > 0 {
-			return nil, field.New(firstKey(rest), field.Unknown, "a job stream takes only job")
-		}
-		id, err := strconv.ParseInt(sq.Job, 10, 64)
-		if err != nil || id <= 0 {
-			return nil, field.New("job", strconv.Quote(sq.Job), "must be a job id, a positive integer")
-		}
-		return func(ctx context.Context, _ bool) (string, any, []byte, error) {
-			j, as, hold, err := a.e.Job(ctx, p, id)
-			if err != nil {
-				return "", nil, nil, err
-			}
-			v := jobView(j, as, hold, true)
-			b, err := json.Marshal(v)
-			return "job", v, b, err
-		}, nil
-	case sq.View == "overview":
-		if len(rest) > 0 {
-			return nil, field.New(firstKey(rest), field.Unknown, "the overview stream takes only view")
-		}
-		return func(ctx context.Context, _ bool) (string, any, []byte, error) {
-			writes, err := a.e.Writes(ctx, p)
-			if err != nil {
-				return "", nil, nil, err
-			}
-			return a.streams.sharedOverview(p.ProjectID, writes, func() (string, any, []byte, error) {
-				o, err := a.overview(&call[none]{r: r.WithContext(ctx), p: p})
-				if err != nil {
-					return "", nil, nil, err
-				}
-				// The server's time changes every read; the rest is the view.
-				now := o.Now
-				o.Now = ""
-				b, err := json.Marshal(o)
-				o.Now = now
-				return "overview", o, b, err
-			})
-		}, nil
-	case sq.View == "jobs":
-		var jq wire.JobQuery
-		if err := decodeQueryInto(rest, &jq); err != nil {
-			return nil, err
-		}
-		if jq.Cursor != "" {
-			return nil, field.New("cursor", strconv.Quote(jq.Cursor), "a jobs stream watches the first page; leave cursor out")
-		}
-		f, err := a.jobFilter(r.Context(), p, jq)
-		if err != nil {
-			return nil, err
-		}
-		if !countedByCounters(f) {
-			// Counting such a filter reads the jobs it selects (a search
-			// reads every job): such a stream re-reads every
-			// slowStreamEvery intervals, not every interval.
-			var (
-				tick      int
-				lastEvent string
-				lastData  any
-				lastSame  []byte
-			)
-			return func(ctx context.Context, first bool) (string, any, []byte, error) {
-				if !first {
-					if tick++; tick%slowStreamEvery != 0 {
-						return lastEvent, lastData, lastSame, nil
-					}
-				}
-				ev, data, same, err := a.jobsStreamRead(ctx, p, f, first)
-				if err == nil {
-					lastEvent, lastData, lastSame = ev, data, same
-				}
-				return ev, data, same, err
-			}, nil
-		}
+	if jq.Cursor != "" {
+		return nil, field.New("cursor", strconv.Quote(jq.Cursor), "a jobs stream watches the first page; leave cursor out")
+	}
+	f, err := a.jobFilter(r.Context(), p, jq)
+	if err != nil {
+		return nil, err
+	}
+	if countedByCounters(f) {
 		return func(ctx context.Context, first bool) (string, any, []byte, error) {
 			return a.jobsStreamRead(ctx, p, f, first)
 		}, nil
-	case sq.View == "":
-		return nil, field.New("job", field.Missing, "give job=ID, view=overview or view=jobs")
-	default:
-		return nil, field.New("view", strconv.Quote(sq.View), "must be overview or jobs")
 	}
+	// Counting such a filter reads the jobs it selects (a search reads
+	// every job): such a stream re-reads every slowStreamEvery intervals,
+	// not every interval.
+	var (
+		tick      int
+		lastEvent string
+		lastData  any
+		lastSame  []byte
+	)
+	return func(ctx context.Context, first bool) (string, any, []byte, error) {
+		if !first {
+			if tick++; tick%slowStreamEvery != 0 {
+				return lastEvent, lastData, lastSame, nil
+			}
+		}
+		ev, data, same, err := a.jobsStreamRead(ctx, p, f, first)
+		if err == nil {
+			lastEvent, lastData, lastSame = ev, data, same
+		}
+		return ev, data, same, err
+	}, nil
 }
 
 // jobsStreamRead reads what a jobs list shows: its first page (ids, states,

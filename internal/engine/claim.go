@@ -323,130 +323,74 @@ func (e *Engine) confirm(ctx context.Context, q store.Queries, ep *store.Endpoin
 	return true, nil
 }
 
+// claimPass is what one claim transaction gathers as it walks the due
+// endpoints.
+type claimPass struct {
+	r         ClaimRequest
+	toolIDs   []int64
+	lease     string
+	now       int64 // the transaction's latest reading of the clock
+	remaining int64 // jobs the claim may still take
+	out       []Claimed
+	wakeAt    int64 // the soonest time a gate that held may open
+	held      []wire.Gate
+}
+
+// soonest keeps t as the wake-up time if it is the earliest so far.
+func (p *claimPass) soonest(t int64) {
+	if t > 0 && (p.wakeAt == 0 || t < p.wakeAt) {
+		p.wakeAt = t
+	}
+}
+
+// hold notes a gate that held an endpoint back.
+func (p *claimPass) hold(g gate) {
+	p.held = append(p.held, g.gate)
+	p.soonest(g.until)
+}
+
+// take adds claimed jobs to the pass.
+func (p *claimPass) take(jobs []store.Job) {
+	p.out = appendClaimed(p.out, jobs, p.lease)
+	p.remaining -= int64(len(jobs))
+}
+
 // claimTx claims in one transaction, optimistically where allowed.
 func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, optimistic bool) ([]Claimed, int64, error) {
-	var out []Claimed
-	var wakeAt int64
-	var held []wire.Gate
-	lease := token()
-	var now int64
+	p := &claimPass{r: r, toolIDs: toolIDs, lease: token()}
 	err := e.st.Tx(ctx, func(q store.Queries) (err error) {
-		out, wakeAt, held = out[:0], 0, held[:0]
-		if now, err = e.txNow(ctx, q); err != nil {
+		*p = claimPass{r: r, toolIDs: toolIDs, lease: p.lease, remaining: int64(r.Max), out: p.out[:0], held: p.held[:0]}
+		if p.now, err = e.txNow(ctx, q); err != nil {
 			return err
 		}
-		eps, err := q.DueEndpoints(ctx, &store.DueEndpointsParams{ToolIDs: toolIDs, Now: now})
+		eps, err := q.DueEndpoints(ctx, &store.DueEndpointsParams{ToolIDs: toolIDs, Now: p.now})
 		if err != nil {
 			return err
 		}
-		remaining := int64(r.Max)
-		soonest := func(t int64) {
-			if t > 0 && (wakeAt == 0 || t < wakeAt) {
-				wakeAt = t
-			}
-		}
 		for _, id := range eps {
-			if remaining == 0 {
+			if p.remaining == 0 {
 				break
 			}
 			if optimistic {
-				ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: id})
+				done, err := e.claimUnlocked(ctx, q, p, id)
 				if err != nil {
 					return err
 				}
-				miss, _ := e.optimisticMiss.Load(id)
-				if ep.PausedAt == 0 && ep.CircuitState == wire.CircuitClosed && (miss == nil || now-miss.(int64) >= optimisticBackoffMs) {
-					limit := min(remaining, ep.MaxConcurrent)
-					if ep.RateLimitPerMinute != nil {
-						limit = min(limit, *ep.RateLimitPerMinute)
-					}
-					if now, err = e.txNow(ctx, q); err != nil {
-						return err
-					}
-					jobs, err := e.optimistic(ctx, q, ep, &store.JobsClaimDueParams{EndpointID: id, ToolIDs: toolIDs,
-						Limit: int(limit), WorkerID: r.WorkerID, LeaseToken: lease, Now: now})
-					if err != nil {
-						return err
-					}
-					out = appendClaimed(out, jobs, lease)
-					remaining -= int64(len(jobs))
-					continue
-				}
-				// Shut even by this unlocked read: skip the endpoint
-				// without locking its row. A claim that waited for the
-				// lock only to find the gate shut would hold, meanwhile,
-				// the rows it locked for the endpoints before it: with
-				// one endpoint's rate limit spent, every claim of its
-				// tools went through that lock one at a time, and the
-				// claims of the other endpoints with them. A gate shut
-				// by committed claims stays shut until its until time or
-				// until a report, rescue or cancel wakes the claimers, so
-				// nothing is missed; the locked path below decides
-				// whenever the gates may be open.
-				if g := e.gates(ctx, q, ep, now); g.err != nil {
-					return g.err
-				} else if g.allowed <= 0 {
-					held = append(held, g.gate)
-					soonest(g.until)
+				if done {
 					continue
 				}
 			}
-			ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: id, Lock: true})
-			if err != nil {
+			if err := e.claimLocked(ctx, q, p, id); err != nil {
 				return err
 			}
-			// Read the clock again with the endpoint's row locked: under
-			// contention the wait for the lock is long, and the claim
-			// happens now. Stamped with the earlier time, its attempt would
-			// read as running before the jobs it saw finish had finished
-			// (maxConcurrent overrun in the attempts table), its lease would
-			// be cut short by the wait, and the rate limit's window would
-			// release the claim early.
-			if now, err = e.txNow(ctx, q); err != nil {
-				return err
-			}
-			g := e.gates(ctx, q, ep, now)
-			if g.err != nil {
-				return g.err
-			}
-			if g.allowed <= 0 {
-				held = append(held, g.gate)
-				soonest(g.until)
-				continue
-			}
-			// And once more after the gates counted: report batches do not
-			// lock the endpoint, so one may commit between that read and the
-			// count. Stamped before the count, the claim would read as
-			// overlapping attempts whose end it had already seen.
-			if now, err = e.txNow(ctx, q); err != nil {
-				return err
-			}
-			// One statement claims and returns the jobs as claimed (oldest due
-			// first), where a SELECT and an UPDATE by id read them twice.
-			jobs, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: id, ToolIDs: toolIDs, Limit: int(min(remaining, g.allowed)),
-				WorkerID: r.WorkerID, LeaseToken: lease, Now: now})
-			if err != nil {
-				return err
-			}
-			if len(jobs) == 0 {
-				continue
-			}
-			if g.halfOpen {
-				ep.CircuitState, ep.CircuitProbeJob = wire.CircuitHalfOpen, jobs[0].ID
-				if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
-					return err
-				}
-			}
-			out = appendClaimed(out, jobs, lease)
-			remaining -= int64(len(jobs))
 		}
-		if len(out) == 0 && len(held) == 0 {
+		if len(p.out) == 0 && len(p.held) == 0 {
 			next, err := q.NextDueAt(ctx, toolIDs)
 			if err != nil {
 				return err
 			}
-			if next > now {
-				soonest(next)
+			if next > p.now {
+				p.soonest(next)
 			}
 		}
 		return nil
@@ -454,17 +398,112 @@ func (e *Engine) claimTx(ctx context.Context, r ClaimRequest, toolIDs []int64, o
 	if err != nil {
 		return nil, 0, err
 	}
+	wakeAt := p.wakeAt
 	if e.cfg.DatabaseClock && wakeAt > 0 {
 		// The claim loop waits on this node's timers: the same wait from
 		// this node's clock.
-		wakeAt += e.nowMs() - now
+		wakeAt += e.nowMs() - p.now
 	}
 	if e.obs != nil {
-		for _, g := range held {
+		for _, g := range p.held {
 			e.obs.GateHeld(g)
 		}
 	}
-	return out, wakeAt, nil
+	return p.out, wakeAt, nil
+}
+
+// claimUnlocked claims from endpoint id without locking its row, when its
+// unlocked read shows every gate open (confirmed after the claim, see
+// optimistic), or skips it when that read shows a gate shut. done is false
+// when the locked path must decide.
+func (e *Engine) claimUnlocked(ctx context.Context, q store.Queries, p *claimPass, id int64) (done bool, err error) {
+	ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: id})
+	if err != nil {
+		return false, err
+	}
+	miss, _ := e.optimisticMiss.Load(id)
+	if ep.PausedAt == 0 && ep.CircuitState == wire.CircuitClosed && (miss == nil || p.now-miss.(int64) >= optimisticBackoffMs) {
+		limit := min(p.remaining, ep.MaxConcurrent)
+		if ep.RateLimitPerMinute != nil {
+			limit = min(limit, *ep.RateLimitPerMinute)
+		}
+		if p.now, err = e.txNow(ctx, q); err != nil {
+			return false, err
+		}
+		jobs, err := e.optimistic(ctx, q, ep, &store.JobsClaimDueParams{EndpointID: id, ToolIDs: p.toolIDs,
+			Limit: int(limit), WorkerID: p.r.WorkerID, LeaseToken: p.lease, Now: p.now})
+		if err != nil {
+			return false, err
+		}
+		p.take(jobs)
+		return true, nil
+	}
+	// Shut even by this unlocked read: skip the endpoint without locking
+	// its row. A claim that waited for the lock only to find the gate shut
+	// would hold, meanwhile, the rows it locked for the endpoints before
+	// it: with one endpoint's rate limit spent, every claim of its tools
+	// went through that lock one at a time, and the claims of the other
+	// endpoints with them. A gate shut by committed claims stays shut
+	// until its until time or until a report, rescue or cancel wakes the
+	// claimers, so nothing is missed; the locked path decides whenever the
+	// gates may be open.
+	g := e.gates(ctx, q, ep, p.now)
+	if g.err != nil {
+		return false, g.err
+	}
+	if g.allowed <= 0 {
+		p.hold(g)
+		return true, nil
+	}
+	return false, nil
+}
+
+// claimLocked claims from endpoint id with its row locked: the gates are
+// decided on the locked row and the jobs claimed under them.
+func (e *Engine) claimLocked(ctx context.Context, q store.Queries, p *claimPass, id int64) error {
+	ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: id, Lock: true})
+	if err != nil {
+		return err
+	}
+	// Read the clock again with the endpoint's row locked: under
+	// contention the wait for the lock is long, and the claim happens now.
+	// Stamped with the earlier time, its attempt would read as running
+	// before the jobs it saw finish had finished (maxConcurrent overrun in
+	// the attempts table), its lease would be cut short by the wait, and
+	// the rate limit's window would release the claim early.
+	if p.now, err = e.txNow(ctx, q); err != nil {
+		return err
+	}
+	g := e.gates(ctx, q, ep, p.now)
+	if g.err != nil {
+		return g.err
+	}
+	if g.allowed <= 0 {
+		p.hold(g)
+		return nil
+	}
+	// And once more after the gates counted: report batches do not lock
+	// the endpoint, so one may commit between that read and the count.
+	// Stamped before the count, the claim would read as overlapping
+	// attempts whose end it had already seen.
+	if p.now, err = e.txNow(ctx, q); err != nil {
+		return err
+	}
+	// One statement claims and returns the jobs as claimed (oldest due
+	// first), where a SELECT and an UPDATE by id read them twice.
+	jobs, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: id, ToolIDs: p.toolIDs, Limit: int(min(p.remaining, g.allowed)),
+		WorkerID: p.r.WorkerID, LeaseToken: p.lease, Now: p.now})
+	if err != nil || len(jobs) == 0 {
+		return err
+	}
+	if g.halfOpen {
+		ep.CircuitState, ep.CircuitProbeJob = wire.CircuitHalfOpen, jobs[0].ID
+		if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
+			return err
+		}
+	}
+	p.take(jobs)
+	return nil
 }
 
 func appendClaimed(out []Claimed, jobs []store.Job, lease string) []Claimed {

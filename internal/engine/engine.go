@@ -287,6 +287,7 @@ type Error struct {
 // error as in any other.
 func (e *Error) Unwrap() error { return e.Fields.Err() }
 
+// Error is the message, followed by the field problems when there are any.
 func (e *Error) Error() string {
 	if len(e.Fields) > 0 {
 		return e.Message + ": " + e.Fields.Error()

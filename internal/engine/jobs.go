@@ -155,122 +155,178 @@ func (e *Engine) EnqueueBatch(ctx context.Context, p *Principal, reqs []EnqueueR
 	if err := e.compileSchemas(ctx, p, reqs); err != nil {
 		return nil, storeErr(err, "enqueue")
 	}
-	out := make([]Enqueued, len(reqs))
-	created := false
+	var b *enqueueBatch
 	err := e.st.Tx(ctx, func(q store.Queries) error {
 		now, err := e.txNow(ctx, q)
 		if err != nil {
 			return err
 		}
-		type resolved struct {
-			t  *store.Tool
-			ep *store.Endpoint
-		}
-		cache := map[string]resolved{}
-		runs := map[int64]bool{}
-		var plain []*store.Job // jobs without a key, inserted in one go
-		var errs field.Errors
-		for i, r := range reqs {
-			prefix := "jobs[" + strconv.Itoa(i) + "]."
-			res, ok := cache[r.Tool]
-			if !ok {
-				name, version, _ := ParseToolRef(r.Tool)
-				t, err := q.ToolGetInProject(ctx, &store.ToolGetInProjectParams{ProjectID: p.ProjectID, Name: name, Version: version})
-				if errors.Is(err, store.ErrNotFound) {
-					errs = append(errs, &field.Error{Field: prefix + "tool", Value: strconv.Quote(r.Tool), Allowed: "must name a published tool of this project"})
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: t.EndpointID})
-				if err != nil {
-					return err
-				}
-				res = resolved{t, ep}
-				cache[r.Tool] = res
-			}
-			if r.RunID != 0 && !runs[r.RunID] {
-				run, err := q.RunGetInProject(ctx, &store.RunGetInProjectParams{ProjectID: p.ProjectID, ID: r.RunID})
-				if errors.Is(err, store.ErrNotFound) {
-					errs = append(errs, &field.Error{Field: prefix + "runId", Value: strconv.FormatInt(r.RunID, 10), Allowed: "must name a run of this project"})
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				if run.State != wire.RunOpen {
-					errs = append(errs, &field.Error{Field: prefix + "runId", Value: strconv.FormatInt(r.RunID, 10), Allowed: "the run is finished; start a new run"})
-					continue
-				}
-				runs[r.RunID] = true
-			}
-			if sch, err := e.schemaFor(res.t); err != nil {
-				return fmt.Errorf("schema of %s: %w", r.Tool, err)
-			} else if sch != nil {
-				if problems := sch.validate(r.Payload); len(problems) > 0 {
-					for _, pr := range problems {
-						errs = append(errs, &field.Error{Field: prefix + "payload" + pr.path, Value: pr.value, Allowed: pr.allowed + " (payload schema of " + r.Tool + ")"})
-					}
-					continue
-				}
-			}
-			if r.IdempotencyKey != "" {
-				existing, err := q.JobByIdempotencyKey(ctx, p.ProjectID, r.IdempotencyKey)
-				if err == nil {
-					out[i] = Enqueued{Job: existing}
-					continue
-				}
-				if !errors.Is(err, store.ErrNotFound) {
-					return err
-				}
-			}
-			snap, err := resolve(res.t, res.ep, r.MaxAttempts)
-			if err != nil {
+		b = &enqueueBatch{e: e, p: p, q: q, now: now, out: make([]Enqueued, len(reqs)),
+			tools: map[string]resolvedTool{}, runs: map[int64]bool{}}
+		for i := range reqs {
+			if err := b.add(ctx, i, &reqs[i]); err != nil {
 				return err
 			}
-			policy, _ := json.Marshal(snap)
-			due := now
-			if r.RunAt != nil && r.RunAt.UnixMilli() > now {
-				due = r.RunAt.UnixMilli()
-			}
-			j := &store.Job{ProjectID: p.ProjectID, ToolID: res.t.ID, Tool: res.t.Name, Version: res.t.Version, EndpointID: res.ep.ID, Endpoint: res.ep.Name,
-				RunID: r.RunID, Payload: compactPayload(r.Payload), IdempotencyKey: r.IdempotencyKey, Policy: policy, MaxAttempts: int64(snap.MaxAttempts),
-				TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled, DueAt: due, CreatedAt: now, UpdatedAt: now}
-			if r.IdempotencyKey == "" { // stored together below
-				out[i] = Enqueued{Job: j, Created: true}
-				plain = append(plain, j)
-				continue
-			}
-			if err := q.JobInsert(ctx, j); err != nil {
-				if errors.Is(err, store.ErrConflict) { // same key twice in one batch
-					existing, err2 := q.JobByIdempotencyKey(ctx, p.ProjectID, r.IdempotencyKey)
-					if err2 != nil {
-						return err
-					}
-					out[i] = Enqueued{Job: existing}
-					continue
-				}
-				return err
-			}
-			out[i] = Enqueued{Job: j, Created: true}
-			created = true
 		}
-		if len(errs) > 0 {
-			return invalid(errs)
+		if len(b.errs) > 0 {
+			return invalid(b.errs)
 		}
-		if len(plain) > 0 {
-			created = true
+		if len(b.plain) > 0 {
+			b.created = true
 		}
-		return q.JobsInsert(ctx, plain)
+		return q.JobsInsert(ctx, b.plain)
 	})
 	if err != nil {
 		return nil, storeErr(err, "enqueue")
 	}
-	if created {
+	if b.created {
 		e.signal(ctx)
 	}
-	return out, nil
+	return b.out, nil
+}
+
+// enqueueBatch is one EnqueueBatch transaction: the jobs made so far, the
+// field errors found, and what the jobs refer to, read once per batch.
+type enqueueBatch struct {
+	e       *Engine
+	p       *Principal
+	q       store.Queries
+	now     int64
+	out     []Enqueued
+	plain   []*store.Job // jobs without a key, inserted in one go at the end
+	created bool
+	errs    field.Errors
+	tools   map[string]resolvedTool
+	runs    map[int64]bool // open runs of the project
+}
+
+// resolvedTool is a tool of the batch and its endpoint.
+type resolvedTool struct {
+	t  *store.Tool
+	ep *store.Endpoint
+}
+
+// add makes job i of the batch, or notes why it cannot be made. A job whose
+// idempotency key is taken is the existing job; a keyed job is inserted at
+// once (so the same key twice in one batch is one job), a key-less one with
+// the rest at the end.
+func (b *enqueueBatch) add(ctx context.Context, i int, r *EnqueueRequest) error {
+	prefix := "jobs[" + strconv.Itoa(i) + "]."
+	res, ok, err := b.tool(ctx, prefix, r.Tool)
+	if !ok || err != nil {
+		return err
+	}
+	if ok, err := b.run(ctx, prefix, r.RunID); !ok || err != nil {
+		return err
+	}
+	if ok, err := b.payloadValid(prefix, r, res.t); !ok || err != nil {
+		return err
+	}
+	if r.IdempotencyKey != "" {
+		existing, err := b.q.JobByIdempotencyKey(ctx, b.p.ProjectID, r.IdempotencyKey)
+		if err == nil {
+			b.out[i] = Enqueued{Job: existing}
+			return nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	snap, err := resolve(res.t, res.ep, r.MaxAttempts)
+	if err != nil {
+		return err
+	}
+	policy, _ := json.Marshal(snap)
+	due := b.now
+	if r.RunAt != nil && r.RunAt.UnixMilli() > b.now {
+		due = r.RunAt.UnixMilli()
+	}
+	j := &store.Job{ProjectID: b.p.ProjectID, ToolID: res.t.ID, Tool: res.t.Name, Version: res.t.Version, EndpointID: res.ep.ID, Endpoint: res.ep.Name,
+		RunID: r.RunID, Payload: compactPayload(r.Payload), IdempotencyKey: r.IdempotencyKey, Policy: policy, MaxAttempts: int64(snap.MaxAttempts),
+		TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled, DueAt: due, CreatedAt: b.now, UpdatedAt: b.now}
+	if r.IdempotencyKey == "" { // stored together at the end
+		b.out[i] = Enqueued{Job: j, Created: true}
+		b.plain = append(b.plain, j)
+		return nil
+	}
+	if err := b.q.JobInsert(ctx, j); err != nil {
+		if errors.Is(err, store.ErrConflict) { // same key twice in one batch
+			existing, err2 := b.q.JobByIdempotencyKey(ctx, b.p.ProjectID, r.IdempotencyKey)
+			if err2 != nil {
+				return err
+			}
+			b.out[i] = Enqueued{Job: existing}
+			return nil
+		}
+		return err
+	}
+	b.out[i] = Enqueued{Job: j, Created: true}
+	b.created = true
+	return nil
+}
+
+// tool resolves a job's tool reference and its endpoint, once per batch;
+// ok is false (and a field error noted) when the project has no such tool.
+func (b *enqueueBatch) tool(ctx context.Context, prefix, ref string) (res resolvedTool, ok bool, err error) {
+	if res, ok := b.tools[ref]; ok {
+		return res, true, nil
+	}
+	name, version, _ := ParseToolRef(ref)
+	t, err := b.q.ToolGetInProject(ctx, &store.ToolGetInProjectParams{ProjectID: b.p.ProjectID, Name: name, Version: version})
+	if errors.Is(err, store.ErrNotFound) {
+		b.errs = append(b.errs, &field.Error{Field: prefix + "tool", Value: strconv.Quote(ref), Allowed: "must name a published tool of this project"})
+		return res, false, nil
+	}
+	if err != nil {
+		return res, false, err
+	}
+	ep, err := b.q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: t.EndpointID})
+	if err != nil {
+		return res, false, err
+	}
+	res = resolvedTool{t, ep}
+	b.tools[ref] = res
+	return res, true, nil
+}
+
+// run checks that a job's run, if it names one, is an open run of the
+// project; ok is false (and a field error noted) when it is not.
+func (b *enqueueBatch) run(ctx context.Context, prefix string, id int64) (ok bool, err error) {
+	if id == 0 || b.runs[id] {
+		return true, nil
+	}
+	run, err := b.q.RunGetInProject(ctx, &store.RunGetInProjectParams{ProjectID: b.p.ProjectID, ID: id})
+	if errors.Is(err, store.ErrNotFound) {
+		b.errs = append(b.errs, &field.Error{Field: prefix + "runId", Value: strconv.FormatInt(id, 10), Allowed: "must name a run of this project"})
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if run.State != wire.RunOpen {
+		b.errs = append(b.errs, &field.Error{Field: prefix + "runId", Value: strconv.FormatInt(id, 10), Allowed: "the run is finished; start a new run"})
+		return false, nil
+	}
+	b.runs[id] = true
+	return true, nil
+}
+
+// payloadValid checks a job's payload against its tool's schema, if the
+// tool has one; ok is false (and a field error noted per failing property)
+// when it breaks it.
+func (b *enqueueBatch) payloadValid(prefix string, r *EnqueueRequest, t *store.Tool) (ok bool, err error) {
+	sch, err := b.e.schemaFor(t)
+	if err != nil {
+		return false, fmt.Errorf("schema of %s: %w", r.Tool, err)
+	}
+	if sch == nil {
+		return true, nil
+	}
+	problems := sch.validate(r.Payload)
+	for _, pr := range problems {
+		b.errs = append(b.errs, &field.Error{Field: prefix + "payload" + pr.path, Value: pr.value, Allowed: pr.allowed + " (payload schema of " + r.Tool + ")"})
+	}
+	return len(problems) == 0, nil
 }
 
 func compactPayload(raw json.RawMessage) json.RawMessage {

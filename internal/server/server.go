@@ -106,19 +106,12 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 15 * time.Second
 	}
-	// Bind first: a busy port fails the start before anything is opened,
-	// migrated or bootstrapped, so the once-only owner key is never
-	// printed by a server that then cannot serve it.
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, mln, err := listen(cfg)
 	if err != nil {
-		return fmt.Errorf("listen on %s (--addr, RATCHET_ADDR): %w; nothing was opened or created", cfg.Addr, err)
+		return err
 	}
 	defer ln.Close()
-	var mln net.Listener
-	if cfg.MetricsAddr != "" {
-		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
-			return fmt.Errorf("listen on %s (--metrics-addr, RATCHET_METRICS_ADDR): %w; nothing was opened or created", cfg.MetricsAddr, err)
-		}
+	if mln != nil {
 		defer mln.Close()
 	}
 	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.SQLiteSynchronous, true)
@@ -127,25 +120,85 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	defer st.Close()
 	metrics := api.NewMetrics(st)
-	// The machine's clock, or under the test script's hour-shifted runs
-	// the machine's clock moved to 23:30 or 00:30 UTC (clock.TestOffsetEnv).
-	testOffset, err := clock.TestOffset()
+	sysClock, clk, err := clocks(cfg, st, log)
 	if err != nil {
 		return err
 	}
-	sysClock, _ := clock.System()
+	eng, err := startEngine(ctx, cfg, st, clk, metrics, stdout, log)
+	if err != nil {
+		return err
+	}
+	draining := make(chan struct{})
+	a := api.New(eng, log, metrics, draining)
+	a.SetStreamTiming(cfg.StreamInterval, cfg.StreamPing)
+	var handler http.Handler = routes(a, st, cfg.Version)
+	if cfg.AccessLog {
+		handler = accessLog(handler, log)
+	}
+	if mln != nil {
+		msrv := serveMetrics(mln, metrics)
+		fmt.Fprintf(stdout, "Ratchet metrics on http://%s/metrics\n", mln.Addr())
+		defer msrv.Close()
+	}
+	// Headers must arrive within 10 s and bodies within api.BodyTimeout
+	// (set per request, so long polls are not cut); idle connections close
+	// after 2 minutes.
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+	fmt.Fprintf(stdout, "Ratchet listening on http://%s (store: %s)\n", ln.Addr(), st.Driver())
+	log.Info("listening", "addr", ln.Addr().String(), "store", st.Driver())
+	// The dispatcher delivers HTTP tools' jobs. On shutdown it stops
+	// claiming with the API; requests in flight get the shutdown timeout,
+	// then are abandoned to their leases (recorded as timed out, retried).
+	disp := delivery.New(delivery.Config{Engine: eng, Concurrency: cfg.DeliveryConcurrency, Policy: webhook.Policy{Allow: cfg.DeliveryAllow},
+		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock})
+	return serve(ctx, cfg, ln, srv, eng, disp, draining, log)
+}
+
+// listen binds --addr and, when set, --metrics-addr. Binding comes first:
+// a busy port fails the start before anything is opened, migrated or
+// bootstrapped, so the once-only owner key is never printed by a server
+// that then cannot serve it.
+func listen(cfg Config) (ln, mln net.Listener, err error) {
+	if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, nil, fmt.Errorf("listen on %s (--addr, RATCHET_ADDR): %w; nothing was opened or created", cfg.Addr, err)
+	}
+	if cfg.MetricsAddr != "" {
+		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			ln.Close()
+			return nil, nil, fmt.Errorf("listen on %s (--metrics-addr, RATCHET_METRICS_ADDR): %w; nothing was opened or created", cfg.MetricsAddr, err)
+		}
+	}
+	return ln, mln, nil
+}
+
+// clocks returns the machine's clock (moved to 23:30 or 00:30 UTC under the
+// test script's hour-shifted runs, clock.TestOffsetEnv) and the clock the
+// engine decides by: that one, a development clock owners may advance, or
+// either moved by --clock-offset for fault tests.
+func clocks(cfg Config, st store.Store, log *slog.Logger) (sys, decide clock.Clock, err error) {
+	testOffset, err := clock.TestOffset()
+	if err != nil {
+		return nil, nil, err
+	}
+	sys, _ = clock.System()
 	if testOffset != 0 {
 		log.Warn("test clock offset: this process's clock is deliberately shifted (tests only)", "env", clock.TestOffsetEnv, "offset", testOffset.String())
 	}
-	clk := sysClock
+	decide = sys
 	if cfg.DevClock {
-		clk = clock.NewOffset(testOffset)
+		decide = clock.NewOffset(testOffset)
 		log.Warn("development clock enabled: owners may advance time with POST /v1/dev/clock")
 	}
 	if cfg.ClockOffset != 0 {
-		clk = clock.Shifted{Base: clk, By: cfg.ClockOffset}
+		decide = clock.Shifted{Base: decide, By: cfg.ClockOffset}
 		log.Warn("clock offset: this node's clock is deliberately wrong (for fault tests only)", "offset", cfg.ClockOffset, "decisionsFromDatabaseClock", st.Driver() == "postgres" && !cfg.DevClock)
 	}
+	return sys, decide, nil
+}
+
+// startEngine builds the engine and bootstraps the first project, printing
+// its owner key once when Ratchet made it.
+func startEngine(ctx context.Context, cfg Config, st store.Store, clk clock.Clock, metrics *api.Metrics, stdout io.Writer, log *slog.Logger) (*engine.Engine, error) {
 	// Nodes that share PostgreSQL take the time of their decisions from
 	// it, so their own clocks may disagree (see engine.Config). A
 	// development clock is the exception: it is there to be moved.
@@ -153,19 +206,21 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	eng, err := engine.New(engine.Config{Store: st, Clock: clk, DatabaseClock: dbClock, Logger: log, Retention: cfg.Retention, HistoryRetention: cfg.HistoryRetention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics, SearchWindow: cfg.SearchWindow,
 		DeliveryPolicy: webhook.Policy{Allow: cfg.DeliveryAllow}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	created, key, err := eng.Bootstrap(ctx, cfg.BootstrapKey)
 	if err != nil {
-		return fmt.Errorf("bootstrap: %w", err)
+		return nil, fmt.Errorf("bootstrap: %w", err)
 	}
 	if created && cfg.BootstrapKey == "" {
 		fmt.Fprintf(stdout, "Created the first project and its owner key. It is shown once; keep it:\n\n    %s\n\n", key)
 	}
+	return eng, nil
+}
 
-	draining := make(chan struct{})
-	a := api.New(eng, log, metrics, draining)
-	a.SetStreamTiming(cfg.StreamInterval, cfg.StreamPing)
+// routes is the main listener's mux: the API, the health and readiness
+// probes, the OpenAPI document, the docs and the pages.
+func routes(a *api.API, st store.Store, version string) *http.ServeMux {
 	mux := http.NewServeMux()
 	a.Register(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -185,7 +240,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = io.WriteString(w, `{"error":{"code":"not_found","message":"metrics are served on their own address: start ratchet serve with --metrics-addr (RATCHET_METRICS_ADDR)"}}`)
 	})
-	doc, _ := json.MarshalIndent(a.OpenAPI(cfg.Version), "", "  ")
+	doc, _ := json.MarshalIndent(a.OpenAPI(version), "", "  ")
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(doc)
@@ -194,35 +249,28 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	mux.Handle("GET /docs", docsHandler)
 	mux.Handle("GET /docs/", docsHandler)
 	mux.Handle("/", web.Handler())
+	return mux
+}
 
-	var handler http.Handler = mux
-	if cfg.AccessLog {
-		handler = accessLog(mux, log)
-	}
-	var msrv *http.Server
-	if mln != nil {
-		mmux := http.NewServeMux()
-		mmux.Handle("GET /metrics", metrics.Handler())
-		msrv = &http.Server{Handler: mmux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10}
-		fmt.Fprintf(stdout, "Ratchet metrics on http://%s/metrics\n", mln.Addr())
-		go func() { _ = msrv.Serve(mln) }()
-		defer msrv.Close()
-	}
-	// Headers must arrive within 10 s and bodies within api.BodyTimeout
-	// (set per request, so long polls are not cut); idle connections close
-	// after 2 minutes.
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
-	fmt.Fprintf(stdout, "Ratchet listening on http://%s (store: %s)\n", ln.Addr(), st.Driver())
-	log.Info("listening", "addr", ln.Addr().String(), "store", st.Driver())
+// serveMetrics serves /metrics on its own listener until closed.
+func serveMetrics(mln net.Listener, metrics *api.Metrics) *http.Server {
+	mmux := http.NewServeMux()
+	mmux.Handle("GET /metrics", metrics.Handler())
+	msrv := &http.Server{Handler: mmux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10}
+	go func() { _ = msrv.Serve(mln) }()
+	return msrv
+}
 
+// serve runs the engine, the dispatcher and the HTTP server until ctx is
+// cancelled or the server fails, then shuts them down in order: no new
+// claims, in-flight requests and deliveries finish within the shutdown
+// timeout (deliveries past it are abandoned to their leases), and the
+// engine stops last.
+func serve(ctx context.Context, cfg Config, ln net.Listener, srv *http.Server, eng *engine.Engine, disp *delivery.Dispatcher,
+	draining chan struct{}, log *slog.Logger) error {
 	engCtx, stopEngine := context.WithCancel(context.Background())
 	engDone := make(chan struct{})
 	go func() { eng.Run(engCtx); close(engDone) }()
-	// The dispatcher delivers HTTP tools' jobs. On shutdown it stops
-	// claiming with the API; requests in flight get the shutdown timeout,
-	// then are abandoned to their leases (recorded as timed out, retried).
-	disp := delivery.New(delivery.Config{Engine: eng, Concurrency: cfg.DeliveryConcurrency, Policy: webhook.Policy{Allow: cfg.DeliveryAllow},
-		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock})
 	dispCtx, abandonDeliveries := context.WithCancel(context.Background())
 	defer abandonDeliveries()
 	dispDone := make(chan struct{})
