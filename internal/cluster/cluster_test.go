@@ -195,7 +195,7 @@ func loadOnAllNodes(t *testing.T, ctx context.Context, dbURL string, nodes []*pr
 	}
 	defer stopWorkers()
 
-	waitFor(t, 60*time.Second, "every limited job succeeded and the metered rate limit was used up", func() (bool, string) {
+	waitFor(t, 3*time.Minute, "every limited job succeeded and the metered rate limit was used up", func() (bool, string) {
 		l, m := jobStates(t, dbURL, "limited"), jobStates(t, dbURL, "metered")
 		return l["succeeded"] == limitJobs && m["succeeded"] == rate, "limited " + fmtStates(l) + ", metered " + fmtStates(m)
 	})

@@ -191,7 +191,7 @@ func TestDeliveryLimitsAcrossNodes(t *testing.T) {
 	secret := "whsec_" + base64.StdEncoding.EncodeToString(key)
 	prov := newProvider(t, key, answerOK)
 	nodes := startDeliveryNodes(t, dbURL, 3)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testCtx(t, 4*time.Minute)
 	owners := make([]*client.Client, len(nodes))
 	for i, n := range nodes {
 		owners[i] = client.New(n.URL, ownerKey)
@@ -521,9 +521,10 @@ func deliveryCircuit(t *testing.T, ctx context.Context, nodes []*proctest.Server
 // TestDeliveryNodeKilledMidRequest: a node delivers a job to a provider
 // that holds the request open; the node is killed with SIGKILL while the
 // provider holds it. A second node, started after the kill, finds the
-// lease expired (3 s), records the attempt as timed_out and retries it;
+// lease expired (10 s), records the attempt as timed_out and retries it;
 // the provider answers the second request 200 and the job succeeds: the
-// job is never lost, and it reached the provider exactly twice.
+// job is never lost, and it reached the provider exactly twice. (The kill
+// must come inside the lease; at 3 s a loaded machine killed too late.)
 func TestDeliveryNodeKilledMidRequest(t *testing.T) {
 	dbURL := pgtest.URL(t)
 	release := make(chan struct{})
@@ -563,7 +564,7 @@ func TestDeliveryNodeKilledMidRequest(t *testing.T) {
 	})
 	ctx := testCtx(t, time.Minute)
 	a := client.New(nodeA.URL, ownerKey)
-	const lease = 3000
+	const lease = 10000
 	if _, err := a.CreateEndpoint(ctx, "partner", client.EndpointPolicy{
 		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 3, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
 		DefaultTimeoutMs: 20000, MaxConcurrent: 10, CircuitFailureThreshold: 1000,

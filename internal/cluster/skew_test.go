@@ -14,19 +14,9 @@ import (
 	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
 )
 
-// skew is how far node B's clock runs ahead of node A's in these tests
-// (ratchet serve --clock-offset), as in the chaos run.
-const skew = 2 * time.Second
-
 // startSkewedPair starts node A with the machine's clock and then node B
-// with its clock skew ahead, both on dbURL.
-func startSkewedPair(t *testing.T, dbURL string) (a, b *proctest.Server) {
-	t.Helper()
-	return startSkewedPairBy(t, dbURL, skew)
-}
-
-// startSkewedPairBy is startSkewedPair with node B's clock by ahead.
-func startSkewedPairBy(t *testing.T, dbURL string, by time.Duration) (a, b *proctest.Server) {
+// with its clock by ahead (ratchet serve --clock-offset), both on dbURL.
+func startSkewedPair(t *testing.T, dbURL string, by time.Duration) (a, b *proctest.Server) {
 	t.Helper()
 	args := []string{"--database", dbURL, "--bootstrap-key", ownerKey, "--log-level", "warn"}
 	a = proctest.Start(t, "", nil, args...)
@@ -55,19 +45,21 @@ func execSQL(t *testing.T, dbURL, sql string, args ...any) {
 }
 
 // TestSkewedNodeKeepsLeases: a worker holds a job through node A with a
-// 4 s lease on an endpoint that runs one job at a time, and node B, its
-// clock 2 s ahead, is asked for the endpoint's other job. Lease rescue runs
+// 16 s lease on an endpoint that runs one job at a time, and node B, its
+// clock 8 s ahead, is asked for the endpoint's other job. Lease rescue runs
 // on every node; were node B to judge the lease by its own clock it would
-// find it expired after 2 s, fail the attempt as timed out, and hand the
+// find it expired after 8 s, fail the attempt as timed out, and hand the
 // other job out while the first still runs (maxConcurrent 1 exceeded, and
 // the holder's report, inside its lease, refused). Leases are judged by
-// the database's clock, so node B leaves it alone.
+// the database's clock, so node B leaves it alone. (With a 4 s lease and
+// node B 2 s ahead, a loaded machine ended node B's long poll too close
+// to the lease's end for the test to tell anything.)
 func TestSkewedNodeKeepsLeases(t *testing.T) {
+	const ahead, lease = 8 * time.Second, 16 * time.Second
 	dbURL := pgtest.URL(t)
-	nodeA, nodeB := startSkewedPair(t, dbURL)
+	nodeA, nodeB := startSkewedPair(t, dbURL, ahead)
 	ctx := testCtx(t, time.Minute)
 	a, b := client.New(nodeA.URL, ownerKey), client.New(nodeB.URL, ownerKey)
-	const lease = 4 * time.Second
 	if _, err := a.CreateEndpoint(ctx, "single", client.EndpointPolicy{
 		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 5, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
 		DefaultTimeoutMs: lease.Milliseconds(), MaxConcurrent: 1, CircuitFailureThreshold: 1000,
@@ -87,19 +79,19 @@ func TestSkewedNodeKeepsLeases(t *testing.T) {
 		t.Fatalf("claim through node A: %v %+v", err, held)
 	}
 	claimed := time.Now()
-	// Node B rescues leases every 250 ms; by its clock this one ends 2 s
+	// Node B rescues leases every 250 ms; by its clock this one ends 8 s
 	// after the claim. Its long poll for the other job lasts past that.
-	got, err := b.Claim(ctx, client.ClaimRequest{WorkerID: "other-on-b", Tools: []string{"single@1"}, Max: 1, WaitMs: (lease - skew + 750*time.Millisecond).Milliseconds()})
+	got, err := b.Claim(ctx, client.ClaimRequest{WorkerID: "other-on-b", Tools: []string{"single@1"}, Max: 1, WaitMs: (lease - ahead + 2*time.Second).Milliseconds()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	age := time.Since(claimed)
-	if age >= lease-500*time.Millisecond {
+	if age >= lease-2*time.Second {
 		t.Fatalf("the machine is too slow for this test: the long poll on node B ended %s after the claim, too close to the %s lease", age.Round(time.Millisecond), lease)
 	}
 	if len(got) > 0 {
 		t.Errorf("node B (clock %s ahead) handed out job %d %s after job %d was claimed through node A with a %s lease: two jobs running on an endpoint with maxConcurrent 1",
-			skew, got[0].ID, age.Round(time.Millisecond), held[0].ID, lease)
+			ahead, got[0].ID, age.Round(time.Millisecond), held[0].ID, lease)
 	}
 	// The holder finishes inside its lease.
 	if _, err := a.ReportOne(ctx, client.Report{JobID: held[0].ID, LeaseToken: held[0].LeaseToken, Success: true, HTTPStatus: 200}); err != nil {
@@ -129,7 +121,7 @@ func TestSkewedNodeKeepsLeases(t *testing.T) {
 func TestSkewedNodeKeepsRateLimit(t *testing.T) {
 	const ahead, age = 20 * time.Second, 45 * time.Second
 	dbURL := pgtest.URL(t)
-	nodeA, nodeB := startSkewedPairBy(t, dbURL, ahead)
+	nodeA, nodeB := startSkewedPair(t, dbURL, ahead)
 	ctx := testCtx(t, time.Minute)
 	a, b := client.New(nodeA.URL, ownerKey), client.New(nodeB.URL, ownerKey)
 	const limit = 3

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -142,7 +143,13 @@ func seedDashboard(t *testing.T, base, freeKey string) fixture {
 	c := client.New(base, ownerKey)
 	fx := fixture{freeKey: freeKey}
 	two, one := int64(2), int64(1)
-	must(c.CreateEndpoint(ctx, "stripe", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, CircuitFailureThreshold: two, CircuitOpenMs: 600_000}))(t)
+	// Every wait of the seed is long beside the test's run time on a loaded
+	// machine (the dev clock runs in real time): stripe's failed charges
+	// retry after 24–36 min, its circuit stays open 30 min, summary-42's
+	// hint is 10 min. With STANDARD (30 s) and a 60 s hint, a run slowed
+	// by a second copy of the suite saw the charges and summary-42 due.
+	slow := client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 5, InitialDelayMs: 1_800_000, Multiplier: 2, MaxDelayMs: 3_600_000, JitterPercent: 20}}
+	must(c.CreateEndpoint(ctx, "stripe", client.EndpointPolicy{Policy: slow, CircuitFailureThreshold: two, CircuitOpenMs: 1_800_000}))(t)
 	must(c.CreateEndpoint(ctx, "openai", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 4, InitialDelayMs: 10_000, Multiplier: 2, MaxDelayMs: 600_000, JitterPercent: 20}},
 		DefaultTimeoutMs: 60_000, MaxConcurrent: 8, CircuitFailureThreshold: 1000, CircuitOpenMs: 30_000}))(t)
 	must(c.CreateEndpoint(ctx, "slack", client.EndpointPolicy{Policy: client.Policy{Preset: "AGGRESSIVE"}, RateLimitPerMinute: &one}))(t)
@@ -182,14 +189,14 @@ func seedDashboard(t *testing.T, base, freeKey string) fixture {
 		report(claim("complete@1"), 502, nil)
 	}
 	// One job fails twice: plain jitter after attempt 1, then a 429 whose
-	// Retry-After (60 s) is longer than the whole jitter band of attempt 2.
+	// Retry-After (600 s) is longer than the whole jitter band of attempt 2.
 	j := enqueue(t, c, client.EnqueueRequest{Tool: "complete@1", Payload: json.RawMessage(`{"prompt":"summarise"}`), IdempotencyKey: "summary-42"})
 	fx.arithJob = j.ID
 	report(claim("complete@1"), 500, nil)
 	if err := c.AdvanceClock(ctx, 13*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	report(claim("complete@1"), 429, map[string]string{"Retry-After": "60"})
+	report(claim("complete@1"), 429, map[string]string{"Retry-After": "600"})
 
 	// slack: one claim uses the whole rate limit; two more wait for it.
 	for i := range 3 {
@@ -256,7 +263,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		if got, want := a.text(stripe+" .half-opens"), half.UTC().Format("2006-01-02 15:04:05")+" UTC"; got != want {
 			t.Errorf("half-opens at %q, want %q", got, want)
 		}
-		if got := a.text(stripe + " .circuit-note"); !strings.Contains(got, "after 2 failures") || !strings.Contains(got, "(in 10 min") && !strings.Contains(got, "(in 9 min") {
+		if got := a.text(stripe + " .circuit-note"); !strings.Contains(got, "after 2 failures") || !regexp.MustCompile(`\(in [1-3]?[0-9] min`).MatchString(got) {
 			t.Errorf("circuit note = %q", got)
 		}
 		if got := a.text(stripe + " .held"); !strings.HasPrefix(got, "1 due, held by the circuit breaker until") {
@@ -475,15 +482,15 @@ func TestDashboardInBrowser(t *testing.T) {
 				next.UTC().Format("2006-01-02 15:04:05.000") + " UTC",
 			}
 			if i == 1 {
-				want[3] = "retry-after 60,000 ms → wins"
-				want[4] = "60,000 ms (1 min) — the hint"
+				want[3] = "retry-after 600,000 ms → wins"
+				want[4] = "600,000 ms (10 min) — the hint"
 			}
 			if strings.Join(arith, "\n") != strings.Join(want, "\n") {
 				t.Errorf("attempt %d arithmetic\n%s\nwant\n%s", at.Number, strings.Join(arith, "\n"), strings.Join(want, "\n"))
 			}
 		}
 		rows := a.texts("#attempts-table tbody tr")
-		if len(rows) != 2 || !strings.Contains(rows[0], "worker-7") || !strings.Contains(rows[0], "server_error") && !strings.Contains(rows[0], "500") || !strings.Contains(rows[1], "429") || !strings.Contains(rows[1], "60,000 ms") {
+		if len(rows) != 2 || !strings.Contains(rows[0], "worker-7") || !strings.Contains(rows[0], "server_error") && !strings.Contains(rows[0], "500") || !strings.Contains(rows[1], "429") || !strings.Contains(rows[1], "600,000 ms") {
 			t.Errorf("attempt rows %q", rows)
 		}
 		if n := len(a.texts("#timeline g.lane")); n != 2 {
