@@ -105,7 +105,7 @@ func (e *Engine) Bootstrap(ctx context.Context, secret string) (created bool, ke
 // many projects, and for tests of isolation).
 func (e *Engine) CreateProject(ctx context.Context, name string, plan wire.Plan) (*store.Project, string, error) {
 	if !slices.Contains(wire.Plans(), plan) {
-		return nil, "", invalidField("plan", strconv.Quote(string(plan)), "must be one of FREE, BASIC, PRO")
+		return nil, "", invalidField("plan", strconv.Quote(string(plan)), "must be one of "+wire.Join(wire.Plans(), ", "))
 	}
 	secret := NewSecret()
 	var p *store.Project
@@ -123,7 +123,7 @@ func (e *Engine) CreateProject(ctx context.Context, name string, plan wire.Plan)
 // SetPlan changes a project's plan.
 func (e *Engine) SetPlan(ctx context.Context, projectID int64, plan wire.Plan) error {
 	if !slices.Contains(wire.Plans(), plan) {
-		return invalidField("plan", strconv.Quote(string(plan)), "must be one of FREE, BASIC, PRO")
+		return invalidField("plan", strconv.Quote(string(plan)), "must be one of "+wire.Join(wire.Plans(), ", "))
 	}
 	return e.st.Tx(ctx, func(q store.Queries) error { return q.ProjectSetPlan(ctx, projectID, plan) })
 }
@@ -185,7 +185,7 @@ func (e *Engine) CreateKey(ctx context.Context, p *Principal, spec KeySpec) (*st
 	}
 	var errs field.Errors
 	if !slices.Contains(wire.Scopes(), spec.Scope) {
-		errs = append(errs, &field.Error{Field: "scope", Value: strconv.Quote(string(spec.Scope)), Allowed: "must be one of owner, producer, worker"})
+		errs = append(errs, &field.Error{Field: "scope", Value: strconv.Quote(string(spec.Scope)), Allowed: "must be one of " + wire.Join(wire.Scopes(), ", ")})
 	}
 	if len(spec.Name) > 200 {
 		errs = append(errs, &field.Error{Field: "name", Value: "a name of " + strconv.Itoa(len(spec.Name)) + " characters", Allowed: "must be at most 200 characters"})
