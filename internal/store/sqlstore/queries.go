@@ -1223,7 +1223,7 @@ func (q *Queries) ExpiredLeases(ctx context.Context, p *store.ExpiredLeasesParam
 }
 
 func (q *Queries) JobsPrune(ctx context.Context, p *store.JobsPruneParams) (int64, error) {
-	rows, err := q.query(ctx, `SELECT id FROM jobs WHERE finished_at > 0 AND finished_at < ? AND state IN ('succeeded', 'failed', 'exhausted', 'cancelled') LIMIT `+strconv.Itoa(p.Limit), p.FinishedBefore)
+	rows, err := q.query(ctx, `SELECT id FROM jobs WHERE finished_at > 0 AND finished_at < ? AND state IN `+finishedStates+` LIMIT `+strconv.Itoa(p.Limit), p.FinishedBefore)
 	if err != nil {
 		return 0, err
 	}

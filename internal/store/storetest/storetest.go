@@ -38,6 +38,7 @@ func Run(t *testing.T, open Opener) {
 		{"Projects", testProjects},
 		{"ProjectWrites", testProjectWrites},
 		{"Keys", testKeys},
+		{"EnumsStored", testEnumsStored},
 		{"Endpoints", testEndpoints},
 		{"EndpointUpdatePolicy", testEndpointUpdatePolicy},
 		{"EndpointCircuit", testEndpointCircuit},
