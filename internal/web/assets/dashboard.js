@@ -5,7 +5,7 @@
 // (dashboard-api.js), and never loads more than one page of jobs: lists are
 // cursor-paged and counts come from GET /v1/jobs/count.
 import * as B from "./backoff.js";
-import { SEARCH_WINDOW } from "./limits.js";
+import { SEARCH_WINDOW, JOB_STATES, REPLAYABLE_STATES, CANCELLABLE_STATES, CLAIMABLE_STATES } from "./limits.js";
 import { $, h, toast as showToast, fieldText } from "./ui.js";
 import { api, ApiError, getKey, setKey, hooks, query, openStream } from "./dashboard-api.js";
 import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
@@ -16,9 +16,14 @@ import { num, when, span, clockEl, clockBoth, timeEl, msText } from "./dashboard
 // Relative times ("in 12 s") are rewritten this often between events.
 const TICK_MS = 5000;
 const PAGE_SIZE = 50;
-const STATES = ["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"];
-const REPLAYABLE = ["failed", "exhausted", "cancelled"];
-const CANCELLABLE = ["scheduled", "running"];
+// The job states (tabs, filters, counts) and which of them each action
+// takes come from the server's state machine (limits.js is generated from
+// package wire); none is typed here.
+const STATES = JOB_STATES;
+const REPLAYABLE = REPLAYABLE_STATES;
+const CANCELLABLE = CANCELLABLE_STATES;
+// orList writes a list for a sentence: "a", "a or b", "a, b or c".
+const orList = (xs) => xs.length < 2 ? xs.join("") : `${xs.slice(0, -1).join(", ")} or ${xs[xs.length - 1]}`;
 
 const state = {
   me: null,
@@ -773,8 +778,8 @@ function savedDoc(ep) {
 // ---------- jobs ----------
 
 const FILTER_KEYS = ["q", "state", "tool", "endpoint", "runId", "createdAfter", "createdBefore"];
-// RUNNABLE are the states run-now takes (owner keys only).
-const RUNNABLE = ["scheduled"];
+// RUNNABLE are the states run-now takes (owner keys only): the claimable ones.
+const RUNNABLE = CLAIMABLE_STATES;
 const WINDOWS = [["", "Any time"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["24h", "Last 24 hours"], ["7d", "Last 7 days"]];
 const WINDOW_MS = { "15m": 900e3, "1h": 3600e3, "24h": 86400e3, "7d": 604800e3 };
 
@@ -977,7 +982,7 @@ async function jobsView(_, stale) {
     const [verb, done, what] = verbs[action];
     const skipped = selected.size - ids.length;
     const ok = await confirmDialog(`${verb} ${num(ids.length)} ${ids.length === 1 ? "job" : "jobs"}?`,
-      `${verb} ${ids.map((id) => "#" + id).join(", ")}. ${what}${skipped ? ` ${num(skipped)} selected ${skipped === 1 ? "job is" : "jobs are"} left out: ${action === "replay" ? "only failed, exhausted or cancelled jobs can be replayed" : action === "cancel" ? "only scheduled or running jobs can be cancelled" : "only scheduled jobs can run now"}.` : ""}`,
+      `${verb} ${ids.map((id) => "#" + id).join(", ")}. ${what}${skipped ? ` ${num(skipped)} selected ${skipped === 1 ? "job is" : "jobs are"} left out: ${action === "replay" ? `only ${orList(REPLAYABLE)} jobs can be replayed` : action === "cancel" ? `only ${orList(CANCELLABLE)} jobs can be cancelled` : `only ${orList(RUNNABLE)} jobs can run now`}.` : ""}`,
       `${verb} ${num(ids.length)} ${ids.length === 1 ? "job" : "jobs"}`);
     if (!ok || stale()) return;
     try {
@@ -1141,7 +1146,7 @@ function bulkPanel(f, count, stale) { // count: the GET /v1/jobs/count answer
   return h("section", { class: "card bulk", "aria-labelledby": "bulk-title" },
     h("h2", { id: "bulk-title", text: "Bulk action" }),
     h("p", {}, "Selection: ", h("strong", { id: "bulk-scope", text: scopeText(f, count.count, count.capped) }), "."),
-    h("p", { class: "help" }, "Replay needs a state filter of failed, exhausted or cancelled; cancel needs scheduled or running. The count is taken again just before you confirm, and sent with the request so nothing else is touched."),
+    h("p", { class: "help" }, `Replay needs a state filter of ${orList(REPLAYABLE)}; cancel needs ${orList(CANCELLABLE)}. The count is taken again just before you confirm, and sent with the request so nothing else is touched.`),
     h("div", { class: "button-row" },
       h("button", { type: "button", id: "bulk-replay", class: "button", text: "Replay selection…", disabled: !canReplay || count.count === 0, onclick: () => run("replay") }),
       h("button", { type: "button", id: "bulk-cancel", class: "button danger", text: "Cancel selection…", disabled: !canCancel || count.count === 0, onclick: () => run("cancel") })),
