@@ -63,11 +63,15 @@ func (s JobState) Claimable() bool {
 // JobStatesWhere lists the job states, in lifecycle order, for which keep
 // is true, e.g. JobStatesWhere(JobState.Finished). Code that needs a subset
 // of the states asks for it here instead of typing the subset again.
-func JobStatesWhere(keep func(JobState) bool) []JobState {
-	var out []JobState
-	for _, s := range JobStates() {
-		if keep(s) {
-			out = append(out, s)
+func JobStatesWhere(keep func(JobState) bool) []JobState { return Where(JobStates(), keep) }
+
+// Where lists the values for which keep is true, in their order, e.g.
+// Where(Plans(), Plan.AllowsCustom).
+func Where[T any](values []T, keep func(T) bool) []T {
+	var out []T
+	for _, v := range values {
+		if keep(v) {
+			out = append(out, v)
 		}
 	}
 	return out
@@ -231,3 +235,7 @@ const (
 
 // Plans lists every plan.
 func Plans() []Plan { return []Plan{PlanFree, PlanBasic, PlanPro} }
+
+// AllowsCustom reports whether a project on plan p may save a CUSTOM retry
+// policy.
+func (p Plan) AllowsCustom() bool { return p != PlanFree }

@@ -391,7 +391,8 @@ func jsonInt(raw json.RawMessage) (int64, bool) {
 	return int64(f), true
 }
 
-// checkPlan refuses CUSTOM policies on the FREE plan.
+// checkPlan refuses CUSTOM policies on a plan that does not allow them
+// (wire.Plan.AllowsCustom: FREE).
 func checkPlan(ctx context.Context, q store.Queries, projectID int64, p backoff.Policy, name string) error {
 	if p.Preset != backoff.Custom {
 		return nil
@@ -400,9 +401,9 @@ func checkPlan(ctx context.Context, q store.Queries, projectID int64, p backoff.
 	if err != nil {
 		return err
 	}
-	if proj.Plan == wire.PlanFree {
-		return &Error{Kind: KindForbidden, Message: "plan FREE cannot save a CUSTOM retry policy",
-			Fields: field.Errors{{Field: name, Value: `"CUSTOM"`, Allowed: "CUSTOM policies need the BASIC or PRO plan; use STANDARD, AGGRESSIVE or RELAXED"}}}
+	if !proj.Plan.AllowsCustom() {
+		return &Error{Kind: KindForbidden, Message: "plan " + string(proj.Plan) + " cannot save a CUSTOM retry policy",
+			Fields: field.Errors{{Field: name, Value: `"CUSTOM"`, Allowed: "CUSTOM policies need the " + wire.JoinOr(wire.Where(wire.Plans(), wire.Plan.AllowsCustom)) + " plan; use STANDARD, AGGRESSIVE or RELAXED"}}}
 	}
 	return nil
 }
