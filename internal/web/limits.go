@@ -59,6 +59,7 @@ func LimitsJS() []byte {
 	def("RUN_STATES", wire.RunStates())
 	def("SCOPES", wire.Scopes())
 	def("PLANS", wire.Plans())
+	def("CUSTOM_PLANS", wire.Where(wire.Plans(), wire.Plan.AllowsCustom))
 	def("JITTER_MODES", backoff.JitterModes)
 	def("FIRST_WAITS", []backoff.FirstWait{backoff.FirstWaitBase, backoff.FirstWaitMultiplied})
 	fmt.Fprintf(&b, "export const MAX_CALC_ATTEMPTS = %d;\n", backoff.MaxCalcAttempts)

@@ -24,6 +24,7 @@ export const CIRCUIT_STATES = freeze(["closed","open","half_open"]);
 export const RUN_STATES = freeze(["open","finished"]);
 export const SCOPES = freeze(["owner","producer","worker"]);
 export const PLANS = freeze(["FREE","BASIC","PRO"]);
+export const CUSTOM_PLANS = freeze(["BASIC","PRO"]);
 export const JITTER_MODES = freeze(["none","full","equal","decorrelated"]);
 export const FIRST_WAITS = freeze(["base","multiplied"]);
 export const MAX_CALC_ATTEMPTS = 15;
