@@ -156,16 +156,29 @@ const SearchWindow = 50_000
 // number of ids. Exactly one of Filter and IDs is given; run_now needs an
 // owner key.
 type JobBulk struct {
-	Action        string    `json:"action" enum:"cancel,replay,run_now"`
-	Filter        *JobQuery `json:"filter,omitempty"`
-	IDs           []int64   `json:"ids,omitempty" minItems:"1" maxItems:"1000" doc:"job ids, instead of a filter"`
-	ExpectedCount *int64    `json:"expectedCount" minimum:"0"`
+	Action        BulkAction `json:"action"`
+	Filter        *JobQuery  `json:"filter,omitempty"`
+	IDs           []int64    `json:"ids,omitempty" minItems:"1" maxItems:"1000" doc:"job ids, instead of a filter"`
+	ExpectedCount *int64     `json:"expectedCount" minimum:"0"`
 }
+
+// BulkAction is what POST /v1/jobs/bulk does to each job it selects.
+type BulkAction string
+
+// Bulk actions.
+const (
+	BulkCancel BulkAction = "cancel"  // cancel each job (JobState.Cancellable)
+	BulkReplay BulkAction = "replay"  // replay each job as a new one (JobState.Replayable)
+	BulkRunNow BulkAction = "run_now" // make each job due now (JobState.Claimable); owner keys only
+)
+
+// BulkActions lists every bulk action.
+func BulkActions() []BulkAction { return []BulkAction{BulkCancel, BulkReplay, BulkRunNow} }
 
 // JobBulkResult is what a bulk action did: the ids acted on (for replay,
 // the new jobs) and the jobs it could not act on.
 type JobBulkResult struct {
-	Action string          `json:"action" enum:"cancel,replay,run_now"`
+	Action BulkAction      `json:"action"`
 	Count  int             `json:"count"`
 	Jobs   []int64         `json:"jobs"`
 	Failed []JobBulkFailed `json:"failed"`

@@ -622,13 +622,13 @@ func (a *API) bulk(c *call[wire.JobBulk]) (*wire.JobBulkResult, error) {
 	req := c.in
 	var errs field.Errors
 	switch req.Action {
-	case "cancel", "replay":
-	case "run_now":
+	case wire.BulkCancel, wire.BulkReplay:
+	case wire.BulkRunNow:
 		if err := c.p.Require(wire.ScopeOwner); err != nil {
 			return nil, err
 		}
 	default:
-		errs.Add("action", strconv.Quote(req.Action), "must be cancel, replay or run_now")
+		errs.Add("action", strconv.Quote(string(req.Action)), "must be "+wire.JoinOr(wire.BulkActions()))
 	}
 	if req.ExpectedCount == nil {
 		errs.Add("expectedCount", field.Missing, "required: the count shown to the person who confirmed")
