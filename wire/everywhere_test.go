@@ -136,7 +136,7 @@ func TestEnumsEverywhere(t *testing.T) {
 		})
 	}
 
-	t.Run("job state", func(t *testing.T) {
+	t.Run("job state places", func(t *testing.T) {
 		states := values(wire.JobStates())
 		// JobStateCounts: one JSON key per state, in lifecycle order, and
 		// Set/Get/Total reach every one.
