@@ -432,7 +432,7 @@ func (c *Client) Bulk(ctx context.Context, action string, f JobFilter, expectedC
 	f.Cursor, f.Limit = "", 0
 	q := f.Wire()
 	var out BulkResult
-	_, err := c.do(ctx, "POST", "/v1/jobs/bulk", wire.JobBulk{Action: action, Filter: &q, ExpectedCount: &expectedCount}, &out)
+	_, err := c.do(ctx, "POST", "/v1/jobs/bulk", wire.JobBulk{Action: wire.BulkAction(action), Filter: &q, ExpectedCount: &expectedCount}, &out)
 	return &out, err
 }
 
@@ -441,7 +441,7 @@ func (c *Client) Bulk(ctx context.Context, action string, f JobFilter, expectedC
 func (c *Client) BulkIDs(ctx context.Context, action string, ids []int64) (*BulkResult, error) {
 	n := int64(len(ids))
 	var out BulkResult
-	_, err := c.do(ctx, "POST", "/v1/jobs/bulk", wire.JobBulk{Action: action, IDs: ids, ExpectedCount: &n}, &out)
+	_, err := c.do(ctx, "POST", "/v1/jobs/bulk", wire.JobBulk{Action: wire.BulkAction(action), IDs: ids, ExpectedCount: &n}, &out)
 	return &out, err
 }
 

@@ -2,6 +2,8 @@ package wire
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 
 	"github.com/getratchet/ratchet/backoff"
 )
@@ -154,16 +156,29 @@ const SearchWindow = 50_000
 // number of ids. Exactly one of Filter and IDs is given; run_now needs an
 // owner key.
 type JobBulk struct {
-	Action        string    `json:"action" enum:"cancel,replay,run_now"`
-	Filter        *JobQuery `json:"filter,omitempty"`
-	IDs           []int64   `json:"ids,omitempty" minItems:"1" maxItems:"1000" doc:"job ids, instead of a filter"`
-	ExpectedCount *int64    `json:"expectedCount" minimum:"0"`
+	Action        BulkAction `json:"action"`
+	Filter        *JobQuery  `json:"filter,omitempty"`
+	IDs           []int64    `json:"ids,omitempty" minItems:"1" maxItems:"1000" doc:"job ids, instead of a filter"`
+	ExpectedCount *int64     `json:"expectedCount" minimum:"0"`
 }
+
+// BulkAction is what POST /v1/jobs/bulk does to each job it selects.
+type BulkAction string
+
+// Bulk actions.
+const (
+	BulkCancel BulkAction = "cancel"  // cancel each job (JobState.Cancellable)
+	BulkReplay BulkAction = "replay"  // replay each job as a new one (JobState.Replayable)
+	BulkRunNow BulkAction = "run_now" // make each job due now (JobState.Claimable); owner keys only
+)
+
+// BulkActions lists every bulk action.
+func BulkActions() []BulkAction { return []BulkAction{BulkCancel, BulkReplay, BulkRunNow} }
 
 // JobBulkResult is what a bulk action did: the ids acted on (for replay,
 // the new jobs) and the jobs it could not act on.
 type JobBulkResult struct {
-	Action string          `json:"action" enum:"cancel,replay,run_now"`
+	Action BulkAction      `json:"action"`
 	Count  int             `json:"count"`
 	Jobs   []int64         `json:"jobs"`
 	Failed []JobBulkFailed `json:"failed"`
@@ -190,7 +205,13 @@ type JobCounts struct {
 	Total  int64          `json:"total"`
 }
 
-// JobStateCounts is a count per job state.
+// JobStateCounts is a count per job state: one field per state of
+// JobStates, named by its json tag. It stays a struct (not a map) so that
+// the OpenAPI document gets a closed object with one required key per
+// state, which the TypeScript and Python types are generated from, and Go
+// callers keep the fields. No code names the fields state by state: Set,
+// Get and Total go through countFields, read from the tags.
+// TestEnumsEverywhere fails when a state has no field here.
 type JobStateCounts struct {
 	Scheduled int64 `json:"scheduled"`
 	Running   int64 `json:"running"`
@@ -200,20 +221,38 @@ type JobStateCounts struct {
 	Cancelled int64 `json:"cancelled"`
 }
 
+// countFields is the index of the field of JobStateCounts for each state,
+// by the field's json tag.
+var countFields = func() map[JobState]int {
+	m := map[JobState]int{}
+	t := reflect.TypeFor[JobStateCounts]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		m[JobState(name)] = i
+	}
+	return m
+}()
+
 // Set stores n as the count of state s; unknown states are ignored.
 func (c *JobStateCounts) Set(s JobState, n int64) {
-	switch s {
-	case JobScheduled:
-		c.Scheduled = n
-	case JobRunning:
-		c.Running = n
-	case JobSucceeded:
-		c.Succeeded = n
-	case JobFailed:
-		c.Failed = n
-	case JobExhausted:
-		c.Exhausted = n
-	case JobCancelled:
-		c.Cancelled = n
+	if i, ok := countFields[s]; ok {
+		reflect.ValueOf(c).Elem().Field(i).SetInt(n)
 	}
+}
+
+// Get is the count of state s, 0 for an unknown state.
+func (c JobStateCounts) Get(s JobState) int64 {
+	if i, ok := countFields[s]; ok {
+		return reflect.ValueOf(c).Field(i).Int()
+	}
+	return 0
+}
+
+// Total is the sum of the counts of every state.
+func (c JobStateCounts) Total() int64 {
+	var n int64
+	for _, s := range JobStates() {
+		n += c.Get(s)
+	}
+	return n
 }

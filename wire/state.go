@@ -1,5 +1,10 @@
 package wire
 
+import (
+	"slices"
+	"strings"
+)
+
 // JobState is where a job is in its lifecycle. docs/state-machine.md draws
 // the transitions of JobTransitions.
 type JobState string
@@ -19,18 +24,85 @@ func JobStates() []JobState {
 	return []JobState{JobScheduled, JobRunning, JobSucceeded, JobFailed, JobExhausted, JobCancelled}
 }
 
-// Finished reports whether no transition leaves s.
+// Finished reports whether s is a job state that no transition of
+// JobTransitions leaves. It is read from the table, so a new state is final
+// or not by its edges alone.
 func (s JobState) Finished() bool {
-	switch s {
-	case JobSucceeded, JobFailed, JobExhausted, JobCancelled:
-		return true
+	if !slices.Contains(JobStates(), s) {
+		return false
 	}
-	return false
+	for _, t := range JobTransitions {
+		if t.From == s {
+			return false
+		}
+	}
+	return true
 }
 
-// Replayable reports whether a job in s may be replayed as a new job.
+// Replayable reports whether a job in s may be replayed as a new job. This
+// is a decision of its own, not read from the transitions: a replay leaves
+// the replayed job as it is.
 func (s JobState) Replayable() bool {
 	return s == JobFailed || s == JobExhausted || s == JobCancelled
+}
+
+// Cancellable reports whether a cancel may move a job in s (EventCancel
+// leaves it in JobTransitions).
+func (s JobState) Cancellable() bool {
+	_, ok := NextJobState(s, EventCancel)
+	return ok
+}
+
+// Claimable reports whether a worker may claim a job in s (EventClaim
+// leaves it in JobTransitions); "run now" makes such a job due at once.
+func (s JobState) Claimable() bool {
+	_, ok := NextJobState(s, EventClaim)
+	return ok
+}
+
+// JobStatesWhere lists the job states, in lifecycle order, for which keep
+// is true, e.g. JobStatesWhere(JobState.Finished). Code that needs a subset
+// of the states asks for it here instead of typing the subset again.
+func JobStatesWhere(keep func(JobState) bool) []JobState { return Where(JobStates(), keep) }
+
+// Where lists the values for which keep is true, in their order, e.g.
+// Where(Plans(), Plan.AllowsCustom).
+func Where[T any](values []T, keep func(T) bool) []T {
+	var out []T
+	for _, v := range values {
+		if keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// JoinOr writes values for a sentence: "a", "a or b", "a, b or c". Error
+// messages and help texts that name the allowed values of an enum write
+// them with it, so the text follows the list.
+func JoinOr[T ~string](values []T) string {
+	var b strings.Builder
+	for i, v := range values {
+		switch {
+		case i == 0:
+		case i == len(values)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(string(v))
+	}
+	return b.String()
+}
+
+// Join writes values separated by sep: Join(Scopes(), "|") is
+// "owner|producer|worker".
+func Join[T ~string](values []T, sep string) string {
+	s := make([]string, len(values))
+	for i, v := range values {
+		s[i] = string(v)
+	}
+	return strings.Join(s, sep)
 }
 
 // JobEvent is what moves a job from one state to another.
@@ -163,3 +235,7 @@ const (
 
 // Plans lists every plan.
 func Plans() []Plan { return []Plan{PlanFree, PlanBasic, PlanPro} }
+
+// AllowsCustom reports whether a project on plan p may save a CUSTOM retry
+// policy.
+func (p Plan) AllowsCustom() bool { return p != PlanFree }

@@ -65,8 +65,8 @@ func (a *API) table() []Route {
 		route(a, "POST", "/v1/jobs/bulk", "Cancel, replay or run now every job matching a filter or listed by ids (at most 1000); expectedCount must equal the current count (run_now needs an owner key)", producer, 200, a.bulk),
 		route(a, "GET", "/v1/jobs/{id}", "Read a job with its attempts and what holds it", producer, 200, a.getJob),
 		route(a, "GET", "/v1/jobs/{id}/explain", "Which gate holds a scheduled job and until when", producer, 200, a.explain),
-		route(a, "POST", "/v1/jobs/{id}/cancel", "Cancel a scheduled or running job", producer, 200, a.cancel),
-		route(a, "POST", "/v1/jobs/{id}/replay", "Replay a failed, exhausted or cancelled job as a new job", producer, 201, a.replay),
+		route(a, "POST", "/v1/jobs/{id}/cancel", "Cancel a "+wire.JoinOr(wire.JobStatesWhere(wire.JobState.Cancellable))+" job", producer, 200, a.cancel),
+		route(a, "POST", "/v1/jobs/{id}/replay", "Replay a "+wire.JoinOr(wire.JobStatesWhere(wire.JobState.Replayable))+" job as a new job", producer, 201, a.replay),
 		route(a, "POST", "/v1/jobs/{id}/run-now", "Make a scheduled job due now (gates still apply; the attempt count stays); 409 naming the state otherwise", owner, 200, a.runNow),
 		route(a, "POST", "/v1/claims", "Claim due jobs (batch, optional long poll)", worker, 200, a.claim),
 		route(a, "POST", "/v1/jobs/{id}/heartbeat", "Extend a lease", worker, 200, a.heartbeat),
@@ -627,13 +627,13 @@ func (a *API) bulk(c *call[wire.JobBulk]) (*wire.JobBulkResult, error) {
 	req := c.in
 	var errs field.Errors
 	switch req.Action {
-	case "cancel", "replay":
-	case "run_now":
+	case wire.BulkCancel, wire.BulkReplay:
+	case wire.BulkRunNow:
 		if err := c.p.Require(wire.ScopeOwner); err != nil {
 			return nil, err
 		}
 	default:
-		errs.Add("action", strconv.Quote(req.Action), "must be cancel, replay or run_now")
+		errs.Add("action", strconv.Quote(string(req.Action)), "must be "+wire.JoinOr(wire.BulkActions()))
 	}
 	if req.ExpectedCount == nil {
 		errs.Add("expectedCount", field.Missing, "required: the count shown to the person who confirmed")

@@ -158,6 +158,7 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[wire.CircuitState]():   strs(wire.CircuitStates()),
 	reflect.TypeFor[wire.Scope]():          strs(wire.Scopes()),
 	reflect.TypeFor[wire.Plan]():           strs(wire.Plans()),
+	reflect.TypeFor[wire.BulkAction]():     strs(wire.BulkActions()),
 	reflect.TypeFor[backoff.Preset]():      strs(backoff.Presets),
 	reflect.TypeFor[backoff.Jitter]():      strs(backoff.JitterModes),
 	reflect.TypeFor[backoff.FirstWait]():   strs([]backoff.FirstWait{backoff.FirstWaitBase, backoff.FirstWaitMultiplied}),

@@ -24,6 +24,7 @@ import (
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/client"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // Config is one chaos run. Zero values take the defaults in the comments.
@@ -895,8 +896,9 @@ func (r *run) states(ctx context.Context) (map[string]int64, error) {
 
 func fmtStates(m map[string]int64) string {
 	var b strings.Builder
-	for _, s := range []string{"scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"} {
-		if m[s] > 0 || s != "cancelled" {
+	for _, st := range wire.JobStates() {
+		s := string(st)
+		if m[s] > 0 || st != wire.JobCancelled {
 			fmt.Fprintf(&b, " %s %d", s, m[s])
 		}
 	}

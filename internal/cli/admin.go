@@ -113,7 +113,7 @@ func (migrateStatusCommand) Run(ctx context.Context, env *Env, args []string) er
 // projectGroup administers projects for hosts that serve several tenants.
 func projectGroup() *group {
 	return &group{name: "project", dispatch: runProjectGroup, subs: []subcommand{
-		{"create", "create a project and print its owner key once", "--name NAME [--plan FREE|BASIC|PRO] [--database URL]", projectCreateCommand{}},
+		{"create", "create a project and print its owner key once", "--name NAME [--plan " + wire.Join(wire.Plans(), "|") + "] [--database URL]", projectCreateCommand{}},
 	}}
 }
 
@@ -140,7 +140,7 @@ type projectCreateCommand struct{}
 func (projectCreateCommand) Run(ctx context.Context, env *Env, args []string) error {
 	f := projectGroup().flagSet("create", env)
 	name := f.String("name", "", "project name")
-	plan := f.String("plan", "FREE", "plan: FREE, BASIC or PRO")
+	plan := f.String("plan", string(wire.PlanFree), "plan: "+wire.JoinOr(wire.Plans()))
 	db := databaseFlag(f, env)
 	if err := f.parse(args); err != nil {
 		return err

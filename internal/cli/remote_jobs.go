@@ -46,7 +46,7 @@ type jobsListCommand struct {
 // Run prints one page, and the cursor of the next when there is one.
 func (c *jobsListCommand) Run(ctx context.Context, env *Env, args []string) error {
 	f, rf := clientFlags(jobsGroup(), "list", env)
-	c.state = f.String("state", "", "comma-separated states: scheduled, running, succeeded, failed, exhausted, cancelled")
+	c.state = f.String("state", "", "comma-separated states: "+wire.Join(wire.JobStates(), ", "))
 	c.tool = f.String("tool", "", `"name" or "name@version"`)
 	c.endpoint = f.String("endpoint", "", "endpoint name")
 	c.runID = f.String("run-id", "", "run id")
@@ -263,13 +263,10 @@ func (jobsCountsCommand) Run(ctx context.Context, env *Env, args []string) error
 	}
 	return r.show(func(w io.Writer) {
 		fmt.Fprintln(w, "STATE\tJOBS")
-		for _, row := range []struct {
-			state string
-			n     int64
-		}{{"scheduled", c.Counts.Scheduled}, {"running", c.Counts.Running}, {"succeeded", c.Counts.Succeeded}, {"failed", c.Counts.Failed},
-			{"exhausted", c.Counts.Exhausted}, {"cancelled", c.Counts.Cancelled}, {"total", c.Total}} {
-			fmt.Fprintf(w, "%s\t%d\n", row.state, row.n)
+		for _, s := range wire.JobStates() {
+			fmt.Fprintf(w, "%s\t%d\n", s, c.Counts.Get(s))
 		}
+		fmt.Fprintf(w, "total\t%d\n", c.Total)
 	})
 }
 

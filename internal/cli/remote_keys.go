@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/getratchet/ratchet/wire"
@@ -12,7 +13,7 @@ import (
 func keysGroup() *group {
 	return &group{name: "keys", dispatch: runClientGroup, footer: commonFlagsHelp, subs: []subcommand{
 		{"list", "list API keys, revoked ones included", "", keysListCommand{}},
-		{"create", "create an API key and print its secret once", "--scope owner|producer|worker [--name NAME] [--tool NAME@VERSION ...]", keysCreateCommand{}},
+		{"create", "create an API key and print its secret once", "--scope " + wire.Join(wire.Scopes(), "|") + " [--name NAME] [--tool NAME@VERSION ...]", keysCreateCommand{}},
 		{"revoke", "revoke an API key", "ID", keysRevokeCommand{}},
 	}}
 }
@@ -26,7 +27,7 @@ type keyFlags struct {
 
 func addKeyFlags(f *flagSet) *keyFlags {
 	kf := &keyFlags{
-		scope: f.String("scope", "", "create: owner, producer or worker"),
+		scope: f.String("scope", "", "create: "+wire.JoinOr(wire.Scopes())),
 		name:  f.String("name", "", "create: a name to recognise the key by"),
 	}
 	f.fs.Var(&kf.tools, "tool", "create: a tool@version a worker key may run (repeat the flag for more)")
@@ -65,8 +66,8 @@ func (keysCreateCommand) Run(ctx context.Context, env *Env, args []string) error
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if *kf.scope != "owner" && *kf.scope != "producer" && *kf.scope != "worker" {
-		f.fail("scope", *kf.scope, "required: owner, producer or worker")
+	if !slices.Contains(wire.Scopes(), wire.Scope(*kf.scope)) {
+		f.fail("scope", *kf.scope, "required: "+wire.JoinOr(wire.Scopes()))
 	}
 	r, err := rf.connect(f, env)
 	if err != nil {

@@ -584,18 +584,18 @@ func (e *Engine) cancel(ctx context.Context, p *Principal, id int64, audit bool)
 		if err != nil {
 			return err
 		}
-		switch j.State {
-		case wire.JobScheduled:
-			if err := moveJob(j, wire.EventCancel, now); err != nil {
-				return err
-			}
-		case wire.JobRunning:
+		switch {
+		case j.State == wire.JobRunning:
 			// The running attempt ends the job (EventCancel) when it is
 			// reported or its lease expires; the worker learns of the
 			// request from its heartbeats.
 			j.CancelRequested, j.UpdatedAt = true, now
+		case j.State.Cancellable():
+			if err := moveJob(j, wire.EventCancel, now); err != nil {
+				return err
+			}
 		default:
-			return conflict("job %d is %s; only scheduled or running jobs can be cancelled", id, j.State)
+			return conflict("job %d is %s; only %s jobs can be cancelled", id, j.State, wire.JoinOr(wire.JobStatesWhere(wire.JobState.Cancellable)))
 		}
 		if err := q.JobUpdate(ctx, j); err != nil {
 			return err
@@ -612,8 +612,8 @@ func (e *Engine) cancel(ctx context.Context, p *Principal, id int64, audit bool)
 	return j, storeErr(err, "job "+strconv.FormatInt(id, 10))
 }
 
-// Replay enqueues a failed, exhausted or cancelled job again as a new job
-// linked to the old one. The new job resolves the policy afresh (the tool
+// Replay enqueues a job in a replayable state (wire.JobState.Replayable)
+// again as a new job linked to the old one. The new job resolves the policy afresh (the tool
 // and endpoint as they are now), keeps an explicit maxAttempts override and
 // gets no idempotency key of its own, so the destination sees a new key.
 func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job, error) {
@@ -631,10 +631,8 @@ func (e *Engine) replay(ctx context.Context, p *Principal, id int64, audit bool)
 		if err != nil {
 			return err
 		}
-		switch j.State {
-		case wire.JobFailed, wire.JobExhausted, wire.JobCancelled:
-		default:
-			return conflict("job %d is %s; only failed, exhausted or cancelled jobs can be replayed", id, j.State)
+		if !j.State.Replayable() {
+			return conflict("job %d is %s; only %s jobs can be replayed", id, j.State, wire.JoinOr(wire.JobStatesWhere(wire.JobState.Replayable)))
 		}
 		t, err := q.ToolGetAnyProject(ctx, j.ToolID)
 		if err != nil {

@@ -311,9 +311,9 @@ type BulkFailure struct {
 // job of ids, each in its own transaction, and writes one audit entry
 // (bulk.cancel, bulk.replay, bulk.run_now) for the whole action. A job it
 // cannot act on is a failure of that job; a database failure ends it.
-func (e *Engine) Bulk(ctx context.Context, p *Principal, action string, ids []int64) (*BulkResult, error) {
+func (e *Engine) Bulk(ctx context.Context, p *Principal, action wire.BulkAction, ids []int64) (*BulkResult, error) {
 	scope := wire.ScopeProducer
-	if action == "run_now" {
+	if action == wire.BulkRunNow {
 		scope = wire.ScopeOwner
 	}
 	if err := p.Require(scope); err != nil {
@@ -324,14 +324,14 @@ func (e *Engine) Bulk(ctx context.Context, p *Principal, action string, ids []in
 		var j *store.Job
 		var err error
 		switch action {
-		case "cancel":
+		case wire.BulkCancel:
 			j, err = e.cancel(ctx, p, id, false)
-		case "replay":
+		case wire.BulkReplay:
 			j, err = e.replay(ctx, p, id, false)
-		case "run_now":
+		case wire.BulkRunNow:
 			j, err = e.runNow(ctx, p, id, false)
 		default:
-			return nil, invalidField("action", strconv.Quote(action), "must be cancel, replay or run_now")
+			return nil, invalidField("action", strconv.Quote(string(action)), "must be "+wire.JoinOr(wire.BulkActions()))
 		}
 		if err != nil {
 			var ee *Error
@@ -359,7 +359,7 @@ func (e *Engine) Bulk(ctx context.Context, p *Principal, action string, ids []in
 		if err != nil {
 			return err
 		}
-		return e.audit(ctx, q, p, now, "bulk."+action, "jobs", detail)
+		return e.audit(ctx, q, p, now, "bulk."+string(action), "jobs", detail)
 	})
 	return out, storeErr(err, "audit")
 }

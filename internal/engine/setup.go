@@ -104,7 +104,7 @@ func (e *Engine) Bootstrap(ctx context.Context, secret string) (created bool, ke
 // many projects, and for tests of isolation).
 func (e *Engine) CreateProject(ctx context.Context, name string, plan wire.Plan) (*store.Project, string, error) {
 	if !slices.Contains(wire.Plans(), plan) {
-		return nil, "", invalidField("plan", strconv.Quote(string(plan)), "must be one of FREE, BASIC, PRO")
+		return nil, "", invalidField("plan", strconv.Quote(string(plan)), "must be one of "+wire.Join(wire.Plans(), ", "))
 	}
 	secret := NewSecret()
 	var p *store.Project
@@ -122,7 +122,7 @@ func (e *Engine) CreateProject(ctx context.Context, name string, plan wire.Plan)
 // SetPlan changes a project's plan.
 func (e *Engine) SetPlan(ctx context.Context, projectID int64, plan wire.Plan) error {
 	if !slices.Contains(wire.Plans(), plan) {
-		return invalidField("plan", strconv.Quote(string(plan)), "must be one of FREE, BASIC, PRO")
+		return invalidField("plan", strconv.Quote(string(plan)), "must be one of "+wire.Join(wire.Plans(), ", "))
 	}
 	return e.st.Tx(ctx, func(q store.Queries) error { return q.ProjectSetPlan(ctx, projectID, plan) })
 }
@@ -184,7 +184,7 @@ func (e *Engine) CreateKey(ctx context.Context, p *Principal, spec KeySpec) (*st
 	}
 	var errs field.Errors
 	if !slices.Contains(wire.Scopes(), spec.Scope) {
-		errs = append(errs, &field.Error{Field: "scope", Value: strconv.Quote(string(spec.Scope)), Allowed: "must be one of owner, producer, worker"})
+		errs = append(errs, &field.Error{Field: "scope", Value: strconv.Quote(string(spec.Scope)), Allowed: "must be one of " + wire.Join(wire.Scopes(), ", ")})
 	}
 	if len(spec.Name) > 200 {
 		errs = append(errs, &field.Error{Field: "name", Value: "a name of " + strconv.Itoa(len(spec.Name)) + " characters", Allowed: "must be at most 200 characters"})
@@ -319,7 +319,8 @@ func DefaultEndpointPolicy() EndpointPolicy {
 		CircuitFailureThreshold: DefaultCircuitThreshold, CircuitOpenMs: DefaultCircuitOpenMs}
 }
 
-// checkPlan refuses CUSTOM policies on the FREE plan.
+// checkPlan refuses CUSTOM policies on a plan that does not allow them
+// (wire.Plan.AllowsCustom: FREE).
 func checkPlan(ctx context.Context, q store.Queries, projectID int64, p backoff.Policy, name string) error {
 	if p.Preset != backoff.Custom {
 		return nil
@@ -328,9 +329,9 @@ func checkPlan(ctx context.Context, q store.Queries, projectID int64, p backoff.
 	if err != nil {
 		return err
 	}
-	if proj.Plan == wire.PlanFree {
-		return &Error{Kind: KindForbidden, Message: "plan FREE cannot save a CUSTOM retry policy",
-			Fields: field.Errors{{Field: name, Value: `"CUSTOM"`, Allowed: "CUSTOM policies need the BASIC or PRO plan; use STANDARD, AGGRESSIVE or RELAXED"}}}
+	if !proj.Plan.AllowsCustom() {
+		return &Error{Kind: KindForbidden, Message: "plan " + string(proj.Plan) + " cannot save a CUSTOM retry policy",
+			Fields: field.Errors{{Field: name, Value: `"CUSTOM"`, Allowed: "CUSTOM policies need the " + wire.JoinOr(wire.Where(wire.Plans(), wire.Plan.AllowsCustom)) + " plan; use STANDARD, AGGRESSIVE or RELAXED"}}}
 	}
 	return nil
 }

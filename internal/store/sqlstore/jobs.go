@@ -259,7 +259,7 @@ func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job, guards []st
 // p.FinishedBefore, in no particular order, deletes their attempts and
 // then the jobs, and returns how many jobs it deleted.
 func (q *Queries) JobsPrune(ctx context.Context, p *store.JobsPruneParams) (int64, error) {
-	rows, err := q.query(ctx, `SELECT id FROM jobs WHERE finished_at > 0 AND finished_at < ? AND state IN ('succeeded', 'failed', 'exhausted', 'cancelled') LIMIT `+strconv.Itoa(p.Limit), p.FinishedBefore)
+	rows, err := q.query(ctx, `SELECT id FROM jobs WHERE finished_at > 0 AND finished_at < ? AND state IN `+finishedStates+` LIMIT `+strconv.Itoa(p.Limit), p.FinishedBefore)
 	ids, err := collect(q, rows, err, scanInt64)
 	if err != nil || len(ids) == 0 {
 		return 0, err

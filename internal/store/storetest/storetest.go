@@ -37,6 +37,7 @@ var cases = []testCase{
 	{name: "Projects", fn: testProjects, covers: []string{"ProjectCreate", "ProjectGet", "ProjectCount", "ProjectSetPlan"}},
 	{name: "ProjectWrites", fn: testProjectWrites, covers: []string{"ProjectNoteWrite", "ProjectWrites"}},
 	{name: "Keys", fn: testKeys, covers: []string{"KeyCreate", "KeyByHash", "KeyList", "KeyRevoke"}},
+	{name: "EnumsStored", fn: testEnumsStored, covers: []string{"ProjectCreate", "ProjectGet", "KeyCreate", "KeyByHash", "EndpointUpdateCircuit", "EndpointGetAnyProject"}},
 	{name: "Endpoints", fn: testEndpoints, covers: []string{"EndpointCreate", "EndpointGetInProject", "EndpointGetAnyProject", "EndpointList"}},
 	{name: "EndpointUpdatePolicy", fn: testEndpointUpdatePolicy, covers: []string{"EndpointUpdatePolicy"}},
 	{name: "EndpointCircuit", fn: testEndpointCircuit, covers: []string{"EndpointUpdateCircuit"}},

@@ -5,7 +5,7 @@
 // (dashboard-api.js), and never loads more than one page of jobs: lists are
 // cursor-paged and counts come from GET /v1/jobs/count.
 import * as B from "./backoff.js";
-import { SEARCH_WINDOW } from "./limits.js";
+import { SEARCH_WINDOW, JOB_STATES, REPLAYABLE_STATES, CANCELLABLE_STATES, CLAIMABLE_STATES, CUSTOM_PLANS, ATTEMPT_OUTCOMES } from "./limits.js";
 import { $, h, toast as showToast, fieldText } from "./ui.js";
 import { api, ApiError, getKey, setKey, hooks, query, openStream } from "./dashboard-api.js";
 import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
@@ -16,9 +16,14 @@ import { num, when, span, clockEl, clockBoth, timeEl, msText } from "./dashboard
 // Relative times ("in 12 s") are rewritten this often between events.
 const TICK_MS = 5000;
 const PAGE_SIZE = 50;
-const STATES = ["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"];
-const REPLAYABLE = ["failed", "exhausted", "cancelled"];
-const CANCELLABLE = ["scheduled", "running"];
+// The job states (tabs, filters, counts) and which of them each action
+// takes come from the server's state machine (limits.js is generated from
+// package wire); none is typed here.
+const STATES = JOB_STATES;
+const REPLAYABLE = REPLAYABLE_STATES;
+const CANCELLABLE = CANCELLABLE_STATES;
+// orList writes a list for a sentence: "a", "a or b", "a, b or c".
+const orList = (xs) => xs.length < 2 ? xs.join("") : `${xs.slice(0, -1).join(", ")} or ${xs[xs.length - 1]}`;
 
 const state = {
   me: null,
@@ -425,17 +430,20 @@ function heldLine(ep) {
     g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".");
 }
 
+// How the outcome table heads and colours each ended attempt outcome
+// (limits.js lists them); an outcome added there shows by its name.
+const OUTCOME_COLUMNS = { succeeded: ["Succeeded", "ok"], failed: ["Failed", "bad"], timed_out: ["Timed out", "warn"] };
+const ENDED_OUTCOMES = ATTEMPT_OUTCOMES.filter((o) => o !== "running");
+
 function outcomeTable(ep) {
+  const col = (o) => OUTCOME_COLUMNS[o] || [o.replaceAll("_", " "), ""];
   const row = (label, o) => {
     o = o || {};
-    // Attempt outcomes: succeeded, failed (a provider or worker error) and
-    // timed_out (the lease expired without a report).
-    const ok = o.succeeded || 0, failed = o.failed || 0, timedOut = o.timed_out || 0;
-    return h("tr", {}, h("th", { scope: "row", text: label }), h("td", { class: "num ok", text: num(ok) }),
-      h("td", { class: "num bad", text: num(failed) }), h("td", { class: "num warn", text: num(timedOut) }));
+    return h("tr", {}, h("th", { scope: "row", text: label }),
+      ...ENDED_OUTCOMES.map((x) => h("td", { class: "num " + col(x)[1], text: num(o[x] || 0) })));
   };
   return h("table", { class: "data outcomes" },
-    h("thead", {}, h("tr", {}, h("th", { text: "Attempts" }), h("th", { class: "num", text: "Succeeded" }), h("th", { class: "num", text: "Failed" }), h("th", { class: "num", text: "Timed out" }))),
+    h("thead", {}, h("tr", {}, h("th", { text: "Attempts" }), ...ENDED_OUTCOMES.map((x) => h("th", { class: "num", text: col(x)[0] })))),
     h("tbody", {}, row("Last 5 min", ep.outcomes5m), row("Last hour", ep.outcomes1h)));
 }
 
@@ -563,7 +571,7 @@ async function endpointView([name], stale) {
 
   const form = h("form", { id: "policy-form", class: "card inputs policy-form", novalidate: true, autocomplete: "off" });
   const presetSel = h("select", { id: "f-preset", name: "preset", "aria-describedby": "f-preset-error" },
-    B.PRESET_NAMES.map((p) => h("option", { value: p, text: p === "CUSTOM" && plan === "FREE" ? "CUSTOM (needs BASIC or PRO)" : p })));
+    B.PRESET_NAMES.map((p) => h("option", { value: p, text: p === "CUSTOM" && !CUSTOM_PLANS.includes(plan) ? `CUSTOM (needs ${orList(CUSTOM_PLANS)})` : p })));
   const field = (f, input) => h("div", { class: "field" },
     h("label", { for: "f-" + f.key }, f.label, " ", h("span", { class: "unit", text: f.unit || "" })),
     input,
@@ -571,7 +579,7 @@ async function endpointView([name], stale) {
     h("p", { class: "field-error", id: "f-" + f.key + "-error", hidden: true }));
   const textInput = (key) => h("input", { id: "f-" + key, name: key, type: "text", inputmode: "decimal", spellcheck: "false", "aria-describedby": "f-" + key + "-error" });
   const planNote = h("p", { id: "plan-note", class: "callout callout-warn small", hidden: true },
-    `This project is on the FREE plan, which cannot save a CUSTOM retry policy. Choose a preset, or move the project to BASIC or PRO.`);
+    `This project is on the ${plan} plan, which cannot save a CUSTOM retry policy. Choose a preset, or move the project to ${orList(CUSTOM_PLANS)}.`);
   form.append(
     h("h2", { text: "Retry policy" }),
     field({ key: "preset", label: "Preset" }, presetSel),
@@ -657,12 +665,12 @@ async function endpointView([name], stale) {
       ? (se.fields || []).map((f) => h("li", { text: (FIELD_LABELS[f.field] || f.field) + ": " + fieldText(f.field, f.message || `${f.field}: ${f.value} is not allowed; ${f.allowed}`) }))
       : [...new Set(errors.map((e) => e.field))].map((k) => h("li", {}, h("a", { href: "#f-" + k, text: FIELD_LABELS[k] || k, onclick: (ev) => { ev.preventDefault(); input(k).focus(); } })));
     box.querySelector("ul").replaceChildren(...items);
-    const planBlocked = custom && plan === "FREE";
+    const planBlocked = custom && !CUSTOM_PLANS.includes(plan);
     planNote.hidden = !planBlocked;
     const dirty = !sameValues(v2, valuesOf(ed.base));
     $("save").disabled = !canWrite || errors.length > 0 || planBlocked || !dirty;
     $("revert").disabled = !dirty || !canWrite;
-    $("save-state").textContent = !canWrite ? "Only an owner key can change the policy." : planBlocked ? "The FREE plan cannot save CUSTOM." : errors.length ? "" : dirty ? "Unsaved changes." : "No changes.";
+    $("save-state").textContent = !canWrite ? "Only an owner key can change the policy." : planBlocked ? `The ${plan} plan cannot save CUSTOM.` : errors.length ? "" : dirty ? "Unsaved changes." : "No changes.";
     // Preview.
     $("preview-empty").hidden = !!params;
     $("preview-out").hidden = !params;
@@ -773,8 +781,8 @@ function savedDoc(ep) {
 // ---------- jobs ----------
 
 const FILTER_KEYS = ["q", "state", "tool", "endpoint", "runId", "createdAfter", "createdBefore"];
-// RUNNABLE are the states run-now takes (owner keys only).
-const RUNNABLE = ["scheduled"];
+// RUNNABLE are the states run-now takes (owner keys only): the claimable ones.
+const RUNNABLE = CLAIMABLE_STATES;
 const WINDOWS = [["", "Any time"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["24h", "Last 24 hours"], ["7d", "Last 7 days"]];
 const WINDOW_MS = { "15m": 900e3, "1h": 3600e3, "24h": 86400e3, "7d": 604800e3 };
 
@@ -977,7 +985,7 @@ async function jobsView(_, stale) {
     const [verb, done, what] = verbs[action];
     const skipped = selected.size - ids.length;
     const ok = await confirmDialog(`${verb} ${num(ids.length)} ${ids.length === 1 ? "job" : "jobs"}?`,
-      `${verb} ${ids.map((id) => "#" + id).join(", ")}. ${what}${skipped ? ` ${num(skipped)} selected ${skipped === 1 ? "job is" : "jobs are"} left out: ${action === "replay" ? "only failed, exhausted or cancelled jobs can be replayed" : action === "cancel" ? "only scheduled or running jobs can be cancelled" : "only scheduled jobs can run now"}.` : ""}`,
+      `${verb} ${ids.map((id) => "#" + id).join(", ")}. ${what}${skipped ? ` ${num(skipped)} selected ${skipped === 1 ? "job is" : "jobs are"} left out: ${action === "replay" ? `only ${orList(REPLAYABLE)} jobs can be replayed` : action === "cancel" ? `only ${orList(CANCELLABLE)} jobs can be cancelled` : `only ${orList(RUNNABLE)} jobs can run now`}.` : ""}`,
       `${verb} ${num(ids.length)} ${ids.length === 1 ? "job" : "jobs"}`);
     if (!ok || stale()) return;
     try {
@@ -1141,7 +1149,7 @@ function bulkPanel(f, count, stale) { // count: the GET /v1/jobs/count answer
   return h("section", { class: "card bulk", "aria-labelledby": "bulk-title" },
     h("h2", { id: "bulk-title", text: "Bulk action" }),
     h("p", {}, "Selection: ", h("strong", { id: "bulk-scope", text: scopeText(f, count.count, count.capped) }), "."),
-    h("p", { class: "help" }, "Replay needs a state filter of failed, exhausted or cancelled; cancel needs scheduled or running. The count is taken again just before you confirm, and sent with the request so nothing else is touched."),
+    h("p", { class: "help" }, `Replay needs a state filter of ${orList(REPLAYABLE)}; cancel needs ${orList(CANCELLABLE)}. The count is taken again just before you confirm, and sent with the request so nothing else is touched.`),
     h("div", { class: "button-row" },
       h("button", { type: "button", id: "bulk-replay", class: "button", text: "Replay selection…", disabled: !canReplay || count.count === 0, onclick: () => run("replay") }),
       h("button", { type: "button", id: "bulk-cancel", class: "button danger", text: "Cancel selection…", disabled: !canCancel || count.count === 0, onclick: () => run("cancel") })),

@@ -50,7 +50,8 @@ class Generated(unittest.TestCase):
     def test_shapes(self) -> None:
         hints = typing.get_type_hints(_types.Job)
         self.assertEqual(hints["state"], _types.JobState)
-        self.assertEqual(typing.get_args(_types.JobState), ("scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"))
+        doc = json.loads((ROOT / "openapi.json").read_text(encoding="utf-8"))
+        self.assertEqual(typing.get_args(_types.JobState), tuple(doc["components"]["schemas"]["Job"]["properties"]["state"]["enum"]))
         self.assertEqual(hints["heldBy"], _types.Hold | None)
         self.assertEqual(hints["idempotencyKey"], str | None)
         self.assertEqual(hints["attempts"], list[_types.Attempt])
