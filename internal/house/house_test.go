@@ -136,6 +136,9 @@ func TestFunctionLength(t *testing.T) {
 		}
 	}
 	sort.Slice(long, func(i, j int) bool { return long[i].lines > long[j].lines })
+	if len(long) > 0 {
+		t.Logf("%d production functions over %d lines (at most %d may be); the longest, %d lines: %s", len(long), longLines, maxLong, long[0].lines, long[0].where)
+	}
 	for _, f := range long {
 		if f.lines > maxLines {
 			t.Errorf("%s is %d lines; split it along its steps (at most %d)", f.where, f.lines, maxLines)
