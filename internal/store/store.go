@@ -149,6 +149,10 @@ type Tool struct {
 	// DeliverySecret is the Standard Webhooks signing secret ("whsec_...");
 	// "" when deliveries are not signed. Never shown after publish.
 	DeliverySecret string
+	// FlowKeyFrom is a JSON Pointer (RFC 6901) into the payload whose
+	// value becomes the flow key of a job enqueued without one; "" for
+	// none.
+	FlowKeyFrom string
 }
 
 // Run groups steps.
@@ -194,6 +198,9 @@ type Job struct {
 	// lists and search read them from the job row.
 	LastClassification string
 	LastError          string
+	// FlowKey is the tenant, account or resource the job is made for
+	// (docs/flow-control.md), "" for none. Set at insert, never changed.
+	FlowKey string
 }
 
 // JobGuard is what a job's row must still hold for a guarded write
@@ -260,6 +267,7 @@ type JobFilter struct {
 	Version       string          // tool version, optional, with Tool
 	EndpointID    int64           // jobs of this endpoint, 0 for any
 	RunID         int64           // jobs of this run, 0 for any
+	FlowKey       string          // jobs of this flow key (exact), "" for any
 	CreatedAfter  int64           // created at or after, 0 for none
 	CreatedBefore int64           // created before, 0 for none
 	DueBefore     int64           // due at or before, 0 for none

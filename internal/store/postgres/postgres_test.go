@@ -49,6 +49,22 @@ func TestUpgrade0003(t *testing.T) {
 	storetest.Upgrade0003(t, db, files, func() store.Store { return openURL(t, url) })
 }
 
+// TestUpgrade0009 runs migration 0009 over a database an earlier Ratchet
+// left at 0008 with jobs and a tool.
+func TestUpgrade0009(t *testing.T) {
+	url := pgtest.URL(t)
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	files, err := postgres.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Upgrade0009(t, db, files, func() store.Store { return openURL(t, url) })
+}
+
 // TestUpgrade0006 runs migration 0006 over a database an earlier Ratchet
 // left at 0005 with jobs and attempts.
 func TestUpgrade0006(t *testing.T) {

@@ -48,6 +48,29 @@ func TestUpgrade0003(t *testing.T) {
 	})
 }
 
+// TestUpgrade0009 runs migration 0009 over a database an earlier Ratchet
+// left at 0008 with jobs and a tool.
+func TestUpgrade0009(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ratchet.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	files, err := sqlite.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Upgrade0009(t, db, files, func() store.Store {
+		st, err := sqlite.Open(t.Context(), path, sqlite.Options{Synchronous: "NORMAL"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	})
+}
+
 // TestUpgrade0006 runs migration 0006 over a database an earlier Ratchet
 // left at 0005 with jobs and attempts.
 func TestUpgrade0006(t *testing.T) {

@@ -41,6 +41,13 @@ func (q *Queries) jobWhere(f store.JobFilter) (string, []any) {
 		where = append(where, "run_id = ? AND run_id <> 0")
 		args = append(args, f.RunID)
 	}
+	if f.FlowKey != "" {
+		// "flow_key <> ''" lets both drivers use the partial index
+		// jobs_flow (migration 0009): (project_id, flow_key, id), so
+		// project_id stays visible to the planner here.
+		where = append(where, "flow_key = ? AND flow_key <> ''")
+		args = append(args, f.FlowKey)
+	}
 	if f.CreatedAfter != 0 {
 		where = append(where, "created_at >= ?")
 		args = append(args, f.CreatedAfter)

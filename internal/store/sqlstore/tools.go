@@ -8,14 +8,14 @@ import (
 	"github.com/getratchet/ratchet/internal/store"
 )
 
-const toolCols = `id, project_id, name, version, endpoint_id, description, schema, timeout_ms, retry_policy, created_at, delivery, delivery_secret`
+const toolCols = `id, project_id, name, version, endpoint_id, description, schema, timeout_ms, retry_policy, created_at, delivery, delivery_secret, flow_key_from`
 
 func scanTool(sc interface{ Scan(...any) error }) (*store.Tool, error) {
 	var t store.Tool
 	var schema, policy, delivery sql.NullString
 	var timeout sql.NullInt64
 	if err := sc.Scan(&t.ID, &t.ProjectID, &t.Name, &t.Version, &t.EndpointID, &t.Description, &schema, &timeout, &policy, &t.CreatedAt,
-		&delivery, &t.DeliverySecret); err != nil {
+		&delivery, &t.DeliverySecret, &t.FlowKeyFrom); err != nil {
 		return nil, err
 	}
 	if delivery.Valid {
@@ -39,8 +39,8 @@ func scanTool(sc interface{ Scan(...any) error }) (*store.Tool, error) {
 // project has the tool's name@version already.
 func (q *Queries) ToolCreate(ctx context.Context, t *store.Tool) error {
 	id, err := q.insertID(ctx, `INSERT INTO tools (project_id, name, version, endpoint_id, description, schema, timeout_ms, retry_policy, created_at,
-		delivery, delivery_secret) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ProjectID, t.Name, t.Version, t.EndpointID, t.Description, nullJSON(t.Schema),
-		nullInt(t.TimeoutMs), nullJSON(t.RetryPolicy), t.CreatedAt, nullJSON(t.Delivery), t.DeliverySecret)
+		delivery, delivery_secret, flow_key_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ProjectID, t.Name, t.Version, t.EndpointID, t.Description,
+		nullJSON(t.Schema), nullInt(t.TimeoutMs), nullJSON(t.RetryPolicy), t.CreatedAt, nullJSON(t.Delivery), t.DeliverySecret, t.FlowKeyFrom)
 	t.ID = id
 	return err
 }

@@ -17,6 +17,9 @@ func testJobsInsert(t *testing.T, s store.Store) {
 	for i := range 1200 {
 		j := job(f.p, f.ep, f.tool, int64(2000+i))
 		j.Payload = json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))
+		if i%3 != 0 { // keyed and key-less jobs side by side in one statement
+			j.FlowKey = fmt.Sprintf("acct_%d", i%7)
+		}
 		js = append(js, j)
 	}
 	tx(t, s, func(q store.Queries) error { return q.JobsInsert(ctx, js) })
@@ -26,7 +29,7 @@ func testJobsInsert(t *testing.T, s store.Store) {
 			t.Fatalf("JobsInsert ids not ascending after %d: job %d has id %d", first.ID, i, j.ID)
 		}
 	}
-	for _, i := range []int{0, 1, 599, 1199} {
+	for _, i := range []int{0, 1, 2, 599, 1199} {
 		sameJob(t, fmt.Sprintf("job %d of JobsInsert", i), getJob(t, s, js[i].ID), js[i])
 	}
 	keyed := job(f.p, f.ep, f.tool, 1)
@@ -47,6 +50,7 @@ func testJobInsert(t *testing.T, s store.Store) {
 	tx(t, s, func(q store.Queries) error { return q.RunCreate(ctx, r) })
 	j := job(f.p, f.ep, f.tool, 5000)
 	j.RunID, j.IdempotencyKey, j.ReplayOf, j.Attempt = r.ID, "order-1", 42, 0
+	j.FlowKey = "acct_42 ünïcode"
 	f.insert(t, s, j)
 	if j.ID == 0 {
 		t.Fatal("JobInsert set no id")

@@ -39,10 +39,15 @@ func testJobList(t *testing.T, s store.Store) {
 		if i%2 == 0 {
 			j.RunID = r.ID
 		}
+		if i%4 != 3 {
+			j.FlowKey = []string{"acct_a", "acct_b"}[i%2]
+		}
 		all = append(all, j)
 	}
 	f.insert(t, s, all...)
-	f.insert(t, s, job(other, oep, otool, 1))
+	ojob := job(other, oep, otool, 1)
+	ojob.FlowKey = "acct_a" // the same key in another project is another key
+	f.insert(t, s, ojob)
 	setState(t, s, all[1], wire.JobSucceeded, 5000)
 	setState(t, s, all[4], wire.JobFailed, 5000)
 
@@ -67,6 +72,10 @@ func testJobList(t *testing.T, s store.Store) {
 		{"tool and version", store.JobFilter{Tool: "charge", Version: "v2"}, want(func(_ int, j *store.Job) bool { return j.ToolID == chargeV2.ID })},
 		{"endpoint", store.JobFilter{EndpointID: ep2.ID}, want(func(_ int, j *store.Job) bool { return j.EndpointID == ep2.ID })},
 		{"run", store.JobFilter{RunID: r.ID}, want(func(i int, _ *store.Job) bool { return i%2 == 0 })},
+		{"flow key", store.JobFilter{FlowKey: "acct_a"}, want(func(_ int, j *store.Job) bool { return j.FlowKey == "acct_a" })},
+		{"flow key and run", store.JobFilter{FlowKey: "acct_a", RunID: r.ID}, want(func(i int, j *store.Job) bool { return j.FlowKey == "acct_a" && i%2 == 0 })},
+		{"flow key and endpoint", store.JobFilter{FlowKey: "acct_b", EndpointID: ep2.ID}, want(func(_ int, j *store.Job) bool { return j.FlowKey == "acct_b" && j.EndpointID == ep2.ID })},
+		{"flow key nobody has", store.JobFilter{FlowKey: "acct_"}, nil},
 		{"created window", store.JobFilter{CreatedAfter: 300, CreatedBefore: 600}, want(func(_ int, j *store.Job) bool { return j.CreatedAt >= 300 && j.CreatedAt < 600 })},
 		{"limit", store.JobFilter{Limit: 3}, []int64{all[9].ID, all[8].ID, all[7].ID}},
 		{"cursor", store.JobFilter{AfterID: all[7].ID, Limit: 3}, []int64{all[6].ID, all[5].ID, all[4].ID}},

@@ -16,7 +16,7 @@ func testTools(t *testing.T, s store.Store) {
 	oep := newEndpoint(t, s, other.ID, "stripe")
 	full := &store.Tool{ProjectID: p.ID, Name: "charge", Version: "v2", EndpointID: ep.ID, Description: "Charge a card",
 		Schema: json.RawMessage(`{"type":"object","required":["amount"]}`), TimeoutMs: ptr(12_000),
-		RetryPolicy: json.RawMessage(`{"preset":"CUSTOM","maxAttempts":4}`), CreatedAt: 3000}
+		RetryPolicy: json.RawMessage(`{"preset":"CUSTOM","maxAttempts":4}`), CreatedAt: 3000, FlowKeyFrom: "/customer/id"}
 	bare := &store.Tool{ProjectID: p.ID, Name: "charge", Version: "v1", EndpointID: ep.ID, CreatedAt: 3001}
 	refund := &store.Tool{ProjectID: p.ID, Name: "refund", Version: "v1", EndpointID: ep.ID, Schema: json.RawMessage("null"), CreatedAt: 3002}
 	hook := &store.Tool{ProjectID: p.ID, Name: "hook", Version: "v1", EndpointID: ep.ID, CreatedAt: 3003,
@@ -39,15 +39,17 @@ func testTools(t *testing.T, s store.Store) {
 			return err
 		}
 		if got.ID != full.ID || got.EndpointID != ep.ID || got.Description != "Charge a card" || string(got.Schema) != string(full.Schema) ||
-			!eqPtr(got.TimeoutMs, ptr(12_000)) || string(got.RetryPolicy) != string(full.RetryPolicy) || got.CreatedAt != 3000 {
+			!eqPtr(got.TimeoutMs, ptr(12_000)) || string(got.RetryPolicy) != string(full.RetryPolicy) || got.CreatedAt != 3000 ||
+			got.FlowKeyFrom != "/customer/id" {
 			t.Errorf("ToolGetInProject full = %+v", got)
 		}
 		got, err = q.ToolGetAnyProject(ctx, bare.ID)
 		if err != nil {
 			return err
 		}
-		if got.Name != "charge" || got.Version != "v1" || got.Schema != nil || got.TimeoutMs != nil || got.RetryPolicy != nil || got.Delivery != nil || got.DeliverySecret != "" {
-			t.Errorf("ToolGetAnyProject bare = %+v, want nil schema, timeout, policy and delivery", got)
+		if got.Name != "charge" || got.Version != "v1" || got.Schema != nil || got.TimeoutMs != nil || got.RetryPolicy != nil || got.Delivery != nil || got.DeliverySecret != "" ||
+			got.FlowKeyFrom != "" {
+			t.Errorf("ToolGetAnyProject bare = %+v, want nil schema, timeout, policy and delivery, and no flowKeyFrom", got)
 		}
 		got, err = q.ToolGetAnyProject(ctx, hook.ID)
 		if err != nil {

@@ -174,3 +174,75 @@ func Upgrade0006(t *testing.T, db *sql.DB, files []store.MigrationFile, open fun
 	})
 	checkCounters(t, st, p)
 }
+
+// Upgrade0009 checks migration 0009 on a database left at 0008 holding
+// jobs in several states and a tool: they read back with no flow key (and
+// the tool with no flowKeyFrom), a key-less job is in no key's list, and
+// a job inserted afterwards keeps its key and is found by it. db, files
+// and open are as for Upgrade0003.
+func Upgrade0009(t *testing.T, db *sql.DB, files []store.MigrationFile, open func() store.Store) {
+	t.Helper()
+	ctx := t.Context()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT '')`)
+	for _, f := range files[:8] {
+		exec(f.SQL)
+		exec(`INSERT INTO schema_migrations (version, name) VALUES (` + strconv.Itoa(f.Version) + `, '` + f.Name + `')`)
+	}
+	exec(`INSERT INTO projects (id, name, plan, created_at) VALUES (1, 'p', 'PRO', 1)`)
+	exec(`INSERT INTO endpoints (id, project_id, name, policy, default_timeout_ms, max_concurrent, circuit_threshold, circuit_open_ms, version, created_at, updated_at)
+		VALUES (1, 1, 'stripe', '{}', 30000, 10, 5, 30000, 1, 1, 1)`)
+	exec(`INSERT INTO tools (id, project_id, name, version, endpoint_id, created_at) VALUES (1, 1, 'charge', 'v1', 1, 1)`)
+	// Ids from the sequence (1, 2, 3), so the insert after the upgrade
+	// takes the next one on PostgreSQL too.
+	exec(`INSERT INTO jobs (project_id, tool_id, tool, version, endpoint_id, endpoint, payload, policy, max_attempts, timeout_ms, attempt, state,
+		due_at, lease_token, lease_expires_at, worker_id, created_at, updated_at, finished_at, claimed_at) VALUES
+		(1, 1, 'charge', 'v1', 1, 'stripe', '{"customer":"c1"}', '{}', 5, 30000, 1, 'succeeded', 1000, '', 0, 'w', 1, 3500, 3500, 0),
+		(1, 1, 'charge', 'v1', 1, 'stripe', '{}', '{}', 5, 30000, 0, 'scheduled', 9000, '', 0, '', 1, 1, 0, 0),
+		(1, 1, 'charge', 'v1', 1, 'stripe', '{}', '{}', 5, 30000, 1, 'running', 9000, 'L', 99000, 'w', 1, 1, 0, 7000)`)
+
+	st := open()
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) == 0 || applied[0] != "0009_flow_keys" {
+		t.Fatalf("Migrate applied %v, want 0009_flow_keys first", applied)
+	}
+	for id := int64(1); id <= 3; id++ {
+		if j := getJob(t, st, id); j.FlowKey != "" || j.State == "" {
+			t.Errorf("job %d after 0009: flow key %q, state %q; want no key and its state kept", id, j.FlowKey, j.State)
+		}
+	}
+	read(t, st, func(q store.Queries) error {
+		tool, err := q.ToolGetAnyProject(ctx, 1)
+		if err == nil && tool.FlowKeyFrom != "" {
+			t.Errorf("tool after 0009: flowKeyFrom %q, want none", tool.FlowKeyFrom)
+		}
+		return err
+	})
+	j := &store.Job{ProjectID: 1, ToolID: 1, Tool: "charge", Version: "v1", EndpointID: 1, Endpoint: "stripe", Payload: []byte(`{}`), Policy: []byte(`{}`),
+		MaxAttempts: 5, TimeoutMs: 30000, State: "scheduled", DueAt: 10_000, CreatedAt: 10_000, UpdatedAt: 10_000, FlowKey: "acct_42"}
+	tx(t, st, func(q store.Queries) error { return q.JobInsert(ctx, j) })
+	read(t, st, func(q store.Queries) error {
+		for key, want := range map[string][]int64{"acct_42": {j.ID}, "c1": nil} {
+			jobs, err := q.JobList(ctx, store.JobFilter{ProjectID: 1, FlowKey: key})
+			if err != nil {
+				return err
+			}
+			var ids []int64
+			for _, x := range jobs {
+				ids = append(ids, x.ID)
+			}
+			if !slices.Equal(ids, want) {
+				t.Errorf("jobs of flow key %q after 0009 = %v, want %v", key, ids, want)
+			}
+		}
+		return nil
+	})
+}
