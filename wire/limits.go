@@ -21,6 +21,8 @@ const (
 	MaxDescriptionLen     = 4_000 // a tool's description, in characters
 	MaxMessageBytes       = 2_000 // a report's message as stored, cut on a character boundary
 	MaxIdempotencyKeyLen  = 255
+	MaxFlowKeyLen         = 128 // a job's flow key, in bytes (docs/flow-control.md)
+	MaxFlowKeyFromLen     = 200 // a tool's flowKeyFrom JSON Pointer, in bytes
 	MaxPayloadBytes       = 256 << 10
 	MaxBatch              = 1_000 // jobs of a batch enqueue, reports of a batch report, jobs of a claim or bulk action
 	MaxWaitMs             = 30_000

@@ -44,6 +44,9 @@ type EnqueueRequest struct {
 	MaxAttempts    *int64
 	RunID          int64
 	RunAt          *time.Time
+	// FlowKey is the tenant, account or resource the job is made for; ""
+	// for none, or for the tool's flowKeyFrom to take it from the payload.
+	FlowKey string
 }
 
 // Limits of an enqueue.
@@ -107,6 +110,9 @@ func validateEnqueue(r *EnqueueRequest, prefix string) field.Errors {
 		// It is sent to the provider as the Idempotency-Key header: a key
 		// no HTTP client can send would fail every attempt of the job.
 		add("idempotencyKey", strconv.QuoteToASCII(r.IdempotencyKey), wire.HeaderValueAllowed)
+	}
+	if !ValidFlowKey(r.FlowKey) {
+		add("flowKey", showFlowKey(r.FlowKey), FlowKeyAllowed)
 	}
 	if r.MaxAttempts != nil && (*r.MaxAttempts < backoff.MinAttempts || *r.MaxAttempts > backoff.MaxAttempts) {
 		add("maxAttempts", strconv.FormatInt(*r.MaxAttempts, 10), "must be an integer from 1 through 10")
@@ -222,6 +228,10 @@ func (b *enqueueBatch) add(ctx context.Context, i int, r *EnqueueRequest) error 
 	if ok, err := b.payloadValid(prefix, r, res.t); !ok || err != nil {
 		return err
 	}
+	flowKey, ok := b.flowKey(prefix, r, res.t)
+	if !ok {
+		return nil
+	}
 	if r.IdempotencyKey != "" {
 		existing, err := b.q.JobByIdempotencyKey(ctx, b.p.ProjectID, r.IdempotencyKey)
 		if err == nil {
@@ -243,7 +253,7 @@ func (b *enqueueBatch) add(ctx context.Context, i int, r *EnqueueRequest) error 
 	}
 	j := &store.Job{ProjectID: b.p.ProjectID, ToolID: res.t.ID, Tool: res.t.Name, Version: res.t.Version, EndpointID: res.ep.ID, Endpoint: res.ep.Name,
 		RunID: r.RunID, Payload: compactPayload(r.Payload), IdempotencyKey: r.IdempotencyKey, Policy: policy, MaxAttempts: int64(snap.MaxAttempts),
-		TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled, DueAt: due, CreatedAt: b.now, UpdatedAt: b.now}
+		TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled, DueAt: due, CreatedAt: b.now, UpdatedAt: b.now, FlowKey: flowKey}
 	if r.IdempotencyKey == "" { // stored together at the end
 		b.out[i] = Enqueued{Job: j, Created: true}
 		b.plain = append(b.plain, j)
@@ -327,6 +337,32 @@ func (b *enqueueBatch) payloadValid(prefix string, r *EnqueueRequest, t *store.T
 		b.errs = append(b.errs, &field.Error{Field: prefix + "payload" + pr.path, Value: pr.value, Allowed: pr.allowed + " (payload schema of " + r.Tool + ")"})
 	}
 	return len(problems) == 0, nil
+}
+
+// flowKey is job's flow key: the one the request gives, else the one the
+// tool's flowKeyFrom points at in the payload, else none. ok is false (and
+// a field error noted, naming the payload member) when the tool's pointer
+// finds no string or integer, or one that is not a valid key.
+func (b *enqueueBatch) flowKey(prefix string, r *EnqueueRequest, t *store.Tool) (key string, ok bool) {
+	if r.FlowKey != "" || t.FlowKeyFrom == "" {
+		return r.FlowKey, true
+	}
+	tokens, err := ParsePointer(t.FlowKeyFrom)
+	if err != nil { // checked at publish; kept from breaking an enqueue all the same
+		return "", true
+	}
+	name := prefix + "payload" + fieldPath(tokens)
+	of := " (flowKeyFrom " + strconv.Quote(t.FlowKeyFrom) + " of " + r.Tool + `); or give "flowKey" in the request`
+	key, shown, found := flowKeyAt(r.Payload, tokens)
+	switch {
+	case !found:
+		b.errs = append(b.errs, &field.Error{Field: name, Value: shown, Allowed: "must be a string or an integer, the job's flow key" + of})
+	case !ValidFlowKey(key):
+		b.errs = append(b.errs, &field.Error{Field: name, Value: showFlowKey(key), Allowed: "is the job's flow key" + of + ": " + FlowKeyAllowed})
+	default:
+		return key, true
+	}
+	return "", false
 }
 
 func compactPayload(raw json.RawMessage) json.RawMessage {
@@ -662,7 +698,7 @@ func (e *Engine) replay(ctx context.Context, p *Principal, id int64, audit bool)
 		}
 		nj = &store.Job{ProjectID: p.ProjectID, ToolID: t.ID, Tool: t.Name, Version: t.Version, EndpointID: ep.ID, Endpoint: ep.Name, RunID: j.RunID,
 			Payload: j.Payload, Policy: policy, MaxAttempts: int64(snap.MaxAttempts), TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled,
-			DueAt: now, ReplayOf: j.ID, CreatedAt: now, UpdatedAt: now}
+			DueAt: now, ReplayOf: j.ID, CreatedAt: now, UpdatedAt: now, FlowKey: j.FlowKey}
 		if err := q.JobInsert(ctx, nj); err != nil || !audit {
 			return err
 		}

@@ -29,6 +29,10 @@ type ToolSpec struct {
 	RetryPreset   string          // "" for none: the endpoint's policy applies
 	RetryPolicy   *backoff.Policy // the CUSTOM policy, only with RetryPreset CUSTOM
 	Delivery      *DeliverySpec   // the HTTP target Ratchet delivers to; nil for a tool run by workers
+	// FlowKeyFrom is a JSON Pointer into the payload (ParsePointer) whose
+	// string or integer becomes the flow key of a job enqueued without
+	// one; "" for none.
+	FlowKeyFrom string
 }
 
 // CheckSchema reports why raw is not a payload schema Ratchet can use:
@@ -183,7 +187,7 @@ func (e *Engine) PublishTool(ctx context.Context, p *Principal, s ToolSpec) (*st
 		policy, _ = json.Marshal(backoff.PresetPolicy(backoff.Preset(s.RetryPreset)))
 	}
 	t := &store.Tool{ProjectID: p.ProjectID, Name: s.Name, Version: s.Version, Description: s.Description, Schema: s.PayloadSchema,
-		TimeoutMs: s.TimeoutMs, RetryPolicy: policy, CreatedAt: e.nowMs()}
+		TimeoutMs: s.TimeoutMs, RetryPolicy: policy, CreatedAt: e.nowMs(), FlowKeyFrom: s.FlowKeyFrom}
 	if s.Delivery != nil {
 		if err := e.checkDeliveryHost(s.Delivery); err != nil {
 			return nil, err
