@@ -18,6 +18,7 @@ type JobEnqueue struct {
 	MaxAttempts    *int64          `json:"maxAttempts,omitempty" bound:"maxAttempts" doc:"overrides the policy's count only"`
 	RunID          int64           `json:"runId,omitzero" bound:"id"`
 	RunAt          string          `json:"runAt,omitempty" format:"date-time" doc:"not before this time; default now"`
+	FlowKey        string          `json:"flowKey,omitempty" maxLength:"128" doc:"the tenant, account or resource the job is made for (docs/flow-control.md): at most 128 bytes, no control characters, no space at either end; wins over the tool's flowKeyFrom; absent for none"`
 }
 
 // Job is a job with its policy snapshot, what holds it and, when read by
@@ -31,6 +32,7 @@ type Job struct {
 	Attempt         int64          `json:"attempt" doc:"attempts started so far"`
 	MaxAttempts     int64          `json:"maxAttempts"`
 	IdempotencyKey  *string        `json:"idempotencyKey"`
+	FlowKey         string         `json:"flowKey" doc:"the tenant, account or resource the job is made for; empty for none"`
 	DueAt           string         `json:"dueAt" format:"date-time"`
 	Policy          PolicySnapshot `json:"policy"`
 	HeldBy          *Hold          `json:"heldBy" doc:"what holds it now; set for scheduled jobs, in lists too (the gates are evaluated once per endpoint per request)"`
@@ -123,6 +125,7 @@ type JobQuery struct {
 	Tool          string `json:"tool,omitempty" doc:"\"name\" or \"name@version\""`
 	Endpoint      string `json:"endpoint,omitempty"`
 	RunID         string `json:"runId,omitempty" doc:"a run id"`
+	FlowKey       string `json:"flowKey,omitempty" maxLength:"128" doc:"only jobs of this flow key (exact match)"`
 	CreatedAfter  string `json:"createdAfter,omitempty" doc:"RFC 3339 time, inclusive"`
 	CreatedBefore string `json:"createdBefore,omitempty" doc:"RFC 3339 time, exclusive"`
 	Cursor        string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`

@@ -11,7 +11,7 @@ package wire
 // server node (429 beyond); streams end when the server shuts down.
 type StreamQuery struct {
 	Job  string `json:"job,omitempty" query:"id" doc:"a job id: the stream sends event job when the job changes"`
-	View string `json:"view,omitempty" doc:"overview, or jobs (then the filters of GET /v1/jobs may follow: state, tool, endpoint, runId, createdAfter, createdBefore, limit)"`
+	View string `json:"view,omitempty" doc:"overview, or jobs (then the filters of GET /v1/jobs may follow: state, tool, endpoint, runId, flowKey, createdAfter, createdBefore, limit)"`
 }
 
 // StreamJobs is the data of a "jobs" event of GET /v1/stream?view=jobs:

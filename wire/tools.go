@@ -19,6 +19,7 @@ type ToolPublish struct {
 	RetryPreset   backoff.Preset  `json:"retryPreset,omitempty"`
 	RetryPolicy   *backoff.Policy `json:"retryPolicy,omitempty"`
 	Delivery      *DeliveryTarget `json:"delivery,omitempty" doc:"an HTTP target Ratchet calls itself for each job of the tool; absent for a tool run by workers"`
+	FlowKeyFrom   string          `json:"flowKeyFrom,omitempty" maxLength:"200" doc:"a JSON Pointer (RFC 6901) into the payload, e.g. /customer/id: the string or integer there becomes the flow key of a job enqueued without one (an explicit flowKey wins); a job whose payload has none there is refused"`
 }
 
 // DeliveryTarget is the HTTP target of a tool that Ratchet delivers itself
@@ -54,6 +55,7 @@ type Tool struct {
 	RetryPreset   *backoff.Preset `json:"retryPreset"`
 	RetryPolicy   *backoff.Policy `json:"retryPolicy" doc:"the CUSTOM policy, or null"`
 	Delivery      *Delivery       `json:"delivery,omitempty" doc:"the HTTP target Ratchet delivers to; absent for a tool run by workers"`
+	FlowKeyFrom   string          `json:"flowKeyFrom" doc:"the JSON Pointer into the payload that gives a job its flow key when the enqueue names none; empty for none"`
 	CreatedAt     string          `json:"createdAt" format:"date-time"`
 }
 

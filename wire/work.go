@@ -32,6 +32,7 @@ type ClaimedJob struct {
 	LeaseExpiresAt string          `json:"leaseExpiresAt" format:"date-time"`
 	TimeoutMs      int64           `json:"timeoutMs"`
 	RunID          int64           `json:"runId,omitzero"`
+	FlowKey        string          `json:"flowKey,omitempty" doc:"the job's flow key; absent for none"`
 }
 
 // Heartbeat is POST /v1/jobs/{id}/heartbeat.

@@ -166,6 +166,23 @@ func TestErrorsNameTheField(t *testing.T) {
 		{"GET", "/v1/history?hours=six", ``, `"field":"hours"`},
 		{"GET", "/v1/jobs?q=" + strings.Repeat("%C3%A9", 201), ``, `"field":"q"`},
 		{"GET", "/v1/jobs/count?q=" + strings.Repeat("a", 201), ``, `at most 200 characters`},
+		// Flow keys (docs/flow-control.md): the key, the tool's pointer,
+		// the payload member the pointer finds nothing usable at, the
+		// filter.
+		{"POST", "/v1/jobs", `{"tool":"charge@1","flowKey":"a\u0001b"}`, `"field":"flowKey","value":"\"a\\x01b\""`},
+		{"POST", "/v1/jobs", `{"tool":"charge@1","flowKey":"` + strings.Repeat("k", 129) + `"}`, `"field":"flowKey","value":"a key of 129 bytes","allowed":"must be at most 128 bytes`},
+		{"POST", "/v1/jobs", `{"tool":"charge@1","flowKey":"a\u0000"}`, `"field":"flowKey"`},
+		{"POST", "/v1/jobs/batch", `{"jobs":[{"tool":"charge@1"},{"tool":"charge@1"},{"tool":"charge@1"},{"tool":"charge@1","flowKey":" x"}]}`, `"field":"jobs[3].flowKey"`},
+		{"POST", "/v1/tools", `{"name":"t","version":"1","endpoint":"stripe","flowKeyFrom":"customer/id"}`, `"field":"flowKeyFrom","value":"\"customer/id\"","allowed":"must be a JSON Pointer`},
+		{"POST", "/v1/tools", `{"name":"t","version":"1","endpoint":"stripe","flowKeyFrom":7}`, `"field":"flowKeyFrom"`},
+		{"POST", "/v1/jobs", `{"tool":"by-customer@1","payload":{"customer":{"id":true}}}`, `"field":"payload.customer.id","value":"true","allowed":"must be a string or an integer`},
+		{"POST", "/v1/jobs/batch", `{"jobs":[{"tool":"by-customer@1","payload":{"customer":{"id":"c1"}}},{"tool":"by-customer@1"}]}`, `"field":"jobs[1].payload.customer.id","value":"(missing)"`},
+		{"GET", "/v1/jobs?flowKey=%01", ``, `"field":"flowKey"`},
+		{"GET", "/v1/jobs/count?flowKey=" + strings.Repeat("k", 129), ``, `"field":"flowKey"`},
+		{"GET", "/v1/stream?view=jobs&flowKey=%20k", ``, `"field":"flowKey"`},
+	}
+	if status, body := f.call(t, "POST", "/v1/tools", `{"name":"by-customer","version":"1","endpoint":"stripe","flowKeyFrom":"/customer/id"}`); status != 201 {
+		t.Fatalf("publish a tool with flowKeyFrom: %d %s", status, body)
 	}
 	for _, c := range cases {
 		status, body := f.call(t, c.method, c.path, c.body)
@@ -188,6 +205,9 @@ func FuzzRoutes(f *testing.F) {
 	f.Add("GET /v1/me", []byte(`{}`), "1", "")
 	f.Add("POST /v1/jobs", []byte(`{"tool":"charge@1","payload":{"a":1},"maxAttempts":3,"runAt":"2026-12-02T09:00:00Z"}`), "1", "")
 	f.Add("POST /v1/jobs/batch", []byte(`{"jobs":[{"tool":"charge@1"},{"tool":"nope@1"}]}`), "1", "")
+	f.Add("POST /v1/jobs", []byte(`{"tool":"charge@1","flowKey":"acct_42","payload":{"customer":{"id":7}}}`), "1", "")
+	f.Add("POST /v1/tools", []byte(`{"name":"t","version":"3","endpoint":"stripe","flowKeyFrom":"/customer/id~1x~0"}`), "x", "")
+	f.Add("GET /v1/jobs", []byte(``), "1", "flowKey=acct_42&state=scheduled")
 	f.Add("POST /v1/claims", []byte(`{"workerId":"w","tools":["charge@1"],"max":10}`), "1", "")
 	f.Add("POST /v1/reports", []byte(`{"reports":[{"jobId":1,"leaseToken":"x","httpStatus":503,"headers":{"Retry-After":"120"}}]}`), "1", "")
 	f.Add("PUT /v1/endpoints/{name}/policy", []byte(`{"expectedVersion":1,"preset":"CUSTOM","maxAttempts":6,"initialDelayMs":10000,"multiplier":2,"maxDelayMs":600000,"jitterPercent":20,"defaultTimeoutMs":30000,"maxConcurrent":10,"rateLimitPerMinute":null}`), "stripe", "")

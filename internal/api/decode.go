@@ -26,7 +26,7 @@ import (
 
 // toolMembers are the members of a tool contract, in the order its errors
 // list them.
-var toolMembers = []string{"name", "version", "endpoint", "description", "payloadSchema", "timeoutMs", "retryPreset", "retryPolicy", "delivery"}
+var toolMembers = []string{"name", "version", "endpoint", "description", "payloadSchema", "timeoutMs", "retryPreset", "retryPolicy", "delivery", "flowKeyFrom"}
 
 // DecodeToolSpec decodes a tool contract document (the body of POST
 // /v1/tools). It reports every problem as a field.Errors. The engine's own
@@ -73,6 +73,7 @@ func toolText(fields map[string]json.RawMessage, s *engine.ToolSpec, errs *field
 	str("endpoint", true, &s.Endpoint)
 	str("description", false, &s.Description)
 	str("retryPreset", false, &s.RetryPreset)
+	str("flowKeyFrom", false, &s.FlowKeyFrom)
 	// A name, version or endpoint given as "" (or null, above) is refused
 	// like any other bad value: an empty contract name cannot be claimed.
 	if _, ok := fields["name"]; ok && !engine.ValidName(s.Name) {
@@ -83,6 +84,11 @@ func toolText(fields map[string]json.RawMessage, s *engine.ToolSpec, errs *field
 	}
 	if _, ok := fields["endpoint"]; ok && !engine.ValidName(s.Endpoint) {
 		errs.Add("endpoint", strconv.QuoteToASCII(s.Endpoint), "must name an existing endpoint of this project ("+strings.TrimPrefix(engine.NameAllowed, "must be ")+")")
+	}
+	if s.FlowKeyFrom != "" {
+		if _, err := engine.ParsePointer(s.FlowKeyFrom); err != nil {
+			errs.Add("flowKeyFrom", strconv.QuoteToASCII(s.FlowKeyFrom), engine.FlowKeyFromAllowed+" ("+err.Error()+")")
+		}
 	}
 	// A description is free text: cleaned of control characters and
 	// invalid bytes, then checked for length in characters.

@@ -381,7 +381,8 @@ func (a *API) finishRun(c *call[none]) (*wire.Run, error) {
 // enqueueRequest turns one wire enqueue into the engine's; prefix names the
 // job within a batch ("jobs[3].").
 func enqueueRequest(req wire.JobEnqueue, prefix string) (engine.EnqueueRequest, error) {
-	out := engine.EnqueueRequest{Tool: req.Tool, Payload: req.Payload, IdempotencyKey: req.IdempotencyKey, MaxAttempts: req.MaxAttempts, RunID: req.RunID}
+	out := engine.EnqueueRequest{Tool: req.Tool, Payload: req.Payload, IdempotencyKey: req.IdempotencyKey, MaxAttempts: req.MaxAttempts, RunID: req.RunID,
+		FlowKey: req.FlowKey}
 	if req.RunAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, req.RunAt)
 		if err != nil {
@@ -459,6 +460,10 @@ func (a *API) jobFilter(ctx context.Context, p *engine.Principal, q wire.JobQuer
 	if q.Tool != "" {
 		f.Tool, f.Version, _ = strings.Cut(q.Tool, "@")
 	}
+	if !engine.ValidFlowKey(q.FlowKey) { // no job has such a key: say why rather than list none
+		errs.Add("flowKey", strconv.QuoteToASCII(q.FlowKey), engine.FlowKeyAllowed)
+	}
+	f.FlowKey = q.FlowKey
 	if q.Endpoint != "" {
 		ep, err := a.e.Endpoint(ctx, p, q.Endpoint)
 		var ee *engine.Error

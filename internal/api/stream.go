@@ -520,7 +520,7 @@ func (a *API) jobsStreamRead(ctx context.Context, p *engine.Principal, f store.J
 // from the counters kept with every change of a job (filters of endpoint and
 // tool only) rather than from counting the jobs.
 func countedByCounters(f store.JobFilter) bool {
-	return f.RunID == 0 && f.CreatedAfter == 0 && f.CreatedBefore == 0 && f.Q == ""
+	return f.RunID == 0 && f.FlowKey == "" && f.CreatedAfter == 0 && f.CreatedBefore == 0 && f.Q == ""
 }
 
 func firstKey(v url.Values) string {

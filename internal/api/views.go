@@ -50,7 +50,7 @@ func schedule(p backoff.Params) []wire.ScheduleRow {
 
 func toolView(t *store.Tool, endpoint string) wire.Tool {
 	v := wire.Tool{Name: t.Name, Version: t.Version, Endpoint: endpoint, Description: t.Description, PayloadSchema: nullRaw(t.Schema),
-		TimeoutMs: t.TimeoutMs, CreatedAt: ft(t.CreatedAt)}
+		TimeoutMs: t.TimeoutMs, CreatedAt: ft(t.CreatedAt), FlowKeyFrom: t.FlowKeyFrom}
 	if len(t.RetryPolicy) > 0 && string(t.RetryPolicy) != "null" {
 		if p, err := backoff.ParsePolicy(t.RetryPolicy); err == nil {
 			preset := p.Preset
@@ -85,7 +85,7 @@ func nullRaw(r json.RawMessage) json.RawMessage {
 func jobView(j *store.Job, attempts []store.Attempt, hold *wire.Hold, withPayload bool) wire.Job {
 	v := wire.Job{ID: j.ID, State: j.State, Tool: j.Tool, Version: j.Version, Endpoint: j.Endpoint, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
 		DueAt: ft(j.DueAt), HeldBy: hold, CancelRequested: j.CancelRequested, CreatedAt: ft(j.CreatedAt), UpdatedAt: ft(j.UpdatedAt),
-		FinishedAt: ft(j.FinishedAt), Attempts: []wire.Attempt{}}
+		FinishedAt: ft(j.FinishedAt), Attempts: []wire.Attempt{}, FlowKey: j.FlowKey}
 	if snap, err := engine.ParseSnapshot(j.Policy); err == nil {
 		v.Policy = snap
 	}
@@ -162,7 +162,7 @@ func runView(r *store.Run, steps []store.Job) wire.Run {
 func claimedView(c engine.Claimed) wire.ClaimedJob {
 	return wire.ClaimedJob{ID: c.Job.ID, Tool: c.Job.Tool, Version: c.Job.Version, Endpoint: c.Job.Endpoint, Attempt: c.Job.Attempt, MaxAttempts: c.Job.MaxAttempts,
 		Payload: c.Job.Payload, IdempotencyKey: c.IdempotencyKey, LeaseToken: c.LeaseToken, LeaseExpiresAt: ft(c.LeaseExpiresAt),
-		TimeoutMs: c.Job.TimeoutMs, RunID: c.Job.RunID}
+		TimeoutMs: c.Job.TimeoutMs, RunID: c.Job.RunID, FlowKey: c.Job.FlowKey}
 }
 
 // decodeString and decodeInt read one member of a body parsed field by field.

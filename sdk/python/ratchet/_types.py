@@ -233,6 +233,8 @@ class ClaimedJob(TypedDict):
 
     attempt: int
     endpoint: str
+    # the job's flow key; absent for none
+    flowKey: NotRequired[str]
     id: int
     idempotencyKey: str
     leaseExpiresAt: str
@@ -545,6 +547,8 @@ class Job(TypedDict):
     dueAt: str
     endpoint: str
     finishedAt: NotRequired[str]
+    # the tenant, account or resource the job is made for; empty for none
+    flowKey: str
     # what holds it now; set for scheduled jobs, in lists too (the gates are evaluated once per endpoint per request)
     heldBy: Hold | None
     id: int
@@ -570,6 +574,8 @@ class Job(TypedDict):
 class JobEnqueue(TypedDict):
     """The JobEnqueue schema: the body of POST /v1/jobs."""
 
+    # the tenant, account or resource the job is made for (docs/flow-control.md): at most 128 bytes, no control characters, no space at either end; wins over the tool's flowKeyFrom; absent for none
+    flowKey: NotRequired[str]
     idempotencyKey: NotRequired[str]
     # overrides the policy's count only
     maxAttempts: NotRequired[int | None]
@@ -612,6 +618,8 @@ class JobQuery(TypedDict):
     # nextCursor of the previous page
     cursor: NotRequired[str]
     endpoint: NotRequired[str]
+    # only jobs of this flow key (exact match)
+    flowKey: NotRequired[str]
     # 1–500, default 100
     limit: NotRequired[str]
     # search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search
@@ -956,6 +964,8 @@ class Tool(TypedDict):
     delivery: NotRequired[Delivery | None]
     description: str
     endpoint: str
+    # the JSON Pointer into the payload that gives a job its flow key when the enqueue names none; empty for none
+    flowKeyFrom: str
     name: str
     # the payload's JSON Schema, or null
     payloadSchema: Any
@@ -980,6 +990,8 @@ class ToolPublish(TypedDict):
     # free text, cleaned of control characters; at most 4000 characters
     description: NotRequired[str]
     endpoint: str
+    # a JSON Pointer (RFC 6901) into the payload, e.g. /customer/id: the string or integer there becomes the flow key of a job enqueued without one (an explicit flowKey wins); a job whose payload has none there is refused
+    flowKeyFrom: NotRequired[str]
     name: str
     # a JSON Schema (draft 2020-12) every payload must match at enqueue
     payloadSchema: NotRequired[Any]

@@ -908,6 +908,8 @@ export interface components {
         ClaimedJob: {
             attempt: number;
             endpoint: string;
+            /** @description the job's flow key; absent for none */
+            flowKey?: string;
             id: number;
             idempotencyKey: string;
             /** Format: date-time */
@@ -1139,6 +1141,8 @@ export interface components {
             endpoint: string;
             /** Format: date-time */
             finishedAt?: string;
+            /** @description the tenant, account or resource the job is made for; empty for none */
+            flowKey: string;
             /** @description what holds it now; set for scheduled jobs, in lists too (the gates are evaluated once per endpoint per request) */
             heldBy: components["schemas"]["Hold"] | null;
             id: number;
@@ -1206,6 +1210,8 @@ export interface components {
             total: number;
         };
         JobEnqueue: {
+            /** @description the tenant, account or resource the job is made for (docs/flow-control.md): at most 128 bytes, no control characters, no space at either end; wins over the tool's flowKeyFrom; absent for none */
+            flowKey?: string;
             idempotencyKey?: string;
             /** @description overrides the policy's count only */
             maxAttempts?: number | null;
@@ -1231,6 +1237,8 @@ export interface components {
             /** @description nextCursor of the previous page */
             cursor?: string;
             endpoint?: string;
+            /** @description only jobs of this flow key (exact match) */
+            flowKey?: string;
             /** @description 1–500, default 100 */
             limit?: string;
             /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
@@ -1515,6 +1523,8 @@ export interface components {
             delivery?: components["schemas"]["Delivery"] | null;
             description: string;
             endpoint: string;
+            /** @description the JSON Pointer into the payload that gives a job its flow key when the enqueue names none; empty for none */
+            flowKeyFrom: string;
             name: string;
             /** @description the payload's JSON Schema, or null */
             payloadSchema: unknown;
@@ -1534,6 +1544,8 @@ export interface components {
             /** @description free text, cleaned of control characters; at most 4000 characters */
             description?: string;
             endpoint: string;
+            /** @description a JSON Pointer (RFC 6901) into the payload, e.g. /customer/id: the string or integer there becomes the flow key of a job enqueued without one (an explicit flowKey wins); a job whose payload has none there is refused */
+            flowKeyFrom?: string;
             name: string;
             /** @description a JSON Schema (draft 2020-12) every payload must match at enqueue */
             payloadSchema?: unknown;
@@ -2732,6 +2744,8 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 endpoint?: string;
+                /** @description only jobs of this flow key (exact match) */
+                flowKey?: string;
                 /** @description 1–500, default 100 */
                 limit?: number;
                 /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
@@ -3070,6 +3084,8 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 endpoint?: string;
+                /** @description only jobs of this flow key (exact match) */
+                flowKey?: string;
                 /** @description 1–500, default 100 */
                 limit?: number;
                 /** @description search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search */
@@ -4458,7 +4474,7 @@ export interface operations {
             query?: {
                 /** @description a job id: the stream sends event job when the job changes */
                 job?: number;
-                /** @description overview, or jobs (then the filters of GET /v1/jobs may follow: state, tool, endpoint, runId, createdAfter, createdBefore, limit) */
+                /** @description overview, or jobs (then the filters of GET /v1/jobs may follow: state, tool, endpoint, runId, flowKey, createdAfter, createdBefore, limit) */
                 view?: string;
             };
             header?: never;
