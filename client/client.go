@@ -348,6 +348,7 @@ type JobFilter struct {
 	Tool          string // name or name@version
 	Endpoint      string
 	RunID         int64
+	FlowKey       string // jobs of this flow key (exact match)
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
 	Cursor        string
@@ -364,7 +365,7 @@ func (f JobFilter) Wire() wire.JobQuery {
 	for i, s := range f.States {
 		states[i] = string(s)
 	}
-	q.State, q.Tool, q.Endpoint, q.Cursor, q.Q = strings.Join(states, ","), f.Tool, f.Endpoint, f.Cursor, f.Q
+	q.State, q.Tool, q.Endpoint, q.Cursor, q.Q, q.FlowKey = strings.Join(states, ","), f.Tool, f.Endpoint, f.Cursor, f.Q, f.FlowKey
 	if f.RunID != 0 {
 		q.RunID = strconv.FormatInt(f.RunID, 10)
 	}
@@ -383,7 +384,7 @@ func (f JobFilter) Wire() wire.JobQuery {
 // Query renders the filter as URL query parameters.
 func (f JobFilter) Query() url.Values {
 	q, v := f.Wire(), url.Values{}
-	for name, val := range map[string]string{"state": q.State, "tool": q.Tool, "endpoint": q.Endpoint, "runId": q.RunID,
+	for name, val := range map[string]string{"state": q.State, "tool": q.Tool, "endpoint": q.Endpoint, "runId": q.RunID, "flowKey": q.FlowKey,
 		"createdAfter": q.CreatedAfter, "createdBefore": q.CreatedBefore, "cursor": q.Cursor, "limit": q.Limit, "q": q.Q} {
 		if val != "" {
 			v.Set(name, val)

@@ -87,12 +87,13 @@ func TestClientHelp(t *testing.T) {
 list, read, enqueue, cancel, replay, run now and explain jobs (on a server)
 
 Subcommands:
-  ratchet jobs list [--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--q TEXT] [--limit N] [--cursor C]
-      list jobs a page at a time, filtered by state, tool, endpoint or run
+  ratchet jobs list [--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--flow-key K]
+                       [--q TEXT] [--limit N] [--cursor C]
+      list jobs a page at a time, filtered by state, tool, endpoint, run or flow key
   ratchet jobs get ID
       print a job with its policy and every attempt
   ratchet jobs enqueue --tool NAME@VERSION [--payload JSON | --payload-file FILE] [--idempotency-key K]
-                       [--max-attempts N] [--run-id N] [--run-at RFC3339]
+                       [--max-attempts N] [--run-id N] [--run-at RFC3339] [--flow-key K]
       enqueue a job for a published tool
   ratchet jobs cancel ID
       cancel a job, or ask its worker to stop

@@ -19,12 +19,13 @@ import (
 
 func jobsGroup() *group {
 	return &group{name: "jobs", dispatch: runClientGroup, footer: commonFlagsHelp, subs: []subcommand{
-		{"list", "list jobs a page at a time, filtered by state, tool, endpoint or run",
-			"[--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--q TEXT] [--limit N] [--cursor C]", &jobsListCommand{}},
+		{"list", "list jobs a page at a time, filtered by state, tool, endpoint, run or flow key",
+			"[--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--flow-key K]\n" +
+				"                       [--q TEXT] [--limit N] [--cursor C]", &jobsListCommand{}},
 		{"get", "print a job with its policy and every attempt", "ID", jobsGetCommand{}},
 		{"enqueue", "enqueue a job for a published tool",
 			"--tool NAME@VERSION [--payload JSON | --payload-file FILE] [--idempotency-key K]\n" +
-				"                       [--max-attempts N] [--run-id N] [--run-at RFC3339]", &jobsEnqueueCommand{}},
+				"                       [--max-attempts N] [--run-id N] [--run-at RFC3339] [--flow-key K]", &jobsEnqueueCommand{}},
 		{"cancel", "cancel a job, or ask its worker to stop", "ID", jobsCancelCommand{}},
 		{"replay", "enqueue a finished job again as a new job", "ID", jobsReplayCommand{}},
 		{"run-now", "make a scheduled job due now (gates still apply); owner key", "ID", jobsRunNowCommand{}},
@@ -40,7 +41,7 @@ func parseRunID(f *flagSet, text string) int64 {
 
 // jobsListCommand is `ratchet jobs list`.
 type jobsListCommand struct {
-	state, tool, endpoint, runID, limit, cursor, q *string
+	state, tool, endpoint, runID, flowKey, limit, cursor, q *string
 }
 
 // Run prints one page, and the cursor of the next when there is one.
@@ -50,6 +51,7 @@ func (c *jobsListCommand) Run(ctx context.Context, env *Env, args []string) erro
 	c.tool = f.String("tool", "", `"name" or "name@version"`)
 	c.endpoint = f.String("endpoint", "", "endpoint name")
 	c.runID = f.String("run-id", "", "run id")
+	c.flowKey = f.String("flow-key", "", "only jobs of this flow key (exact match)")
 	c.limit = f.String("limit", "", "jobs per page, 1–500 (server default 100)")
 	c.cursor = f.String("cursor", "", "the next cursor a previous page printed")
 	c.q = f.String("q", "", "search: a job id, an exact idempotency key, tool or endpoint name, or text in the payload or the last error")
@@ -81,7 +83,7 @@ func (c *jobsListCommand) filter(f *flagSet) client.JobFilter {
 			filter.States = append(filter.States, wire.JobState(s))
 		}
 	}
-	filter.Tool, filter.Endpoint, filter.Cursor, filter.Q = *c.tool, *c.endpoint, *c.cursor, *c.q
+	filter.Tool, filter.Endpoint, filter.Cursor, filter.Q, filter.FlowKey = *c.tool, *c.endpoint, *c.cursor, *c.q, *c.flowKey
 	if *c.runID != "" {
 		filter.RunID = parseRunID(f, *c.runID)
 	}
@@ -109,7 +111,7 @@ func (jobsGetCommand) Run(ctx context.Context, env *Env, args []string) error {
 
 // jobsEnqueueCommand is `ratchet jobs enqueue`.
 type jobsEnqueueCommand struct {
-	tool, payload, payloadFile, idemKey, maxAttempts, runID, runAt *string
+	tool, payload, payloadFile, idemKey, maxAttempts, runID, runAt, flowKey *string
 }
 
 // Run reports an idempotent repeat as such, so a script that retries does
@@ -123,6 +125,7 @@ func (c *jobsEnqueueCommand) Run(ctx context.Context, env *Env, args []string) e
 	c.maxAttempts = f.String("max-attempts", "", "override the policy's attempt count, 1–10")
 	c.runID = f.String("run-id", "", "add the job to this open run")
 	c.runAt = f.String("run-at", "", "first due time, RFC 3339 (e.g. 2026-12-02T09:00:00Z); default now")
+	c.flowKey = f.String("flow-key", "", "the tenant, account or resource the job is made for (wins over the tool's flowKeyFrom)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -151,7 +154,7 @@ func (c *jobsEnqueueCommand) Run(ctx context.Context, env *Env, args []string) e
 // be reported with --server and --key; only an unreadable payload file
 // stops here.
 func (c *jobsEnqueueCommand) request(f *flagSet, env *Env) (client.EnqueueRequest, error) {
-	req := client.EnqueueRequest{Tool: *c.tool, IdempotencyKey: *c.idemKey}
+	req := client.EnqueueRequest{Tool: *c.tool, IdempotencyKey: *c.idemKey, FlowKey: *c.flowKey}
 	if *c.tool == "" {
 		f.fail("tool", "", `required: "name@version" of a published tool`)
 	}
@@ -346,6 +349,7 @@ func printJob(w io.Writer, j *client.Job) {
 		key = *j.IdempotencyKey
 	}
 	fmt.Fprintf(w, "idempotency key:\t%s\n", key)
+	fmt.Fprintf(w, "flow key:\t%s\n", orDash(j.FlowKey))
 	fmt.Fprintf(w, "policy:\t%s\n", policySummary(backoff.Policy{Preset: j.Policy.Preset, Custom: j.Policy.Params}))
 	if j.RunID != nil {
 		fmt.Fprintf(w, "run:\t%d\n", *j.RunID)

@@ -137,6 +137,32 @@ func TestClientCommands(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "HTTP 401") {
 		t.Errorf("revoked key: exit %d, stderr %q", code, errOut)
 	}
+
+	// Flow keys: given with --flow-key or taken from the payload by the
+	// tool's flowKeyFrom, shown by jobs get and tools get, listed by key;
+	// a key the server refuses is its 400 naming the field.
+	refund := filepath.Join(t.TempDir(), "refund.json")
+	if err := os.WriteFile(refund, []byte(`{"name": "refund", "version": "1", "endpoint": "stripe", "flowKeyFrom": "/customer/id"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, must(t, "tools", "publish", "--file", refund), "flow key from:   /customer/id")
+	enqueued := regexp.MustCompile(`enqueued job (\d+) `)
+	keyed := enqueued.FindStringSubmatch(must(t, "jobs", "enqueue", "--tool", "charge@1", "--flow-key", "acct_42"))
+	fromPayload := enqueued.FindStringSubmatch(must(t, "jobs", "enqueue", "--tool", "refund@1", "--payload", `{"customer": {"id": 7}}`))
+	if keyed == nil || fromPayload == nil {
+		t.Fatalf("enqueue with flow keys printed no job ids: %v %v", keyed, fromPayload)
+	}
+	contains(t, must(t, "jobs", "get", keyed[1]), "flow key:         acct_42")
+	contains(t, must(t, "jobs", "get", first), "flow key:         -")
+	out = must(t, "jobs", "list", "--flow-key", "7")
+	contains(t, out, fromPayload[1]+"   scheduled  refund@1")
+	if strings.Count(out, "\n") != 2 {
+		t.Errorf("jobs list --flow-key 7 lists more than job %s:\n%s", fromPayload[1], out)
+	}
+	_, errOut, code = remote(t, "jobs", "enqueue", "--tool", "charge@1", "--flow-key", " acct")
+	if code != 1 || !strings.Contains(errOut, "HTTP 400") || !strings.Contains(errOut, "flowKey") {
+		t.Errorf("bad flow key: exit %d, stderr %q", code, errOut)
+	}
 }
 
 // TestClientUsageErrors needs no server: bad input exits 2 and names the flag.

@@ -115,7 +115,7 @@ func readToolSpec(env *Env, file string, spec *client.ToolSpec) error {
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(spec); err != nil {
-		return usagef("--file %s: not a tool contract document: %v (fields are name, version, endpoint, description, payloadSchema, timeoutMs, retryPreset, retryPolicy)", file, err)
+		return usagef("--file %s: not a tool contract document: %v (fields are name, version, endpoint, description, payloadSchema, timeoutMs, retryPreset, retryPolicy, delivery, flowKeyFrom)", file, err)
 	}
 	return nil
 }
@@ -149,6 +149,9 @@ func printTool(w io.Writer, t *client.Tool) {
 		schema = oneLine(string(t.PayloadSchema), 100)
 	}
 	fmt.Fprintf(w, "payload schema:\t%s\n", schema)
+	if t.FlowKeyFrom != "" {
+		fmt.Fprintf(w, "flow key from:\t%s\n", t.FlowKeyFrom)
+	}
 	if d := t.Delivery; d != nil {
 		fmt.Fprintf(w, "delivery:\t%s %s\n", d.Method, d.URL)
 		for _, k := range slices.Sorted(maps.Keys(d.Headers)) {
