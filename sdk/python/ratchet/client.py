@@ -442,10 +442,13 @@ class Client:
         max_attempts: int | None = None,
         run_id: int | None = None,
         run_at: str | _dt.datetime | None = None,
+        flow_key: str | None = None,
     ) -> tuple[Job, bool]:
         """Store a job of ``tool`` ("name@version"). Returns the job and
         whether it was created: False when the idempotency key returned an
-        existing job. Retried on network errors only with an idempotency key."""
+        existing job. Retried on network errors only with an idempotency key.
+        ``flow_key`` names the tenant, account or resource the job is made
+        for; it wins over the tool's ``flowKeyFrom``."""
         body: dict[str, Any] = {"tool": tool}
         if payload is not None:
             body["payload"] = payload
@@ -457,6 +460,8 @@ class Client:
             body["runId"] = run_id
         if run_at is not None:
             body["runAt"] = _time(run_at)
+        if flow_key:
+            body["flowKey"] = flow_key
         status, job = self._call("POST", "/v1/jobs", body, retry=bool(idempotency_key))
         return job, status == 201
 
@@ -473,6 +478,7 @@ class Client:
         tool: str | None = None,
         endpoint: str | None = None,
         run_id: int | None = None,
+        flow_key: str | None = None,
         created_after: str | _dt.datetime | None = None,
         created_before: str | _dt.datetime | None = None,
         cursor: str | None = None,
@@ -482,7 +488,7 @@ class Client:
         """One page of jobs, newest first; ``nextCursor`` is None on the last.
         ``q`` searches: a job id, an exact idempotency key, tool or endpoint
         name, or text in the payload or the last error message."""
-        query = _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit, q)
+        query = _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit, q, flow_key)
         return self._call("GET", "/v1/jobs", retry=True, query=cast(dict, query))[1]
 
     def iter_jobs(self, **filters: Any) -> Iterator[Job]:
@@ -502,6 +508,7 @@ class Client:
         tool: str | None = None,
         endpoint: str | None = None,
         run_id: int | None = None,
+        flow_key: str | None = None,
         created_after: str | _dt.datetime | None = None,
         created_before: str | _dt.datetime | None = None,
         q: str | None = None,
@@ -509,7 +516,7 @@ class Client:
         """How many jobs the filters select. A text search (``q`` not a job
         id) counts within the newest 50,000 jobs of the other filters: a
         lower bound when older jobs exist (the answer's ``capped``)."""
-        query = _query(state, tool, endpoint, run_id, created_after, created_before, None, None, q)
+        query = _query(state, tool, endpoint, run_id, created_after, created_before, None, None, q, flow_key)
         return self._call("GET", "/v1/jobs/count", retry=True, query=cast(dict, query))[1]["count"]
 
     def job_counts(self, *, endpoint: str | None = None, tool: str | None = None) -> JobCounts:
@@ -533,6 +540,7 @@ class Client:
         tool: str | None = None,
         endpoint: str | None = None,
         run_id: int | None = None,
+        flow_key: str | None = None,
         created_after: str | _dt.datetime | None = None,
         created_before: str | _dt.datetime | None = None,
         q: str | None = None,
@@ -541,7 +549,7 @@ class Client:
         matching the filter (at most 1000). ``expected_count`` is the count
         the person confirmed (count_jobs); when the selection holds another
         count nothing is done (409)."""
-        query = _query(state, tool, endpoint, run_id, created_after, created_before, None, None, q)
+        query = _query(state, tool, endpoint, run_id, created_after, created_before, None, None, q, flow_key)
         body = {"action": action, "filter": query, "expectedCount": expected_count}
         return self._call("POST", "/v1/jobs/bulk", body, retry=False)[1]
 
@@ -662,8 +670,9 @@ class Client:
             q["view"] = view
         if filters:
             q.update(_query(filters.get("state"), filters.get("tool"), filters.get("endpoint"), filters.get("run_id"),
-                            filters.get("created_after"), filters.get("created_before"), None, None, filters.get("q")))
-            unknown = set(filters) - {"state", "tool", "endpoint", "run_id", "created_after", "created_before", "q"}
+                            filters.get("created_after"), filters.get("created_before"), None, None, filters.get("q"),
+                            filters.get("flow_key")))
+            unknown = set(filters) - {"state", "tool", "endpoint", "run_id", "flow_key", "created_after", "created_before", "q"}
             if unknown:
                 raise TypeError(f"stream() got unknown filters: {sorted(unknown)}")
         path = "/v1/stream?" + urllib.parse.urlencode(q)
@@ -766,7 +775,7 @@ def _time(t: str | _dt.datetime) -> str:
     return t.astimezone(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit, search=None) -> JobQuery:
+def _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit, search=None, flow_key=None) -> JobQuery:
     q: dict[str, str] = {}
     if search:
         q["q"] = search
@@ -778,6 +787,8 @@ def _query(state, tool, endpoint, run_id, created_after, created_before, cursor,
         q["endpoint"] = endpoint
     if run_id:
         q["runId"] = str(int(run_id))
+    if flow_key:
+        q["flowKey"] = flow_key
     if created_after is not None:
         q["createdAfter"] = _time(created_after)
     if created_before is not None:

@@ -295,6 +295,25 @@ class ClientAgainstServer(ServerTestCase):
                 stranger.me()
         self.assertEqual((cm.exception.status, cm.exception.code), (401, "unauthenticated"))
 
+    def test_flow_keys(self) -> None:
+        """A flow key given at enqueue, or taken from the payload by the
+        tool's flowKeyFrom, is on the job and selects it in lists, counts
+        and streams; a bad key is a field error naming flowKey."""
+        self.owner.create_endpoint({"name": "flows"})
+        tool = self.owner.publish_tool({"name": "refund", "version": "1", "endpoint": "flows", "flowKeyFrom": "/customer/id"})
+        self.assertEqual(tool["flowKeyFrom"], "/customer/id")
+        keyed, _ = self.owner.enqueue("refund@1", {"customer": {"id": "c1"}}, flow_key="acct_42")
+        from_payload, _ = self.owner.enqueue("refund@1", {"customer": {"id": 7}})
+        self.assertEqual((keyed["flowKey"], from_payload["flowKey"]), ("acct_42", "7"))
+        self.assertEqual([j["id"] for j in self.owner.list_jobs(flow_key="acct_42")["jobs"]], [keyed["id"]])
+        self.assertEqual(self.owner.count_jobs(flow_key="7"), 1)
+        with self.assertRaises(ratchet.RatchetError) as cm:
+            self.owner.enqueue("refund@1", {"customer": {"id": "c1"}}, flow_key=" acct")
+        self.assertEqual([f["field"] for f in cm.exception.fields], ["flowKey"])
+        with self.assertRaises(ratchet.RatchetError) as cm:
+            self.owner.enqueue("refund@1", {"customer": {}})
+        self.assertEqual([(f["field"], f["value"]) for f in cm.exception.fields], [("payload.customer.id", "(missing)")])
+
     def test_every_route(self) -> None:
         """One call of each Client method against the server."""
         c = self.owner

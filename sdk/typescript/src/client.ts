@@ -77,6 +77,8 @@ export interface JobFilter {
   tool?: string;
   endpoint?: string;
   runId?: number;
+  /** Jobs of this flow key (exact match). */
+  flowKey?: string;
   /** Inclusive. */
   createdAfter?: Date | string;
   /** Exclusive. */
@@ -123,6 +125,7 @@ function toQuery(f: JobFilter = {}): JobQuery {
   if (f.tool) q.tool = f.tool;
   if (f.endpoint) q.endpoint = f.endpoint;
   if (f.runId !== undefined) q.runId = String(f.runId);
+  if (f.flowKey) q.flowKey = f.flowKey;
   if (f.createdAfter !== undefined) q.createdAfter = f.createdAfter instanceof Date ? f.createdAfter.toISOString() : f.createdAfter;
   if (f.createdBefore !== undefined) q.createdBefore = f.createdBefore instanceof Date ? f.createdBefore.toISOString() : f.createdBefore;
   if (f.cursor) q.cursor = f.cursor;

@@ -212,6 +212,20 @@ test("9: the API's field errors surface as a RatchetError with the fields", asyn
   assert.equal(e5.isNotFound, true);
 });
 
+test("flow keys: given at enqueue or taken from the payload by flowKeyFrom, shown on the job, filtered on", async (t) => {
+  const s = await scenario(t);
+  const tool = await s.owner.publishTool({ name: "refund", version: "1", endpoint: "provider", flowKeyFrom: "/customer/id" });
+  assert.equal(tool.flowKeyFrom, "/customer/id");
+  const { job: keyed } = await s.owner.enqueue({ tool: "refund@1", payload: { customer: { id: "c1" } }, flowKey: "acct_42" });
+  const { job: fromPayload } = await s.owner.enqueue({ tool: "refund@1", payload: { customer: { id: 7 } } });
+  assert.deepEqual([keyed.flowKey, fromPayload.flowKey], ["acct_42", "7"]);
+  assert.deepEqual((await s.owner.listJobs({ flowKey: "acct_42" })).jobs.map((j) => j.id), [keyed.id]);
+  assert.equal(await s.owner.countJobs({ flowKey: "7" }), 1);
+  const e = await s.owner.enqueue({ tool: "refund@1", payload: { customer: {} } }).catch((x) => x);
+  assert.ok(e instanceof RatchetError, String(e));
+  assert.deepEqual(e.fields.map((f) => [f.field, f.value]), [["payload.customer.id", "(missing)"]]);
+});
+
 test("every route of the document answers through the typed client", async (t) => {
   const s = await scenario(t);
   const c = s.owner;
