@@ -80,13 +80,16 @@ func New(t testing.TB) *Browser {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
 		chromedp.WindowSize(1280, 900),
-		chromedp.UserDataDir(t.TempDir()),
+		// Not t.TempDir: the browser's last helpers may still write to the
+		// profile when the test ends, and TempDir's removal then fails the
+		// test ("directory not empty", seen on a loaded machine).
+		chromedp.UserDataDir(ownedDir(t, "crp")),
 		// Chromium keeps its shared-memory files (disable-dev-shm-usage),
 		// its singleton socket and crash folders in TMPDIR and leaves them
 		// when it is killed at the end of a test: give it a folder of the
 		// test's, removed with it — short, as a socket path has at most 107
 		// bytes and t.TempDir names the test.
-		chromedp.Env("TMPDIR=" + chromiumTmp(t)),
+		chromedp.Env("TMPDIR=" + ownedDir(t, "cr")),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
@@ -102,17 +105,18 @@ func New(t testing.TB) *Browser {
 	return &Browser{ctx: ctx, t: t}
 }
 
-// chromiumTmp is a short-named temporary folder removed when the test
-// ends (after the browser, whose cleanup is registered later and so runs
-// first).
-func chromiumTmp(t testing.TB) string {
-	d, err := os.MkdirTemp("", "cr")
+// ownedDir is a short-named temporary folder removed when the test ends
+// (after the browser, whose cleanup is registered later and so runs
+// first). The browser's last helpers may still be exiting and writing: the
+// removal tries again for up to 5 s; what is still left is reported by
+// scripts/test's check of the temporary directory.
+func ownedDir(t testing.TB, prefix string) string {
+	d, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		// The browser's last helpers may still be exiting: try again briefly.
-		for i := 0; i < 50 && os.RemoveAll(d) != nil; i++ {
+		for i := 0; i < 250 && os.RemoveAll(d) != nil; i++ {
 			time.Sleep(20 * time.Millisecond)
 		}
 	})

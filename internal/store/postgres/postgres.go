@@ -216,7 +216,10 @@ func (db *DB) tx(ctx context.Context, fn func(store.Queries) error) error {
 		_ = tx.Rollback()
 		return err
 	}
-	return translate(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return commitErr(ctx, err)
+	}
+	return nil
 }
 
 // retryable reports a deadlock (40P01) or serialization failure (40001).
@@ -503,3 +506,14 @@ func unreachable(err error) bool {
 }
 
 var _ store.Store = (*DB)(nil)
+
+// commitErr is a failed commit's error. When the context ended first,
+// database/sql rolled the transaction back and Commit says only that it is
+// done (sql.ErrTxDone): the context's error says why, so a client that went
+// away is not answered as a server error, and nothing was committed.
+func commitErr(ctx context.Context, err error) error {
+	if errors.Is(err, sql.ErrTxDone) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return translate(err)
+}

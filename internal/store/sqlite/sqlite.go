@@ -173,7 +173,7 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Queries) error) error {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return translate(err)
+		return commitErr(ctx, err)
 	}
 	select {
 	case db.dirty <- struct{}{}:
@@ -304,4 +304,15 @@ func translate(err error) error {
 // named "a?b.db" opened "a" with a parameter "b.db".
 func uriPath(path string) string {
 	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
+// commitErr is a failed commit's error. When the context ended first,
+// database/sql rolled the transaction back and Commit says only that it is
+// done (sql.ErrTxDone): the context's error says why, so a client that went
+// away is not answered as a server error, and nothing was committed.
+func commitErr(ctx context.Context, err error) error {
+	if errors.Is(err, sql.ErrTxDone) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return translate(err)
 }

@@ -75,6 +75,7 @@ var cases = []testCase{
 	{name: "HistoryRollUp", fn: testHistoryRollUp, covers: []string{"HistoryCompute", "HistoryInsert", "HistoryList", "HistoryPrune"}},
 	{name: "Now", fn: testNow, covers: []string{"Now"}},
 	{name: "TxRollback", fn: testTxRollback, covers: []string{"Tx"}},
+	{name: "TxContextEnded", fn: testTxContextEnded, covers: []string{"Tx", "ProjectCreate"}},
 	{name: "Read", fn: testRead, covers: []string{"Read"}},
 	{name: "ConcurrentWriters", fn: testConcurrentWriters, covers: []string{"ConcurrentWriters", "Tx"}},
 	{name: "ConcurrentClaims", fn: testConcurrentClaims, covers: []string{"JobsClaimable", "JobsClaim"}},

@@ -211,3 +211,25 @@ func testRead(t *testing.T, s store.Store) {
 	close(release)
 	wg.Wait()
 }
+
+// testTxContextEnded: a transaction whose context ends before it commits is
+// rolled back, and Tx says why with the context's error (database/sql's
+// own rollback made Commit answer only sql.ErrTxDone, which the API
+// answered as a server error to a client that had gone).
+func testTxContextEnded(t *testing.T, s store.Store) {
+	for range 20 {
+		ctx, cancel := context.WithCancel(t.Context())
+		name := "gone-" + time.Now().Format("150405.000000000")
+		err := s.Tx(ctx, func(q store.Queries) error {
+			if err := q.ProjectCreate(ctx, &store.Project{Name: name, Plan: wire.PlanFree, CreatedAt: 1000}); err != nil {
+				return err
+			}
+			cancel()
+			time.Sleep(time.Millisecond) // database/sql rolls back on its own goroutine
+			return nil
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Tx whose context ended before its commit = %v; want context.Canceled", err)
+		}
+	}
+}

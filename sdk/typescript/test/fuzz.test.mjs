@@ -187,12 +187,14 @@ test("a stream that goes quiet ends with RatchetError timeout after silenceMs; p
   t.after(() => { srv.closeAllConnections(); srv.close(); });
   const c = new Client(`http://127.0.0.1:${srv.address().port}`, "key");
   const got = [];
+  // 1.5 s of silence: at 300 ms a loaded machine's server had not yet sent
+  // the first event when the silence ran out.
   const t0 = Date.now();
   await assert.rejects(async () => {
-    for await (const e of c.stream({ job: 1 }, { silenceMs: 300 })) got.push(e.event);
-  }, (err) => err instanceof RatchetError && err.code === "timeout" && /nothing heard for 300 ms/.test(err.message));
+    for await (const e of c.stream({ job: 1 }, { silenceMs: 1500 })) got.push(e.event);
+  }, (err) => err instanceof RatchetError && err.code === "timeout" && /nothing heard for 1500 ms/.test(err.message));
   assert.deepEqual(got, ["job"]);
-  assert.ok(Date.now() - t0 >= 290, `ended after ${Date.now() - t0} ms`);
+  assert.ok(Date.now() - t0 >= 1490, `ended after ${Date.now() - t0} ms`);
 
   // Pings every 100 ms keep a stream alive; the silence here is wide (2 s)
   // so a loaded machine's late timer is not taken for a dead server, and
