@@ -19,6 +19,16 @@ type EndpointPolicy struct {
 	RateLimitPerMinute      *int64         `json:"rateLimitPerMinute" required:"false" bound:"rateLimitPerMinute" doc:"claims per 60 s at most; null for no limit (required in an update)"`
 	CircuitFailureThreshold int64          `json:"circuitFailureThreshold,omitzero" bound:"circuitFailureThreshold" doc:"consecutive provider-unhealthy failures that open the circuit; default 5"`
 	CircuitOpenMs           int64          `json:"circuitOpenMs,omitzero" bound:"circuitOpenMs" doc:"how long the circuit stays open before a half-open probe; default 30000"`
+	KeyLimits
+}
+
+// KeyLimits are an endpoint's limits per flow key (docs/flow-control.md).
+// Each is optional, in an update too: one left out stays as it is.
+type KeyLimits struct {
+	KeyMaxConcurrent      *int64 `json:"keyMaxConcurrent" required:"false" bound:"maxConcurrent" doc:"running jobs per flow key at most; null for no limit"`
+	KeyRateLimitPerMinute *int64 `json:"keyRateLimitPerMinute" required:"false" bound:"rateLimitPerMinute" doc:"claims per flow key per 60 s at most; null for no limit"`
+	KeyOrdered            bool   `json:"keyOrdered" required:"false" doc:"one job in flight per flow key, in enqueue order"`
+	FairKeys              bool   `json:"fairKeys" required:"false" doc:"claims take turns across flow keys, longest waiting first (on whenever a key limit is set)"`
 }
 
 // endpointSettings is EndpointPolicy without its policy, for marshalling.
@@ -28,6 +38,7 @@ type endpointSettings struct {
 	RateLimitPerMinute      *int64 `json:"rateLimitPerMinute"`
 	CircuitFailureThreshold int64  `json:"circuitFailureThreshold,omitzero"`
 	CircuitOpenMs           int64  `json:"circuitOpenMs,omitzero"`
+	KeyLimits
 }
 
 // fields renders the flat object, with extra members (name, expectedVersion).
@@ -42,7 +53,7 @@ func (p EndpointPolicy) fields(extra map[string]any) ([]byte, error) {
 			return nil, err
 		}
 	}
-	b, err := json.Marshal(endpointSettings{p.DefaultTimeoutMs, p.MaxConcurrent, p.RateLimitPerMinute, p.CircuitFailureThreshold, p.CircuitOpenMs})
+	b, err := json.Marshal(endpointSettings{p.DefaultTimeoutMs, p.MaxConcurrent, p.RateLimitPerMinute, p.CircuitFailureThreshold, p.CircuitOpenMs, p.KeyLimits})
 	if err != nil {
 		return nil, err
 	}
@@ -97,10 +108,11 @@ type Endpoint struct {
 	RateLimitPerMinute      *int64         `json:"rateLimitPerMinute"`
 	CircuitFailureThreshold int64          `json:"circuitFailureThreshold"`
 	CircuitOpenMs           int64          `json:"circuitOpenMs"`
-	Circuit                 Circuit        `json:"circuit"`
-	Paused                  *EndpointPause `json:"paused" doc:"set while an owner has paused the endpoint; null otherwise"`
-	CreatedAt               string         `json:"createdAt" format:"date-time"`
-	UpdatedAt               string         `json:"updatedAt" format:"date-time"`
+	KeyLimits
+	Circuit   Circuit        `json:"circuit"`
+	Paused    *EndpointPause `json:"paused" doc:"set while an owner has paused the endpoint; null otherwise"`
+	CreatedAt string         `json:"createdAt" format:"date-time"`
+	UpdatedAt string         `json:"updatedAt" format:"date-time"`
 }
 
 // ScheduleRow is one row of a policy's schedule: after failed attempt

@@ -170,17 +170,20 @@ type Gate string
 
 // Gates, in the order a claim checks them.
 const (
-	GateDueTime       Gate = "due_time"       // its backoff delay has not passed
-	GatePaused        Gate = "paused"         // an owner paused the endpoint (checked first among the endpoint's gates)
-	GateCircuit       Gate = "circuit"        // the endpoint's circuit is open, or half-open with its probe running
-	GateMaxConcurrent Gate = "max_concurrent" // the endpoint runs maxConcurrent jobs already
-	GateRateLimit     Gate = "rate_limit"     // the endpoint had rateLimitPerMinute claims in the last 60 s
-	GateNone          Gate = "none"           // nothing holds it: not scheduled, or due and waiting for a worker
+	GateDueTime       Gate = "due_time"        // its backoff delay has not passed
+	GatePaused        Gate = "paused"          // an owner paused the endpoint (checked first among the endpoint's gates)
+	GateCircuit       Gate = "circuit"         // the endpoint's circuit is open, or half-open with its probe running
+	GateMaxConcurrent Gate = "max_concurrent"  // the endpoint runs maxConcurrent jobs already
+	GateRateLimit     Gate = "rate_limit"      // the endpoint had rateLimitPerMinute claims in the last 60 s
+	GateKeyOrder      Gate = "key_order"       // its flow key is ordered, and a job enqueued before it has not finished
+	GateKeyConcurrent Gate = "key_concurrency" // its flow key runs keyMaxConcurrent jobs already
+	GateKeyRate       Gate = "key_rate"        // its flow key had keyRateLimitPerMinute claims in the last 60 s
+	GateNone          Gate = "none"            // nothing holds it: not scheduled, or due and waiting for a worker
 )
 
 // Gates lists every gate.
 func Gates() []Gate {
-	return []Gate{GateDueTime, GatePaused, GateCircuit, GateMaxConcurrent, GateRateLimit, GateNone}
+	return []Gate{GateDueTime, GatePaused, GateCircuit, GateMaxConcurrent, GateRateLimit, GateKeyOrder, GateKeyConcurrent, GateKeyRate, GateNone}
 }
 
 // RunState is whether a run takes new steps.

@@ -267,7 +267,8 @@ func validHeaderName(s string) bool {
 // object; endpointSettings the others.
 var (
 	policyMembers    = []string{"preset", "maxAttempts", "initialDelayMs", "multiplier", "maxDelayMs", "jitterPercent"}
-	endpointSettings = []string{"defaultTimeoutMs", "maxConcurrent", "rateLimitPerMinute", "circuitFailureThreshold", "circuitOpenMs"}
+	endpointSettings = []string{"defaultTimeoutMs", "maxConcurrent", "rateLimitPerMinute", "circuitFailureThreshold", "circuitOpenMs",
+		"keyMaxConcurrent", "keyRateLimitPerMinute", "keyOrdered", "fairKeys"}
 )
 
 // DecodeEndpointPolicy reads the flat endpoint policy object of the API:
@@ -285,6 +286,7 @@ func DecodeEndpointPolicy(fields map[string]json.RawMessage, full bool, current 
 	out := engine.DefaultEndpointPolicy()
 	if current != nil {
 		out.CircuitFailureThreshold, out.CircuitOpenMs = current.CircuitFailureThreshold, current.CircuitOpenMs
+		out.Keys = current.Keys
 	}
 	policy := map[string]json.RawMessage{}
 	for _, k := range policyMembers {
@@ -307,6 +309,11 @@ func DecodeEndpointPolicy(fields map[string]json.RawMessage, full bool, current 
 	// Circuit settings are optional even in an update: the current ones stay.
 	ints.read("circuitFailureThreshold", false, wire.MinCircuitThreshold, wire.MaxCircuitThreshold, "", &out.CircuitFailureThreshold)
 	ints.read("circuitOpenMs", false, wire.MinCircuitOpenMs, wire.MaxCircuitOpenMs, " milliseconds", &out.CircuitOpenMs)
+	// Limits per key are optional in an update too: one left out stays.
+	optionalLimit(fields, "keyMaxConcurrent", wire.MinMaxConcurrent, wire.MaxMaxConcurrent, &out.Keys.KeyMaxConcurrent, &errs)
+	optionalLimit(fields, "keyRateLimitPerMinute", wire.MinRateLimitPerMinute, wire.MaxRateLimitPerMinute, &out.Keys.KeyRateLimitPerMinute, &errs)
+	optionalBool(fields, "keyOrdered", &out.Keys.KeyOrdered, &errs)
+	optionalBool(fields, "fairKeys", &out.Keys.FairKeys, &errs)
 	if len(errs) > 0 {
 		return engine.EndpointPolicy{}, errs
 	}
@@ -338,6 +345,40 @@ func (m intMembers) read(name string, required bool, lo, hi int64, unit string, 
 		return
 	}
 	*dst = v
+}
+
+// optionalLimit reads a nullable limit member into *dst when present:
+// null for none, else an integer from lo through hi.
+func optionalLimit(fields map[string]json.RawMessage, name string, lo, hi int64, dst **int64, errs *field.Errors) {
+	raw, ok := fields[name]
+	switch {
+	case !ok:
+	case isNull(raw):
+		*dst = nil
+	default:
+		v, ok := jsonInt(raw)
+		if ok && v >= lo && v <= hi {
+			*dst = &v
+			return
+		}
+		errs.Add(name, backoff.ShowJSON(raw), "must be null (no limit) or "+strings.TrimPrefix(rangeText(lo, hi, ""), "must be "))
+	}
+}
+
+// optionalBool reads a boolean member into *dst when present.
+func optionalBool(fields map[string]json.RawMessage, name string, dst *bool, errs *field.Errors) {
+	raw, ok := fields[name]
+	if !ok {
+		return
+	}
+	switch string(bytes.TrimSpace(raw)) {
+	case "true":
+		*dst = true
+	case "false":
+		*dst = false
+	default:
+		errs.Add(name, backoff.ShowJSON(raw), "must be true or false")
+	}
 }
 
 // rateLimit reads rateLimitPerMinute: nil (no limit) when null or, outside

@@ -177,6 +177,7 @@ type gate struct {
 	until    int64 // when it opens, 0 if it waits for an event
 	halfOpen bool  // this claim is the half-open probe
 	err      error
+	ep       *store.Endpoint // the endpoint as read (explain's key gates)
 }
 
 // gates evaluates pause, circuit, concurrency and rate limit for an endpoint. It
@@ -302,7 +303,7 @@ func (e *Engine) optimistic(ctx context.Context, q store.Queries, ep *store.Endp
 // so it counts as running; and the rate limit's window is taken back from
 // t0, not from now. When in doubt it says no; the locked path decides.
 func (e *Engine) confirm(ctx context.Context, q store.Queries, ep *store.Endpoint, t0 int64) (bool, error) {
-	if ep.PausedAt != 0 || ep.CircuitState != wire.CircuitClosed {
+	if ep.PausedAt != 0 || ep.CircuitState != wire.CircuitClosed || ep.Keyed() {
 		return false, nil
 	}
 	running, err := q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep.ID, Limit: ep.MaxConcurrent + 1})
@@ -422,7 +423,7 @@ func (e *Engine) claimUnlocked(ctx context.Context, q store.Queries, p *claimPas
 		return false, err
 	}
 	miss, _ := e.optimisticMiss.Load(id)
-	if ep.PausedAt == 0 && ep.CircuitState == wire.CircuitClosed && (miss == nil || p.now-miss.(int64) >= optimisticBackoffMs) {
+	if ep.PausedAt == 0 && ep.CircuitState == wire.CircuitClosed && !ep.Keyed() && (miss == nil || p.now-miss.(int64) >= optimisticBackoffMs) {
 		limit := min(p.remaining, ep.MaxConcurrent)
 		if ep.RateLimitPerMinute != nil {
 			limit = min(limit, *ep.RateLimitPerMinute)
@@ -490,9 +491,15 @@ func (e *Engine) claimLocked(ctx context.Context, q store.Queries, p *claimPass,
 		return err
 	}
 	// One statement claims and returns the jobs as claimed (oldest due
-	// first), where a SELECT and an UPDATE by id read them twice.
-	jobs, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: id, ToolIDs: p.toolIDs, Limit: int(min(p.remaining, g.allowed)),
-		WorkerID: p.r.WorkerID, LeaseToken: p.lease, Now: p.now})
+	// first), where a SELECT and an UPDATE by id read them twice. A keyed
+	// endpoint's jobs are handed out key by key.
+	var jobs []store.Job
+	if ep.Keyed() {
+		jobs, err = e.claimKeyed(ctx, q, p, ep, min(p.remaining, g.allowed))
+	} else {
+		jobs, err = q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: id, ToolIDs: p.toolIDs, Limit: int(min(p.remaining, g.allowed)),
+			WorkerID: p.r.WorkerID, LeaseToken: p.lease, Now: p.now})
+	}
 	if err != nil || len(jobs) == 0 {
 		return err
 	}

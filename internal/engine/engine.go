@@ -201,7 +201,7 @@ func (e *Engine) Run(ctx context.Context) {
 	}()
 	go func() {
 		defer wg.Done()
-		lastPrune, lastFlush := time.Time{}, time.Time{}
+		lastPrune, lastFlush, lastSweep := time.Time{}, time.Time{}, e.clk.Now()
 		for {
 			t := e.clk.NewTimer(e.cfg.RescueInterval)
 			select {
@@ -220,6 +220,12 @@ func (e *Engine) Run(ctx context.Context) {
 				}
 			}
 			e.maybeRollUp(ctx)
+			if e.clk.Now().Sub(lastSweep) >= flowSweepInterval {
+				lastSweep = e.clk.Now()
+				if err := e.SweepFlowKeys(ctx); err != nil && ctx.Err() == nil {
+					e.log.Warn("flow key sweep failed", "err", err)
+				}
+			}
 			if e.cfg.Retention > 0 && e.clk.Now().Sub(lastPrune) >= e.cfg.PruneInterval {
 				lastPrune = e.clk.Now()
 				if n, err := e.Prune(ctx); err != nil && ctx.Err() == nil {

@@ -761,15 +761,18 @@ func (e *Engine) holdOf(ctx context.Context, q store.Queries, j *store.Job, now 
 		if v.err != nil {
 			return nil, v.err
 		}
+		v.ep = ep
 		g = &v
 		gates[j.EndpointID] = g
 	}
 	if g.allowed <= 0 {
-		h := &Hold{Gate: g.gate, Detail: g.detail}
-		if g.until > 0 {
-			h.Until = FormatTime(g.until)
+		return g.hold(), nil
+	}
+	if g.ep.Keyed() && j.FlowKey != "" {
+		kg, err := e.keyHold(ctx, q, g.ep, j, now)
+		if err != nil || kg != nil {
+			return kg, err
 		}
-		return h, nil
 	}
 	return &Hold{Gate: wire.GateNone, Detail: fmt.Sprintf("due and claimable: waiting for a worker allowed to run %s@%s", j.Tool, j.Version)}, nil
 }

@@ -302,6 +302,7 @@ type EndpointPolicy struct {
 	RateLimitPerMinute      *int64
 	CircuitFailureThreshold int64
 	CircuitOpenMs           int64
+	Keys                    wire.KeyLimits // limits per flow key (docs/flow-control.md)
 }
 
 // Endpoint defaults and limits.
@@ -349,6 +350,7 @@ func (e *Engine) CreateEndpoint(ctx context.Context, p *Principal, name string, 
 	ep := &store.Endpoint{ProjectID: p.ProjectID, Name: name, Policy: policy, DefaultTimeoutMs: pol.DefaultTimeoutMs, MaxConcurrent: pol.MaxConcurrent,
 		RateLimitPerMinute: pol.RateLimitPerMinute, CircuitThreshold: pol.CircuitFailureThreshold, CircuitOpenMs: pol.CircuitOpenMs,
 		Version: 1, CreatedAt: now, UpdatedAt: now, CircuitState: wire.CircuitClosed}
+	setKeyLimits(ep, pol.Keys)
 	err := e.st.Tx(ctx, func(q store.Queries) error {
 		if err := checkPlan(ctx, q, p.ProjectID, pol.Policy, "preset"); err != nil {
 			return err
@@ -406,6 +408,8 @@ func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name st
 		cur.Policy, _ = json.Marshal(pol.Policy)
 		cur.DefaultTimeoutMs, cur.MaxConcurrent, cur.RateLimitPerMinute = pol.DefaultTimeoutMs, pol.MaxConcurrent, pol.RateLimitPerMinute
 		cur.CircuitThreshold, cur.CircuitOpenMs = pol.CircuitFailureThreshold, pol.CircuitOpenMs
+		wasKeyed := cur.Keyed()
+		setKeyLimits(cur, pol.Keys)
 		cur.UpdatedAt = e.nowMs()
 		if err := q.EndpointUpdatePolicy(ctx, &store.EndpointUpdatePolicyParams{Endpoint: cur, ExpectedVersion: expectedVersion}); err != nil {
 			if errors.Is(err, store.ErrConflict) {
@@ -415,8 +419,16 @@ func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name st
 			return err
 		}
 		ep = cur
+		// A keyed endpoint's claims read its flow keys: an endpoint that
+		// becomes keyed gets a row for each key with jobs scheduled, and
+		// one that stops being keyed drops them.
+		if wasKeyed != cur.Keyed() {
+			if err := q.FlowKeysRebuild(ctx, cur.ID, wasKeyed); err != nil {
+				return err
+			}
+		}
 		return e.audit(ctx, q, p, cur.UpdatedAt, "policy.update", "endpoint:"+name,
-			fmt.Sprintf("policy of endpoint %s updated to version %d (preset %s, maxConcurrent %d)", name, cur.Version, pol.Policy.Preset, cur.MaxConcurrent))
+			fmt.Sprintf("policy of endpoint %s updated to version %d (preset %s, maxConcurrent %d%s)", name, cur.Version, pol.Policy.Preset, cur.MaxConcurrent, keyLimitsText(pol.Keys)))
 	})
 	if err == nil {
 		e.signal(ctx) // capacity or rate limit may have grown
@@ -431,7 +443,38 @@ func CurrentPolicy(ep *store.Endpoint) (EndpointPolicy, error) {
 		return EndpointPolicy{}, fmt.Errorf("stored policy of endpoint %q: %w", ep.Name, err)
 	}
 	return EndpointPolicy{Policy: pol, DefaultTimeoutMs: ep.DefaultTimeoutMs, MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute,
-		CircuitFailureThreshold: ep.CircuitThreshold, CircuitOpenMs: ep.CircuitOpenMs}, nil
+		CircuitFailureThreshold: ep.CircuitThreshold, CircuitOpenMs: ep.CircuitOpenMs, Keys: KeyLimitsOf(ep)}, nil
+}
+
+// setKeyLimits copies limits per key onto a stored endpoint.
+func setKeyLimits(ep *store.Endpoint, k wire.KeyLimits) {
+	ep.KeyMaxConcurrent, ep.KeyRateLimitPerMinute, ep.KeyOrdered, ep.FairKeys = k.KeyMaxConcurrent, k.KeyRateLimitPerMinute, k.KeyOrdered, k.FairKeys
+}
+
+// KeyLimitsOf reads a stored endpoint's limits per key.
+func KeyLimitsOf(ep *store.Endpoint) wire.KeyLimits {
+	return wire.KeyLimits{KeyMaxConcurrent: ep.KeyMaxConcurrent, KeyRateLimitPerMinute: ep.KeyRateLimitPerMinute, KeyOrdered: ep.KeyOrdered, FairKeys: ep.FairKeys}
+}
+
+// keyLimitsText is the limits per key for the audit log ("" when none).
+func keyLimitsText(k wire.KeyLimits) string {
+	var parts []string
+	if k.KeyMaxConcurrent != nil {
+		parts = append(parts, fmt.Sprintf("keyMaxConcurrent %d", *k.KeyMaxConcurrent))
+	}
+	if k.KeyRateLimitPerMinute != nil {
+		parts = append(parts, fmt.Sprintf("keyRateLimitPerMinute %d", *k.KeyRateLimitPerMinute))
+	}
+	if k.KeyOrdered {
+		parts = append(parts, "keyOrdered")
+	}
+	if k.FairKeys {
+		parts = append(parts, "fairKeys")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, ", ")
 }
 
 // joinOr lists words as "a or b or c".

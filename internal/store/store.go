@@ -115,7 +115,23 @@ type Endpoint struct {
 	PausedAt     int64  // when an owner paused the endpoint (unix ms); 0 while not paused
 	PausedBy     string // the key that paused it: its name, or its prefix when unnamed
 	PausedReason string // the reason given, "" for none
+
+	// Limits per flow key (docs/flow-control.md).
+	KeyMaxConcurrent      *int64 // running jobs per key at most; nil: no limit
+	KeyRateLimitPerMinute *int64 // claims per key per 60 s at most; nil: no limit
+	KeyOrdered            bool   // one job in flight per key, in enqueue order
+	FairKeys              bool   // claims take turns across keys
 }
+
+// Keyed reports whether the endpoint's claims go through its flow keys:
+// it has a limit per key, ordered keys or fair sharing.
+func (e *Endpoint) Keyed() bool {
+	return e.KeyMaxConcurrent != nil || e.KeyRateLimitPerMinute != nil || e.KeyOrdered || e.FairKeys
+}
+
+// FlowKeyParked is a flow key's ready time while it is at its concurrency
+// limit: it is offered no claim until one of its jobs finishes.
+const FlowKeyParked int64 = 1<<63 - 1
 
 // AuditEntry is one operator action (a pause, a circuit closed by hand, a
 // run-now, a bulk action, a key created...), written in the transaction of
@@ -445,6 +461,41 @@ type Queries interface {
 	// the claim (all but their policies, left empty), in that order.
 	// PostgreSQL skips rows another transaction has locked.
 	JobsClaimDue(ctx context.Context, p *JobsClaimDueParams) ([]Job, error)
+	// FlowKeysReady lists up to p.Limit flow keys of a keyed endpoint
+	// whose ready time is at or before p.Now, longest waiting first, and
+	// locks their rows (PostgreSQL: FOR UPDATE SKIP LOCKED, so a key an
+	// enqueue or a report is touching is left for the next claim).
+	FlowKeysReady(ctx context.Context, p *FlowKeysReadyParams) ([]string, error)
+	// FlowKeysRunning counts the running jobs of each of these keys of the
+	// endpoint; keys with none are left out. Key '' is never counted.
+	FlowKeysRunning(ctx context.Context, endpointID int64, keys []string) (map[string]int64, error)
+	// FlowKeysClaims counts each key's claims (finished attempts and
+	// running jobs) at or after since, with the earliest; keys with none
+	// are left out. Key '' is never counted.
+	FlowKeysClaims(ctx context.Context, endpointID int64, keys []string, since int64) (map[string]FlowClaims, error)
+	// JobsClaimKeys claims, like JobsClaimDue, at most one due job of each
+	// of p.Keys (never key ''): the oldest due, or with p.Ordered the
+	// key's first scheduled job in enqueue order when it is due.
+	JobsClaimKeys(ctx context.Context, p *JobsClaimKeysParams) ([]Job, error)
+	// FlowKeysNext reads, for each of these keys of the endpoint, the due
+	// time of its next job: its earliest due, or with ordered its first in
+	// enqueue order. Keys with no scheduled job are left out.
+	FlowKeysNext(ctx context.Context, endpointID int64, keys []string, ordered bool) (map[string]int64, error)
+	// FlowKeysSet writes each key's ready time; FlowKeyParked parks it.
+	FlowKeysSet(ctx context.Context, endpointID int64, readyAt map[string]int64) error
+	// FlowKeysDelete forgets these keys of the endpoint.
+	FlowKeysDelete(ctx context.Context, endpointID int64, keys []string) error
+	// FlowKeysRebuild gives every key of the endpoint with a scheduled job
+	// a row (a new one ready at its earliest due; an existing one made no
+	// later than that), for an endpoint that has just become keyed and as
+	// a sweep; with clear it deletes the endpoint's rows instead.
+	FlowKeysRebuild(ctx context.Context, endpointID int64, clear bool) error
+	// FlowKeysWake is the earliest ready time of a key of the endpoint
+	// after now, parked keys aside (0: none).
+	FlowKeysWake(ctx context.Context, endpointID, now int64) (int64, error)
+	// FlowKeyHead is the first scheduled job of a key in enqueue order (0
+	// when none): the one an ordered key runs next.
+	FlowKeyHead(ctx context.Context, endpointID int64, key string) (int64, error)
 	// CountScheduled counts the endpoint's scheduled jobs, and of those the
 	// ones due at or before p.DueBy.
 	CountScheduled(ctx context.Context, p *CountScheduledParams) (scheduled, due int64, err error)
@@ -725,6 +776,9 @@ type JobsClaimDueParams struct {
 	WorkerID   string  // the worker the jobs go to
 	LeaseToken string  // the lease the worker reports with
 	Now        int64   // jobs due at or before Now are claimed, at Now; each lease expires Now + the job's timeout
+	// ByKey claims only jobs of flow key FlowKey ('' for the key-less).
+	ByKey   bool
+	FlowKey string
 }
 
 // CountScheduledParams asks how many of an endpoint's jobs wait.
@@ -738,6 +792,30 @@ type CountDueParams struct {
 	EndpointID int64 // the endpoint whose scheduled jobs are counted
 	Now        int64 // jobs due at or before Now are due
 	Limit      int64 // counting stops here
+}
+
+// FlowKeysReadyParams asks for the flow keys of an endpoint due a turn.
+type FlowKeysReadyParams struct {
+	EndpointID int64
+	Now        int64 // keys ready at or before Now
+	Limit      int   // at most this many keys
+}
+
+// FlowClaims is one key's claims in a rate window.
+type FlowClaims struct {
+	N        int64 // claims in the window
+	Earliest int64 // the earliest of them
+}
+
+// JobsClaimKeysParams claims one job of each of several flow keys.
+type JobsClaimKeysParams struct {
+	EndpointID int64
+	ToolIDs    []int64 // only jobs of these tools are claimed
+	Keys       []string
+	Ordered    bool // each key's first scheduled job in enqueue order, if due
+	WorkerID   string
+	LeaseToken string
+	Now        int64
 }
 
 // CountRunningParams asks how many of an endpoint's jobs run.

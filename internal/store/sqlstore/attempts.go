@@ -93,15 +93,16 @@ func (q *Queries) AttemptsFinish(ctx context.Context, as []*store.Attempt) error
 			// Each row looks its job up by id; OFFSET 0 keeps PostgreSQL
 			// from flattening the lookup into a join it may plan the other
 			// way round (see jobRunning).
-			jobs = `CROSS JOIN LATERAL (SELECT id, attempt, endpoint_id, worker_id, lease_token, claimed_at, due_at FROM jobs j
+			jobs = `CROSS JOIN LATERAL (SELECT id, attempt, endpoint_id, worker_id, lease_token, claimed_at, due_at, flow_key FROM jobs j
 				WHERE j.id = v.column1 AND j.attempt = v.column2 AND ` + jobRunning + ` OFFSET 0) AS j WHERE true`
 		}
 		// due_at: the job's due time while it runs is the one the attempt
 		// was claimed at (history's due-to-claim lag).
-		r, err := q.exec(ctx, `INSERT INTO attempts (`+attemptCols+`, due_at)
+		// flow_key: the per-key rate limit counts a key's claims here.
+		r, err := q.exec(ctx, `INSERT INTO attempts (`+attemptCols+`, due_at, flow_key)
 			SELECT j.id, j.attempt, j.endpoint_id, j.worker_id, j.lease_token, j.claimed_at, v.column3, v.column4, v.column5, v.column6,
 			v.column7, v.column8, v.column9, v.column10, v.column11, v.column12, v.column13, v.column14, v.column15,
-			v.column16, v.column17, v.column18, j.due_at
+			v.column16, v.column17, v.column18, j.due_at, j.flow_key
 			FROM `+from+` `+jobs+`
 			ON CONFLICT DO NOTHING`, args...) // an attempt finished already is not found, as one not started
 		return q.expectN(r, err, len(part))

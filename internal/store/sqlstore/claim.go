@@ -1,11 +1,9 @@
 package sqlstore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/getratchet/ratchet/internal/store"
@@ -85,19 +83,22 @@ func (q *Queries) JobsClaimDue(ctx context.Context, p *store.JobsClaimDueParams)
 	}
 	args := append([]any{p.LeaseToken, p.Now, p.WorkerID, p.Now, p.Now, p.EndpointID}, int64Args(p.ToolIDs)...)
 	args = append(args, p.Now)
-	jobs, err := q.scanJobs(q.query(ctx, `UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_token = ?, lease_expires_at = ? + timeout_ms,
-		worker_id = ?, updated_at = ?, claimed_at = ? WHERE id IN (SELECT id FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND tool_id IN (`+
-		placeholders(len(p.ToolIDs))+`) AND due_at <= ? ORDER BY due_at, id LIMIT `+strconv.Itoa(p.Limit)+lock+`) RETURNING `+jobColsClaimed, args...))
+	byKey := ""
+	if p.ByKey {
+		// jobs_flow_due holds keyed jobs only, and is chosen only when the
+		// query says so itself.
+		byKey = " AND flow_key = ?"
+		if p.FlowKey != "" {
+			byKey += " AND flow_key <> ''"
+		}
+		args = append(args, p.FlowKey)
+	}
+	jobs, err := q.scanJobs(q.query(ctx, claimSet+` WHERE id IN (SELECT id FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND tool_id IN (`+
+		placeholders(len(p.ToolIDs))+`) AND due_at <= ?`+byKey+` ORDER BY due_at, id LIMIT `+strconv.Itoa(p.Limit)+lock+`) RETURNING `+jobColsClaimed, args...))
 	if err != nil {
 		return nil, err
 	}
-	// RETURNING has no order.
-	slices.SortFunc(jobs, func(a, b store.Job) int {
-		if c := cmp.Compare(a.DueAt, b.DueAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	sortByDue(jobs)
 	return jobs, nil
 }
 

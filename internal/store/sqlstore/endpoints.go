@@ -12,22 +12,22 @@ import (
 
 const endpointCols = `id, project_id, name, policy, default_timeout_ms, max_concurrent, rate_limit_per_minute, circuit_threshold, circuit_open_ms,
 	version, created_at, updated_at, circuit_state, circuit_failures, circuit_opened_at, circuit_probe_job, circuit_opened_by,
-	paused_at, paused_by, paused_reason`
+	paused_at, paused_by, paused_reason, key_max_concurrent, key_rate_limit_per_minute, key_ordered, fair_keys`
 
 func scanEndpoint(sc interface{ Scan(...any) error }) (*store.Endpoint, error) {
 	var e store.Endpoint
 	var policy string
-	var rate sql.NullInt64
+	var rate, keyMax, keyRate sql.NullInt64
+	var ordered, fair int64
 	if err := sc.Scan(&e.ID, &e.ProjectID, &e.Name, &policy, &e.DefaultTimeoutMs, &e.MaxConcurrent, &rate, &e.CircuitThreshold, &e.CircuitOpenMs,
 		&e.Version, &e.CreatedAt, &e.UpdatedAt, &e.CircuitState, &e.CircuitFailures, &e.CircuitOpenedAt, &e.CircuitProbeJob, &e.CircuitOpenedBy,
-		&e.PausedAt, &e.PausedBy, &e.PausedReason); err != nil {
+		&e.PausedAt, &e.PausedBy, &e.PausedReason, &keyMax, &keyRate, &ordered, &fair); err != nil {
 		return nil, err
 	}
+	e.KeyMaxConcurrent, e.KeyRateLimitPerMinute = ptrOf(keyMax), ptrOf(keyRate)
+	e.KeyOrdered, e.FairKeys = ordered != 0, fair != 0
 	e.Policy = json.RawMessage(policy)
-	if rate.Valid {
-		v := rate.Int64
-		e.RateLimitPerMinute = &v
-	}
+	e.RateLimitPerMinute = ptrOf(rate)
 	return &e, nil
 }
 
@@ -39,9 +39,11 @@ func (q *Queries) EndpointCreate(ctx context.Context, e *store.Endpoint) error {
 		e.CircuitState = wire.CircuitClosed
 	}
 	id, err := q.insertID(ctx, `INSERT INTO endpoints (project_id, name, policy, default_timeout_ms, max_concurrent, rate_limit_per_minute,
-		circuit_threshold, circuit_open_ms, version, created_at, updated_at, circuit_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		circuit_threshold, circuit_open_ms, version, created_at, updated_at, circuit_state, key_max_concurrent, key_rate_limit_per_minute, key_ordered, fair_keys)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.ProjectID, e.Name, string(e.Policy), e.DefaultTimeoutMs, e.MaxConcurrent, nullInt(e.RateLimitPerMinute),
-		e.CircuitThreshold, e.CircuitOpenMs, e.Version, e.CreatedAt, e.UpdatedAt, e.CircuitState)
+		e.CircuitThreshold, e.CircuitOpenMs, e.Version, e.CreatedAt, e.UpdatedAt, e.CircuitState,
+		nullInt(e.KeyMaxConcurrent), nullInt(e.KeyRateLimitPerMinute), b2i(e.KeyOrdered), b2i(e.FairKeys))
 	e.ID = id
 	return err
 }
@@ -83,8 +85,10 @@ func (q *Queries) EndpointList(ctx context.Context, projectID int64) ([]store.En
 func (q *Queries) EndpointUpdatePolicy(ctx context.Context, p *store.EndpointUpdatePolicyParams) error {
 	e, expectedVersion := p.Endpoint, p.ExpectedVersion
 	r, err := q.exec(ctx, `UPDATE endpoints SET policy = ?, default_timeout_ms = ?, max_concurrent = ?, rate_limit_per_minute = ?,
-		circuit_threshold = ?, circuit_open_ms = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ?`,
+		circuit_threshold = ?, circuit_open_ms = ?, key_max_concurrent = ?, key_rate_limit_per_minute = ?, key_ordered = ?, fair_keys = ?,
+		version = version + 1, updated_at = ? WHERE id = ? AND version = ?`,
 		string(e.Policy), e.DefaultTimeoutMs, e.MaxConcurrent, nullInt(e.RateLimitPerMinute), e.CircuitThreshold, e.CircuitOpenMs,
+		nullInt(e.KeyMaxConcurrent), nullInt(e.KeyRateLimitPerMinute), b2i(e.KeyOrdered), b2i(e.FairKeys),
 		e.UpdatedAt, e.ID, expectedVersion)
 	if err := q.expectOne(r, err); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -111,4 +115,12 @@ func (q *Queries) EndpointUpdateCircuit(ctx context.Context, e *store.Endpoint) 
 func (q *Queries) EndpointUpdatePause(ctx context.Context, e *store.Endpoint) error {
 	return q.expectOne(q.exec(ctx, `UPDATE endpoints SET paused_at = ?, paused_by = ?, paused_reason = ?, updated_at = ? WHERE id = ?`,
 		e.PausedAt, e.PausedBy, e.PausedReason, e.UpdatedAt, e.ID))
+}
+
+// ptrOf is a nullable integer column as a pointer (nil for NULL).
+func ptrOf(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	return &n.Int64
 }

@@ -66,6 +66,14 @@ func (q *Queries) scanJobs(rows *sql.Rows, err error) ([]store.Job, error) {
 // failed statement aborts the whole transaction, and the engine goes on to
 // read the existing job in the same one.
 func (q *Queries) JobInsert(ctx context.Context, j *store.Job) error {
+	if err := q.jobInsert(ctx, j); err != nil {
+		return err
+	}
+	return q.flowTouch(ctx, []*store.Job{j})
+}
+
+// jobInsert is JobInsert without flowTouch.
+func (q *Queries) jobInsert(ctx context.Context, j *store.Job) error {
 	id, err := q.insertID(ctx, `INSERT INTO jobs (project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy,
 		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error, flow_key)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -95,11 +103,11 @@ func (q *Queries) JobsInsert(ctx context.Context, jobs []*store.Job) error {
 	}
 	if !q.D.Arrays || len(jobs) == 0 {
 		for _, j := range jobs {
-			if err := q.JobInsert(ctx, j); err != nil {
+			if err := q.jobInsert(ctx, j); err != nil {
 				return err
 			}
 		}
-		return nil
+		return q.flowTouch(ctx, jobs)
 	}
 	rows, err := q.query(ctx, `SELECT nextval(pg_get_serial_sequence('jobs', 'id')) FROM generate_series(1, ?)`, len(jobs))
 	ids, err := collect(q, rows, err, scanInt64)
@@ -126,7 +134,7 @@ func (q *Queries) JobsInsert(ctx context.Context, jobs []*store.Job) error {
 	for i, j := range jobs {
 		j.ID = ids[i]
 	}
-	return nil
+	return q.flowTouch(ctx, jobs)
 }
 
 // JobByIdempotencyKey reads the project's job with this idempotency key;
@@ -156,10 +164,13 @@ func (q *Queries) JobGetAnyProject(ctx context.Context, id int64) (*store.Job, e
 // classification and error) by id, unguarded; ErrNotFound when there is
 // no job j.ID.
 func (q *Queries) JobUpdate(ctx context.Context, j *store.Job) error {
-	return q.expectOne(q.exec(ctx, `UPDATE jobs SET attempt = ?, state = ?, due_at = ?, lease_token = ?, lease_expires_at = ?, worker_id = ?,
+	if err := q.expectOne(q.exec(ctx, `UPDATE jobs SET attempt = ?, state = ?, due_at = ?, lease_token = ?, lease_expires_at = ?, worker_id = ?,
 		cancel_requested = ?, updated_at = ?, finished_at = ?, last_classification = ?, last_error = ? WHERE id = ?`,
 		j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
-		j.LastClassification, j.LastError, j.ID))
+		j.LastClassification, j.LastError, j.ID)); err != nil {
+		return err
+	}
+	return q.flowTouch(ctx, []*store.Job{j})
 }
 
 // JobsGetInProject reads the jobs with these ids without their payloads,
@@ -213,7 +224,7 @@ func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job, guards []st
 	if guards != nil && len(guards) != len(jobs) {
 		return fmt.Errorf("JobsUpdate: %d guards for %d jobs", len(guards), len(jobs))
 	}
-	return q.inChunks(len(jobs), func(lo, hi int) error {
+	err := q.inChunks(len(jobs), func(lo, hi int) error {
 		part := jobs[lo:hi]
 		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT",
 			"TEXT", "TEXT", "BIGINT", "TEXT", "TEXT"}, func(i int) []any {
@@ -254,6 +265,10 @@ func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job, guards []st
 		}
 		return fmt.Errorf("a job changed since it was read: %w", store.ErrConflict)
 	})
+	if err != nil {
+		return err
+	}
+	return q.flowTouch(ctx, jobs)
 }
 
 // JobsPrune reads the ids of up to p.Limit jobs in a final state

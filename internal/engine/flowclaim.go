@@ -1,0 +1,325 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
+)
+
+// perKeyStatements is how few keys a round claims from with a statement
+// each (several jobs per key); with more, a round claims one job of each
+// key in one statement.
+const perKeyStatements = 8
+
+// keyTurn is what a keyed claim knows of one flow key as it hands out jobs.
+type keyTurn struct {
+	key     string
+	running int64            // its running jobs before this claim
+	claims  store.FlowClaims // its claims in the rate window before this claim
+	took    int64            // jobs this claim gave it
+	done    bool             // it gets no more in this claim
+	offered bool             // this claim looked at it: its ready time is rewritten
+}
+
+// flowLimits are an endpoint's limits per key.
+type flowLimits struct{ ep *store.Endpoint }
+
+// room is how many more jobs key k may start now (-1: no limit). Key ''
+// (the key-less jobs) has no limit of its own.
+func (l flowLimits) room(k *keyTurn) int64 {
+	if k.key == "" {
+		return -1
+	}
+	room := int64(-1)
+	limit := func(n int64) {
+		if room < 0 || n < room {
+			room = max(n, 0)
+		}
+	}
+	if l.ep.KeyOrdered {
+		limit(1 - k.running - k.took)
+	}
+	if l.ep.KeyMaxConcurrent != nil {
+		limit(*l.ep.KeyMaxConcurrent - k.running - k.took)
+	}
+	if l.ep.KeyRateLimitPerMinute != nil {
+		limit(*l.ep.KeyRateLimitPerMinute - k.claims.N - k.took)
+	}
+	return room
+}
+
+// claimKeyed claims up to want jobs of a keyed endpoint (its row locked,
+// its own gates open): the keys longest waiting first, one job per key per
+// round while there are many, so a key with a large backlog takes its turn
+// like a key with one job; each key within its own limits. See
+// docs/flow-control.md.
+func (e *Engine) claimKeyed(ctx context.Context, q store.Queries, p *claimPass, ep *store.Endpoint, want int64) ([]store.Job, error) {
+	names, err := q.FlowKeysReady(ctx, &store.FlowKeysReadyParams{EndpointID: ep.ID, Now: p.now, Limit: int(want) + perKeyStatements})
+	if err != nil || len(names) == 0 {
+		if err == nil {
+			err = e.flowWake(ctx, q, p, ep)
+		}
+		return nil, err
+	}
+	keys := make([]*keyTurn, len(names))
+	var limited []string
+	for i, k := range names {
+		keys[i] = &keyTurn{key: k}
+		if k != "" {
+			limited = append(limited, k)
+		}
+	}
+	lim := flowLimits{ep}
+	if ep.KeyOrdered || ep.KeyMaxConcurrent != nil {
+		running, err := q.FlowKeysRunning(ctx, ep.ID, limited)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			k.running = running[k.key]
+		}
+	}
+	if ep.KeyRateLimitPerMinute != nil {
+		claims, err := q.FlowKeysClaims(ctx, ep.ID, limited, p.now-RateWindowMs+1)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			k.claims = claims[k.key]
+		}
+	}
+	var out []store.Job
+	left := want
+	for left > 0 {
+		var round []*keyTurn
+		for _, k := range keys {
+			if !k.done && lim.room(k) != 0 {
+				round = append(round, k)
+			} else if !k.done {
+				k.done, k.offered = true, true
+			}
+		}
+		if len(round) == 0 {
+			break
+		}
+		jobs, err := e.claimRound(ctx, q, p, ep, lim, round, left)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, jobs...)
+		left -= int64(len(jobs))
+	}
+	return out, e.flowAfter(ctx, q, p, ep, lim, keys, len(out))
+}
+
+// claimRound gives each key of round its share of left: with few keys a
+// statement each for several jobs, with many one job each in one
+// statement. A key that gets less than it asked for is done.
+func (e *Engine) claimRound(ctx context.Context, q store.Queries, p *claimPass, ep *store.Endpoint, lim flowLimits, round []*keyTurn, left int64) ([]store.Job, error) {
+	var out []store.Job
+	byKey := map[string]*keyTurn{}
+	var many []string
+	share := (left + int64(len(round)) - 1) / int64(len(round))
+	for _, k := range round {
+		if left <= 0 {
+			break // the keys not reached keep their place for the next claim
+		}
+		k.offered = true
+		ask := min(share, left)
+		if room := lim.room(k); room >= 0 {
+			ask = min(ask, room)
+		}
+		if k.key == "" || len(round) <= perKeyStatements && ask > 1 {
+			jobs, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: ep.ID, ToolIDs: p.toolIDs, Limit: int(ask),
+				WorkerID: p.r.WorkerID, LeaseToken: p.lease, Now: p.now, ByKey: true, FlowKey: k.key})
+			if err != nil {
+				return nil, err
+			}
+			k.took += int64(len(jobs))
+			k.done = int64(len(jobs)) < ask
+			left -= int64(len(jobs))
+			out = append(out, jobs...)
+			continue
+		}
+		byKey[k.key] = k
+		many = append(many, k.key)
+		left--
+	}
+	if len(many) == 0 {
+		return out, nil
+	}
+	jobs, err := q.JobsClaimKeys(ctx, &store.JobsClaimKeysParams{EndpointID: ep.ID, ToolIDs: p.toolIDs, Keys: many, Ordered: ep.KeyOrdered,
+		WorkerID: p.r.WorkerID, LeaseToken: p.lease, Now: p.now})
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		byKey[j.FlowKey].took++
+	}
+	for _, k := range many {
+		if t := byKey[k]; t.took == 0 || ep.KeyOrdered {
+			t.done = true
+		}
+	}
+	// A key done after its one job (ordered) had room for exactly one;
+	// the others go round again while jobs are wanted.
+	return append(out, jobs...), nil
+}
+
+// flowAfter rewrites the ready time of every key this claim looked at:
+// parked at its concurrency limit, the end of its rate window, its next
+// job's due time, or now (it was served and has more due: it waits behind
+// the keys waiting longer); a key with nothing scheduled is forgotten.
+func (e *Engine) flowAfter(ctx context.Context, q store.Queries, p *claimPass, ep *store.Endpoint, lim flowLimits, keys []*keyTurn, took int) error {
+	var offered []string
+	for _, k := range keys {
+		if k.offered {
+			offered = append(offered, k.key)
+		}
+	}
+	next, err := q.FlowKeysNext(ctx, ep.ID, offered, ep.KeyOrdered)
+	if err != nil {
+		return err
+	}
+	ready := map[string]int64{}
+	var gone []string
+	var held *gate
+	for _, k := range keys {
+		if !k.offered {
+			continue
+		}
+		due, ok := next[k.key]
+		if !ok {
+			gone = append(gone, k.key)
+			continue
+		}
+		at := max(due, p.now)
+		if lim.room(k) == 0 && k.key != "" {
+			g := e.keyGate(ep, k, p.now)
+			if g.gate == wire.GateKeyRate {
+				at = max(at, g.until)
+			} else {
+				at = store.FlowKeyParked
+			}
+			if held == nil {
+				held = &g
+			}
+		}
+		ready[k.key] = at
+	}
+	if err := q.FlowKeysDelete(ctx, ep.ID, gone); err != nil {
+		return err
+	}
+	if err := q.FlowKeysSet(ctx, ep.ID, ready); err != nil {
+		return err
+	}
+	if held != nil && took == 0 {
+		p.hold(*held)
+	}
+	return e.flowWake(ctx, q, p, ep)
+}
+
+// flowWake sets the claim's wake-up to the earliest time a key of the
+// endpoint becomes ready (a rate window ending, a job falling due).
+func (e *Engine) flowWake(ctx context.Context, q store.Queries, p *claimPass, ep *store.Endpoint) error {
+	at, err := q.FlowKeysWake(ctx, ep.ID, p.now)
+	if err == nil {
+		p.soonest(at)
+	}
+	return err
+}
+
+// keyGate says which of its own limits holds key k (room 0): ordered,
+// concurrency or rate, with the rate window's end.
+func (e *Engine) keyGate(ep *store.Endpoint, k *keyTurn, now int64) gate {
+	running, claims := k.running+k.took, k.claims.N+k.took
+	switch {
+	case ep.KeyOrdered && running >= 1:
+		return gate{gate: wire.GateKeyOrder, detail: fmt.Sprintf("key %q is ordered and has a job in flight; the next runs when it finishes", k.key)}
+	case ep.KeyMaxConcurrent != nil && running >= *ep.KeyMaxConcurrent:
+		return gate{gate: wire.GateKeyConcurrent, detail: fmt.Sprintf("key %q has %d of %d in flight (keyMaxConcurrent)", k.key, running, *ep.KeyMaxConcurrent)}
+	default:
+		earliest := now
+		if k.claims.N > 0 {
+			earliest = k.claims.Earliest
+		}
+		limit := int64(0)
+		if ep.KeyRateLimitPerMinute != nil {
+			limit = *ep.KeyRateLimitPerMinute
+		}
+		return gate{gate: wire.GateKeyRate, until: earliest + RateWindowMs,
+			detail: fmt.Sprintf("key %q had %d claims in the last 60 s (keyRateLimitPerMinute %d)", k.key, claims, limit)}
+	}
+}
+
+// hold is the gate's verdict as explain tells it.
+func (g *gate) hold() *Hold {
+	h := &Hold{Gate: g.gate, Detail: g.detail}
+	if g.until > 0 {
+		h.Until = FormatTime(g.until)
+	}
+	return h
+}
+
+// keyHold says which limit of its flow key holds a due job of a keyed
+// endpoint whose own gates are open (nil: none).
+func (e *Engine) keyHold(ctx context.Context, q store.Queries, ep *store.Endpoint, j *store.Job, now int64) (*Hold, error) {
+	k := &keyTurn{key: j.FlowKey}
+	keys := []string{j.FlowKey}
+	running, err := q.FlowKeysRunning(ctx, ep.ID, keys)
+	if err != nil {
+		return nil, err
+	}
+	k.running = running[k.key]
+	if ep.KeyRateLimitPerMinute != nil {
+		claims, err := q.FlowKeysClaims(ctx, ep.ID, keys, now-RateWindowMs+1)
+		if err != nil {
+			return nil, err
+		}
+		k.claims = claims[k.key]
+	}
+	if ep.KeyOrdered && k.running == 0 {
+		head, err := q.FlowKeyHead(ctx, ep.ID, j.FlowKey)
+		if err != nil {
+			return nil, err
+		}
+		if head != 0 && head != j.ID {
+			return &Hold{Gate: wire.GateKeyOrder, Detail: fmt.Sprintf("key %q is ordered: job %d, enqueued before this one, runs first", j.FlowKey, head)}, nil
+		}
+	}
+	if (flowLimits{ep}).room(k) != 0 {
+		return nil, nil
+	}
+	g := e.keyGate(ep, k, now)
+	return g.hold(), nil
+}
+
+// flowSweepInterval is how often each node gives every key of a keyed
+// endpoint with jobs scheduled a row in flow_keys. Every write keeps the
+// rows in step (sqlstore's flowTouch); the sweep covers one race: a job
+// enqueued on one node in the moment another made its endpoint keyed.
+const flowSweepInterval = time.Minute
+
+// SweepFlowKeys runs FlowKeysRebuild on every keyed endpoint.
+func (e *Engine) SweepFlowKeys(ctx context.Context) error {
+	var eps []store.Endpoint
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		eps, err = q.EndpointList(ctx, 0)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i := range eps {
+		if !eps[i].Keyed() {
+			continue
+		}
+		if err := e.st.Tx(ctx, func(q store.Queries) error { return q.FlowKeysRebuild(ctx, eps[i].ID, false) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
