@@ -27,7 +27,7 @@ type keyTurn struct {
 // flowLimits are an endpoint's limits per key.
 type flowLimits struct{ ep *store.Endpoint }
 
-// room is how many more jobs key k may start now (-1: no limit). Key ''
+// room is how many more jobs key k may start now (-1: no limit). Key ”
 // (the key-less jobs) has no limit of its own.
 func (l flowLimits) room(k *keyTurn) int64 {
 	if k.key == "" {

@@ -206,7 +206,7 @@ func sortByDue(jobs []store.Job) {
 }
 
 // FlowKeysNext reads each key's next due time with a scalar subquery per
-// key; key '' (the key-less jobs) has no index of its own and is read
+// key; key ” (the key-less jobs) has no index of its own and is read
 // apart.
 func (q *Queries) FlowKeysNext(ctx context.Context, endpointID int64, keys []string, ordered bool) (map[string]int64, error) {
 	out := map[string]int64{}

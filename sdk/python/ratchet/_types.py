@@ -116,7 +116,7 @@ DeliveryTargetMethod = Literal["", "POST", "PUT", "PATCH", "DELETE"]
 RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
 ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "conflict", "unavailable", "storage_full", "internal", "client_closed"]
 HealthStatus = Literal["ok"]
-HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "none"]
+HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "key_order", "key_concurrency", "key_rate", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
 JobBulkAction = Literal["cancel", "replay", "run_now"]
 KeyScope = Literal["owner", "producer", "worker"]
@@ -345,6 +345,14 @@ class Endpoint(TypedDict):
     circuitOpenMs: int
     createdAt: str
     defaultTimeoutMs: int
+    # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
+    fairKeys: NotRequired[bool]
+    # running jobs per flow key at most; null for no limit
+    keyMaxConcurrent: NotRequired[int | None]
+    # one job in flight per flow key, in enqueue order
+    keyOrdered: NotRequired[bool]
+    # claims per flow key per 60 s at most; null for no limit
+    keyRateLimitPerMinute: NotRequired[int | None]
     maxConcurrent: int
     name: str
     # set while an owner has paused the endpoint; null otherwise
@@ -365,10 +373,18 @@ class EndpointCreate(TypedDict):
     circuitOpenMs: NotRequired[int]
     # the lease of a claim; default 30000
     defaultTimeoutMs: NotRequired[int]
+    # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
+    fairKeys: NotRequired[bool]
     # base delay after failed attempt 1
     initialDelayMs: NotRequired[int]
     # ± percentage around the base delay
     jitterPercent: NotRequired[float]
+    # running jobs per flow key at most; null for no limit
+    keyMaxConcurrent: NotRequired[int | None]
+    # one job in flight per flow key, in enqueue order
+    keyOrdered: NotRequired[bool]
+    # claims per flow key per 60 s at most; null for no limit
+    keyRateLimitPerMinute: NotRequired[int | None]
     # total attempts, including the first
     maxAttempts: NotRequired[int]
     # running jobs at most; default 10
@@ -407,10 +423,18 @@ class EndpointPolicyUpdate(TypedDict):
     # the lease of a claim; default 30000
     defaultTimeoutMs: int
     expectedVersion: int
+    # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
+    fairKeys: NotRequired[bool]
     # base delay after failed attempt 1
     initialDelayMs: NotRequired[int]
     # ± percentage around the base delay
     jitterPercent: NotRequired[float]
+    # running jobs per flow key at most; null for no limit
+    keyMaxConcurrent: NotRequired[int | None]
+    # one job in flight per flow key, in enqueue order
+    keyOrdered: NotRequired[bool]
+    # claims per flow key per 60 s at most; null for no limit
+    keyRateLimitPerMinute: NotRequired[int | None]
     # total attempts, including the first
     maxAttempts: NotRequired[int]
     # running jobs at most; default 10
@@ -757,7 +781,15 @@ class OverviewEndpoint(TypedDict):
     defaultTimeoutMs: int
     # scheduled and due now, counted up to 10000
     due: int
+    # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
+    fairKeys: NotRequired[bool]
     heldBy: Hold | None
+    # running jobs per flow key at most; null for no limit
+    keyMaxConcurrent: NotRequired[int | None]
+    # one job in flight per flow key, in enqueue order
+    keyOrdered: NotRequired[bool]
+    # claims per flow key per 60 s at most; null for no limit
+    keyRateLimitPerMinute: NotRequired[int | None]
     maxConcurrent: int
     name: str
     outcomes1h: dict[AttemptOutcome, int]

@@ -970,6 +970,14 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             defaultTimeoutMs: number;
+            /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
+            fairKeys?: boolean;
+            /** @description running jobs per flow key at most; null for no limit */
+            keyMaxConcurrent?: number | null;
+            /** @description one job in flight per flow key, in enqueue order */
+            keyOrdered?: boolean;
+            /** @description claims per flow key per 60 s at most; null for no limit */
+            keyRateLimitPerMinute?: number | null;
             maxConcurrent: number;
             name: string;
             /** @description set while an owner has paused the endpoint; null otherwise */
@@ -988,10 +996,18 @@ export interface components {
             circuitOpenMs?: number;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs?: number;
+            /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
+            fairKeys?: boolean;
             /** @description base delay after failed attempt 1 */
             initialDelayMs?: number;
             /** @description ± percentage around the base delay */
             jitterPercent?: number;
+            /** @description running jobs per flow key at most; null for no limit */
+            keyMaxConcurrent?: number | null;
+            /** @description one job in flight per flow key, in enqueue order */
+            keyOrdered?: boolean;
+            /** @description claims per flow key per 60 s at most; null for no limit */
+            keyRateLimitPerMinute?: number | null;
             /** @description total attempts, including the first */
             maxAttempts?: number;
             /** @description running jobs at most; default 10 */
@@ -1032,10 +1048,18 @@ export interface components {
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
             expectedVersion: number;
+            /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
+            fairKeys?: boolean;
             /** @description base delay after failed attempt 1 */
             initialDelayMs?: number;
             /** @description ± percentage around the base delay */
             jitterPercent?: number;
+            /** @description running jobs per flow key at most; null for no limit */
+            keyMaxConcurrent?: number | null;
+            /** @description one job in flight per flow key, in enqueue order */
+            keyOrdered?: boolean;
+            /** @description claims per flow key per 60 s at most; null for no limit */
+            keyRateLimitPerMinute?: number | null;
             /** @description total attempts, including the first */
             maxAttempts?: number;
             /** @description running jobs at most; default 10 */
@@ -1121,7 +1145,7 @@ export interface components {
             /** @description one sentence for people */
             detail: string;
             /** @enum {string} */
-            gate: "due_time" | "paused" | "circuit" | "max_concurrent" | "rate_limit" | "none";
+            gate: "due_time" | "paused" | "circuit" | "max_concurrent" | "rate_limit" | "key_order" | "key_concurrency" | "key_rate" | "none";
             /**
              * Format: date-time
              * @description when the gate opens, if known
@@ -1316,7 +1340,15 @@ export interface components {
             defaultTimeoutMs: number;
             /** @description scheduled and due now, counted up to 10000 */
             due: number;
+            /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
+            fairKeys?: boolean;
             heldBy: components["schemas"]["Hold"] | null;
+            /** @description running jobs per flow key at most; null for no limit */
+            keyMaxConcurrent?: number | null;
+            /** @description one job in flight per flow key, in enqueue order */
+            keyOrdered?: boolean;
+            /** @description claims per flow key per 60 s at most; null for no limit */
+            keyRateLimitPerMinute?: number | null;
             maxConcurrent: number;
             name: string;
             outcomes1h: {
