@@ -100,6 +100,8 @@ type (
 	// EndpointPolicy is the endpoint policy of the API: the retry policy
 	// with the lease, concurrency, rate limit and circuit settings.
 	EndpointPolicy = wire.EndpointPolicy
+	// KeyLimits are an endpoint's limits per flow key.
+	KeyLimits = wire.KeyLimits
 	// Endpoint is an endpoint as the API returns it.
 	Endpoint = wire.Endpoint
 	// ToolSpec is a tool contract to publish.

@@ -15,7 +15,8 @@ import (
 // help, once for both subcommands that take them.
 const policyFlagsHelp = `policy flags: --preset STANDARD|AGGRESSIVE|RELAXED|CUSTOM --max-attempts N --initial-delay-ms MS --multiplier X
   --max-delay-ms MS --jitter-percent P --timeout-ms MS --max-concurrent N --rate-limit N|none
-  --circuit-threshold N --circuit-open-ms MS`
+  --circuit-threshold N --circuit-open-ms MS
+  per flow key: --key-max-concurrent N|none --key-rate-limit N|none --key-ordered true|false --fair-keys true|false`
 
 func endpointsGroup() *group {
 	return &group{name: "endpoints", dispatch: runClientGroup, footer: policyFlagsHelp + "\n" + commonFlagsHelp, subs: []subcommand{
@@ -37,6 +38,7 @@ func endpointsGroup() *group {
 type policyFlags struct {
 	preset, maxAttempts, initialDelay, multiplier, maxDelay, jitter  *string
 	timeout, maxConcurrent, rateLimit, circuitThreshold, circuitOpen *string
+	keyMaxConcurrent, keyRateLimit, keyOrdered, fairKeys             *string
 }
 
 func addPolicyFlags(f *flagSet) policyFlags {
@@ -52,6 +54,10 @@ func addPolicyFlags(f *flagSet) policyFlags {
 		rateLimit:        f.String("rate-limit", "", "claims per minute, 1–1000000, or none"),
 		circuitThreshold: f.String("circuit-threshold", "", "provider-unhealthy failures that open the circuit, 1–1000"),
 		circuitOpen:      f.String("circuit-open-ms", "", "how long the circuit stays open in ms, 1000–86400000"),
+		keyMaxConcurrent: f.String("key-max-concurrent", "", "most running jobs per flow key, 1–100000, or none"),
+		keyRateLimit:     f.String("key-rate-limit", "", "claims per minute per flow key, 1–1000000, or none"),
+		keyOrdered:       f.String("key-ordered", "", "true: one job in flight per flow key, in enqueue order"),
+		fairKeys:         f.String("fair-keys", "", "true: claims take turns across flow keys"),
 	}
 }
 
@@ -84,14 +90,35 @@ func (pf policyFlags) apply(f *flagSet, p *client.EndpointPolicy) {
 	}
 	intFlag("timeout-ms", pf.timeout, 1000, 43_200_000, &p.DefaultTimeoutMs)
 	intFlag("max-concurrent", pf.maxConcurrent, 1, 100_000, &p.MaxConcurrent)
-	if f.isSet("rate-limit") {
-		if strings.EqualFold(*pf.rateLimit, "none") {
-			p.RateLimitPerMinute = nil
-		} else {
-			v := f.integer("rate-limit", *pf.rateLimit, 1, 1_000_000, "must be an integer from 1 through 1000000, or none")
-			p.RateLimitPerMinute = &v
+	limitFlag := func(name string, text *string, hi int64, dst **int64) {
+		if !f.isSet(name) {
+			return
+		}
+		if strings.EqualFold(*text, "none") {
+			*dst = nil
+			return
+		}
+		v := f.integer(name, *text, 1, hi, fmt.Sprintf("must be an integer from 1 through %d, or none", hi))
+		*dst = &v
+	}
+	boolFlag := func(name string, text *string, dst *bool) {
+		if !f.isSet(name) {
+			return
+		}
+		switch strings.ToLower(*text) {
+		case "true":
+			*dst = true
+		case "false":
+			*dst = false
+		default:
+			f.fail(name, *text, "must be true or false")
 		}
 	}
+	limitFlag("rate-limit", pf.rateLimit, 1_000_000, &p.RateLimitPerMinute)
+	limitFlag("key-max-concurrent", pf.keyMaxConcurrent, 100_000, &p.KeyMaxConcurrent)
+	limitFlag("key-rate-limit", pf.keyRateLimit, 1_000_000, &p.KeyRateLimitPerMinute)
+	boolFlag("key-ordered", pf.keyOrdered, &p.KeyOrdered)
+	boolFlag("fair-keys", pf.fairKeys, &p.FairKeys)
 	intFlag("circuit-threshold", pf.circuitThreshold, 1, 1000, &p.CircuitFailureThreshold)
 	intFlag("circuit-open-ms", pf.circuitOpen, 1000, 86_400_000, &p.CircuitOpenMs)
 }
@@ -194,6 +221,7 @@ func (endpointsSetPolicyCommand) Run(ctx context.Context, env *Env, args []strin
 	pol.Policy = cur.Policy
 	pol.DefaultTimeoutMs, pol.MaxConcurrent, pol.RateLimitPerMinute = cur.DefaultTimeoutMs, cur.MaxConcurrent, cur.RateLimitPerMinute
 	pol.CircuitFailureThreshold, pol.CircuitOpenMs = cur.CircuitFailureThreshold, cur.CircuitOpenMs
+	pol.KeyLimits = cur.KeyLimits
 	pf.apply(f, &pol)
 	e, err := r.c.UpdateEndpointPolicy(ctx, name, expectedVersion, pol)
 	return showEndpoint(r, e, err)
@@ -226,6 +254,9 @@ func printEndpoint(w io.Writer, e *client.Endpoint) {
 	fmt.Fprintf(w, "timeout:\t%dms\n", e.DefaultTimeoutMs)
 	fmt.Fprintf(w, "max concurrent:\t%d\n", e.MaxConcurrent)
 	fmt.Fprintf(w, "rate limit:\t%s per minute\n", intOrDash(e.RateLimitPerMinute))
+	if k := e.KeyLimits; k != (client.KeyLimits{}) {
+		fmt.Fprintf(w, "per flow key:\t%s running, %s per minute, ordered %t, fair %t\n", intOrDash(k.KeyMaxConcurrent), intOrDash(k.KeyRateLimitPerMinute), k.KeyOrdered, k.FairKeys)
+	}
 	fmt.Fprintf(w, "circuit:\t%s (%d failures; opens at %d, stays open %dms)\n", e.Circuit.State, e.Circuit.Failures, e.CircuitFailureThreshold, e.CircuitOpenMs)
 	if e.Circuit.OpenedBy != "" {
 		fmt.Fprintf(w, "circuit opened by:\t%s at %s (half-opens at %s)\n", e.Circuit.OpenedBy, e.Circuit.OpenedAt, orDash(e.Circuit.HalfOpensAt))

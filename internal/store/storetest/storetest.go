@@ -40,6 +40,8 @@ var cases = []testCase{
 	{name: "EnumsStored", fn: testEnumsStored, covers: []string{"ProjectCreate", "ProjectGet", "KeyCreate", "KeyByHash", "EndpointUpdateCircuit", "EndpointGetAnyProject"}},
 	{name: "Endpoints", fn: testEndpoints, covers: []string{"EndpointCreate", "EndpointGetInProject", "EndpointGetAnyProject", "EndpointList"}},
 	{name: "EndpointUpdatePolicy", fn: testEndpointUpdatePolicy, covers: []string{"EndpointUpdatePolicy"}},
+	{name: "FlowKeys", fn: testFlowKeys, covers: []string{"FlowKeysReady", "FlowKeysRunning", "FlowKeysClaims", "JobsClaimKeys", "FlowKeysNext",
+		"FlowKeysSet", "FlowKeysDelete", "FlowKeysRebuild", "FlowKeyHead", "FlowKeysWake"}},
 	{name: "EndpointCircuit", fn: testEndpointCircuit, covers: []string{"EndpointUpdateCircuit"}},
 	{name: "EndpointPause", fn: testEndpointPause, covers: []string{"EndpointUpdatePause"}},
 	{name: "Audit", fn: testAudit, covers: []string{"AuditInsert", "AuditList"}},
