@@ -121,3 +121,32 @@ func renameFields(err error, names map[string]string) error {
 	}
 	return &UsageError{Err: out}
 }
+
+// limit sets *dst from flag name when given: nil for "none", else an
+// integer from 1 through hi.
+func (f *flagSet) limit(name, text string, hi int64, dst **int64) {
+	if !f.isSet(name) {
+		return
+	}
+	if strings.EqualFold(text, "none") {
+		*dst = nil
+		return
+	}
+	v := f.integer(name, text, 1, hi, fmt.Sprintf("must be an integer from 1 through %d, or none", hi))
+	*dst = &v
+}
+
+// boolean sets *dst from flag name when given: true or false.
+func (f *flagSet) boolean(name, text string, dst *bool) {
+	if !f.isSet(name) {
+		return
+	}
+	switch strings.ToLower(text) {
+	case "true":
+		*dst = true
+	case "false":
+		*dst = false
+	default:
+		f.fail(name, text, "must be true or false")
+	}
+}

@@ -90,35 +90,11 @@ func (pf policyFlags) apply(f *flagSet, p *client.EndpointPolicy) {
 	}
 	intFlag("timeout-ms", pf.timeout, 1000, 43_200_000, &p.DefaultTimeoutMs)
 	intFlag("max-concurrent", pf.maxConcurrent, 1, 100_000, &p.MaxConcurrent)
-	limitFlag := func(name string, text *string, hi int64, dst **int64) {
-		if !f.isSet(name) {
-			return
-		}
-		if strings.EqualFold(*text, "none") {
-			*dst = nil
-			return
-		}
-		v := f.integer(name, *text, 1, hi, fmt.Sprintf("must be an integer from 1 through %d, or none", hi))
-		*dst = &v
-	}
-	boolFlag := func(name string, text *string, dst *bool) {
-		if !f.isSet(name) {
-			return
-		}
-		switch strings.ToLower(*text) {
-		case "true":
-			*dst = true
-		case "false":
-			*dst = false
-		default:
-			f.fail(name, *text, "must be true or false")
-		}
-	}
-	limitFlag("rate-limit", pf.rateLimit, 1_000_000, &p.RateLimitPerMinute)
-	limitFlag("key-max-concurrent", pf.keyMaxConcurrent, 100_000, &p.KeyMaxConcurrent)
-	limitFlag("key-rate-limit", pf.keyRateLimit, 1_000_000, &p.KeyRateLimitPerMinute)
-	boolFlag("key-ordered", pf.keyOrdered, &p.KeyOrdered)
-	boolFlag("fair-keys", pf.fairKeys, &p.FairKeys)
+	f.limit("rate-limit", *pf.rateLimit, 1_000_000, &p.RateLimitPerMinute)
+	f.limit("key-max-concurrent", *pf.keyMaxConcurrent, 100_000, &p.KeyMaxConcurrent)
+	f.limit("key-rate-limit", *pf.keyRateLimit, 1_000_000, &p.KeyRateLimitPerMinute)
+	f.boolean("key-ordered", *pf.keyOrdered, &p.KeyOrdered)
+	f.boolean("fair-keys", *pf.fairKeys, &p.FairKeys)
 	intFlag("circuit-threshold", pf.circuitThreshold, 1, 1000, &p.CircuitFailureThreshold)
 	intFlag("circuit-open-ms", pf.circuitOpen, 1000, 86_400_000, &p.CircuitOpenMs)
 }

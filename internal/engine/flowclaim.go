@@ -65,32 +65,13 @@ func (e *Engine) claimKeyed(ctx context.Context, q store.Queries, p *claimPass, 
 		return nil, err
 	}
 	keys := make([]*keyTurn, len(names))
-	var limited []string
 	for i, k := range names {
 		keys[i] = &keyTurn{key: k}
-		if k != "" {
-			limited = append(limited, k)
-		}
+	}
+	if err := keyCounts(ctx, q, ep, keys, p.now); err != nil {
+		return nil, err
 	}
 	lim := flowLimits{ep}
-	if ep.KeyOrdered || ep.KeyMaxConcurrent != nil {
-		running, err := q.FlowKeysRunning(ctx, ep.ID, limited)
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			k.running = running[k.key]
-		}
-	}
-	if ep.KeyRateLimitPerMinute != nil {
-		claims, err := q.FlowKeysClaims(ctx, ep.ID, limited, p.now-RateWindowMs+1)
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			k.claims = claims[k.key]
-		}
-	}
 	var out []store.Job
 	left := want
 	for left > 0 {
@@ -113,6 +94,36 @@ func (e *Engine) claimKeyed(ctx context.Context, q store.Queries, p *claimPass, 
 		left -= int64(len(jobs))
 	}
 	return out, e.flowAfter(ctx, q, p, ep, lim, keys, len(out))
+}
+
+// keyCounts reads what the endpoint's limits per key need of each key:
+// its running jobs, and its claims in the rate window ending at now.
+func keyCounts(ctx context.Context, q store.Queries, ep *store.Endpoint, keys []*keyTurn, now int64) error {
+	var limited []string // key '' has no limits of its own
+	for _, k := range keys {
+		if k.key != "" {
+			limited = append(limited, k.key)
+		}
+	}
+	if ep.KeyOrdered || ep.KeyMaxConcurrent != nil {
+		running, err := q.FlowKeysRunning(ctx, ep.ID, limited)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			k.running = running[k.key]
+		}
+	}
+	if ep.KeyRateLimitPerMinute != nil {
+		claims, err := q.FlowKeysClaims(ctx, ep.ID, limited, now-RateWindowMs+1)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			k.claims = claims[k.key]
+		}
+	}
+	return nil
 }
 
 // claimRound gives each key of round its share of left: with few keys a
@@ -268,18 +279,8 @@ func (g *gate) hold() *Hold {
 // endpoint whose own gates are open (nil: none).
 func (e *Engine) keyHold(ctx context.Context, q store.Queries, ep *store.Endpoint, j *store.Job, now int64) (*Hold, error) {
 	k := &keyTurn{key: j.FlowKey}
-	keys := []string{j.FlowKey}
-	running, err := q.FlowKeysRunning(ctx, ep.ID, keys)
-	if err != nil {
+	if err := keyCounts(ctx, q, ep, []*keyTurn{k}, now); err != nil {
 		return nil, err
-	}
-	k.running = running[k.key]
-	if ep.KeyRateLimitPerMinute != nil {
-		claims, err := q.FlowKeysClaims(ctx, ep.ID, keys, now-RateWindowMs+1)
-		if err != nil {
-			return nil, err
-		}
-		k.claims = claims[k.key]
 	}
 	if ep.KeyOrdered && k.running == 0 {
 		head, err := q.FlowKeyHead(ctx, ep.ID, j.FlowKey)
