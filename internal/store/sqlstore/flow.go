@@ -78,8 +78,14 @@ func (q *Queries) flowTouch(ctx context.Context, jobs []*store.Job) error {
 	}
 	if len(finished) > 0 {
 		from, args := q.flowRows(finished)
-		if _, err := q.exec(ctx, `UPDATE flow_keys SET ready_at = v.column3 FROM `+from+`
-			WHERE flow_keys.endpoint_id = v.column1 AND flow_keys.flow_key = v.column2 AND flow_keys.ready_at > v.column3`, args...); err != nil {
+		// Written even when the key is ready already: the write takes the
+		// row's lock, so a claim deciding on the key waits for this
+		// transaction, and sees the job finished. Skipped when the key
+		// looked ready, the claim could lock the row, count the job as
+		// still running (this transaction not yet committed) and park the
+		// key after it: parked with nothing running, it waited forever.
+		if _, err := q.exec(ctx, `UPDATE flow_keys SET ready_at = `+q.least()+`(flow_keys.ready_at, v.column3) FROM `+from+`
+			WHERE flow_keys.endpoint_id = v.column1 AND flow_keys.flow_key = v.column2`, args...); err != nil {
 			return err
 		}
 	}
