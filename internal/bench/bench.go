@@ -47,6 +47,10 @@ type Config struct {
 	// ConsoleRuns is how many timed runs of each request mode console
 	// makes; default ConsoleRuns (20). Tests use fewer.
 	ConsoleRuns int
+	// Mode keys: the keys the keyed burn-down spreads its N jobs over
+	// (default 10000), their keyMaxConcurrent (default 5), and the backlog
+	// of key A in the fairness measurement (default 100000).
+	Keys, KeyLimit, FairBacklog int
 }
 
 // Validate checks the ranges and fills the defaults.
@@ -58,7 +62,10 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %s is not allowed; %s", field, value, allowed))
 		}
 	}
-	check(c.Mode == "engine" || c.Mode == "http" || c.Mode == "delivery" || c.Mode == "console", "mode", strconv.Quote(c.Mode), "must be engine, http, delivery or console")
+	check(c.Mode == "engine" || c.Mode == "http" || c.Mode == "delivery" || c.Mode == "console" || c.Mode == "keys", "mode", strconv.Quote(c.Mode), "must be engine, http, delivery, console or keys")
+	check(c.Keys >= 1 && c.Keys <= 1_000_000, "keys", strconv.Itoa(c.Keys), "must be from 1 through 1000000")
+	check(c.KeyLimit >= 1 && c.KeyLimit <= 100_000, "key-limit", strconv.Itoa(c.KeyLimit), "must be from 1 through 100000")
+	check(c.FairBacklog >= 1 && c.FairBacklog <= 10_000_000, "fair-backlog", strconv.Itoa(c.FairBacklog), "must be from 1 through 10000000")
 	check(c.Mode != "console" || c.Server == "", "mode", "console", "seeds the database itself: --database, not --server")
 	check(c.Mode != "delivery" || c.Server == "" && c.DatabaseURL == "", "mode", "delivery", "runs on fresh SQLite files of its own: no --server or --database")
 	check(c.DeliveryConcurrency >= 1 && c.DeliveryConcurrency <= 1000, "delivery-concurrency", strconv.Itoa(c.DeliveryConcurrency), "must be from 1 through 1000")
@@ -111,6 +118,15 @@ func (c *Config) defaults() {
 	if c.DeliveryConcurrency == 0 {
 		c.DeliveryConcurrency = 128
 	}
+	if c.Keys == 0 {
+		c.Keys = 10_000
+	}
+	if c.KeyLimit == 0 {
+		c.KeyLimit = 5
+	}
+	if c.FairBacklog == 0 {
+		c.FairBacklog = 100_000
+	}
 }
 
 // Result holds the figures of one run.
@@ -128,6 +144,8 @@ type Result struct {
 	// Mode console: the seeding (EnqueueDuration, EnqueueRate) and the
 	// figures of each request.
 	Console []ConsoleTiming
+	// Mode keys.
+	Keys *KeysResult
 }
 
 // claimed is one leased job, as either target hands it out.
@@ -169,6 +187,10 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Result, error) {
 	if cfg.Mode == "console" {
 		res := &Result{Mode: cfg.Mode, Synchronous: cfg.Synchronous, Jobs: cfg.Jobs}
 		return res, runConsole(ctx, cfg, dir, w, res)
+	}
+	if cfg.Mode == "keys" {
+		res := &Result{Mode: cfg.Mode, Synchronous: cfg.Synchronous, Jobs: cfg.Jobs, Batch: cfg.Batch, Claimers: cfg.Claimers}
+		return res, runKeys(ctx, cfg, dir, w, res)
 	}
 	var t target
 	if cfg.Mode == "engine" {
@@ -219,6 +241,9 @@ func printHeader(w io.Writer, cfg Config, res *Result) {
 		return
 	}
 	fmt.Fprintf(w, "sizes:      N %d jobs, B %d jobs per claim and per report, C %d claimers, %d jobs per enqueue batch\n", cfg.Jobs, cfg.Batch, cfg.Claimers, cfg.EnqueueBatch)
+	if cfg.Mode == "keys" {
+		return // runKeys prints its methods
+	}
 	fmt.Fprintf(w, "method:     enqueue N no-op jobs due now in batches (timed apart); then C claimers each loop: claim up to B due jobs without waiting, report them all succeeded in one batch report; the burn-down is timed from the first claim until every claimer found nothing left, and every job is checked succeeded.\n")
 	if cfg.Mode == "delivery" {
 		fmt.Fprintf(w, "delivery method: a local provider on 127.0.0.1 answers 200 at once (and counts requests); a tool of an endpoint without limits delivers to it (--delivery-allow 127.0.0.1/32, dispatcher concurrency %d); N jobs are enqueued due an hour ahead on the development clock, which then moves on an hour so all are due at once; timed from that move until the API counts N jobs succeeded (polled every 5 ms once the provider has counted N requests); the provider's count must be N.\n", cfg.DeliveryConcurrency)

@@ -184,3 +184,31 @@ func TestConsolePrintsFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysModePrintsFigures runs mode keys at a tiny size: every figure is
+// printed and positive, and the claim order shows fair sharing (B–K's 100
+// jobs all go within the first rounds) against the oldest-due order
+// without it (behind key A's whole backlog). Never a speed.
+func TestKeysModePrintsFigures(t *testing.T) {
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Config{Mode: "keys", Jobs: 300, Batch: 20, Claimers: 2, EnqueueBatch: 100, Keys: 30, KeyLimit: 2,
+		FairBacklog: 300, Synchronous: "NORMAL"}, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{"mode keys", "keys method:", "fairness method:", "key-less:", "keyed:      300 jobs over 30 keys, keyMaxConcurrent 2",
+		"claim cost:", "fairness:"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	k := res.Keys
+	if k.Plain <= 0 || k.Keyed <= 0 || k.FewKeys <= 0 || k.ManyKeys <= 0 {
+		t.Errorf("a burn-down figure is not positive: %+v", k)
+	}
+	// Eleven keys take turns in claims of 20: ten rounds of about eleven.
+	if k.FairLast > 150 || k.UnfairLast != 400 {
+		t.Errorf("the last of B–K's jobs went %dth with fairKeys (want within 150), %dth without (want 400th)", k.FairLast, k.UnfairLast)
+	}
+}

@@ -93,7 +93,12 @@ func (q *Queries) JobsClaimDue(ctx context.Context, p *store.JobsClaimDueParams)
 		}
 		args = append(args, p.FlowKey)
 	}
-	jobs, err := q.scanJobs(q.query(ctx, claimSet+` WHERE id IN (SELECT id FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND tool_id IN (`+
+	// By key, the tool is kept out of the index choice (see JobsClaimKeys).
+	tool := "tool_id"
+	if p.ByKey {
+		tool = "+tool_id"
+	}
+	jobs, err := q.scanJobs(q.query(ctx, claimSet+` WHERE id IN (SELECT id FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND `+tool+` IN (`+
 		placeholders(len(p.ToolIDs))+`) AND due_at <= ?`+byKey+` ORDER BY due_at, id LIMIT `+strconv.Itoa(p.Limit)+lock+`) RETURNING `+jobColsClaimed, args...))
 	if err != nil {
 		return nil, err

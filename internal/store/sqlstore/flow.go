@@ -174,6 +174,10 @@ func (q *Queries) FlowKeysClaims(ctx context.Context, endpointID int64, keys []s
 
 // JobsClaimKeys claims one job per key in one statement: a scalar
 // subquery per key seeks jobs_flow_due (or, ordered, jobs_flow_order).
+// "+j.tool_id" keeps the tool out of the index choice: SQLite otherwise
+// read jobs_due (endpoint, tool, due_at) in due order and passed over
+// every job of the keys due before the one asked for — a key of ten jobs
+// behind a key of 100,000 read them all on each claim.
 func (q *Queries) JobsClaimKeys(ctx context.Context, p *store.JobsClaimKeysParams) ([]store.Job, error) {
 	if len(p.Keys) == 0 || len(p.ToolIDs) == 0 {
 		return nil, nil
@@ -194,7 +198,7 @@ func (q *Queries) JobsClaimKeys(ctx context.Context, p *store.JobsClaimKeysParam
 	} else {
 		s = claimSet + ` WHERE state = 'scheduled' AND id IN (
 			SELECT (SELECT j.id FROM jobs j WHERE j.state = 'scheduled' AND j.endpoint_id = ? AND j.flow_key = v.column1 AND j.flow_key <> ''
-			AND j.due_at <= ? AND j.tool_id IN (` + tools + `) ORDER BY j.due_at, j.id LIMIT 1) FROM ` + from + `) RETURNING ` + jobColsClaimed
+			AND j.due_at <= ? AND +j.tool_id IN (` + tools + `) ORDER BY j.due_at, j.id LIMIT 1) FROM ` + from + `) RETURNING ` + jobColsClaimed
 		args = append(args, p.EndpointID, p.Now)
 		args = append(args, int64Args(p.ToolIDs)...)
 	}
