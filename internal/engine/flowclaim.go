@@ -167,12 +167,17 @@ func (e *Engine) claimRound(ctx context.Context, q store.Queries, p *claimPass, 
 	if err != nil {
 		return nil, err
 	}
+	got := map[string]int{}
 	for _, j := range jobs {
 		byKey[j.FlowKey].took++
+		got[j.FlowKey]++
 	}
+	// A key that gave nothing in this round is done; counting what it
+	// took in the whole claim instead, a key served in an earlier round
+	// was offered again and again while the claim still wanted jobs.
 	for _, k := range many {
-		if t := byKey[k]; t.took == 0 || ep.KeyOrdered {
-			t.done = true
+		if got[k] == 0 || ep.KeyOrdered {
+			byKey[k].done = true
 		}
 	}
 	// A key done after its one job (ordered) had room for exactly one;

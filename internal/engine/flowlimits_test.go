@@ -276,3 +276,34 @@ func testKeyLimitsRefused(t *testing.T, h *harness) {
 		}
 	}
 }
+
+// TestKeyedClaimWantsMore: a claim asks for more than the keys hold (12
+// keys of one job each, room for two each, a claim of 20). It takes the
+// twelve and returns; it went round the keys forever before, each having
+// taken a job earlier in the claim.
+func TestKeyedClaimWantsMore(t *testing.T) {
+	h := newHarness(t)
+	h.endpoint("acme", strings.Replace(seedEndpoint, `"maxConcurrent":10`, `"maxConcurrent":50,"keyMaxConcurrent":2`, 1))
+	h.tool(`{"name":"call","version":"1","endpoint":"acme"}`)
+	var keys []string
+	for i := range 12 {
+		keys = append(keys, fmt.Sprintf("k%d", i))
+	}
+	h.enqueueKeys(keys...)
+	done := make(chan []engine.Claimed, 1)
+	go func() {
+		c, err := h.e.Claim(h.ctx, h.owner, engine.ClaimRequest{WorkerID: "w", Tools: []string{"call@1"}, Max: 20})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- c
+	}()
+	select {
+	case got := <-done:
+		if len(got) != 12 {
+			t.Fatalf("claimed %d jobs, want the 12", len(got))
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the claim did not return in a minute")
+	}
+}
