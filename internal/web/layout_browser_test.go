@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	mddocs "github.com/getratchet/ratchet/docs"
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/proctest"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // viewports are the two sizes every page is checked at: a laptop and a
@@ -85,10 +87,18 @@ func TestPagesFitTheWindow(t *testing.T) {
 	srv := proctest.Start(t, dir, nil, "--dev-clock")
 	fx := seedDashboard(t, srv.URL, freeKey)
 	// More than 15 jobs, so the jobs list repeats its pager below the table.
+	// They carry a long flow key, which the list, the job page and the key
+	// filter must fit at 390 px; openai gets limits per key to show.
 	c := client.New(srv.URL, ownerKey)
+	const flowKey = "customer_8f2c1a0e-4b7d-4e55-9a3c-2f1d6b7e9a10"
+	var keyed *client.Job
 	for i := range 8 {
-		enqueue(t, c, client.EnqueueRequest{Tool: "post@1", Payload: json.RawMessage(fmt.Sprintf(`{"text":"more %d"}`, i))})
+		keyed = enqueue(t, c, client.EnqueueRequest{Tool: "post@1", FlowKey: flowKey, Payload: json.RawMessage(fmt.Sprintf(`{"text":"more %d"}`, i))})
 	}
+	ep := must(c.GetEndpoint(context.Background(), "openai"))(t)
+	five, sixty := int64(5), int64(60)
+	must(c.UpdateEndpointPolicy(context.Background(), "openai", ep.Version, client.EndpointPolicy{Policy: ep.Policy, DefaultTimeoutMs: ep.DefaultTimeoutMs,
+		MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute, KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &five, KeyRateLimitPerMinute: &sixty, KeyOrdered: true, FairKeys: true}}))(t)
 	shots := browsertest.ScreenshotDir(t)
 
 	pages := []layoutPage{{"/docs", ""}, {"/docs/api", ""}}
@@ -103,7 +113,9 @@ func TestPagesFitTheWindow(t *testing.T) {
 		layoutPage{"/", "overview"},
 		layoutPage{"/endpoints/openai", "endpoint"},
 		layoutPage{"/jobs", "jobs"},
+		layoutPage{"/jobs?flowKey=" + flowKey, "jobs"},
 		layoutPage{fmt.Sprintf("/jobs/%d", fx.arithJob), "job"},
+		layoutPage{fmt.Sprintf("/jobs/%d", keyed.ID), "job"},
 		layoutPage{"/tools", "tools"},
 		layoutPage{"/runs", "runs"},
 		layoutPage{fmt.Sprintf("/runs/%d", fx.runID), "run"},

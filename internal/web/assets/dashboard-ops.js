@@ -17,7 +17,10 @@ const AUDIT_SHOWN = 5;
 const REASON_MAX = 500;
 
 // What holds the jobs, in a sentence; a gate not worded here shows by name.
-const HELD_BY = { paused: "the pause", circuit: "the circuit breaker", max_concurrent: "the concurrency limit", rate_limit: "the rate limit" };
+const HELD_BY = {
+  paused: "the pause", circuit: "the circuit breaker", max_concurrent: "the concurrency limit", rate_limit: "the rate limit",
+  key_order: "the order of their key", key_concurrency: "the concurrency limit per key", key_rate: "the rate limit per key",
+};
 
 // at is a time inside a sentence or a line of text: UTC, then the local time
 // in brackets (dashboard-format.js), as the rest of the dashboard prints it.
@@ -114,7 +117,7 @@ export function operatorControls(initial, canWrite, stale) {
     h("td", { text: j.tool + "@" + j.version }),
     h("td", { text: `${j.attempt} / ${j.maxAttempts}` }),
     h("td", {}, timeEl(j.dueAt)),
-    h("td", { "data-gate": j.heldBy ? j.heldBy.gate : "", text: j.heldBy ? j.heldBy.gate : "—" }));
+    h("td", { "data-gate": j.heldBy ? j.heldBy.gate : "", title: j.heldBy ? j.heldBy.detail || "" : "", text: j.heldBy ? j.heldBy.gate.replaceAll("_", " ") : "—" }));
 
   const loadHeld = async (more) => {
     const page = await api("GET", `/v1/endpoints/${enc}/held` + query({ limit: HELD_PAGE, cursor: more ? cursor : "" }));

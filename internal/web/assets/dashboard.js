@@ -418,6 +418,9 @@ const GATE_WORDS = {
   max_concurrent: "the concurrency limit",
   rate_limit: "the rate limit",
   due_time: "their due time",
+  key_order: "the order of its key",
+  key_concurrency: "the concurrency limit per key",
+  key_rate: "the rate limit per key",
 };
 const GATE_NAMES = Object.fromEntries(B.GATES.map((g) => [g, GATE_WORDS[g] || g.replaceAll("_", " ")]));
 
@@ -470,6 +473,7 @@ function endpointCard(ep) {
       metric("Claims in the last minute", h("span", { class: "claims" }, rate == null ? `${num(ep.claimsInWindow)} · no limit` : `${num(ep.claimsInWindow)} / ${num(rate)}`), meter(ep.claimsInWindow, rate)),
       metric("Scheduled", h("span", { class: "scheduled" }, num(ep.scheduled))),
       metric("Due now", h("span", { class: "due" }, num(ep.due)))),
+    keyLimitsLine(ep, "key-limits small"),
     heldLine(ep),
     outcomeTable(ep),
     h("div", { class: "ep-foot" },
@@ -477,6 +481,18 @@ function endpointCard(ep) {
       h("span", { class: "actions" },
         link("/jobs" + query({ endpoint: ep.name }), "Jobs", "button small"),
         link("/endpoints/" + name, "Edit policy", "button small"))));
+}
+
+// keyLimitsLine says an endpoint's limits per flow key in a line, "Per key:
+// 5 running · 60/min · ordered · fair", or is null when it has none.
+function keyLimitsLine(ep, cls, id) {
+  const parts = [];
+  if (ep.keyMaxConcurrent != null) parts.push(`${num(ep.keyMaxConcurrent)} running`);
+  if (ep.keyRateLimitPerMinute != null) parts.push(`${num(ep.keyRateLimitPerMinute)}/min`);
+  if (ep.keyOrdered) parts.push("ordered");
+  if (ep.fairKeys) parts.push("fair");
+  if (!parts.length) return null;
+  return h("p", { class: cls, id, title: "Limits on the jobs of each flow key, within the endpoint's own" }, h("strong", { text: "Per key:" }), " " + parts.join(" · "));
 }
 
 function policyLabel(pol) {
@@ -511,8 +527,22 @@ const LIMIT_INPUTS = [
   { key: "circuitFailureThreshold", label: "Circuit threshold", unit: "failures", ...range("circuitFailureThreshold", ""), help: "Consecutive provider-unhealthy failures that open the circuit." },
   { key: "circuitOpenMs", label: "Circuit open for", unit: "ms", ...range("circuitOpenMs", " milliseconds"), help: "How long an open circuit blocks claims before a probe." },
 ];
-const FIELD_LABELS = Object.fromEntries([["preset", "Retry preset"], ...POLICY_INPUTS.map((f) => [f.key, f.label]), ...LIMIT_INPUTS.map((f) => [f.key, f.label])]);
-const ALL_KEYS = ["preset", ...POLICY_INPUTS.map((f) => f.key), ...LIMIT_INPUTS.map((f) => f.key)];
+// The limits per flow key (docs/flow-control.md): two counts that may be
+// empty for no limit, and two switches, held as "true" or "false" among the
+// form's text values. The API keeps one an update leaves out; the form
+// always sends all four.
+const KEY_INPUTS = [
+  { key: "keyMaxConcurrent", label: "Max concurrent per key", unit: "jobs", ...range("maxConcurrent", "", true), nullable: true, help: "Running jobs of one flow key at once. Empty for no limit." },
+  { key: "keyRateLimitPerMinute", label: "Rate limit per key", unit: "claims / minute", ...range("rateLimitPerMinute", "", true), nullable: true, help: "Claims of one flow key in any 60 seconds. Empty for no limit." },
+];
+const KEY_FLAGS = [
+  { key: "keyOrdered", label: "Ordered per key", help: "One job of a key in flight at a time, in the order they were enqueued." },
+  { key: "fairKeys", label: "Fair across keys", help: "Claims take turns across keys, longest waiting first. Always so while a limit per key is set." },
+];
+// NUMBER_INPUTS are the settings typed as integers.
+const NUMBER_INPUTS = [...LIMIT_INPUTS, ...KEY_INPUTS];
+const FIELD_LABELS = Object.fromEntries([["preset", "Retry preset"], ...[...POLICY_INPUTS, ...NUMBER_INPUTS, ...KEY_FLAGS].map((f) => [f.key, f.label])]);
+const ALL_KEYS = ["preset", ...[...POLICY_INPUTS, ...NUMBER_INPUTS, ...KEY_FLAGS].map((f) => f.key)];
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 
 // valuesOf is an endpoint as the form's text values.
@@ -521,7 +551,8 @@ function valuesOf(ep) {
   const p = B.policyParams(pol);
   const v = { preset: pol.preset };
   for (const f of POLICY_INPUTS) v[f.key] = String(p[f.key]);
-  for (const f of LIMIT_INPUTS) v[f.key] = ep[f.key] == null ? "" : String(ep[f.key]);
+  for (const f of NUMBER_INPUTS) v[f.key] = ep[f.key] == null ? "" : String(ep[f.key]);
+  for (const f of KEY_FLAGS) v[f.key] = String(ep[f.key] === true);
   return v;
 }
 
@@ -533,7 +564,7 @@ const norm = (s) => String(s ?? "").trim();
 
 function validateLimits(v) {
   const errors = [];
-  for (const f of LIMIT_INPUTS) {
+  for (const f of NUMBER_INPUTS) {
     const raw = norm(v[f.key]);
     if (raw === "") {
       if (!f.nullable) errors.push({ field: f.key, message: B.fieldError(f.key, B.MISSING, "an update carries the full policy; " + f.allowed) });
@@ -548,13 +579,15 @@ function validateLimits(v) {
 function bodyOf(v, expectedVersion) {
   const body = { expectedVersion, preset: v.preset };
   if (v.preset === "CUSTOM") for (const f of POLICY_INPUTS) body[f.key] = Number(norm(v[f.key]));
-  for (const f of LIMIT_INPUTS) body[f.key] = norm(v[f.key]) === "" ? null : Number(norm(v[f.key]));
+  for (const f of NUMBER_INPUTS) body[f.key] = norm(v[f.key]) === "" ? null : Number(norm(v[f.key]));
+  for (const f of KEY_FLAGS) body[f.key] = v[f.key] === "true";
   return body;
 }
 
 function displayValue(v, key) {
   const s = norm(v[key]);
-  if (key === "rateLimitPerMinute" && s === "") return "no limit";
+  if (s === "" && NUMBER_INPUTS.some((f) => f.key === key && f.nullable)) return "no limit";
+  if (KEY_FLAGS.some((f) => f.key === key)) return s === "true" ? "on" : "off";
   if (POLICY_INPUTS.some((f) => f.key === key) && v.preset !== "CUSTOM") return s + " (preset)";
   return s;
 }
@@ -578,6 +611,10 @@ async function endpointView([name], stale) {
     f.help ? h("p", { class: "help", text: f.help }) : null,
     h("p", { class: "field-error", id: "f-" + f.key + "-error", hidden: true }));
   const textInput = (key) => h("input", { id: "f-" + key, name: key, type: "text", inputmode: "decimal", spellcheck: "false", "aria-describedby": "f-" + key + "-error" });
+  const checkField = (f) => h("div", { class: "field field-check" },
+    h("label", { for: "f-" + f.key }, h("input", { id: "f-" + f.key, name: f.key, type: "checkbox", "aria-describedby": `f-${f.key}-help f-${f.key}-error` }), f.label),
+    h("p", { class: "help", id: `f-${f.key}-help`, text: f.help }),
+    h("p", { class: "field-error", id: "f-" + f.key + "-error", hidden: true }));
   const planNote = h("p", { id: "plan-note", class: "callout callout-warn small", hidden: true },
     `This project is on the ${plan} plan, which cannot save a CUSTOM retry policy. Choose a preset, or move the project to ${orList(CUSTOM_PLANS)}.`);
   form.append(
@@ -587,6 +624,9 @@ async function endpointView([name], stale) {
     h("div", { class: "field-grid" }, POLICY_INPUTS.map((f) => field(f, textInput(f.key)))),
     h("h2", { class: "form-sub", text: "Gates" }),
     h("div", { class: "field-grid" }, LIMIT_INPUTS.map((f) => field(f, textInput(f.key)))),
+    h("h2", { class: "form-sub", id: "key-limits-title", text: "Limits per flow key" }),
+    h("p", { class: "help form-lede", text: "For the jobs of each flow key, within the endpoint's gates above. Jobs without a key are not limited by these." }),
+    h("div", { class: "field-grid", role: "group", "aria-labelledby": "key-limits-title" }, KEY_INPUTS.map((f) => field(f, textInput(f.key))), KEY_FLAGS.map(checkField)),
     h("div", { id: "form-errors", class: "alert", hidden: true }, h("p", { class: "alert-title", text: "Fix these to save:" }), h("ul")),
     h("div", { class: "button-row" },
       h("button", { type: "submit", id: "save", class: "button primary", text: "Save policy" }),
@@ -611,15 +651,21 @@ async function endpointView([name], stale) {
   headBox.after(operatorControls(ep, canWrite, stale));
 
   const input = (k) => $("f-" + k);
-  const read = () => Object.fromEntries(ALL_KEYS.map((k) => [k, input(k).value]));
+  // A checkbox's value is "true" or "false", like valuesOf writes it.
+  const valueOf = (e) => (e.type === "checkbox" ? String(e.checked) : e.value);
+  const read = () => Object.fromEntries(ALL_KEYS.map((k) => [k, valueOf(input(k))]));
   // fill loads values into the form; a preset change the user makes
   // afterwards is what update() treats as leaving or returning to CUSTOM.
-  const fill = (v) => { for (const k of ALL_KEYS) input(k).value = v[k]; ed.lastPreset = v.preset; };
+  const fill = (v) => {
+    for (const k of ALL_KEYS) { const e = input(k); if (e.type === "checkbox") e.checked = v[k] === "true"; else e.value = v[k]; }
+    ed.lastPreset = v.preset;
+  };
 
   const renderHead = () => {
     const b = ed.base;
     headBox.replaceChildren(heading(b.name, null, circuitBadge(b.circuit)),
-      h("p", { class: "muted small", id: "version-line" }, `Version ${b.version} · saved ${when(b.updatedAt)} · `, link("/jobs" + query({ endpoint: b.name }), "jobs of this endpoint")));
+      h("p", { class: "muted small", id: "version-line" }, `Version ${b.version} · saved ${when(b.updatedAt)} · `, link("/jobs" + query({ endpoint: b.name }), "jobs of this endpoint")),
+      ...[keyLimitsLine(b, "key-limits small", "key-limits")].filter(Boolean));
     $("saved-json").textContent = JSON.stringify(savedDoc(b), null, 2);
   };
 
@@ -633,7 +679,7 @@ async function endpointView([name], stale) {
     ed.lastPreset = v.preset;
     // Only an owner key may save, so other keys see the form read-only.
     presetSel.disabled = !canWrite;
-    for (const f of LIMIT_INPUTS) input(f.key).disabled = !canWrite;
+    for (const f of [...NUMBER_INPUTS, ...KEY_FLAGS]) input(f.key).disabled = !canWrite;
     for (const f of POLICY_INPUTS) {
       input(f.key).disabled = !custom || !canWrite;
       if (!custom && B.PRESETS[v.preset]) input(f.key).value = String(B.PRESETS[v.preset][f.key]);
@@ -774,13 +820,13 @@ async function endpointView([name], stale) {
 
 function savedDoc(ep) {
   const d = { ...ep.policy };
-  for (const f of LIMIT_INPUTS) d[f.key] = ep[f.key];
+  for (const f of [...NUMBER_INPUTS, ...KEY_FLAGS]) d[f.key] = ep[f.key];
   return d;
 }
 
 // ---------- jobs ----------
 
-const FILTER_KEYS = ["q", "state", "tool", "endpoint", "runId", "createdAfter", "createdBefore"];
+const FILTER_KEYS = ["q", "state", "tool", "endpoint", "flowKey", "runId", "createdAfter", "createdBefore"];
 // RUNNABLE are the states run-now takes (owner keys only): the claimable ones.
 const RUNNABLE = CLAIMABLE_STATES;
 const WINDOWS = [["", "Any time"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["24h", "Last 24 hours"], ["7d", "Last 7 days"]];
@@ -798,6 +844,7 @@ function scopeText(f, count, capped) {
   const parts = [];
   if (f.tool) parts.push(`of tool ${f.tool}`);
   if (f.endpoint) parts.push(`on endpoint ${f.endpoint}`);
+  if (f.flowKey) parts.push(`for key ${f.flowKey}`);
   if (f.runId) parts.push(`in run #${f.runId}`);
   if (f.createdAfter && f.createdBefore) parts.push(`created from ${when(f.createdAfter)} to ${when(f.createdBefore)}`);
   else if (f.createdAfter) parts.push(`created since ${when(f.createdAfter)}`);
@@ -810,7 +857,7 @@ function scopeText(f, count, capped) {
 }
 
 // Gate names short enough for a table cell.
-const GATE_WORDS_SHORT = { circuit: "circuit", max_concurrent: "concurrency", rate_limit: "rate limit", paused: "paused" };
+const GATE_WORDS_SHORT = { circuit: "circuit", max_concurrent: "concurrency", rate_limit: "rate limit", paused: "paused", key_order: "key order", key_concurrency: "key concurrency", key_rate: "key rate" };
 
 async function jobsView(_, stale) {
   setTitle("Jobs");
@@ -846,6 +893,8 @@ async function jobsView(_, stale) {
     sel("flt-state", "State", [["", "Any state"], ...STATES.map((s) => [s, s])], f.state || ""),
     sel("flt-tool", "Tool", toolOpts, f.tool || ""),
     sel("flt-endpoint", "Endpoint", epOpts, f.endpoint || ""),
+    h("div", { class: "field" }, h("label", { for: "flt-flow-key", text: "Flow key" }),
+      h("input", { id: "flt-flow-key", type: "text", maxlength: "128", spellcheck: "false", autocapitalize: "none", placeholder: "exact key", title: "The jobs of this flow key (exact match)", value: f.flowKey || "" })),
     h("div", { class: "field" }, h("label", { for: "flt-run", text: "Run" }), h("input", { id: "flt-run", type: "text", inputmode: "numeric", placeholder: "run id", value: f.runId || "" })),
     sel("flt-created", "Created", createdOpts, f.createdAfter || f.createdBefore ? "keep" : ""),
     h("div", { class: "button-row filter-buttons" },
@@ -856,10 +905,14 @@ async function jobsView(_, stale) {
     const nf2 = {};
     const st = $("flt-state").value, tool = $("flt-tool").value, ep = $("flt-endpoint").value, run = $("flt-run").value.trim(), win = $("flt-created").value;
     const q = $("flt-q").value.trim();
+    // A key never starts or ends with a space (the API refuses one that
+    // does), so trimming what was typed cannot miss a key.
+    const key = $("flt-flow-key").value.trim();
     if (q) nf2.q = q;
     if (st) nf2.state = st;
     if (tool) nf2.tool = tool;
     if (ep) nf2.endpoint = ep;
+    if (key) nf2.flowKey = key;
     if (run) nf2.runId = run;
     if (win === "keep") {
       if (f.createdAfter) nf2.createdAfter = f.createdAfter;
@@ -904,7 +957,8 @@ async function jobsView(_, stale) {
       const err = j.lastError || "";
       return h("tr", { "data-job": j.id, "data-key": "job-" + j.id, "data-state": j.state },
         h("td", { class: "select-col" }, h("input", { type: "checkbox", class: "row-select", "data-id": j.id, "aria-label": `Select job #${j.id}` })),
-        h("td", { class: "job-id" }, link("/jobs/" + j.id, "#" + j.id, "mono"), j.runId ? h("span", { class: "sub small" }, "run ", link("/runs/" + j.runId, "#" + j.runId)) : null),
+        h("td", { class: "job-id" }, link("/jobs/" + j.id, "#" + j.id, "mono"), j.runId ? h("span", { class: "sub small" }, "run ", link("/runs/" + j.runId, "#" + j.runId)) : null,
+          j.flowKey ? h("span", { class: "sub small flow-key", title: "Flow key " + j.flowKey }, "key ", j.flowKey === f.flowKey ? h("span", { class: "mono", text: j.flowKey }) : link("/jobs" + query({ flowKey: j.flowKey }), j.flowKey, "mono")) : null),
         h("td", {}, h("span", { class: "mono", text: toolRef(j) }), h("span", { class: "sub small" }, "on ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint))),
         h("td", {}, stateBadge(j.state)),
         h("td", { class: "num", text: `${j.attempt} / ${j.maxAttempts}` }),
@@ -1329,6 +1383,7 @@ function jobContent(j, act) {
         j.state === "running" ? ["Lease", h("span", {}, `${j.workerId} until `, timeEl(j.leaseExpiresAt))] : null,
         ["Tool", link("/tools#" + encodeURIComponent(toolRef(j)), toolRef(j), "mono")],
         ["Idempotency key", h("span", { class: "mono", text: j.idempotencyKey || "—" })],
+        ["Flow key", j.flowKey ? h("a", { href: "/jobs" + query({ flowKey: j.flowKey }), class: "mono", id: "job-flow-key", title: "The jobs of this flow key", text: j.flowKey }) : h("span", { id: "job-flow-key", text: "—" })],
         ["Run", j.runId ? link("/runs/" + j.runId, "#" + j.runId) : "—"],
         j.replayOf ? ["Replay of", link("/jobs/" + j.replayOf, "#" + j.replayOf)] : null,
         ["Created", timeEl(j.createdAt)],
