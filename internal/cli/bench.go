@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -15,9 +16,7 @@ const benchUsage = "bench [--mode engine|http|delivery|console|keys] [--keys K] 
 func runBench(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("bench", benchUsage, env.Stderr)
 	mode := f.String("mode", "engine", "engine (in-process engine), http (the Go SDK over loopback HTTP), delivery (http's worker burn-down, then the same jobs by HTTP delivery), console (seed N jobs, then time the dashboard's reads over HTTP), or keys (limits per flow key: key-less against keyed burn-down, claim cost against the number of keys, fairness)")
-	keys := f.String("keys", "10000", "mode keys: the keys of the keyed burn-down, 1–1000000")
-	keyLimit := f.String("key-limit", "5", "mode keys: keyMaxConcurrent of the keyed burn-down, 1–100000")
-	fairBacklog := f.String("fair-backlog", "100000", "mode keys: key A's jobs ahead of keys B–K in the fairness measurement, 1–10000000")
+	keysOf := keysFlags(f)
 	deliveryConc := f.String("delivery-concurrency", "128", "mode delivery: the dispatcher's concurrency, 1–1000")
 	jobs := f.String("jobs", "20000", "N: jobs to enqueue and burn down, 1–10000000")
 	batch := f.String("batch", "100", "B: most jobs per claim and per report, 1–1000")
@@ -36,15 +35,11 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	cfg := bench.Config{Mode: *mode, Synchronous: strings.ToUpper(*syncMode), DatabaseURL: *db, Server: *srv, Key: *key, SkipLag: *noLag, CPUProfile: *cpuProfile}
-	if cfg.Key == "" {
-		cfg.Key = env.Getenv("RATCHET_KEY")
-	}
+	cfg.Key = cmp.Or(cfg.Key, env.Getenv("RATCHET_KEY"))
 	if cfg.Mode != "engine" && cfg.Mode != "http" && cfg.Mode != "delivery" && cfg.Mode != "console" && cfg.Mode != "keys" {
 		f.fail("mode", *mode, "must be engine, http, delivery, console or keys")
 	}
-	cfg.Keys = int(f.integer("keys", *keys, 1, 1_000_000, "must be an integer from 1 through 1000000"))
-	cfg.KeyLimit = int(f.integer("key-limit", *keyLimit, 1, 100_000, "must be an integer from 1 through 100000"))
-	cfg.FairBacklog = int(f.integer("fair-backlog", *fairBacklog, 1, 10_000_000, "must be an integer from 1 through 10000000"))
+	keysOf(&cfg)
 	cfg.DeliveryConcurrency = int(f.integer("delivery-concurrency", *deliveryConc, 1, 1000, "must be an integer from 1 through 1000"))
 	cfg.Jobs = int(f.integer("jobs", *jobs, 1, 10_000_000, "must be an integer from 1 through 10000000"))
 	cfg.Batch = int(f.integer("batch", *batch, 1, 1000, "must be an integer from 1 through 1000"))
@@ -67,4 +62,17 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	_, err := bench.Run(ctx, cfg, env.Stdout)
 	return err
+}
+
+// keysFlags declares mode keys' flags; the function it returns reads
+// them into a config once they are parsed.
+func keysFlags(f *flagSet) func(*bench.Config) {
+	keys := f.String("keys", "10000", "mode keys: the keys of the keyed burn-down, 1–1000000")
+	keyLimit := f.String("key-limit", "5", "mode keys: keyMaxConcurrent of the keyed burn-down, 1–100000")
+	fairBacklog := f.String("fair-backlog", "100000", "mode keys: key A's jobs ahead of keys B–K in the fairness measurement, 1–10000000")
+	return func(cfg *bench.Config) {
+		cfg.Keys = int(f.integer("keys", *keys, 1, 1_000_000, "must be an integer from 1 through 1000000"))
+		cfg.KeyLimit = int(f.integer("key-limit", *keyLimit, 1, 100_000, "must be an integer from 1 through 100000"))
+		cfg.FairBacklog = int(f.integer("fair-backlog", *fairBacklog, 1, 10_000_000, "must be an integer from 1 through 10000000"))
+	}
 }

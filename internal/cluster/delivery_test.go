@@ -639,16 +639,19 @@ func TestDeliveryNodeKilledMidRequest(t *testing.T) {
 }
 
 // TestDeliverySkewedNodeKeepsItsLease: a node whose clock runs 5 s behind
-// the database's delivers to a provider that never answers, with a 3 s
+// the database's delivers to a provider that never answers, with a 10 s
 // lease. The request's timeout must come from the lease as the database
 // granted it, not from the node's clock: judged by its own clock the lease
-// would have 8 s left, the request would still be open when every other
+// would have 15 s left, the request would still be open when every other
 // node (and its own rescue, on the database's clock) takes the lease as
 // expired, and the retry would reach the provider while the first request
 // still waits: one job delivered twice at once. So: the provider never
 // has two requests of one job open at once, and each attempt ends with
 // the node's own report of a network timeout, made inside its lease, not
-// a rescue.
+// a rescue. The lease is 10 s, which leaves the node a second (a tenth of
+// it) to report after it drops the request: with 3 s it had 300 ms, and
+// on a loaded machine under -race its report came 1.5 s after the drop,
+// after the rescue.
 func TestDeliverySkewedNodeKeepsItsLease(t *testing.T) {
 	dbURL := pgtest.URL(t)
 	release := make(chan struct{})
@@ -665,11 +668,11 @@ func TestDeliverySkewedNodeKeepsItsLease(t *testing.T) {
 			t.Logf("node output:\n%s", node.Output.String())
 		}
 	})
-	ctx := testCtx(t, time.Minute)
+	ctx := testCtx(t, 2*time.Minute)
 	o := client.New(node.URL, ownerKey)
 	if _, err := o.CreateEndpoint(ctx, "slow", client.EndpointPolicy{
 		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 2, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
-		DefaultTimeoutMs: 3000, MaxConcurrent: 10, CircuitFailureThreshold: 1000,
+		DefaultTimeoutMs: 10_000, MaxConcurrent: 10, CircuitFailureThreshold: 1000,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -681,7 +684,7 @@ func TestDeliverySkewedNodeKeepsItsLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got *client.Job
-	waitFor(t, 30*time.Second, "the job exhausted", func() (bool, string) {
+	waitFor(t, 90*time.Second, "the job exhausted", func() (bool, string) {
 		got, err = o.GetJob(ctx, j.ID)
 		if err != nil {
 			return false, err.Error()

@@ -144,13 +144,10 @@ func (e *Engine) claimRound(ctx context.Context, q store.Queries, p *claimPass, 
 			ask = min(ask, room)
 		}
 		if k.key == "" || len(round) <= perKeyStatements && ask > 1 {
-			jobs, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: ep.ID, ToolIDs: p.toolIDs, Limit: int(ask),
-				WorkerID: p.r.WorkerID, LeaseToken: p.lease, Now: p.now, ByKey: true, FlowKey: k.key})
+			jobs, err := e.claimOfKey(ctx, q, p, ep, k, ask)
 			if err != nil {
 				return nil, err
 			}
-			k.took += int64(len(jobs))
-			k.done = int64(len(jobs)) < ask
 			left -= int64(len(jobs))
 			out = append(out, jobs...)
 			continue
@@ -159,30 +156,42 @@ func (e *Engine) claimRound(ctx context.Context, q store.Queries, p *claimPass, 
 		many = append(many, k.key)
 		left--
 	}
+	jobs, err := e.claimOneEach(ctx, q, p, ep, many, byKey)
+	return append(out, jobs...), err
+}
+
+// claimOneEach claims one job of each key of many in one statement. A key
+// that gave nothing is done (and, ordered, every key: its one job was all
+// it had room for); the others go round again while jobs are wanted.
+// Counting what a key took in the whole claim instead, a key served in an
+// earlier round was offered again and again while the claim wanted more.
+func (e *Engine) claimOneEach(ctx context.Context, q store.Queries, p *claimPass, ep *store.Endpoint, many []string, byKey map[string]*keyTurn) ([]store.Job, error) {
 	if len(many) == 0 {
-		return out, nil
+		return nil, nil
 	}
 	jobs, err := q.JobsClaimKeys(ctx, &store.JobsClaimKeysParams{EndpointID: ep.ID, ToolIDs: p.toolIDs, Keys: many, Ordered: ep.KeyOrdered,
 		WorkerID: p.r.WorkerID, LeaseToken: p.lease, Now: p.now})
-	if err != nil {
-		return nil, err
-	}
 	got := map[string]int{}
 	for _, j := range jobs {
 		byKey[j.FlowKey].took++
 		got[j.FlowKey]++
 	}
-	// A key that gave nothing in this round is done; counting what it
-	// took in the whole claim instead, a key served in an earlier round
-	// was offered again and again while the claim still wanted jobs.
 	for _, k := range many {
 		if got[k] == 0 || ep.KeyOrdered {
 			byKey[k].done = true
 		}
 	}
-	// A key done after its one job (ordered) had room for exactly one;
-	// the others go round again while jobs are wanted.
-	return append(out, jobs...), nil
+	return jobs, err
+}
+
+// claimOfKey claims up to ask jobs of key k in a statement of its own; k
+// is done when it had fewer.
+func (e *Engine) claimOfKey(ctx context.Context, q store.Queries, p *claimPass, ep *store.Endpoint, k *keyTurn, ask int64) ([]store.Job, error) {
+	jobs, err := q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: ep.ID, ToolIDs: p.toolIDs, Limit: int(ask),
+		WorkerID: p.r.WorkerID, LeaseToken: p.lease, Now: p.now, ByKey: true, FlowKey: k.key})
+	k.took += int64(len(jobs))
+	k.done = int64(len(jobs)) < ask
+	return jobs, err
 }
 
 // flowAfter rewrites the ready time of every key this claim looked at:
