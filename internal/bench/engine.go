@@ -88,11 +88,7 @@ func (t *engineTarget) enqueueAt(ctx context.Context, runAt time.Time) (int64, t
 
 func (t *engineTarget) claim(ctx context.Context, worker string, max int, wait time.Duration) ([]claimed, error) {
 	cs, err := t.e.Claim(ctx, t.p, engine.ClaimRequest{WorkerID: worker, Tools: []string{t.tool}, Max: max, Wait: wait})
-	out := make([]claimed, len(cs))
-	for i, c := range cs {
-		out[i] = claimed{id: c.Job.ID, lease: c.LeaseToken}
-	}
-	return out, err
+	return claimedOf(cs), err
 }
 
 func (t *engineTarget) reportSuccess(ctx context.Context, jobs []claimed) error {

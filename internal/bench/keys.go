@@ -128,8 +128,7 @@ func (t *engineTarget) keyedBurnDown(ctx context.Context, cfg Config, tool strin
 		return 0, err
 	}
 	var done atomic.Int64
-	var first error
-	var mu sync.Mutex
+	var first firstErr
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range cfg.Claimers {
@@ -142,18 +141,15 @@ func (t *engineTarget) keyedBurnDown(ctx context.Context, cfg Config, tool strin
 				} else if err == nil {
 					time.Sleep(time.Millisecond)
 				}
-				if err != nil {
-					mu.Lock()
-					first = err
-					mu.Unlock()
+				if first.keep(err) {
 					return
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if first != nil {
-		return 0, first
+	if err := first.get(); err != nil {
+		return 0, err
 	}
 	return float64(cfg.Jobs) / time.Since(start).Seconds(), ctx.Err()
 }
@@ -179,13 +175,13 @@ func (t *engineTarget) fairness(ctx context.Context, cfg Config, tool string) (t
 	var mu sync.Mutex
 	var lags []time.Duration
 	order, last := 0, 0
-	var first error
+	var first firstErr
 	var wg sync.WaitGroup
 	for i := range cfg.Claimers {
 		wg.Go(func() {
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && first.get() == nil {
 				mu.Lock()
-				finished := len(lags) == 100 || first != nil
+				finished := len(lags) == 100
 				mu.Unlock()
 				if finished {
 					return
@@ -203,19 +199,42 @@ func (t *engineTarget) fairness(ctx context.Context, cfg Config, tool string) (t
 				if err == nil && len(cs) > 0 {
 					err = t.reportSuccess(ctx, claimedOf(cs))
 				}
-				if err != nil {
-					mu.Lock()
-					first = err
-					mu.Unlock()
+				if first.keep(err) {
 					return
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if first != nil {
-		return 0, 0, first
+	if err := first.get(); err != nil {
+		return 0, 0, err
 	}
 	slices.Sort(lags)
 	return quantile(lags, 0.99), last, ctx.Err()
+}
+
+// firstErr keeps the first error of several goroutines.
+type firstErr struct {
+	mu  sync.Mutex
+	err error
+}
+
+// keep notes err unless one came first, and reports whether err is one.
+func (f *firstErr) keep(err error) bool {
+	if err == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
+	return true
+}
+
+// get is the first error kept (nil: none).
+func (f *firstErr) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
