@@ -122,6 +122,8 @@ type (
 	Enqueued = wire.JobBatchItem
 	// JobPage is one page of a job list; NextCursor is nil on the last page.
 	JobPage = wire.JobList
+	// FlowKeyList is an endpoint's busiest flow keys.
+	FlowKeyList = wire.FlowKeyList
 	// JobCounts is the count of each job state and the total.
 	JobCounts = wire.JobCounts
 	// BulkResult is what a bulk action did.
@@ -502,6 +504,19 @@ func (c *Client) HeldJobs(ctx context.Context, name, cursor string, limit int) (
 	var p JobPage
 	_, err := c.do(ctx, "GET", "/v1/endpoints/"+url.PathEscape(name)+"/held?"+v.Encode(), nil, &p)
 	return &p, err
+}
+
+// FlowKeys lists the endpoint's busiest flow keys, most running and
+// scheduled jobs first, with the due jobs each key's own limits hold now;
+// limit 0 for the default (10, at most 100).
+func (c *Client) FlowKeys(ctx context.Context, name string, limit int) (*FlowKeyList, error) {
+	v := url.Values{}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	var l FlowKeyList
+	_, err := c.do(ctx, "GET", "/v1/endpoints/"+url.PathEscape(name)+"/keys?"+v.Encode(), nil, &l)
+	return &l, err
 }
 
 // Audit lists operator actions newest first (owner key); target ("" for

@@ -64,6 +64,7 @@ var bounds = map[string]Range{
 	"httpStatus":              {0, 599},
 	"retryAfterMs":            {0, 1 << 53},
 	"listLimit":               {1, MaxListLimit},
+	"keysLimit":               {1, MaxKeysLimit},
 	"historyHours":            {HistoryMinHours, HistoryMaxHours},
 }
 

@@ -19,6 +19,34 @@ type HeldQuery struct {
 	Limit  string `json:"limit,omitempty" query:"listLimit" doc:"1–500, default 100"`
 }
 
+// MaxKeysLimit is the most flow keys GET /v1/endpoints/{name}/keys lists.
+const MaxKeysLimit = 100
+
+// FlowKeysQuery is the query of GET /v1/endpoints/{name}/keys.
+type FlowKeysQuery struct {
+	Limit string `json:"limit,omitempty" query:"keysLimit" doc:"1–100, default 10"`
+}
+
+// FlowKeyList is GET /v1/endpoints/{name}/keys: the endpoint's flow keys
+// with the most running and scheduled jobs, most first.
+type FlowKeyList struct {
+	Endpoint string        `json:"endpoint"`
+	Keyed    bool          `json:"keyed" doc:"the endpoint has limits per key (keyMaxConcurrent, keyRateLimitPerMinute, keyOrdered or fairKeys)"`
+	Keys     []FlowKeyLoad `json:"keys"`
+	Capped   bool          `json:"capped" doc:"the endpoint has more than 200,000 running or scheduled keyed jobs: the counts are of the first 200,000 of each state read"`
+	Now      string        `json:"now" format:"date-time"`
+}
+
+// FlowKeyLoad is one flow key's jobs on an endpoint and what holds them.
+type FlowKeyLoad struct {
+	Key       string `json:"key"`
+	Running   int64  `json:"running"`
+	Scheduled int64  `json:"scheduled"`
+	Due       int64  `json:"due" doc:"scheduled jobs whose due time has passed"`
+	Held      int64  `json:"held" doc:"due jobs that a limit of this key holds now (the endpoint's own gates aside)"`
+	HeldBy    *Hold  `json:"heldBy" doc:"the key's limit that holds them (key_order, key_concurrency or key_rate); null when none"`
+}
+
 // AuditQuery is the query of GET /v1/audit.
 type AuditQuery struct {
 	Target string `json:"target,omitempty" doc:"only entries about this target, e.g. endpoint:payments or job:42"`

@@ -48,6 +48,7 @@ func (a *API) table() []Route {
 		route(a, "POST", "/v1/endpoints/{name}/resume", "Resume a paused endpoint", owner, 200, a.resumeEndpoint),
 		route(a, "POST", "/v1/endpoints/{name}/circuit/close", "Close the endpoint's circuit now and clear its failure count", owner, 200, a.closeCircuit),
 		route(a, "POST", "/v1/endpoints/{name}/circuit/open", "Open the endpoint's circuit now for its circuitOpenMs (then half-open as usual)", owner, 200, a.openCircuit),
+		route(a, "GET", "/v1/endpoints/{name}/keys", "List the endpoint's busiest flow keys (most running and scheduled jobs first) with the due jobs each key's own limits hold now", producer, 200, a.flowKeys, inQuery()),
 		route(a, "GET", "/v1/endpoints/{name}/held", "List the endpoint's due jobs that one of its gates holds now, newest first, each with heldBy", producer, 200, a.heldJobs, inQuery()),
 		route(a, "GET", "/v1/audit", "List operator actions (pause, circuit, run-now, bulk, cancel, replay, policy, keys), newest first", owner, 200, a.audit, inQuery()),
 		route(a, "POST", "/v1/tools", "Publish an immutable tool contract", owner, 201, a.publishTool, rawBody()),
@@ -251,6 +252,18 @@ func pageParams(cursor, limit string) (afterID int64, n int, err error) {
 		n = v
 	}
 	return afterID, n, errs.Err()
+}
+
+func (a *API) flowKeys(c *call[wire.FlowKeysQuery]) (*wire.FlowKeyList, error) {
+	n := 10
+	if c.in.Limit != "" {
+		v, err := strconv.Atoi(c.in.Limit)
+		if err != nil || v < 1 || v > wire.MaxKeysLimit {
+			return nil, field.New("limit", strconv.Quote(c.in.Limit), "must be an integer from 1 through "+strconv.Itoa(wire.MaxKeysLimit))
+		}
+		n = v
+	}
+	return a.e.FlowKeys(c.ctx(), c.p, c.r.PathValue("name"), n)
 }
 
 func (a *API) heldJobs(c *call[wire.HeldQuery]) (*wire.JobList, error) {

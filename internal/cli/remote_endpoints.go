@@ -29,6 +29,7 @@ func endpointsGroup() *group {
 		{"circuit-close", "close the endpoint's circuit now and clear its failure count; owner key", "NAME", endpointNameCommand{"circuit-close", (*client.Client).CloseCircuit}},
 		{"circuit-open", "open the endpoint's circuit now for its circuit-open-ms; owner key", "NAME", endpointNameCommand{"circuit-open", (*client.Client).OpenCircuit}},
 		{"held", "list the due jobs the endpoint's gates hold now", "NAME [--limit N] [--cursor C]", endpointsHeldCommand{}},
+		{"keys", "list the endpoint's busiest flow keys and the due jobs each key's limits hold", "NAME [--limit N]", endpointsKeysCommand{}},
 	}}
 }
 

@@ -94,6 +94,50 @@ func (endpointsHeldCommand) Run(ctx context.Context, env *Env, args []string) er
 	})
 }
 
+// endpointsKeysCommand is `ratchet endpoints keys`.
+type endpointsKeysCommand struct{}
+
+// Run lists the endpoint's busiest flow keys with what holds each.
+func (endpointsKeysCommand) Run(ctx context.Context, env *Env, args []string) error {
+	name, args, err := positional("endpoints keys", "an endpoint NAME", args)
+	if err != nil {
+		return err
+	}
+	f, rf := clientFlags(endpointsGroup(), "keys", env)
+	limit := f.String("limit", "", "keys to list, 1–100 (default 10)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	n := 0
+	if *limit != "" {
+		n = int(f.integer("limit", *limit, 1, 100, "must be an integer from 1 through 100"))
+	}
+	r, err := rf.connect(f, env)
+	if err != nil {
+		return err
+	}
+	l, err := r.c.FlowKeys(ctx, name, n)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		if len(l.Keys) == 0 {
+			fmt.Fprintf(w, "no job of endpoint %s with a flow key is running or scheduled\n", name)
+			return
+		}
+		if !l.Keyed {
+			fmt.Fprintf(w, "endpoint %s has no limits per key: nothing is held by a key\n\n", name)
+		}
+		fmt.Fprintln(w, "KEY\tRUNNING\tSCHEDULED\tDUE\tHELD\tHELD BY")
+		for _, k := range l.Keys {
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\n", k.Key, k.Running, k.Scheduled, k.Due, k.Held, heldBy(k.HeldBy))
+		}
+		if l.Capped {
+			fmt.Fprintln(w, "\n(counted from the first 200,000 running and 200,000 scheduled keyed jobs)")
+		}
+	})
+}
+
 // jobsRunNowCommand is `ratchet jobs run-now`.
 type jobsRunNowCommand struct{}
 

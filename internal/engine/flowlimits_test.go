@@ -97,6 +97,26 @@ func testKeyConcurrency(t *testing.T, h *harness) {
 	if more := h.claim([]string{"call@1"}, 10); len(more) != 0 {
 		t.Fatalf("claimed %v with every key at its limit", byKey(more))
 	}
+	// The busiest keys say the same: a's 2 due jobs and b's 1 held by
+	// their concurrency; key-less jobs are not listed.
+	l, err := h.e.FlowKeys(h.ctx, h.owner, "acme", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, k := range l.Keys {
+		row := fmt.Sprintf("%s r%d s%d d%d h%d", k.Key, k.Running, k.Scheduled, k.Due, k.Held)
+		if k.HeldBy != nil {
+			row += " " + string(k.HeldBy.Gate)
+		}
+		rows = append(rows, row)
+	}
+	if got, want := strings.Join(rows, "; "), "a r2 s2 d2 h2 key_concurrency; b r2 s1 d1 h1 key_concurrency"; !l.Keyed || got != want {
+		t.Errorf("FlowKeys (keyed %v) = %s\nwant %s", l.Keyed, got, want)
+	}
+	if l, err := h.e.FlowKeys(h.ctx, h.owner, "acme", 1); err != nil || len(l.Keys) != 1 || l.Keys[0].Key != "a" {
+		t.Errorf("FlowKeys with limit 1 = %+v, %v", l, err)
+	}
 	for _, c := range got {
 		if c.Job.FlowKey == "a" {
 			h.succeed(c)
@@ -187,6 +207,10 @@ func testKeyOrdered(t *testing.T, h *harness) {
 	}
 	if hd := h.hold(jobs[1].ID); hd.Gate != wire.GateKeyOrder || hd.Detail != fmt.Sprintf(`key "a" is ordered: job %d, enqueued before this one, runs first`, jobs[0].ID) {
 		t.Fatalf("hold of a's second job behind its first's retry: %+v", hd)
+	}
+	if l, err := h.e.FlowKeys(h.ctx, h.owner, "acme", 10); err != nil || len(l.Keys) != 2 || l.Keys[0].Key != "a" || l.Keys[0].Held != 2 ||
+		l.Keys[0].HeldBy == nil || l.Keys[0].HeldBy.Gate != wire.GateKeyOrder || l.Keys[0].HeldBy.Until == "" {
+		t.Fatalf("FlowKeys while a's first waits for its retry: %+v, %v", l, err)
 	}
 	h.clk.Advance(20 * time.Second)
 	retry := h.claim([]string{"call@1"}, 10)

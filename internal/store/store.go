@@ -496,6 +496,11 @@ type Queries interface {
 	// FlowKeyHead is the first scheduled job of a key in enqueue order (0
 	// when none): the one an ordered key runs next.
 	FlowKeyHead(ctx context.Context, endpointID int64, key string) (int64, error)
+	// FlowKeysBusiest lists the endpoint's flow keys (never '') with the
+	// most running and scheduled jobs, most first (then by key), at most
+	// limit of them, reading at most FlowKeysScanBound jobs of each state
+	// (capped: the bound was reached, so the counts are of those).
+	FlowKeysBusiest(ctx context.Context, endpointID, now int64, limit int) (keys []FlowKeyLoad, capped bool, err error)
 	// CountScheduled counts the endpoint's scheduled jobs, and of those the
 	// ones due at or before p.DueBy.
 	CountScheduled(ctx context.Context, p *CountScheduledParams) (scheduled, due int64, err error)
@@ -800,6 +805,18 @@ type FlowKeysReadyParams struct {
 	Now        int64 // keys ready at or before Now
 	Limit      int   // at most this many keys
 }
+
+// FlowKeyLoad is one flow key's jobs on an endpoint.
+type FlowKeyLoad struct {
+	Key       string
+	Running   int64
+	Scheduled int64 // of them due at or before now: Due
+	Due       int64
+}
+
+// FlowKeysScanBound is how many running, and how many scheduled, keyed
+// jobs of an endpoint FlowKeysBusiest reads at most.
+const FlowKeysScanBound = 200_000
 
 // FlowClaims is one key's claims in a rate window.
 type FlowClaims struct {

@@ -142,6 +142,29 @@ func TestFlowKeysInConsole(t *testing.T) {
 		}
 	})
 
+	t.Run("endpoint page lists the busiest keys", func(t *testing.T) {
+		a.t = t
+		a.open("/endpoints/sms")
+		a.waitView("endpoint")
+		a.tab.WaitFor(`!!document.getElementById("flow-keys-table")`)
+		rows := a.texts("#flow-keys-table tbody tr")
+		want := []string{"acct_9 2 1 1 1 by the concurrency limit per key", "acct_5 1 1 1 —"}
+		if strings.Join(rows, "|") != strings.Join(want, "|") {
+			t.Errorf("busiest keys rows = %q\nwant %q", rows, want)
+		}
+		if got := browsertest.Eval[string](a.tab, `document.querySelector('#flow-keys-table tr[data-flow-key="acct_9"] .held-col').title`); got != `key "acct_9" has 2 of 2 in flight (keyMaxConcurrent)` {
+			t.Errorf("held cell title = %q", got)
+		}
+		if got := browsertest.Eval[string](a.tab, `document.querySelector('#flow-keys-table tr[data-flow-key="acct_9"] a').getAttribute("href")`); got != "/jobs?endpoint=sms&flowKey=acct_9" {
+			t.Errorf("the key links to %q", got)
+		}
+		a.shot("flowkey-06-busiest-keys")
+		setViewport(t, a.tab, 390, 844)
+		noSideScroll(t, a.tab, "endpoint page with its busiest keys at 390 px")
+		a.shot("flowkey-06-busiest-keys-390")
+		setViewport(t, a.tab, 1280, 900)
+	})
+
 	t.Run("bulk action takes the key", func(t *testing.T) {
 		a.t = t
 		a.open("/jobs?state=scheduled&flowKey=acct_9")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strings"
 
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/wire"
@@ -309,4 +310,38 @@ func (q *Queries) FlowKeysWake(ctx context.Context, endpointID, now int64) (int6
 	err := q.row(ctx, `SELECT min(ready_at) FROM flow_keys WHERE endpoint_id = ? AND ready_at > ? AND ready_at < ?`,
 		endpointID, now, store.FlowKeyParked).Scan(&at)
 	return at.Int64, q.D.Translate(err)
+}
+
+// FlowKeysBusiest groups the endpoint's keyed running and scheduled jobs
+// by key, each state read through its partial index (jobs_flow_running,
+// jobs_flow_due) and bounded by store.FlowKeysScanBound.
+func (q *Queries) FlowKeysBusiest(ctx context.Context, endpointID, now int64, limit int) ([]store.FlowKeyLoad, bool, error) {
+	bound := int64(store.FlowKeysScanBound)
+	rows, err := q.query(ctx, `SELECT flow_key, sum(r), sum(s), sum(d), max(n) FROM (
+		SELECT flow_key, 1 AS r, 0 AS s, 0 AS d, count(*) OVER () AS n FROM (
+			SELECT flow_key FROM jobs WHERE state = 'running' AND endpoint_id = ? AND flow_key <> '' LIMIT ?) AS jr
+		UNION ALL
+		SELECT flow_key, 0, 1, CASE WHEN due_at <= ? THEN 1 ELSE 0 END, count(*) OVER () FROM (
+			SELECT flow_key, due_at FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND flow_key <> '' LIMIT ?) AS js
+		) AS c GROUP BY flow_key`, endpointID, bound, now, endpointID, bound)
+	var out []store.FlowKeyLoad
+	capped := false
+	err = each(q, rows, err, func(sc scanner) error {
+		var k store.FlowKeyLoad
+		var n int64
+		err := sc.Scan(&k.Key, &k.Running, &k.Scheduled, &k.Due, &n)
+		out = append(out, k)
+		capped = capped || n >= bound
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	slices.SortFunc(out, func(a, b store.FlowKeyLoad) int {
+		if c := cmp.Compare(b.Running+b.Scheduled, a.Running+a.Scheduled); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	return out[:min(len(out), limit)], capped, nil
 }

@@ -165,3 +165,43 @@ func getEndpoint(t *testing.T, s store.Store, id int64) *store.Endpoint {
 	})
 	return ep
 }
+
+// testFlowKeysBusiest: the busiest keys of one endpoint, running and
+// scheduled jobs counted (due ones apart), most first, key-less and
+// finished jobs and other endpoints left out.
+func testFlowKeysBusiest(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	plain := newEndpoint(t, s, f.p.ID, "plain")
+	plainTool := newTool(t, s, f.p.ID, plain.ID, "send", "v1")
+	keyed := func(due int64, key string) *store.Job { j := job(f.p, f.ep, f.tool, due); j.FlowKey = key; return j }
+	a1, a2, a3, b1, b2, c1, none := keyed(100, "a"), keyed(200, "a"), keyed(9000, "a"), keyed(100, "b"), keyed(100, "b"), keyed(9000, "c"), keyed(100, "")
+	done := keyed(100, "d")
+	other := job(f.p, plain, plainTool, 100)
+	other.FlowKey = "a"
+	f.insert(t, s, a1, a2, a3, b1, b2, c1, none, done, other)
+	claim(t, s, "w", "l", 150, a1.ID, b1.ID, b2.ID)
+	setState(t, s, done, wire.JobSucceeded, 160)
+
+	busiest := func(limit int) []store.FlowKeyLoad {
+		t.Helper()
+		var got []store.FlowKeyLoad
+		read(t, s, func(q store.Queries) error {
+			var capped bool
+			var err error
+			got, capped, err = q.FlowKeysBusiest(ctx, f.ep.ID, 1000, limit)
+			if capped {
+				t.Error("capped with 8 jobs")
+			}
+			return err
+		})
+		return got
+	}
+	want := []store.FlowKeyLoad{{Key: "a", Running: 1, Scheduled: 2, Due: 1}, {Key: "b", Running: 2}, {Key: "c", Scheduled: 1}}
+	if got := busiest(10); !slices.Equal(got, want) {
+		t.Errorf("busiest keys = %+v\nwant %+v", got, want)
+	}
+	if got := busiest(2); !slices.Equal(got, want[:2]) {
+		t.Errorf("the 2 busiest keys = %+v", got)
+	}
+}

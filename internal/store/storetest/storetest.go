@@ -42,6 +42,7 @@ var cases = []testCase{
 	{name: "EndpointUpdatePolicy", fn: testEndpointUpdatePolicy, covers: []string{"EndpointUpdatePolicy"}},
 	{name: "FlowKeys", fn: testFlowKeys, covers: []string{"FlowKeysReady", "FlowKeysRunning", "FlowKeysClaims", "JobsClaimKeys", "FlowKeysNext",
 		"FlowKeysSet", "FlowKeysDelete", "FlowKeysRebuild", "FlowKeyHead", "FlowKeysWake"}},
+	{name: "FlowKeysBusiest", fn: testFlowKeysBusiest, covers: []string{"FlowKeysBusiest"}},
 	{name: "EndpointCircuit", fn: testEndpointCircuit, covers: []string{"EndpointUpdateCircuit"}},
 	{name: "EndpointPause", fn: testEndpointPause, covers: []string{"EndpointUpdatePause"}},
 	{name: "Audit", fn: testAudit, covers: []string{"AuditInsert", "AuditList"}},

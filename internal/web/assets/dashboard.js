@@ -592,6 +592,46 @@ function displayValue(v, key) {
   return s;
 }
 
+// flowKeysCard lists the endpoint's busiest flow keys and the due jobs
+// each key's own limits hold (GET /v1/endpoints/{name}/keys), re-read
+// every few seconds while the page is open. Each key links to its jobs.
+function flowKeysCard(name, stale) {
+  const body = h("div", { id: "flow-keys-body" }, h("p", { class: "muted small", text: "Loading…" }));
+  const card = h("section", { class: "card", id: "flow-keys", "aria-labelledby": "flow-keys-title" },
+    h("div", { class: "card-head" }, h("h2", { id: "flow-keys-title", text: "Busiest flow keys" }), h("span", { class: "muted small", id: "flow-keys-note" })),
+    body);
+  const heldCell = (k) => {
+    if (!k.heldBy) return h("td", { class: "held-col", text: k.held ? num(k.held) : "—" });
+    return h("td", { class: "held-col", title: k.heldBy.detail }, h("strong", { text: num(k.held) }), " by " + (GATE_NAMES[k.heldBy.gate] || k.heldBy.gate));
+  };
+  const show = (l) => {
+    $("flow-keys-note").textContent = l.keyed ? "limits per key apply" : "no limits per key";
+    if (!l.keys.length) {
+      morphChildren(body, [h("p", { class: "empty", id: "flow-keys-empty", text: "No running or scheduled job of this endpoint has a flow key." })]);
+      return;
+    }
+    morphChildren(body, [
+      h("div", { class: "table-wrap" }, h("table", { class: "data", id: "flow-keys-table" },
+        h("thead", {}, h("tr", {}, ["Key", "Running", "Scheduled", "Due", "Held"].map((t) => h("th", { text: t })))),
+        h("tbody", {}, l.keys.map((k) => h("tr", { "data-key": "k:" + k.key, "data-flow-key": k.key },
+          h("td", {}, link("/jobs" + query({ endpoint: name, flowKey: k.key }), k.key)),
+          h("td", { text: num(k.running) }), h("td", { text: num(k.scheduled) }), h("td", { text: num(k.due) }), heldCell(k)))))),
+      l.capped ? h("p", { class: "help", text: "Counted from the first 200,000 running and 200,000 scheduled keyed jobs." }) : null,
+    ].filter(Boolean));
+  };
+  const load = async () => {
+    try {
+      const l = await api("GET", `/v1/endpoints/${encodeURIComponent(name)}/keys?limit=10`);
+      if (!stale()) show(l);
+    } catch (e) {
+      if (!stale()) morphChildren(body, [h("p", { class: "callout", text: "Could not read the flow keys: " + e.message })]);
+    }
+  };
+  load();
+  const timer = setInterval(() => (stale() ? clearInterval(timer) : load()), 5000);
+  return card;
+}
+
 async function endpointView([name], stale) {
   setTitle(name + " policy");
   const ep = await api("GET", "/v1/endpoints/" + encodeURIComponent(name));
@@ -647,7 +687,7 @@ async function endpointView([name], stale) {
   setView(
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/", "Overview"), " / ", h("span", { text: ep.name })),
     headBox, conflictBox,
-    h("div", { class: "split editor" }, form, h("div", { class: "stack" }, preview, h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
+    h("div", { class: "split editor" }, form, h("div", { class: "stack" }, preview, flowKeysCard(ep.name, stale), h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
   headBox.after(operatorControls(ep, canWrite, stale));
 
   const input = (k) => $("f-" + k);

@@ -53,13 +53,15 @@ __all__ = [
     "FieldError",
     "ErrorDetail",
     "ErrorBody",
+    "Hold",
+    "FlowKeyLoad",
+    "FlowKeyList",
     "Health",
     "Heartbeat",
     "HeartbeatResult",
     "HistoryPoint",
     "HistorySeries",
     "History",
-    "Hold",
     "PolicySnapshot",
     "Job",
     "JobEnqueue",
@@ -475,6 +477,42 @@ class ErrorBody(TypedDict):
     error: ErrorDetail
 
 
+class Hold(TypedDict):
+    """The Hold schema: the 200 answer of GET /v1/jobs/{id}/explain."""
+
+    # one sentence for people
+    detail: str
+    gate: HoldGate
+    # when the gate opens, if known
+    until: NotRequired[str]
+
+
+class FlowKeyLoad(TypedDict):
+    """The FlowKeyLoad schema."""
+
+    # scheduled jobs whose due time has passed
+    due: int
+    # due jobs that a limit of this key holds now (the endpoint's own gates aside)
+    held: int
+    # the key's limit that holds them (key_order, key_concurrency or key_rate); null when none
+    heldBy: Hold | None
+    key: str
+    running: int
+    scheduled: int
+
+
+class FlowKeyList(TypedDict):
+    """The FlowKeyList schema: the 200 answer of GET /v1/endpoints/{name}/keys."""
+
+    # the endpoint has more than 200,000 running or scheduled keyed jobs: the counts are of the first 200,000 of each state read
+    capped: bool
+    endpoint: str
+    # the endpoint has limits per key (keyMaxConcurrent, keyRateLimitPerMinute, keyOrdered or fairKeys)
+    keyed: bool
+    keys: list[FlowKeyLoad]
+    now: str
+
+
 class Health(TypedDict):
     """The Health schema: the 200 answer of GET /healthz."""
 
@@ -532,16 +570,6 @@ History = TypedDict(
     },
 )
 History.__doc__ = "The History schema: the 200 answer of GET /v1/history."
-
-
-class Hold(TypedDict):
-    """The Hold schema: the 200 answer of GET /v1/jobs/{id}/explain."""
-
-    # one sentence for people
-    detail: str
-    gate: HoldGate
-    # when the gate opens, if known
-    until: NotRequired[str]
 
 
 class PolicySnapshot(TypedDict):

@@ -31,6 +31,7 @@ from ._types import (
     Endpoint,
     EndpointCreate,
     EndpointPolicyUpdate,
+    FlowKeyList,
     HeartbeatResult,
     Hold,
     Job,
@@ -81,6 +82,7 @@ OPERATIONS = {
     "postEndpointsNameCircuitClose": "close_circuit",
     "postEndpointsNameCircuitOpen": "open_circuit",
     "getEndpointsNameHeld": "held_jobs",
+    "getEndpointsNameKeys": "flow_keys",
     "getAudit": "audit",
     "postTools": "publish_tool",
     "getTools": "list_tools",
@@ -401,6 +403,13 @@ class Client:
         first, each with ``heldBy``."""
         q = {k: v for k, v in {"cursor": cursor, "limit": None if limit is None else str(int(limit))}.items() if v}
         return self._call("GET", "/v1/endpoints/" + _seg(name) + "/held", retry=True, query=q)[1]
+
+    def flow_keys(self, name: str, *, limit: int | None = None) -> FlowKeyList:
+        """The endpoint's busiest flow keys, most running and scheduled jobs
+        first, with the due jobs each key's own limits hold now (``limit``
+        1–100, default 10)."""
+        q = {"limit": str(int(limit))} if limit is not None else {}
+        return self._call("GET", "/v1/endpoints/" + _seg(name) + "/keys", retry=True, query=q)[1]
 
     def audit(self, *, target: str | None = None, cursor: str | None = None, limit: int | None = None) -> AuditList:
         """Operator actions newest first (owner key); ``target`` selects e.g.

@@ -12,6 +12,7 @@ import type {
   EndpointCreate,
   EndpointPolicyUpdate,
   ErrorBody,
+  FlowKeyList,
   Health,
   HeartbeatResult,
   History,
@@ -254,6 +255,12 @@ export class Client {
   async heldJobs(name: string, page: { cursor?: string; limit?: number } = {}, o?: RequestOptions): Promise<JobList> {
     const q = params({ cursor: page.cursor, limit: page.limit === undefined ? undefined : String(page.limit) });
     return (await this.#do("get", "/v1/endpoints/{name}/held", `/v1/endpoints/${seg(name)}/held`, { query: q, safe: true }, o)).data;
+  }
+
+  /** Lists the endpoint's busiest flow keys (most running and scheduled jobs first) with the due jobs each key's own limits hold now; limit 1–100, default 10. */
+  async flowKeys(name: string, q: { limit?: number } = {}, o?: RequestOptions): Promise<FlowKeyList> {
+    const query = params({ limit: q.limit === undefined ? undefined : String(q.limit) });
+    return (await this.#do("get", "/v1/endpoints/{name}/keys", `/v1/endpoints/${seg(name)}/keys`, { query, safe: true }, o)).data;
   }
 
   /** Lists operator actions newest first (owner key); target selects e.g. "endpoint:payments" or "job:42". */

@@ -236,6 +236,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/endpoints/{name}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the endpoint's busiest flow keys (most running and scheduled jobs first) with the due jobs each key's own limits hold now
+         * @description Key scopes: producer (owner keys may do everything).
+         */
+        get: operations["getEndpointsNameKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints/{name}/pause": {
         parameters: {
             query?: never;
@@ -1093,6 +1113,27 @@ export interface components {
             field: string;
             message: string;
             value: string;
+        };
+        FlowKeyList: {
+            /** @description the endpoint has more than 200,000 running or scheduled keyed jobs: the counts are of the first 200,000 of each state read */
+            capped: boolean;
+            endpoint: string;
+            /** @description the endpoint has limits per key (keyMaxConcurrent, keyRateLimitPerMinute, keyOrdered or fairKeys) */
+            keyed: boolean;
+            keys: components["schemas"]["FlowKeyLoad"][];
+            /** Format: date-time */
+            now: string;
+        };
+        FlowKeyLoad: {
+            /** @description scheduled jobs whose due time has passed */
+            due: number;
+            /** @description due jobs that a limit of this key holds now (the endpoint's own gates aside) */
+            held: number;
+            /** @description the key's limit that holds them (key_order, key_concurrency or key_rate); null when none */
+            heldBy: components["schemas"]["Hold"] | null;
+            key: string;
+            running: number;
+            scheduled: number;
         };
         Health: {
             /** @enum {string} */
@@ -2393,6 +2434,85 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobList"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key's scope or allowlist does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEndpointsNameKeys: {
+        parameters: {
+            query?: {
+                /** @description 1–100, default 10 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlowKeyList"];
                 };
             };
             /** @description Invalid request: every bad field is named with its value and what is allowed */

@@ -52,6 +52,10 @@ export type Hold = S["Hold"];
 export type JobEnqueue = S["JobEnqueue"];
 /** One result of a batch enqueue. */
 export type JobBatchItem = S["JobBatchItem"];
+/** GET /v1/endpoints/{name}/keys: an endpoint's busiest flow keys. */
+export type FlowKeyList = S["FlowKeyList"];
+/** One flow key's jobs on an endpoint and what holds them. */
+export type FlowKeyLoad = S["FlowKeyLoad"];
 /** One page of a job list; nextCursor is null on the last page. */
 export type JobList = S["JobList"];
 /** GET /v1/jobs/counts: the count of each state and the total. */

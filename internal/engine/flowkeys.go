@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
+)
+
+// FlowKeys lists an endpoint's busiest flow keys (the most running and
+// scheduled jobs; at most limit) and, on a keyed endpoint, how many of
+// each key's due jobs its own limits hold now and which limit: the jobs
+// held per key that the endpoint's /held list (its own gates) does not
+// show.
+func (e *Engine) FlowKeys(ctx context.Context, p *Principal, name string, limit int) (*wire.FlowKeyList, error) {
+	if err := p.Require(wire.ScopeProducer); err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > wire.MaxKeysLimit {
+		limit = 10
+	}
+	out := &wire.FlowKeyList{Endpoint: name, Keys: []wire.FlowKeyLoad{}}
+	err := e.st.Read(ctx, func(q store.Queries) error {
+		ep, err := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ProjectID, Name: name})
+		if err != nil {
+			return err
+		}
+		now, err := e.txNow(ctx, q)
+		if err != nil {
+			return err
+		}
+		out.Now, out.Keyed = FormatTime(now), ep.Keyed()
+		loads, capped, err := q.FlowKeysBusiest(ctx, ep.ID, now, limit)
+		if err != nil {
+			return err
+		}
+		out.Capped = capped
+		keys := make([]*keyTurn, len(loads))
+		for i, l := range loads {
+			keys[i] = &keyTurn{key: l.Key, running: l.Running}
+		}
+		if ep.Keyed() && ep.KeyRateLimitPerMinute != nil {
+			if err := keyCounts(ctx, q, ep, keys, now); err != nil {
+				return err
+			}
+		}
+		// An ordered key runs its first job in enqueue order next: while
+		// that one waits (for its retry), every due job of the key waits.
+		var heads map[string]int64
+		if ep.KeyOrdered {
+			names := make([]string, len(loads))
+			for i, l := range loads {
+				names[i] = l.Key
+			}
+			if heads, err = q.FlowKeysNext(ctx, ep.ID, names, true); err != nil {
+				return err
+			}
+		}
+		for i, l := range loads {
+			w := e.keyLoad(ep, l, keys[i], now)
+			if due, ok := heads[l.Key]; ok && due > now && l.Running == 0 && l.Due > 0 {
+				w.Held, w.HeldBy = l.Due, &wire.Hold{Gate: wire.GateKeyOrder, Until: FormatTime(due),
+					Detail: fmt.Sprintf("key %q is ordered: its first job in enqueue order waits until its due time", l.Key)}
+			}
+			out.Keys = append(out.Keys, w)
+		}
+		return nil
+	})
+	return out, storeErr(err, "endpoint "+strconv.Quote(name))
+}
+
+// keyLoad is one key's row: the due jobs beyond the key's room now are
+// held, by the limit that closes once the room is taken.
+func (e *Engine) keyLoad(ep *store.Endpoint, l store.FlowKeyLoad, k *keyTurn, now int64) wire.FlowKeyLoad {
+	w := wire.FlowKeyLoad{Key: l.Key, Running: l.Running, Scheduled: l.Scheduled, Due: l.Due}
+	if !ep.Keyed() || l.Due == 0 {
+		return w
+	}
+	room := flowLimits{ep}.room(k)
+	if room < 0 || room >= l.Due {
+		return w
+	}
+	k.took = room
+	g := e.keyGate(ep, k, now)
+	w.Held, w.HeldBy = l.Due-room, g.hold()
+	return w
+}
