@@ -122,18 +122,18 @@ func (endpointsKeysCommand) Run(ctx context.Context, env *Env, args []string) er
 	}
 	return r.show(func(w io.Writer) {
 		if len(l.Keys) == 0 {
-			fmt.Fprintf(w, "no job of endpoint %s with a flow key is running or scheduled\n", name)
+			fmt.Fprintf(w, "no job of endpoint %s with a flow key is in flight or queued\n", name)
 			return
 		}
 		if !l.Keyed {
 			fmt.Fprintf(w, "endpoint %s has no limits per key: nothing is held by a key\n\n", name)
 		}
-		fmt.Fprintln(w, "KEY\tRUNNING\tSCHEDULED\tDUE\tHELD\tHELD BY")
+		fmt.Fprintln(w, "KEY\tIN FLIGHT\tQUEUED\tDUE\tHELD\tHELD BY")
 		for _, k := range l.Keys {
 			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\n", k.Key, k.Running, k.Scheduled, k.Due, k.Held, heldBy(k.HeldBy))
 		}
 		if l.Capped {
-			fmt.Fprintln(w, "\n(counted from the first 200,000 running and 200,000 scheduled keyed jobs)")
+			fmt.Fprintln(w, "\n(counted from the first 200,000 keyed jobs in flight and the first 200,000 queued)")
 		}
 	})
 }

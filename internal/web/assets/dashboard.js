@@ -607,16 +607,16 @@ function flowKeysCard(name, stale) {
   const show = (l) => {
     $("flow-keys-note").textContent = l.keyed ? "limits per key apply" : "no limits per key";
     if (!l.keys.length) {
-      morphChildren(body, [h("p", { class: "empty", id: "flow-keys-empty", text: "No running or scheduled job of this endpoint has a flow key." })]);
+      morphChildren(body, [h("p", { class: "empty", id: "flow-keys-empty", text: "No job of this endpoint in flight or queued has a flow key." })]);
       return;
     }
     morphChildren(body, [
       h("div", { class: "table-wrap" }, h("table", { class: "data", id: "flow-keys-table" },
-        h("thead", {}, h("tr", {}, ["Key", "Running", "Scheduled", "Due", "Held"].map((t) => h("th", { text: t })))),
+        h("thead", {}, h("tr", {}, ["Key", "In flight", "Queued", "Due", "Held"].map((t) => h("th", { text: t })))),
         h("tbody", {}, l.keys.map((k) => h("tr", { "data-key": "k:" + k.key, "data-flow-key": k.key },
           h("td", {}, link("/jobs" + query({ endpoint: name, flowKey: k.key }), k.key)),
           h("td", { text: num(k.running) }), h("td", { text: num(k.scheduled) }), h("td", { text: num(k.due) }), heldCell(k)))))),
-      l.capped ? h("p", { class: "help", text: "Counted from the first 200,000 running and 200,000 scheduled keyed jobs." }) : null,
+      l.capped ? h("p", { class: "help", text: "Counted from the first 200,000 keyed jobs in flight and the first 200,000 queued." }) : null,
     ].filter(Boolean));
   };
   const load = async () => {
