@@ -44,6 +44,8 @@ class OperatorControls(ServerTestCase):
         self.assertEqual([x["id"] for x in producer.held_jobs(ep)["jobs"]], [job["id"]])
         self.assertIsNone(self.owner.resume_endpoint(ep)["paused"])
         self.assertEqual(producer.held_jobs(ep, limit=5)["jobs"], [])
+        keys = producer.flow_keys(ep, limit=5)
+        self.assertEqual((keys["endpoint"], keys["keyed"], keys["keys"]), (ep, False, []))
 
         opened = self.owner.open_circuit(ep)
         self.assertEqual((opened["circuit"]["state"], opened["circuit"]["openedBy"]), ("open", "bootstrap owner"))

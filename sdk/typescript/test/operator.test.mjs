@@ -43,6 +43,9 @@ test("operator controls: pause, resume, circuits, held jobs, run-now and the aud
   assert.equal(held.jobs[0].heldBy.gate, "paused");
   assert.equal((await owner.resumeEndpoint("payments")).paused, null);
   assert.deepEqual((await producer.heldJobs("payments", { limit: 10 })).jobs, []);
+  const keys = await producer.flowKeys("payments", { limit: 5 });
+  assert.deepEqual([keys.endpoint, keys.keyed, keys.keys], ["payments", false, []]);
+  await assert.rejects(producer.flowKeys("payments", { limit: 101 }), (e) => e.status === 400 && /limit/.test(e.message));
 
   const open = await owner.openCircuit("payments");
   assert.equal(open.circuit.state, "open");
