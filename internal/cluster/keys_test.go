@@ -111,6 +111,22 @@ func (kp *keyProvider) logs() map[string]keyLog {
 	return out
 }
 
+// fresh lists the jobs whose requests arrived less than d ago and are
+// still waiting for their answer.
+func (kp *keyProvider) fresh(d time.Duration) map[int64]bool {
+	kp.mu.Lock()
+	defer kp.mu.Unlock()
+	out := map[int64]bool{}
+	for _, l := range kp.keys {
+		for _, c := range l.calls {
+			if c.end.IsZero() && c.status == 0 && time.Since(c.at) < d {
+				out[c.job] = true
+			}
+		}
+	}
+	return out
+}
+
 // total is the number of requests that arrived, of every key.
 func (kp *keyProvider) total() int {
 	kp.mu.Lock()
@@ -247,8 +263,10 @@ func nodesUsed(t *testing.T, as []attemptRow) int {
 //     jobs in enqueue order, never two at once, each failing job's retry
 //     before its key's next job, and other keys' requests while it waits;
 //   - kill -9 (last, as it leaves two nodes): keyMaxConcurrent 2 with
-//     requests held 500 ms, one node killed with SIGKILL while its
-//     requests are in flight: the limit still holds at the provider, and
+//     requests held 500 ms, one node killed with SIGKILL while the
+//     provider holds a request it sent (one that arrived under 250 ms
+//     before: a node picked by its running jobs alone had, in one run,
+//     its requests all answered and its report not yet made): the limit still holds at the provider, and
 //     a job ran again only after its earlier attempt's lease (8 s) expired
 //     (timed_out, by the killed node).
 func TestKeyLimitsAcrossNodes(t *testing.T) {
@@ -483,7 +501,12 @@ func keyKill(t *testing.T, ctx context.Context, dbURL string, nodes []*proctest.
 	waitFor(t, time.Minute, "20 requests at the provider", func() (bool, string) {
 		return kp.total() >= 20, fmt.Sprint(kp.total())
 	})
-	victim, worker, running := busiestNode(t, dbURL, nodes, "killed")
+	var victim, running int
+	var worker string
+	waitFor(t, time.Minute, "a node with a request just arrived at the provider", func() (bool, string) {
+		victim, worker, running = nodeMidRequest(t, dbURL, nodes, "killed", kp.fresh(250*time.Millisecond))
+		return victim >= 0, fmt.Sprint(kp.total(), " requests")
+	})
 	nodes[victim].Kill()
 	killed := time.Now()
 	t.Logf("node %d (%s) killed with SIGKILL holding %d running jobs, %s after the enqueue", victim, worker, running, killed.Sub(start).Round(time.Millisecond))
@@ -507,29 +530,29 @@ func keyKill(t *testing.T, ctx context.Context, dbURL string, nodes []*proctest.
 		len(jobs), len(keys), time.Since(start).Round(time.Millisecond), cut, reruns, peaks)
 }
 
-// busiestNode finds the node with the most running jobs of endpoint name
-// by the worker ids of the database ("ratchet-delivery/<host>/<pid>").
-func busiestNode(t *testing.T, dbURL string, nodes []*proctest.Server, name string) (int, string, int64) {
+// nodeMidRequest finds a node running a job of endpoint name whose
+// request is in fresh (it just reached the provider, which holds it for
+// a while yet), by the worker ids of the database
+// ("ratchet-delivery/<host>/<pid>"); -1 for none. It returns the node's
+// worker id and its running jobs.
+func nodeMidRequest(t *testing.T, dbURL string, nodes []*proctest.Server, name string, fresh map[int64]bool) (int, string, int) {
 	t.Helper()
-	rows := map[string]int64{}
+	running, holding := map[string]int{}, ""
 	for _, a := range attempts(t, dbURL, name) {
 		if a.outcome == "" {
-			rows[a.worker]++
-		}
-	}
-	best, worker, most := -1, "", int64(0)
-	for w, n := range rows {
-		pid, _ := strconv.Atoi(w[strings.LastIndex(w, "/")+1:])
-		for i, nd := range nodes {
-			if nd.Pid() == pid && n > most {
-				best, worker, most = i, w, n
+			running[a.worker]++
+			if fresh[a.jobID] {
+				holding = a.worker
 			}
 		}
 	}
-	if best < 0 {
-		t.Fatalf("no node has a running job of %s: %v", name, rows)
+	pid, _ := strconv.Atoi(holding[strings.LastIndex(holding, "/")+1:])
+	for i, nd := range nodes {
+		if holding != "" && nd.Pid() == pid {
+			return i, holding, running[holding]
+		}
 	}
-	return best, worker, most
+	return -1, "", 0
 }
 
 // checkReruns: every job's attempts end with one success, and every
