@@ -177,7 +177,7 @@ const (
 	GateRateLimit     Gate = "rate_limit"      // the endpoint had rateLimitPerMinute claims in the last 60 s
 	GateKeyOrder      Gate = "key_order"       // its flow key is ordered, and a job enqueued before it has not finished
 	GateKeyConcurrent Gate = "key_concurrency" // its flow key runs keyMaxConcurrent jobs already
-	GateKeyRate       Gate = "key_rate"        // its flow key had keyRateLimitPerMinute claims in the last 60 s
+	GateKeyRate       Gate = "key_rate"        // its flow key had keyRateLimitPerMinute claims in the last 61 s (a minute and a second for delivery)
 	GateNone          Gate = "none"            // nothing holds it: not scheduled, or due and waiting for a worker
 )
 

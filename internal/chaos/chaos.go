@@ -62,6 +62,13 @@ type Config struct {
 	// below the pace they are enqueued at, so that it binds all run long.
 	RateLimit int64
 	Lease     time.Duration // both endpoints' defaultTimeoutMs; default 10s
+	// Keys gives the main endpoint's jobs flow keys, drawn from the seed
+	// among this many, and the main endpoint a keyMaxConcurrent
+	// (KeyMaxConcurrent); 0: no keys.
+	Keys int
+	// KeyMaxConcurrent is the main endpoint's keyMaxConcurrent with Keys;
+	// default 2. Below a key's share of the handler slots, so it binds.
+	KeyMaxConcurrent int64
 	// KillEvery and CrashEvery are the ranges of the waits between node
 	// kills and between worker crashes; default 15s–30s each.
 	KillEvery, CrashEvery [2]time.Duration
@@ -106,6 +113,9 @@ func (c *Config) defaults() {
 	}
 	if c.Lease == 0 {
 		c.Lease = 10 * time.Second
+	}
+	if c.Keys > 0 && c.KeyMaxConcurrent == 0 {
+		c.KeyMaxConcurrent = 2
 	}
 	if c.KillEvery == [2]time.Duration{} {
 		c.KillEvery = [2]time.Duration{15 * time.Second, 30 * time.Second}
@@ -163,6 +173,10 @@ func (c Config) Validate() error {
 		return bad("RateLimit", c.RateLimit, "must be from 1 through 1000000")
 	case c.Lease < time.Second || c.Lease > time.Hour:
 		return bad("Lease", c.Lease, "must be from 1s through 1h")
+	case c.Keys < 0 || c.Keys > 100_000:
+		return bad("Keys", c.Keys, "must be from 0 through 100000")
+	case c.Keys > 0 && (c.KeyMaxConcurrent < 1 || c.KeyMaxConcurrent > 10_000):
+		return bad("KeyMaxConcurrent", c.KeyMaxConcurrent, "must be from 1 through 10000 with Keys")
 	case c.KillEvery[0] < time.Second || c.KillEvery[1] < c.KillEvery[0]:
 		return bad("KillEvery", c.KillEvery, "must be a range of at least 1s, low first")
 	case c.CrashEvery[0] < time.Second || c.CrashEvery[1] < c.CrashEvery[0]:
@@ -186,9 +200,10 @@ const (
 
 // jobPlan is one job the producer enqueues.
 type jobPlan struct {
-	key      string
+	key      string // idempotency key
 	endpoint string
 	class    class
+	flowKey  string // "" for none
 }
 
 // run is the state of one chaos run.
@@ -353,11 +368,15 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	r.planJobs()
 	classes := make(map[string]class, len(r.plan))
+	flowKeys := map[string]string{}
 	for _, j := range r.plan {
 		classes[j.key] = j.class
+		if j.flowKey != "" {
+			flowKeys[j.key] = j.flowKey
+		}
 	}
 	var err error
-	if r.prov, err = newProvider(cfg.Seed, []string{mainEndpoint, meteredEndpoint}, classes); err != nil {
+	if r.prov, err = newProvider(cfg.Seed, []string{mainEndpoint, meteredEndpoint}, classes, flowKeys); err != nil {
 		return err
 	}
 	if err := r.startNodes(ctx); err != nil {
@@ -376,8 +395,12 @@ func (r *run) setup(ctx context.Context) error {
 			return err
 		}
 	}
-	r.logf("%d worker processes × %d handlers, provider on %s; %s of faults, %d jobs (%d metered), seed %d",
-		cfg.Workers, cfg.Concurrency, r.prov.url, cfg.Duration, cfg.Jobs, cfg.MeteredJobs, cfg.Seed)
+	keys := ""
+	if cfg.Keys > 0 {
+		keys = fmt.Sprintf(", the main jobs over %d flow keys (keyMaxConcurrent %d)", cfg.Keys, cfg.KeyMaxConcurrent)
+	}
+	r.logf("%d worker processes × %d handlers, provider on %s; %s of faults, %d jobs (%d metered)%s, seed %d",
+		cfg.Workers, cfg.Concurrency, r.prov.url, cfg.Duration, cfg.Jobs, cfg.MeteredJobs, keys, cfg.Seed)
 	return nil
 }
 
@@ -498,8 +521,9 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// planJobs decides every job's key, endpoint and provider class. Metered
-// jobs are spread evenly among the others.
+// planJobs decides every job's key, endpoint and provider class, and with
+// Keys the flow key of each main job, drawn from the seed. Metered jobs
+// are spread evenly among the others.
 func (r *run) planJobs() {
 	n, m := r.cfg.Jobs, r.cfg.MeteredJobs
 	r.plan = make([]jobPlan, n)
@@ -507,6 +531,8 @@ func (r *run) planJobs() {
 		j := jobPlan{key: "chaos-" + strconv.Itoa(i), endpoint: mainEndpoint, class: classOf(r.cfg.Seed, i)}
 		if i*m/n != (i+1)*m/n {
 			j.endpoint, j.class = meteredEndpoint, classOK
+		} else if r.cfg.Keys > 0 {
+			j.flowKey = "key-" + strconv.FormatUint(splitmix(r.cfg.Seed^uint64(i)<<20)%uint64(r.cfg.Keys), 10)
 		}
 		r.plan[i] = j
 	}
@@ -557,9 +583,11 @@ func (r *run) createEndpoints(ctx context.Context) error {
 		// Retries after 1, 2 and 4 s (±20 %); the fourth attempt is the
 		// last. The circuit is kept out of the run: its threshold is never
 		// reached, so every hold is a concurrency or rate-limit hold.
+		// With Keys, its jobs carry flow keys and a key may run
+		// KeyMaxConcurrent at once.
 		{mainEndpoint, client.EndpointPolicy{
 			Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 4, InitialDelayMs: 1000, Multiplier: 2, MaxDelayMs: 4000, JitterPercent: 20}},
-			DefaultTimeoutMs: lease, MaxConcurrent: r.cfg.MaxConcurrent, CircuitFailureThreshold: 1000}},
+			DefaultTimeoutMs: lease, MaxConcurrent: r.cfg.MaxConcurrent, CircuitFailureThreshold: 1000, KeyLimits: r.keyLimits()}},
 		// The provider always answers 200 here; attempts fail only when a
 		// worker crashes, and ten are plenty.
 		{meteredEndpoint, client.EndpointPolicy{
@@ -575,6 +603,16 @@ func (r *run) createEndpoints(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// keyLimits are the main endpoint's limits per key: keyMaxConcurrent
+// with Keys, none without.
+func (r *run) keyLimits() client.KeyLimits {
+	if r.cfg.Keys == 0 {
+		return client.KeyLimits{}
+	}
+	n := r.cfg.KeyMaxConcurrent
+	return client.KeyLimits{KeyMaxConcurrent: &n}
 }
 
 // --- the producer ---
@@ -598,7 +636,8 @@ func (r *run) produce(ctx context.Context) {
 		part := r.plan[k*batch : min((k+1)*batch, len(r.plan))]
 		reqs := make([]client.EnqueueRequest, len(part))
 		for i, j := range part {
-			reqs[i] = client.EnqueueRequest{Tool: j.endpoint + "@1", IdempotencyKey: j.key, Payload: json.RawMessage(`{"n":` + strings.TrimPrefix(j.key, "chaos-") + `}`)}
+			reqs[i] = client.EnqueueRequest{Tool: j.endpoint + "@1", IdempotencyKey: j.key, FlowKey: j.flowKey,
+				Payload: json.RawMessage(`{"n":` + strings.TrimPrefix(j.key, "chaos-") + `}`)}
 		}
 		for try := 0; ; try++ {
 			if ctx.Err() != nil || time.Now().After(deadline) {

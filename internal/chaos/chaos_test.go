@@ -102,6 +102,44 @@ func TestShortRun(t *testing.T) {
 	}
 }
 
+// TestShortRunKeys is a short chaos run with flow keys (--keys): the main
+// endpoint's jobs over 3 keys, keyMaxConcurrent 2, with 16 handler slots
+// and a maxConcurrent of 16, so the limit per key is what binds; three
+// nodes on the shared test server, node kills and worker crashes every
+// 6–10 s for 20 s, no PostgreSQL restart. Every invariant must hold,
+// keyMaxConcurrent at the provider and in the database among them, and
+// some key must reach its limit at the provider (else the check checked
+// nothing).
+func TestShortRunKeys(t *testing.T) {
+	dbURL := pgtest.ServerURL(t)
+	bin := proctest.Binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	every := [2]time.Duration{6 * time.Second, 10 * time.Second}
+	cfg := chaos.Config{Binary: bin, DatabaseURL: dbURL, Duration: 20 * time.Second, Jobs: 600, Nodes: 3, Skew: 2 * time.Second,
+		Workers: 2, Concurrency: 8, MaxConcurrent: 16, Keys: 3, KeyMaxConcurrent: 2, KillEvery: every, CrashEvery: every,
+		Drain: 2 * time.Minute, Seed: 3, Progress: &logWriter{t: t}}
+	rep, err := chaos.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	rep.Print(&out)
+	t.Log("\n" + out.String())
+	for _, v := range rep.Violations {
+		t.Errorf("invariant broken: %s", v)
+	}
+	if rep.Keys == nil || rep.Keys.Keys != cfg.Keys || rep.Keys.KeyMaxConcurrent != cfg.KeyMaxConcurrent {
+		t.Fatalf("the report's flow keys: %+v, want %d keys at keyMaxConcurrent %d", rep.Keys, cfg.Keys, cfg.KeyMaxConcurrent)
+	}
+	if rep.Keys.AtLimit == 0 {
+		t.Errorf("no key had %d calls at once at the provider (most %d): the limit never bound, so the check checked nothing", cfg.KeyMaxConcurrent, rep.Keys.PeakAtProvider)
+	}
+	if kills := rep.NodeKills[0] + rep.NodeKills[1] + rep.NodeKills[2]; kills < 1 || rep.WorkerCrashes < 1 {
+		t.Errorf("the run made %d node kills and %d worker crashes; want at least one of each", kills, rep.WorkerCrashes)
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	ok := chaos.Config{Binary: "ratchet", DatabaseURL: "postgres://127.0.0.1/x", Duration: time.Minute, Jobs: 1000, Nodes: 3, Workers: 2, Concurrency: 4,
 		MaxConcurrent: 8, RateLimit: 60, Lease: 10 * time.Second, KillEvery: [2]time.Duration{15 * time.Second, 30 * time.Second},
@@ -121,6 +159,8 @@ func TestConfigValidate(t *testing.T) {
 		{"MeteredJobs", func(c *chaos.Config) { c.MeteredJobs = c.Jobs }},
 		{"Skew", func(c *chaos.Config) { c.Skew = 2 * time.Hour }},
 		{"KillEvery", func(c *chaos.Config) { c.KillEvery = [2]time.Duration{30 * time.Second, 15 * time.Second} }},
+		{"Keys", func(c *chaos.Config) { c.Keys = -1 }},
+		{"KeyMaxConcurrent", func(c *chaos.Config) { c.Keys, c.KeyMaxConcurrent = 3, 0 }},
 	} {
 		c := ok
 		tc.change(&c)

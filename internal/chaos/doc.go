@@ -16,7 +16,9 @@
 // the concurrency gate binds. "metered" takes 5 % with a rateLimitPerMinute
 // (by default the metered jobs over the minutes of the run, 500 for 5,000
 // jobs in 10 minutes: below the pace they are enqueued at) that binds all
-// run long.
+// run long. With Keys (--keys), main's jobs carry flow keys drawn from the
+// seed and main has a keyMaxConcurrent (KeyMaxConcurrent, default 2); the
+// workers send each job's key and the provider counts calls per key too.
 //
 // Over 85 % of the run's duration a producer enqueues the jobs in batches, each
 // through the next node that answers and sent again with the same
@@ -41,6 +43,9 @@
 //   - the database agrees: no more attempts running at once, by their
 //     claim and finish times, than maxConcurrent, and no more claims in any
 //     60 s than the rate limit;
+//   - with Keys, no key has more calls in progress at the provider, nor
+//     attempts running in the database, than keyMaxConcurrent, and every
+//     call comes from a job claimed with the key it was enqueued with;
 //   - every job ends succeeded, failed or exhausted once the faults stop;
 //   - no node or worker exits by itself.
 //

@@ -62,20 +62,24 @@ type call struct {
 	job      int64
 	attempt  int64
 	worker   string
+	flowKey  string        // the X-Ratchet-Flow-Key the worker sent: the claimed job's key
 	at, end  time.Duration // arrival and answer, since the provider started
 	status   int           // the answer; 0 when the caller went away first
 }
 
 // provider is the local test provider the workers call: POST /{endpoint}
-// with the job's Idempotency-Key and X-Ratchet-Job, X-Ratchet-Attempt and
-// X-Ratchet-Worker headers. It counts calls in progress per endpoint (and
-// the most it ever saw), and keeps every call for the checks.
+// with the job's Idempotency-Key and X-Ratchet-Job, X-Ratchet-Attempt,
+// X-Ratchet-Worker and X-Ratchet-Flow-Key headers. It counts calls in
+// progress per endpoint and per flow key (and the most it ever saw), and
+// keeps every call for the checks.
 type provider struct {
-	seed    uint64
-	classes map[string]class // by idempotency key, for the main endpoint
-	started time.Time
-	srv     *http.Server
-	url     string
+	seed     uint64
+	classes  map[string]class  // by idempotency key, for the main endpoint
+	flowKeys map[string]string // the planned flow key by idempotency key; none for a job without
+	byKey    map[string]*gauge // per flow key; fixed after newProvider
+	started  time.Time
+	srv      *http.Server
+	url      string
 
 	mu       sync.Mutex
 	calls    []call
@@ -100,8 +104,9 @@ func (g *gauge) inc() {
 
 func (g *gauge) dec() { g.now.Add(-1) }
 
-// newProvider listens on a loopback port.
-func newProvider(seed uint64, endpoints []string, classes map[string]class) (*provider, error) {
+// newProvider listens on a loopback port. flowKeys are the jobs' planned
+// flow keys, by idempotency key.
+func newProvider(seed uint64, endpoints []string, classes map[string]class, flowKeys map[string]string) (*provider, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -109,6 +114,12 @@ func newProvider(seed uint64, endpoints []string, classes map[string]class) (*pr
 	p := &provider{seed: seed, classes: classes, started: time.Now(), seen: map[string]int{}, byWorker: map[string]int{}, inflight: map[string]*gauge{}}
 	for _, e := range endpoints {
 		p.inflight[e] = &gauge{}
+	}
+	p.flowKeys, p.byKey = flowKeys, map[string]*gauge{}
+	for _, k := range flowKeys {
+		if p.byKey[k] == nil {
+			p.byKey[k] = &gauge{}
+		}
 	}
 	p.url = "http://" + ln.Addr().String()
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
@@ -135,10 +146,17 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Read the body first: the server then watches the connection, and the
 	// request's context ends as soon as a crashed worker's socket closes.
 	_, _ = io.Copy(io.Discard, r.Body)
-	c := call{endpoint: ep, key: r.Header.Get("Idempotency-Key"), worker: r.Header.Get("X-Ratchet-Worker")}
+	c := call{endpoint: ep, key: r.Header.Get("Idempotency-Key"), worker: r.Header.Get("X-Ratchet-Worker"), flowKey: r.Header.Get("X-Ratchet-Flow-Key")}
 	c.job, _ = strconv.ParseInt(r.Header.Get("X-Ratchet-Job"), 10, 64)
 	c.attempt, _ = strconv.ParseInt(r.Header.Get("X-Ratchet-Attempt"), 10, 64)
+	// Counted by the planned key, what the producer enqueued; the key
+	// the worker sent is checked against it.
+	kg := p.byKey[p.flowKeys[c.key]]
+	if kg == nil {
+		kg = &gauge{}
+	}
 	g.inc()
+	kg.inc()
 	c.at = time.Since(p.started)
 	p.mu.Lock()
 	p.seen[c.key]++
@@ -156,6 +174,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.Stop()
 	}
 	c.end = time.Since(p.started)
+	kg.dec()
 	g.dec()
 	p.mu.Lock()
 	p.calls = append(p.calls, c)
@@ -213,10 +232,10 @@ func (p *provider) dump(path string) error {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	fmt.Fprintln(w, "endpoint,idempotency_key,job,attempt,worker,arrived_ms,answered_ms,arrived_unix_ms,status")
+	fmt.Fprintln(w, "endpoint,idempotency_key,job,attempt,worker,arrived_ms,answered_ms,arrived_unix_ms,status,flow_key")
 	for _, c := range p.records() {
-		fmt.Fprintf(w, "%s,%s,%d,%d,%s,%.3f,%.3f,%d,%d\n", c.endpoint, c.key, c.job, c.attempt, c.worker,
-			float64(c.at.Microseconds())/1000, float64(c.end.Microseconds())/1000, p.started.Add(c.at).UnixMilli(), c.status)
+		fmt.Fprintf(w, "%s,%s,%d,%d,%s,%.3f,%.3f,%d,%d,%s\n", c.endpoint, c.key, c.job, c.attempt, c.worker,
+			float64(c.at.Microseconds())/1000, float64(c.end.Microseconds())/1000, p.started.Add(c.at).UnixMilli(), c.status, c.flowKey)
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
@@ -227,6 +246,16 @@ func (p *provider) dump(path string) error {
 
 // peak is the most calls of the endpoint the provider ever had at once.
 func (p *provider) peak(endpoint string) int64 { return p.inflight[endpoint].peak.Load() }
+
+// keyPeaks is the most calls of each flow key the provider ever had at
+// once, by key.
+func (p *provider) keyPeaks() map[string]int64 {
+	out := make(map[string]int64, len(p.byKey))
+	for k, g := range p.byKey {
+		out[k] = g.peak.Load()
+	}
+	return out
+}
 
 // maxInWindow is the most of the times (sorted ascending) that fall in
 // any window of length w: times t with last-w < t <= last, for each time

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ type Report struct {
 	SuccessWithout200  int   // succeeded attempts the provider did not answer 200
 
 	Endpoints []EndpointFigures
+	Keys      *KeyFigures // with Config.Keys; nil without
 
 	Throughput  float64       // finished jobs per second, first enqueue to last finish
 	Busy        time.Duration // first enqueue to last finish
@@ -72,6 +74,18 @@ type EndpointFigures struct {
 	// DelayMin and DelayMax bound the time from a claim (its time in the
 	// database) to the call's arrival at the provider.
 	DelayMin, DelayMax time.Duration
+}
+
+// KeyFigures are the main endpoint's limit per flow key and what the
+// provider and the database saw of it.
+type KeyFigures struct {
+	Keys             int   // flow keys the main jobs were spread over
+	KeyMaxConcurrent int64 // the main endpoint's keyMaxConcurrent
+	PeakAtProvider   int64 // most calls of one key in progress at once at the provider
+	PeakKey          string
+	PeakInDatabase   int // most attempts of one key running at once by their claim and finish times
+	AtLimit          int // keys whose calls reached KeyMaxConcurrent at once at the provider
+	WrongKey         int // calls whose worker named another flow key than the job was enqueued with
 }
 
 // DeliveryAllowance is taken off the rate limit's 60 s window when the
@@ -129,6 +143,9 @@ func (r *run) check(ctx context.Context) (*Report, error) {
 		f := EndpointFigures{Name: ep.name, MaxConcurrent: ep.conc, RateLimit: ep.limit, PeakAtProvider: r.prov.peak(ep.name)}
 		r.endpointFigures(&f, calls, as, claimedAt)
 		rep.Endpoints = append(rep.Endpoints, f)
+	}
+	if cfg.Keys > 0 {
+		rep.Keys = r.keyFigures(jobs, calls, as)
 	}
 	if lastFinished > firstCreated && firstCreated > 0 {
 		rep.Busy = time.Duration(lastFinished-firstCreated) * time.Millisecond
@@ -301,6 +318,47 @@ func (r *run) endpointFigures(f *EndpointFigures, calls []call, as []attemptRow,
 	}
 }
 
+// keyFigures holds the main endpoint's keyMaxConcurrent against the
+// provider's count of calls in progress per key and against the attempts
+// of each key in the database (jobs maps idempotency keys to jobs, which
+// gives each attempt its planned key), and counts the calls whose worker
+// saw another key than the job was enqueued with.
+func (r *run) keyFigures(jobs map[string]jobRow, calls []call, as []attemptRow) *KeyFigures {
+	f := &KeyFigures{Keys: r.cfg.Keys, KeyMaxConcurrent: r.cfg.KeyMaxConcurrent}
+	keys := r.prov.keyPeaks()
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if keys[k] > f.PeakAtProvider {
+			f.PeakAtProvider, f.PeakKey = keys[k], k
+		}
+		if keys[k] >= f.KeyMaxConcurrent {
+			f.AtLimit++
+		}
+	}
+	keyOf := map[int64]string{}
+	planned := map[string]string{}
+	for _, p := range r.plan {
+		if j, ok := jobs[p.key]; ok && p.flowKey != "" {
+			keyOf[j.id] = p.flowKey
+		}
+		planned[p.key] = p.flowKey
+	}
+	byKey := map[string][]attemptRow{}
+	for _, a := range as {
+		if k := keyOf[a.job]; k != "" {
+			byKey[k] = append(byKey[k], a)
+		}
+	}
+	for _, kas := range byKey {
+		f.PeakInDatabase = max(f.PeakInDatabase, peakOverlap(kas))
+	}
+	for _, c := range calls {
+		if c.flowKey != planned[c.key] {
+			f.WrongKey++
+		}
+	}
+	return f
+}
+
 // peakOverlap is the most attempts whose [claimed, finished) intervals
 // hold one instant; a running attempt (finished 0) stays open.
 func peakOverlap(as []attemptRow) int {
@@ -357,6 +415,17 @@ func (rep *Report) decide() {
 		}
 		if e.RateLimit > 0 && int64(e.ClaimsIn60s) > e.RateLimit {
 			v("the rate limit holds in the database: endpoint %s had %d claims within 60 s (rateLimitPerMinute %d)", e.Name, e.ClaimsIn60s, e.RateLimit)
+		}
+	}
+	if k := rep.Keys; k != nil {
+		if k.PeakAtProvider > k.KeyMaxConcurrent {
+			v("keyMaxConcurrent holds at the provider: key %s of endpoint %s had %d calls at once (keyMaxConcurrent %d)", k.PeakKey, mainEndpoint, k.PeakAtProvider, k.KeyMaxConcurrent)
+		}
+		if int64(k.PeakInDatabase) > k.KeyMaxConcurrent {
+			v("keyMaxConcurrent holds in the database: a key of endpoint %s had %d attempts running at once by their claim and finish times (keyMaxConcurrent %d)", mainEndpoint, k.PeakInDatabase, k.KeyMaxConcurrent)
+		}
+		if k.WrongKey > 0 {
+			v("every job carries its flow key: %d calls came from jobs claimed with another key than they were enqueued with", k.WrongKey)
 		}
 	}
 	if n := rep.Unfinished + rep.States["cancelled"]; n > 0 {
@@ -425,6 +494,11 @@ func (rep *Report) printEndpoints(p func(format string, args ...any)) {
 			rl, calls, claims = fmt.Sprint(e.RateLimit), fmt.Sprintf("%d (%d)", e.CallsInWindow, e.CallsIn60s), fmt.Sprint(e.ClaimsIn60s)
 		}
 		p("| %s | %d | %d | %d | %d | %s | %s | %s | %s–%s |", e.Name, e.Jobs, e.MaxConcurrent, e.PeakAtProvider, e.PeakInDatabase, rl, calls, claims, e.DelayMin, e.DelayMax)
+	}
+	if k := rep.Keys; k != nil {
+		p("")
+		p("Flow keys: the %s jobs over %d keys, keyMaxConcurrent %d: most calls of one key at once %d at the provider (key %s; %d keys reached the limit), most attempts of one key running %d in the database; %d calls named another key than their job's.",
+			mainEndpoint, k.Keys, k.KeyMaxConcurrent, k.PeakAtProvider, k.PeakKey, k.AtLimit, k.PeakInDatabase, k.WrongKey)
 	}
 }
 

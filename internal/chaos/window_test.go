@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -72,5 +73,52 @@ func TestPlural(t *testing.T) {
 		if got := plural(tc.n, tc.noun); got != tc.want {
 			t.Errorf("plural(%d, %q) = %q, want %q", tc.n, tc.noun, got, tc.want)
 		}
+	}
+}
+
+// TestKeyFigures: the check of keyMaxConcurrent passes a run whose keys
+// stayed within the limit, and breaks on a key over it at the provider or
+// in the database, or on a call whose worker named another key.
+func TestKeyFigures(t *testing.T) {
+	r := &run{cfg: Config{Keys: 2, KeyMaxConcurrent: 2}, plan: []jobPlan{
+		{key: "chaos-0", endpoint: mainEndpoint, flowKey: "key-0"},
+		{key: "chaos-1", endpoint: mainEndpoint, flowKey: "key-0"},
+		{key: "chaos-2", endpoint: mainEndpoint, flowKey: "key-0"},
+		{key: "chaos-3", endpoint: mainEndpoint, flowKey: "key-1"},
+		{key: "chaos-4", endpoint: meteredEndpoint},
+	}}
+	jobs := map[string]jobRow{"chaos-0": {id: 10}, "chaos-1": {id: 11}, "chaos-2": {id: 12}, "chaos-3": {id: 13}, "chaos-4": {id: 14}}
+	calls := []call{{key: "chaos-0", flowKey: "key-0"}, {key: "chaos-3", flowKey: "key-1"}, {key: "chaos-4"}}
+	// Jobs 10 and 11 of key-0 overlap, 12 starts as 11 ends; 13 and 14
+	// (another key, no key) overlap them all.
+	as := []attemptRow{{job: 10, claimedAt: 0, finishedAt: 100}, {job: 11, claimedAt: 50, finishedAt: 150}, {job: 12, claimedAt: 150, finishedAt: 200},
+		{job: 13, claimedAt: 0, finishedAt: 200}, {job: 14, claimedAt: 0, finishedAt: 200}}
+	peaks := func(k0, k1 int64) {
+		r.prov = &provider{byKey: map[string]*gauge{"key-0": {}, "key-1": {}}}
+		r.prov.byKey["key-0"].peak.Store(k0)
+		r.prov.byKey["key-1"].peak.Store(k1)
+	}
+	decide := func() (*KeyFigures, []string) {
+		rep := &Report{Keys: r.keyFigures(jobs, calls, as)}
+		rep.decide()
+		return rep.Keys, rep.Violations
+	}
+	peaks(2, 1)
+	if f, v := decide(); len(v) != 0 || f.PeakAtProvider != 2 || f.PeakKey != "key-0" || f.PeakInDatabase != 2 || f.AtLimit != 1 || f.WrongKey != 0 {
+		t.Fatalf("within the limit: %+v, violations %q", f, v)
+	}
+	peaks(3, 1)
+	if _, v := decide(); len(v) != 1 || !strings.Contains(v[0], "keyMaxConcurrent holds at the provider: key key-0") {
+		t.Errorf("3 calls of key-0 at once at the provider: violations %q", v)
+	}
+	peaks(2, 1)
+	as[2].claimedAt = 99
+	if f, v := decide(); f.PeakInDatabase != 3 || len(v) != 1 || !strings.Contains(v[0], "keyMaxConcurrent holds in the database") {
+		t.Errorf("3 attempts of key-0 running at once: %+v, violations %q", f, v)
+	}
+	as[2].claimedAt = 150
+	calls[1].flowKey = "key-0"
+	if f, v := decide(); f.WrongKey != 1 || len(v) != 1 || !strings.Contains(v[0], "every job carries its flow key") {
+		t.Errorf("a call of key-1's job named key-0: %+v, violations %q", f, v)
 	}
 }

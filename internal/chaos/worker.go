@@ -84,6 +84,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, log io.Writer) error {
 		req.Header.Set("X-Ratchet-Job", strconv.FormatInt(j.ID, 10))
 		req.Header.Set("X-Ratchet-Attempt", strconv.FormatInt(j.Attempt, 10))
 		req.Header.Set("X-Ratchet-Worker", cfg.ID)
+		if j.FlowKey != "" {
+			req.Header.Set("X-Ratchet-Flow-Key", j.FlowKey)
+		}
 		resp, err := hc.Do(req)
 		if err != nil {
 			return err

@@ -19,7 +19,8 @@ func chaosGroup() *group {
 	return &group{name: "chaos", dispatch: runChaosGroup, subs: []subcommand{
 		{"run", "run nodes, workers and a test provider on PostgreSQL under faults, and check the invariants",
 			"--database URL [--duration D] [--jobs N] [--pg-ctl PATH --pg-data DIR] [--pg-restarts N] [--skew D] [--seed N]\n" +
-				"          [--nodes N] [--workers N] [--concurrency N] [--max-concurrent N] [--rate-limit N] [--drain D] [--dir DIR]",
+				"          [--nodes N] [--workers N] [--concurrency N] [--max-concurrent N] [--rate-limit N] [--keys N [--key-max-concurrent N]]\n" +
+				"          [--drain D] [--dir DIR]",
 			chaosRunCommand{}},
 		{"worker", "a worker process of a chaos run (the run starts it; not for direct use)",
 			"--nodes URL[,URL] --provider URL --id ID [--concurrency N] [--tools T[,T]] (RATCHET_KEY)", chaosWorkerCommand{}},
@@ -72,6 +73,8 @@ func (chaosRunCommand) Run(ctx context.Context, env *Env, args []string) error {
 	f.StringVar(&in.concurrency, "concurrency", "16", "handlers per worker process, 1–256")
 	f.StringVar(&in.maxConc, "max-concurrent", "32", "maxConcurrent of the main endpoint, 1–10000")
 	f.StringVar(&in.rateLimit, "rate-limit", "", "rateLimitPerMinute of the metered endpoint (5 % of the jobs), 1–1000000; default the metered jobs over the minutes of --duration, so that it binds all run long")
+	f.StringVar(&in.keys, "keys", "0", "spread the main endpoint's jobs over this many flow keys, 0–100000, and limit each key (--key-max-concurrent); 0 for no keys")
+	f.StringVar(&in.keyMaxConc, "key-max-concurrent", "2", "keyMaxConcurrent of the main endpoint with --keys, 1–10000")
 	f.StringVar(&in.drain, "drain", "5m", "how long the jobs may take to finish once the faults stop, 10s–24h")
 	f.StringVar(&in.dir, "dir", "", "keep the logs of nodes, workers and restarts here (default: a temporary directory, removed when every invariant held)")
 	if err := f.parse(args); err != nil {
@@ -103,6 +106,7 @@ type chaosRunFlags struct {
 	duration, drain, skew, jobs, seed  string
 	nodes, workers, concurrency        string
 	maxConc, rateLimit                 string
+	keys, keyMaxConc                   string
 }
 
 // chaosRunConfig turns the flags into a chaos.Config for the binary bin,
@@ -139,6 +143,8 @@ func chaosRunConfig(f *flagSet, in chaosRunFlags, bin string, progress io.Writer
 	if in.rateLimit != "" {
 		cfg.RateLimit = f.integer("rate-limit", in.rateLimit, 1, 1_000_000, "must be an integer from 1 through 1000000")
 	}
+	cfg.Keys = int(f.integer("keys", in.keys, 0, 100_000, "must be an integer from 0 through 100000"))
+	cfg.KeyMaxConcurrent = f.integer("key-max-concurrent", in.keyMaxConc, 1, 10_000, "must be an integer from 1 through 10000")
 	cfg.Drain = f.duration("drain", in.drain, 10*time.Second, 24*time.Hour, "must be a duration from 10s through 24h")
 	return cfg
 }

@@ -14,6 +14,24 @@ import (
 // key in one statement.
 const perKeyStatements = 8
 
+// KeyRateWindowMs is the window of keyRateLimitPerMinute: a key may have
+// that many claims in any 61 s, the minute and DeliveryMarginMs. The limit
+// is there to keep a provider's quota per account, counted where the
+// requests arrive; a request reaches the provider a varying few
+// milliseconds after its claim (the claim commits, the node or worker
+// sends), and with a window of exactly 60 s a request that went out
+// quickly after the claim that ended the window landed within 60 s of one
+// that went out slowly: three nodes delivering four a minute per key, the
+// fifth request of a key arrived 59.98 s after the first
+// (TestKeyLimitsAcrossNodes). With the margin the provider sees at most
+// the limit in any 60 s while delivery delays differ by less than a
+// second.
+const KeyRateWindowMs = RateWindowMs + DeliveryMarginMs
+
+// DeliveryMarginMs is what KeyRateWindowMs adds to the minute for the
+// time from a claim to its request's arrival.
+const DeliveryMarginMs = 1000
+
 // keyTurn is what a keyed claim knows of one flow key as it hands out jobs.
 type keyTurn struct {
 	key     string
@@ -97,7 +115,8 @@ func (e *Engine) claimKeyed(ctx context.Context, q store.Queries, p *claimPass, 
 }
 
 // keyCounts reads what the endpoint's limits per key need of each key:
-// its running jobs, and its claims in the rate window ending at now.
+// its running jobs, and its claims in the rate window (KeyRateWindowMs)
+// ending at now.
 func keyCounts(ctx context.Context, q store.Queries, ep *store.Endpoint, keys []*keyTurn, now int64) error {
 	var limited []string // key '' has no limits of its own
 	for _, k := range keys {
@@ -115,7 +134,7 @@ func keyCounts(ctx context.Context, q store.Queries, ep *store.Endpoint, keys []
 		}
 	}
 	if ep.KeyRateLimitPerMinute != nil {
-		claims, err := q.FlowKeysClaims(ctx, ep.ID, limited, now-RateWindowMs+1)
+		claims, err := q.FlowKeysClaims(ctx, ep.ID, limited, now-KeyRateWindowMs+1)
 		if err != nil {
 			return err
 		}
@@ -275,8 +294,8 @@ func (e *Engine) keyGate(ep *store.Endpoint, k *keyTurn, now int64) gate {
 		if ep.KeyRateLimitPerMinute != nil {
 			limit = *ep.KeyRateLimitPerMinute
 		}
-		return gate{gate: wire.GateKeyRate, until: earliest + RateWindowMs,
-			detail: fmt.Sprintf("key %q had %d claims in the last 60 s (keyRateLimitPerMinute %d)", k.key, claims, limit)}
+		return gate{gate: wire.GateKeyRate, until: earliest + KeyRateWindowMs,
+			detail: fmt.Sprintf("key %q had %d claims in the last 61 s (keyRateLimitPerMinute %d, and a second for delivery)", k.key, claims, limit)}
 	}
 }
 

@@ -166,12 +166,22 @@ func testKeyRate(t *testing.T, h *harness) {
 	if more := h.claim([]string{"call@1"}, 10); len(more) != 0 {
 		t.Fatalf("claimed %v within a's minute", byKey(more))
 	}
-	until := engine.FormatTime(h.clk.Now().Add(time.Minute).UnixMilli())
+	// The window is 61 s: the minute and a second for delivery (see
+	// engine.KeyRateWindowMs).
+	window := time.Duration(engine.KeyRateWindowMs) * time.Millisecond
+	until := engine.FormatTime(h.clk.Now().Add(window).UnixMilli())
 	if hd := h.hold(jobs[3].ID); hd.Gate != wire.GateKeyRate || hd.Until != until ||
-		hd.Detail != `key "a" had 3 claims in the last 60 s (keyRateLimitPerMinute 3)` {
+		hd.Detail != `key "a" had 3 claims in the last 61 s (keyRateLimitPerMinute 3, and a second for delivery)` {
 		t.Fatalf("hold of a's fourth job: %+v, want key_rate until %s", hd, until)
 	}
-	h.clk.Advance(time.Minute - time.Millisecond)
+	// Exactly a minute after a's claims: a fourth claim now could reach
+	// the provider within 60 s of the first, had the first been delivered
+	// a few milliseconds slower (TestKeyLimitsAcrossNodes saw 59.98 s).
+	h.clk.Advance(time.Minute)
+	if more := h.claim([]string{"call@1"}, 10); len(more) != 0 {
+		t.Fatalf("claimed %v a minute after a's claims, inside the second kept for delivery", byKey(more))
+	}
+	h.clk.Advance(window - time.Minute - time.Millisecond)
 	if more := h.claim([]string{"call@1"}, 10); len(more) != 0 {
 		t.Fatalf("claimed %v a millisecond before a's window ended", byKey(more))
 	}

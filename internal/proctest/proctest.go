@@ -172,6 +172,10 @@ func (s *Server) Kill() {
 	<-s.done
 }
 
+// Pid is the process id; a delivering node's attempts carry it in their
+// worker id ("ratchet-delivery/<host>/<pid>").
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
 // Exited reports whether the process has ended.
 func (s *Server) Exited() bool {
 	select {
