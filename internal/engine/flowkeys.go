@@ -46,17 +46,9 @@ func (e *Engine) FlowKeys(ctx context.Context, p *Principal, name string, limit 
 				return err
 			}
 		}
-		// An ordered key runs its first job in enqueue order next: while
-		// that one waits (for its retry), every due job of the key waits.
-		var heads map[string]int64
-		if ep.KeyOrdered {
-			names := make([]string, len(loads))
-			for i, l := range loads {
-				names[i] = l.Key
-			}
-			if heads, err = q.FlowKeysNext(ctx, ep.ID, names, true); err != nil {
-				return err
-			}
+		heads, err := orderedHeads(ctx, q, ep, loads)
+		if err != nil {
+			return err
 		}
 		for i, l := range loads {
 			w := e.keyLoad(ep, l, keys[i], now)
@@ -86,4 +78,18 @@ func (e *Engine) keyLoad(ep *store.Endpoint, l store.FlowKeyLoad, k *keyTurn, no
 	g := e.keyGate(ep, k, now)
 	w.Held, w.HeldBy = l.Due-room, g.hold()
 	return w
+}
+
+// orderedHeads is the due time of each key's first job in enqueue order on
+// an ordered endpoint (nil otherwise): that job runs next, so while it
+// waits (for its retry) every due job of its key waits.
+func orderedHeads(ctx context.Context, q store.Queries, ep *store.Endpoint, loads []store.FlowKeyLoad) (map[string]int64, error) {
+	if !ep.KeyOrdered {
+		return nil, nil
+	}
+	names := make([]string, len(loads))
+	for i, l := range loads {
+		names[i] = l.Key
+	}
+	return q.FlowKeysNext(ctx, ep.ID, names, true)
 }
