@@ -118,6 +118,7 @@ func (p *page) printed() []string {
 }
 
 func TestCalculatorInBrowser(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(vectorsPath)
 	if err != nil {
 		t.Fatal(err)

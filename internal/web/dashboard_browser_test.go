@@ -218,6 +218,7 @@ func enqueue(t *testing.T, c *client.Client, r client.EnqueueRequest) *client.Jo
 }
 
 func TestDashboardInBrowser(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	freeKey := prepareDB(t, dir)

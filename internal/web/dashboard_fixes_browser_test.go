@@ -17,6 +17,7 @@ import (
 // seeded server: what a job page prints, how the policy editor reports a
 // refused save, and how the overview refreshes.
 func TestDashboardDetails(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	freeKey := prepareDB(t, dir)

@@ -37,6 +37,7 @@ func freeLoopback(t *testing.T) string {
 // and first page, the "N new" button on a later page, and a live line that
 // says when the stream is down and recovers when the server is back.
 func TestDashboardLive(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	prepareDB(t, dir)

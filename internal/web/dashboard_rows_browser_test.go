@@ -18,6 +18,7 @@ import (
 // now for owners only), a selection acted on with POST /v1/jobs/bulk and
 // ids, the search box in the URL, and the columns last result and held by.
 func TestJobsRows(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	prepareDB(t, dir)

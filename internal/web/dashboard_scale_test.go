@@ -59,6 +59,7 @@ func seedScale(t *testing.T, dir string) {
 // counts, and pages with the cursor. It asserts on content, never on time;
 // the timings are logged for people reading the test output.
 func TestDashboardScale(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("seeds 100,000 jobs")
 	}

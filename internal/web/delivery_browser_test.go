@@ -27,6 +27,7 @@ import (
 // (as text, never as markup); an attempt a worker reported shows none of
 // it.
 func TestDashboardDeliveryAttempts(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	var calls atomic.Int64
 	prov := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

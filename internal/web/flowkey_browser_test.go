@@ -21,6 +21,7 @@ import (
 // showing, checking and saving the four limits per key, which the endpoint
 // page and its overview card then state.
 func TestFlowKeysInConsole(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	prepareDB(t, dir)

@@ -81,6 +81,7 @@ func docsStyled(t *testing.T, tab *browsertest.Tab, path string) {
 // 390×844: none may scroll sideways, and the header must offer every
 // navigation link on a phone.
 func TestPagesFitTheWindow(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	freeKey := prepareDB(t, dir)
@@ -169,6 +170,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 // be reached (in view, inside the window, and clickable), on a server page
 // without script (/docs) and on the dashboard.
 func TestHeaderOnPhone(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	srv := proctest.Start(t, "", nil)
 	tab := b.NewTab(t)
@@ -215,6 +217,7 @@ func besideField(msg string) string {
 // is labelled, and the bins span the waits that occur rather than 0 to the
 // cap (equal jitter puts retry 1's waits in 0.5–1 s of a 30 s cap).
 func TestCalculatorHistogram(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	srv := proctest.Start(t, "", nil)
 	shots := browsertest.ScreenshotDir(t)

@@ -21,6 +21,7 @@ import (
 // minutes of the dev clock and their roll-up, the History page draws
 // exactly the claims the API reports. Both pages fit a phone's width.
 func TestWorkersAndHistoryPages(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	prepareDB(t, dir)

@@ -20,6 +20,7 @@ import (
 // pause holding the due job. Resume clears both. A producer sees the state
 // without the buttons.
 func TestOperatorControlsInBrowser(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey)
 	ctx := context.Background()

@@ -79,6 +79,7 @@ func sweepOf(t *testing.T, doc string) simulate.Result {
 }
 
 func TestSimulatorInBrowser(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	srv := proctest.Start(t, "", nil)
 	dir := browsertest.ScreenshotDir(t)

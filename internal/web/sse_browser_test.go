@@ -91,6 +91,7 @@ const sseFuzzJS = `(async (seed, rounds) => {
 // TestDashboardEventParser fuzzes the dashboard's event-stream parser in
 // Chromium (the parser the live pages read GET /v1/stream with).
 func TestDashboardEventParser(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	srv := proctest.Start(t, "", nil)
 	tab := b.NewTab(t)
@@ -119,6 +120,7 @@ func setHidden(tab *browsertest.Tab, hidden bool) {
 // is paused; shown again, it opens the stream and shows what changed
 // meanwhile. A tab hidden briefly keeps its stream.
 func TestDashboardHiddenTabGivesStreamBack(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	prepareDB(t, dir)
@@ -170,6 +172,7 @@ func TestDashboardHiddenTabGivesStreamBack(t *testing.T) {
 // least" and its state tabs mark the counts with "+"; a search by job id
 // is exact and says the count plainly.
 func TestSearchCountCapped(t *testing.T) {
+	t.Parallel()
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	prepareDB(t, dir)
