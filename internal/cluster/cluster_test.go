@@ -195,16 +195,23 @@ func loadOnAllNodes(t *testing.T, ctx context.Context, dbURL string, nodes []*pr
 	}
 	defer stopWorkers()
 
-	waitFor(t, 3*time.Minute, "every limited job succeeded and the metered rate limit was used up", func() (bool, string) {
-		l, m := jobStates(t, dbURL, "limited"), jobStates(t, dbURL, "metered")
-		return l["succeeded"] == limitJobs && m["succeeded"] == rate, "limited " + fmtStates(l) + ", metered " + fmtStates(m)
+	waitFor(t, 3*time.Minute, "the metered rate limit was used up", func() (bool, string) {
+		m := jobStates(t, dbURL, "metered")
+		return m["succeeded"] >= rate, "metered " + fmtStates(m)
 	})
-	// The remaining metered jobs stay held by the rate limit on every node.
+	// The remaining metered jobs stay held by the rate limit on every node,
+	// while the window of the first claims lasts: a loaded machine may take
+	// more than a minute over the limited jobs below, and then the next
+	// window rightly lets the rest go (the window check at the end holds
+	// either way).
 	page, err := owners[0].ListJobs(ctx, client.JobFilter{Tool: "metered", States: []wire.JobState{wire.JobScheduled}, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Jobs) != meterJobs-rate {
+	if first := attempts(t, dbURL, "metered")[0].claimedAt; time.Since(time.UnixMilli(first)) > 45*time.Second {
+		t.Logf("the metered claims began %s ago: not checking the held jobs", time.Since(time.UnixMilli(first)).Round(time.Second))
+		page.Jobs = nil
+	} else if len(page.Jobs) != meterJobs-rate {
 		t.Errorf("%d metered jobs still scheduled, want %d", len(page.Jobs), meterJobs-rate)
 	}
 	for i, o := range owners {
@@ -218,6 +225,10 @@ func loadOnAllNodes(t *testing.T, ctx context.Context, dbURL string, nodes []*pr
 			}
 		}
 	}
+	waitFor(t, 3*time.Minute, "every limited job succeeded", func() (bool, string) {
+		l := jobStates(t, dbURL, "limited")
+		return l["succeeded"] == limitJobs, "limited " + fmtStates(l)
+	})
 	stopWorkers()
 	if n := metricsStatus(t, nodes, "500"); n > 0 {
 		t.Errorf("the nodes answered %v requests with 500", n)
@@ -279,8 +290,8 @@ func loadOnAllNodes(t *testing.T, ctx context.Context, dbURL string, nodes []*pr
 	if n := maxInWindow(claims, 60_000); n > rate {
 		t.Errorf("%d metered claims within 60 s (rateLimitPerMinute %d)", n, rate)
 	}
-	if len(ma) != rate {
-		t.Errorf("%d metered attempts, want exactly the rate limit %d", len(ma), rate)
+	if len(ma) < rate {
+		t.Errorf("%d metered attempts, want at least the rate limit %d", len(ma), rate)
 	}
 	// Every attempt the workers ran is in the table with the same lease.
 	inTable := map[string]bool{}
