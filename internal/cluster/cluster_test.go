@@ -46,7 +46,9 @@ func (r *recorder) add(c claimRec) {
 func TestThreeNodes(t *testing.T) {
 	dbURL := pgtest.URL(t)
 	nodes := startNodes(t, dbURL, 3)
-	ctx := testCtx(t, 2*time.Minute)
+	// The subtests share one context; the load alone may take minutes on
+	// a loaded machine.
+	ctx := testCtx(t, 10*time.Minute)
 	owners := make([]*client.Client, len(nodes))
 	for i, n := range nodes {
 		owners[i] = client.New(n.URL, ownerKey)

@@ -493,7 +493,11 @@ func checkHeldBackAlone(t *testing.T, logs map[string]keyLog, key string, n int)
 func keyKill(t *testing.T, ctx context.Context, dbURL string, nodes []*proctest.Server, owners []*client.Client, retry client.Policy) {
 	const limit, perKey, leaseMs = 2, 20, 8000
 	keys := []string{"x1", "x2", "x3", "x4"}
-	kp := newKeyProvider(t, 500*time.Millisecond, nil)
+	// The provider holds each request 3 s, and the victim is a node whose
+	// request arrived within the last second: a loaded machine took over
+	// half a second from choosing the node to killing it, and with
+	// requests held 500 ms the kill found none in flight.
+	kp := newKeyProvider(t, 3*time.Second, nil)
 	lim := int64(limit)
 	keyedEndpoint(t, ctx, owners[0], "killed", client.KeyLimits{KeyMaxConcurrent: &lim}, retry, leaseMs, kp, false)
 	start := time.Now()
@@ -504,7 +508,7 @@ func keyKill(t *testing.T, ctx context.Context, dbURL string, nodes []*proctest.
 	var victim, running int
 	var worker string
 	waitFor(t, time.Minute, "a node with a request just arrived at the provider", func() (bool, string) {
-		victim, worker, running = nodeMidRequest(t, dbURL, nodes, "killed", kp.fresh(250*time.Millisecond))
+		victim, worker, running = nodeMidRequest(t, dbURL, nodes, "killed", kp.fresh(time.Second))
 		return victim >= 0, fmt.Sprint(kp.total(), " requests")
 	})
 	nodes[victim].Kill()
