@@ -29,6 +29,7 @@ var Examples = map[string]string{
 	"PROVIDER":   "http://127.0.0.1:9000",
 	"MESSAGE":    "HTTP 200 — succeeded",
 	"SCHEMA_URL": "mem://ratchet/payload-schema.json",
+	"VERSION":    "0.1.0",
 }
 
 // Readable returns a page with each placeholder replaced by its example,
