@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,12 +111,28 @@ func TestEveryCommandBlockRuns(t *testing.T) {
 				_, test := b.attrs["test"]
 				_, serve := b.attrs["serve"]
 				_, setup := b.attrs["setup"]
-				if !test && !serve && !setup {
+				manual, isManual := b.attrs["manual"]
+				if isManual && manualReasons[manual] == "" {
+					t.Errorf("%s:%d: manual=%q is not a known reason a test cannot run a block (%v)", name, b.line, manual, slices.Sorted(maps.Keys(manualReasons)))
+				}
+				if !test && !serve && !setup && !isManual {
 					t.Errorf("%s:%d: a ```%s block without the test tag is never run", name, b.line, b.lang)
 				}
 			}
 		}
 	}
+}
+
+// manualReasons are the only reasons a command block may go untested
+// (```sh manual=REASON): what it needs is not on a test machine, nor may a
+// test do it to the machine. What such a block installs is tested apart.
+var manualReasons = map[string]string{
+	// systemctl needs systemd as PID 1, and the block changes the host's
+	// services; deploy/systemd_test.go checks the unit with systemd-analyze.
+	"systemd": "a running systemd",
+	// A container runtime; deploy/image_test.go reads the image and runs
+	// its entrypoint without one.
+	"container-runtime": "podman or docker",
 }
 
 // TestEveryPlaceholderHasAnExample: the served pages show docs.Examples in
@@ -261,6 +278,14 @@ func runPage(t *testing.T, bin, providerBin string, blocks []block) {
 	if need.provider != nil {
 		values["PROVIDER_URL"] = startProvider(t, providerBin, need.provider)
 	}
+
+	// A page that installs a release downloads it from a server of the
+	// test's, which serves what scripts/release built; it installs under
+	// a PREFIX of its own.
+	if slices.Contains(need.exports, "RELEASE_URL") {
+		values["RELEASE_URL"] = serveRelease(t, root)
+	}
+	values["PREFIX"] = filepath.Join(dir, "prefix")
 
 	var env []string
 	for _, kv := range os.Environ() {
@@ -713,4 +738,25 @@ func TestOperationsCoversConfiguration(t *testing.T) {
 			t.Errorf("operations.md: the variable %s (read by the code) has no row in a configuration table", v)
 		}
 	}
+}
+
+// releaseVersion is the version of the release deploy.md installs.
+const releaseVersion = "0.1.0"
+
+// serveRelease runs scripts/release for this machine's linux target (no
+// SDK packages) and serves its folder over HTTP, as a release page would.
+func serveRelease(t *testing.T, root string) string {
+	t.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("deploy.md installs the linux/amd64 release")
+	}
+	dist := t.TempDir()
+	cmd := exec.Command(filepath.Join(root, "scripts", "release"), releaseVersion)
+	cmd.Env = append(os.Environ(), "RATCHET_RELEASE_DIST="+dist, "RATCHET_RELEASE_TARGETS=linux/amd64", "RATCHET_RELEASE_SDKS=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/release %s: %v\n%s", releaseVersion, err, out)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dist)))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

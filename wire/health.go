@@ -4,6 +4,10 @@ package wire
 // load balancer's liveness check never waits on the database.
 type Health struct {
 	Status string `json:"status" enum:"ok"`
+	// Version is the server's version, as `ratchet version` prints it:
+	// a release's (0.1.0), else the module version of the build, else
+	// "dev". A rolling upgrade watches it change node by node.
+	Version string `json:"version" doc:"the server's version: a release's such as 0.1.0, else the module version of the build, else dev"`
 }
 
 // Readiness is GET /readyz: whether the store answers (200, status ready)

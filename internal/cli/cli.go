@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"slices"
 	"strings"
 )
@@ -82,9 +81,6 @@ func commands() []command {
 		{"version", "print the version", runVersion, nil},
 	}
 }
-
-// Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
-var Version = "dev"
 
 // Run executes one command line and returns the process exit code.
 func Run(ctx context.Context, env *Env, args []string) int {
@@ -198,47 +194,6 @@ func printHelp(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'ratchet <command> --help' for the flags of a command.")
-}
-
-func runVersion(_ context.Context, env *Env, _ []string) error {
-	_, err := fmt.Fprintln(env.Stdout, versionLine())
-	return err
-}
-
-// versionLine is "ratchet VERSION (REVISION[, modified], BUILT) GO": the
-// release set with -ldflags, else the module version; the commit and its
-// time as the Go toolchain stamped them.
-func versionLine() string {
-	v := Version
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "ratchet " + v
-	}
-	if v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		v = info.Main.Version
-	}
-	var rev, at, modified string
-	for _, kv := range info.Settings {
-		switch kv.Key {
-		case "vcs.revision":
-			rev = kv.Value
-		case "vcs.time":
-			at = kv.Value
-		case "vcs.modified":
-			if kv.Value == "true" {
-				modified = ", modified"
-			}
-		}
-	}
-	line := "ratchet " + v
-	if rev != "" {
-		line += " (" + rev[:min(12, len(rev))] + modified
-		if at != "" {
-			line += ", " + at
-		}
-		line += ")"
-	}
-	return line + " " + info.GoVersion
 }
 
 // writeJSON prints v as indented JSON followed by a newline.

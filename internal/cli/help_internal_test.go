@@ -48,7 +48,7 @@ func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		var out, errOut bytes.Buffer
 		code := Run(context.Background(), &Env{Stdout: &out, Stderr: &errOut}, args)
-		if code != ExitOK || !strings.HasPrefix(out.String(), "ratchet "+Version) || !strings.Contains(out.String(), "go1.") {
+		if code != ExitOK || !strings.HasPrefix(out.String(), "ratchet "+Version+" (commit ") || !strings.Contains(out.String(), "go1.") {
 			t.Errorf("ratchet %s: exit %d, %q %q", args[0], code, out.String(), errOut.String())
 		}
 	}

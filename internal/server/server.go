@@ -224,7 +224,7 @@ func routes(a *api.API, st store.Store, version string) *http.ServeMux {
 	mux := http.NewServeMux()
 	a.Register(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, wire.Health{Status: wire.HealthOK})
+		writeJSON(w, http.StatusOK, wire.Health{Status: wire.HealthOK, Version: version})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		pctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)

@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/getratchet/ratchet/internal/proctest"
@@ -16,8 +19,27 @@ func TestServeHealthz(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != `{"status":"ok"}` {
-		t.Errorf("healthz: %d %s", resp.StatusCode, body)
+	// The version is the one `ratchet version` of the same binary prints,
+	// in /healthz and in the info of /openapi.json.
+	out, err := exec.Command(proctest.Binary(t), "version").Output()
+	if err != nil {
+		t.Fatalf("ratchet version: %v", err)
+	}
+	version := strings.Fields(string(out))[1]
+	if want := `{"status":"ok","version":"` + version + `"}`; resp.StatusCode != 200 || string(body) != want {
+		t.Errorf("healthz: %d %s, want %s", resp.StatusCode, body, want)
+	}
+	resp, err = http.Get(s.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Info struct{ Version string } `json:"info"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&doc)
+	resp.Body.Close()
+	if err != nil || doc.Info.Version != version {
+		t.Errorf("/openapi.json info.version %q (%v), want %q", doc.Info.Version, err, version)
 	}
 	s.Stop(t)
 	if !s.Exited() {

@@ -517,6 +517,8 @@ class Health(TypedDict):
     """The Health schema: the 200 answer of GET /healthz."""
 
     status: HealthStatus
+    # the server's version: a release's such as 0.1.0, else the module version of the build, else dev
+    version: str
 
 
 class Heartbeat(TypedDict):

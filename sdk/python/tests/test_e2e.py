@@ -318,7 +318,7 @@ class ClientAgainstServer(ServerTestCase):
         """One call of each Client method against the server."""
         c = self.owner
         self.assertEqual(c.me()["key"]["scope"], "owner")
-        self.assertEqual(c.healthz(), {"status": "ok"})
+        self.assertEqual(c.healthz(), {"status": "ok", "version": c.openapi()["info"]["version"]})
         self.assertEqual(c.readyz(), {"status": "ready", "store": "sqlite"})
         self.assertEqual(c.openapi()["openapi"], "3.1.0")
         ep = c.create_endpoint({"name": "routes", "preset": "STANDARD", "maxConcurrent": 5})

@@ -1138,6 +1138,8 @@ export interface components {
         Health: {
             /** @enum {string} */
             status: "ok";
+            /** @description the server's version: a release's such as 0.1.0, else the module version of the build, else dev */
+            version: string;
         };
         Heartbeat: {
             leaseToken: string;

@@ -282,7 +282,7 @@ test("every route of the document answers through the typed client", async (t) =
   assert.equal((await c.overview()).endpoints[0].name, "provider");
   const clock = await c.advanceClock(1000);
   assert.ok(Date.parse(clock.now) > Date.now());
-  assert.deepEqual(await c.healthz(), { status: "ok" });
+  assert.deepEqual(await c.healthz(), { status: "ok", version: (await c.openapi()).info.version });
   assert.deepEqual(await c.readyz(), { status: "ready", store: "sqlite" });
   assert.equal(String((await c.openapi()).openapi).startsWith("3.1"), true);
   const sim = await new Client(s.srv.url).simulate({ from: 1, to: 3, step: 1, runs: 1, modes: ["full"] });
