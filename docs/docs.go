@@ -29,6 +29,10 @@ var Examples = map[string]string{
 	"PROVIDER":   "http://127.0.0.1:9000",
 	"MESSAGE":    "HTTP 200 — succeeded",
 	"SCHEMA_URL": "mem://ratchet/payload-schema.json",
+	"BYTES":      "270336",
+	"VERSION":    "v0.9.0",
+	"PATH":       "/var/lib/ratchet",
+	"PORT":       "8080",
 }
 
 // Readable returns a page with each placeholder replaced by its example,
