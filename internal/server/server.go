@@ -170,9 +170,12 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 }
 
 // loadTLS loads --tls-cert and --tls-key when given, and reloads them on
-// SIGHUP from now until ctx ends; nil without TLS.
+// SIGHUP from now until ctx ends; nil without TLS. Without TLS a SIGHUP is
+// logged and changes nothing: a server's reload signal (systemctl reload)
+// must not stop it, as the signal's default action would.
 func loadTLS(ctx context.Context, cfg Config, log *slog.Logger) (*certReloader, error) {
 	if cfg.TLSCertFile == "" && cfg.TLSKeyFile == "" {
+		onSIGHUP(ctx, func() { log.Info("SIGHUP: nothing to reload; only the TLS pair (--tls-cert, --tls-key) is read again") })
 		return nil, nil
 	}
 	if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {

@@ -63,10 +63,22 @@ func (r *certReloader) config() *tls.Config {
 	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.getCertificate}
 }
 
-// watch reloads the pair on every SIGHUP until ctx ends. It is registered
-// before the server listens, so a SIGHUP never finds the process with the
-// default action (which ends it).
+// watch reloads the pair on every SIGHUP until ctx ends.
 func (r *certReloader) watch(ctx context.Context, log *slog.Logger) {
+	onSIGHUP(ctx, func() {
+		c, err := r.reload()
+		if err != nil {
+			log.Error("SIGHUP: TLS reload failed; still serving the previous certificate", "err", err)
+			return
+		}
+		log.Info("SIGHUP: TLS certificate reloaded", certAttrs(c.Leaf)...)
+	})
+}
+
+// onSIGHUP runs fn on every SIGHUP until ctx ends. It is registered before
+// the server listens, so a SIGHUP never finds the process with the
+// signal's default action (which ends it).
+func onSIGHUP(ctx context.Context, fn func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGHUP)
 	go func() {
@@ -76,13 +88,8 @@ func (r *certReloader) watch(ctx context.Context, log *slog.Logger) {
 			case <-ctx.Done():
 				return
 			case <-ch:
+				fn()
 			}
-			c, err := r.reload()
-			if err != nil {
-				log.Error("SIGHUP: TLS reload failed; still serving the previous certificate", "err", err)
-				continue
-			}
-			log.Info("SIGHUP: TLS certificate reloaded", certAttrs(c.Leaf)...)
 		}
 	}()
 }

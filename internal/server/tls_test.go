@@ -207,3 +207,19 @@ func TestTLSFlagsGoTogether(t *testing.T) {
 		t.Errorf("a refused start left files: %v", entries)
 	}
 }
+
+// TestSIGHUPWithoutTLS: a server without TLS logs a SIGHUP and goes on
+// serving (the signal's default action would end it, and a service
+// manager's reload would then stop the service).
+func TestSIGHUPWithoutTLS(t *testing.T) {
+	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey)
+	if err := srv.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitForLog(t, srv, "SIGHUP: nothing to reload")
+	resp, err := http.Get(srv.URL + "/healthz")
+	if err != nil || srv.Exited() {
+		t.Fatalf("after SIGHUP: %v, exited %v\n%s", err, srv.Exited(), srv.Output.String())
+	}
+	resp.Body.Close()
+}
