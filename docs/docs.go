@@ -32,6 +32,9 @@ var Examples = map[string]string{
 	"VERSION":    "0.1.0",
 	"COMMIT":     "3f2c1a9e5b7d4c8f0a6e2b1d9c7f5a3e8b4d6c2a",
 	"GO":         "go1.26.8",
+	"BYTES":      "270336",
+	"PATH":       "/var/lib/ratchet",
+	"PORT":       "8080",
 }
 
 // Readable returns a page with each placeholder replaced by its example,

@@ -105,7 +105,7 @@ Subcommands:
       say what holds a job back from being claimed
   ratchet jobs counts [--endpoint NAME] [--tool NAME[@VERSION]]
       count jobs in each state, of the project, one endpoint or one tool
-common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --json
+common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --ca-cert FILE (RATCHET_CA_CERT) --json
 `
 	if got := runHelp("jobs", "--help"); got != want {
 		t.Errorf("ratchet jobs --help:\n%s\nwant\n%s", got, want)

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,14 +34,15 @@ type remote struct {
 
 // remoteFlags adds the flags every client command shares.
 type remoteFlags struct {
-	server, key *string
-	asJSON      *bool
+	server, key, caCert *string
+	asJSON              *bool
 }
 
 func addRemoteFlags(f *flagSet, env *Env) remoteFlags {
 	return remoteFlags{
 		server: f.String("server", envOr(env, "RATCHET_SERVER", "http://127.0.0.1:8080"), "server URL (RATCHET_SERVER)"),
 		key:    f.String("key", envOr(env, "RATCHET_KEY", ""), "API key (RATCHET_KEY)"),
+		caCert: f.String("ca-cert", envOr(env, "RATCHET_CA_CERT", ""), "an https:// server's certificate is checked against the CAs of this PEM file instead of the system's (RATCHET_CA_CERT)"),
 		asJSON: f.Bool("json", "print the API's JSON response instead of a table"),
 	}
 }
@@ -52,16 +55,39 @@ func (rf remoteFlags) connect(f *flagSet, env *Env) (*remote, error) {
 	if *rf.key == "" {
 		f.fail("key", "", "required: an API key, with --key or RATCHET_KEY")
 	}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	if *rf.caCert != "" {
+		pool, err := loadCAs(*rf.caCert)
+		if err != nil {
+			f.fail("ca-cert", *rf.caCert, "must be a readable PEM file of CA certificates: "+err.Error())
+		}
+		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
 	if err := f.done(); err != nil {
 		return nil, err
 	}
-	tr := &captureTransport{next: http.DefaultTransport}
+	tr := &captureTransport{next: base}
 	return &remote{c: client.New(s, *rf.key, client.WithHTTPClient(&http.Client{Transport: tr})), cap: tr, asJSON: *rf.asJSON, out: env.Stdout, server: *rf.server}, nil
+}
+
+// loadCAs reads a PEM file of CA certificates into a pool of its own: with
+// --ca-cert the server's certificate must chain to one of them (as with
+// curl --cacert), not to the system's roots.
+func loadCAs(path string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, errors.New("it holds no PEM certificate")
+	}
+	return pool, nil
 }
 
 // commonFlagsHelp ends the help of every client group: the flags
 // addRemoteFlags registers, documented once rather than per subcommand.
-const commonFlagsHelp = "common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --json"
+const commonFlagsHelp = "common flags: --server URL (RATCHET_SERVER) --key KEY (RATCHET_KEY) --ca-cert FILE (RATCHET_CA_CERT) --json"
 
 // clientFlags starts the flags of one client subcommand with the shared
 // ones. Its --help shows the whole group's help, where the shared flags and
@@ -162,6 +188,10 @@ func apiErr(err error, server string) error {
 	}
 	var ae *client.Error
 	if !errors.As(err, &ae) {
+		var unknownCA x509.UnknownAuthorityError
+		if errors.As(err, &unknownCA) {
+			return fmt.Errorf("cannot reach the Ratchet server at %s: %w (give the CA that signed its certificate with --ca-cert FILE or RATCHET_CA_CERT)", server, err)
+		}
 		return fmt.Errorf("cannot reach the Ratchet server at %s: %w", server, err)
 	}
 	msg := ae.Message

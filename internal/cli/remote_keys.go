@@ -15,6 +15,7 @@ func keysGroup() *group {
 		{"list", "list API keys, revoked ones included", "", keysListCommand{}},
 		{"create", "create an API key and print its secret once", "--scope " + wire.Join(wire.Scopes(), "|") + " [--name NAME] [--tool NAME@VERSION ...]", keysCreateCommand{}},
 		{"revoke", "revoke an API key", "ID", keysRevokeCommand{}},
+		{"recover", "offline, on the database (no server or key): create a new owner key when every one is lost; audited", "[--database URL] [--project ID] [--name NAME]", keysRecoverCommand{}},
 	}}
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +13,7 @@ import (
 	"github.com/getratchet/ratchet/wire"
 )
 
-const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--history-retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--metrics-addr HOST:PORT] [--access-log] [--delivery-concurrency N] [--delivery-allow CIDRS] [--clock-offset DURATION]"
+const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--history-retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--log-format json|text] [--tls-cert FILE --tls-key FILE] [--metrics-addr HOST:PORT] [--access-log] [--delivery-concurrency N] [--delivery-allow CIDRS] [--clock-offset DURATION]"
 
 // runServe is ratchet serve: it converts the flags (and their environment
 // variables) into a server.Config, reporting every problem at once, and
@@ -30,7 +29,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	syncMode := f.String("sqlite-synchronous", envOr(env, "RATCHET_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous: FULL (survives power loss) or NORMAL (RATCHET_SQLITE_SYNCHRONOUS)")
 	devClock := f.Bool("dev-clock", "let owner keys advance the server clock (POST /v1/dev/clock); for tests, never for production")
 	clockOffset := f.String("clock-offset", "0s", "run this node's clock this far ahead (negative: behind), -1h through 1h; for fault testing only, never in production")
-	level := f.String("log-level", envOr(env, "RATCHET_LOG_LEVEL", "info"), "debug, info, warn or error (RATCHET_LOG_LEVEL)")
+	logf := addLogFlags(f, env)
+	tlsCert := f.String("tls-cert", envOr(env, "RATCHET_TLS_CERT", ""), "serve HTTPS with this PEM certificate (chain), with --tls-key; SIGHUP reloads both (RATCHET_TLS_CERT)")
+	tlsKey := f.String("tls-key", envOr(env, "RATCHET_TLS_KEY", ""), "the PEM private key of --tls-cert (RATCHET_TLS_KEY)")
 	metricsAddr := f.String("metrics-addr", envOr(env, "RATCHET_METRICS_ADDR", ""), "serve Prometheus /metrics on this address, apart from the API; empty serves none (RATCHET_METRICS_ADDR)")
 	accessLog := f.Bool("access-log", "log every request at info: method, path, status, duration; or set RATCHET_ACCESS_LOG to 1 (RATCHET_ACCESS_LOG)")
 	deliveryConc := f.String("delivery-concurrency", envOr(env, "RATCHET_DELIVERY_CONCURRENCY", "32"), "HTTP deliveries this node runs at once, 0–1000; 0 runs none (RATCHET_DELIVERY_CONCURRENCY)")
@@ -55,17 +56,14 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		f.fail("sqlite-synchronous", *syncMode, "must be FULL or NORMAL")
 	}
 	serveDelivery(f, *deliveryConc, *deliveryAllow, &cfg)
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(*level)); err != nil {
-		f.fail("log-level", *level, "must be debug, info, warn or error")
-	}
+	serveTLS(f, *tlsCert, *tlsKey, &cfg)
+	log := logf.logger(f, env.Stderr)
 	if len(*boot) > 0 && len(*boot) < engine.MinBootstrapKeyLen {
 		f.fail("bootstrap-key", "a key of "+fmt.Sprint(len(*boot))+" characters", fmt.Sprintf("must be at least %d characters", engine.MinBootstrapKeyLen))
 	}
 	if err := f.done(); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lv}))
 	return server.Run(ctx, cfg, env.Stdout, log)
 }
 
@@ -102,6 +100,18 @@ func serveDelivery(f *flagSet, conc, allowText string, cfg *server.Config) {
 	} else {
 		cfg.DeliveryAllow = allow
 	}
+}
+
+// serveTLS checks that --tls-cert and --tls-key come together; the server
+// loads the pair (and names both flags when it does not load).
+func serveTLS(f *flagSet, cert, key string, cfg *server.Config) {
+	switch {
+	case cert != "" && key == "":
+		f.fail("tls-key", key, "required with --tls-cert: the PEM private key of that certificate (or give neither to serve plain HTTP)")
+	case cert == "" && key != "":
+		f.fail("tls-cert", cert, "required with --tls-key: the PEM certificate of that key (or give neither to serve plain HTTP)")
+	}
+	cfg.TLSCertFile, cfg.TLSKeyFile = cert, key
 }
 
 func envOr(env *Env, name, def string) string {

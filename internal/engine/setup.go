@@ -203,19 +203,48 @@ func (e *Engine) CreateKey(ctx context.Context, p *Principal, spec KeySpec) (*st
 	if len(errs) > 0 {
 		return nil, "", invalid(errs)
 	}
+	return e.mintKey(ctx, p, spec, "key.create", "")
+}
+
+// mintKey stores a new key of spec in the principal's project and writes
+// the audit entry (action; detail after why) in the same transaction. It
+// returns the secret, which is shown once and never stored.
+func (e *Engine) mintKey(ctx context.Context, p *Principal, spec KeySpec, action, why string) (*store.APIKey, string, error) {
 	secret := NewSecret()
 	k := &store.APIKey{ProjectID: p.ProjectID, Name: spec.Name, Scope: spec.Scope, Hash: HashKey(secret), Prefix: prefix(secret), Tools: spec.Tools, CreatedAt: e.nowMs()}
 	err := e.st.Tx(ctx, func(q store.Queries) error {
+		if _, err := q.ProjectGet(ctx, p.ProjectID); errors.Is(err, store.ErrNotFound) {
+			return notFound("project %d not found", p.ProjectID)
+		} else if err != nil {
+			return err
+		}
 		if err := q.KeyCreate(ctx, k); err != nil {
 			return err
 		}
-		return e.audit(ctx, q, p, k.CreatedAt, "key.create", "key:"+strconv.FormatInt(k.ID, 10),
-			fmt.Sprintf("created %s key %s (prefix %s)", k.Scope, strconv.Quote(k.Name), k.Prefix))
+		return e.audit(ctx, q, p, k.CreatedAt, action, "key:"+strconv.FormatInt(k.ID, 10),
+			why+fmt.Sprintf("created %s key %s (prefix %s)", k.Scope, strconv.Quote(k.Name), k.Prefix))
 	})
 	if err != nil {
 		return nil, "", storeErr(err, "key")
 	}
 	return k, secret, nil
+}
+
+// RecoveryActor is the actor of the audit entry RecoverOwnerKey writes:
+// no key acted, someone with the database file did.
+const RecoveryActor = "offline recovery"
+
+// RecoverOwnerKey makes a new owner key for a project whose owner keys are
+// lost. It needs no key, only the store: `ratchet keys recover` runs it on
+// the database directly, which is as much access as the data itself. The
+// audit entry (action key.recover) names who ran it, as by says (the
+// machine's user and host), since no key did.
+func (e *Engine) RecoverOwnerKey(ctx context.Context, projectID int64, name, by string) (*store.APIKey, string, error) {
+	if len(name) > 200 {
+		return nil, "", invalidField("name", "a name of "+strconv.Itoa(len(name))+" characters", "must be at most 200 characters")
+	}
+	p := &Principal{ProjectID: projectID, Scope: wire.ScopeOwner, KeyName: RecoveryActor}
+	return e.mintKey(ctx, p, KeySpec{Name: name, Scope: wire.ScopeOwner}, "key.recover", "recovered access on the database, without a key, by "+by+": ")
 }
 
 // ListKeys lists the project's keys (never their secrets).

@@ -83,7 +83,7 @@ func Binary(t testing.TB) string {
 
 // Server is a running `ratchet serve` child process.
 type Server struct {
-	URL string // http://127.0.0.1:PORT
+	URL string // http://127.0.0.1:PORT, or https:// with --tls-cert
 	// MetricsURL is the base URL of the metrics listener (/metrics is
 	// served there): Start always asks for one on a free loopback port.
 	MetricsURL string
@@ -94,7 +94,7 @@ type Server struct {
 }
 
 var (
-	listenRE  = regexp.MustCompile(`listening on (http://\S+)`)
+	listenRE  = regexp.MustCompile(`listening on (https?://\S+)`)
 	metricsRE = regexp.MustCompile(`metrics on (http://\S+)/metrics`)
 )
 
@@ -165,6 +165,9 @@ func (s *Server) Stop(t testing.TB) {
 		t.Errorf("ratchet serve did not stop within 15 s of SIGTERM")
 	}
 }
+
+// Signal sends sig to the process (SIGHUP, to reload the TLS pair).
+func (s *Server) Signal(sig os.Signal) error { return s.cmd.Process.Signal(sig) }
 
 // Kill sends SIGKILL, as a crash would, and waits for the process to go.
 func (s *Server) Kill() {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -57,9 +58,30 @@ func ParseDatabase(s string) (driver, target string, err error) {
 	return "", "", field.New("--database", strconv.QuoteToASCII(redact(s)), databaseAllowed+"; scheme "+m[1]+" is not supported")
 }
 
+// DescribeDatabase is how logs and messages name a database setting: a
+// SQLite file by its absolute path, a PostgreSQL URL with its password
+// (in the user part or a password= parameter) hidden.
+func DescribeDatabase(s string) string {
+	driver, target, err := ParseDatabase(s)
+	if err != nil || driver == DriverPostgres {
+		return redact(s)
+	}
+	if abs, err := filepath.Abs(target); err == nil {
+		return abs
+	}
+	return target
+}
+
 // redact hides the password of a URL, for errors and logs.
 func redact(s string) string {
 	u, err := url.Parse(s)
+	if err == nil && u.RawQuery != "" {
+		if q := u.Query(); q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+			s = u.String()
+		}
+	}
 	if err != nil || u.User == nil {
 		if i := strings.Index(s, "@"); i >= 0 {
 			if j := strings.Index(s, "://"); j >= 0 && j < i {

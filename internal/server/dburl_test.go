@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,6 +65,55 @@ func FuzzParseDatabase(f *testing.F) {
 		}
 		if (d != DriverSQLite && d != DriverPostgres) || target == "" {
 			t.Fatalf("ParseDatabase(%q) = %q, %q", s, d, target)
+		}
+	})
+}
+
+// TestDescribeDatabase: the startup line and the backup command name a
+// SQLite file by its absolute path and a PostgreSQL URL without its
+// password, in the user part or a password= parameter.
+func TestDescribeDatabase(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://ratchet:hunter2@db:5432/r?sslmode=disable": "postgres://ratchet:xxxxx@db:5432/r?sslmode=disable",
+		"postgres://ratchet@db/r?password=hunter2&sslmode=off": "postgres://ratchet@db/r?password=xxxxx&sslmode=off",
+		"postgresql://db/r":           "postgresql://db/r",
+		"/var/lib/ratchet/ratchet.db": "/var/lib/ratchet/ratchet.db",
+		"sqlite:///srv/r.db":          "/srv/r.db",
+	} {
+		if got := DescribeDatabase(in); got != want {
+			t.Errorf("DescribeDatabase(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := DescribeDatabase("r.db"); !filepath.IsAbs(got) || filepath.Base(got) != "r.db" {
+		t.Errorf("DescribeDatabase(r.db) = %q, want an absolute path", got)
+	}
+}
+
+// FuzzDescribeDatabase: the password of a PostgreSQL URL, in its user part
+// or a password= parameter, never shows.
+func FuzzDescribeDatabase(f *testing.F) {
+	for _, s := range []string{"postgres://u:secret@h/d", "postgres://h/d?password=secret", "postgresql://u:secret@h/d?password=secret&x=1", "x.db", "postgres://u:secret@[::1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := DescribeDatabase(s)
+		d, _, err := ParseDatabase(s)
+		u, uerr := url.Parse(s)
+		if err != nil || d != DriverPostgres || uerr != nil {
+			return
+		}
+		// Where "secret" stands in s only as the password, it must not show.
+		n := 0
+		if pw, _ := u.User.Password(); pw == "secret" {
+			n++
+		}
+		for _, v := range u.Query()["password"] {
+			if v == "secret" {
+				n++
+			}
+		}
+		if n > 0 && strings.Count(s, "secret") == n && strings.Contains(got, "secret") {
+			t.Fatalf("DescribeDatabase(%q) = %q shows the password", s, got)
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/getratchet/ratchet/internal/api"
@@ -64,6 +65,10 @@ type Config struct {
 	// SearchWindow is how many jobs a text search counts within; default
 	// wire.SearchWindow. Tests shrink it to see a capped count.
 	SearchWindow int
+	// TLSCertFile and TLSKeyFile, both or neither, serve the API over
+	// HTTPS with this PEM certificate (chain) and key, read again on
+	// SIGHUP; empty serves plain HTTP.
+	TLSCertFile, TLSKeyFile string
 }
 
 // OpenStore opens the store a database URL names and applies migrations
@@ -106,6 +111,10 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 15 * time.Second
 	}
+	certs, err := loadTLS(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
 	ln, mln, err := listen(cfg)
 	if err != nil {
 		return err
@@ -114,11 +123,14 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if mln != nil {
 		defer mln.Close()
 	}
-	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.SQLiteSynchronous, true)
+	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.SQLiteSynchronous, false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if err := migrateLogged(ctx, st, log); err != nil {
+		return err
+	}
 	metrics := api.NewMetrics(st)
 	sysClock, clk, err := clocks(cfg, st, log)
 	if err != nil {
@@ -135,23 +147,85 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if cfg.AccessLog {
 		handler = accessLog(handler, log)
 	}
-	if mln != nil {
-		msrv := serveMetrics(mln, metrics)
-		fmt.Fprintf(stdout, "Ratchet metrics on http://%s/metrics\n", mln.Addr())
-		defer msrv.Close()
-	}
 	// Headers must arrive within 10 s and bodies within api.BodyTimeout
 	// (set per request, so long polls are not cut); idle connections close
 	// after 2 minutes.
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
-	fmt.Fprintf(stdout, "Ratchet listening on http://%s (store: %s)\n", ln.Addr(), st.Driver())
-	log.Info("listening", "addr", ln.Addr().String(), "store", st.Driver())
+	// The server's own errors (a failed TLS handshake) go to the log, in
+	// its format.
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if certs != nil {
+		srv.TLSConfig = certs.config()
+	}
+	if mln != nil {
+		defer serveMetrics(mln, metrics).Close()
+	}
+	announce(cfg, st.Driver(), ln, mln, stdout, log)
 	// The dispatcher delivers HTTP tools' jobs. On shutdown it stops
 	// claiming with the API; requests in flight get the shutdown timeout,
 	// then are abandoned to their leases (recorded as timed out, retried).
 	disp := delivery.New(delivery.Config{Engine: eng, Concurrency: cfg.DeliveryConcurrency, Policy: webhook.Policy{Allow: cfg.DeliveryAllow},
 		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock})
 	return serve(ctx, cfg, ln, srv, eng, disp, draining, log)
+}
+
+// loadTLS loads --tls-cert and --tls-key when given, and reloads them on
+// SIGHUP from now until ctx ends; nil without TLS. Without TLS a SIGHUP is
+// logged and changes nothing: a server's reload signal (systemctl reload)
+// must not stop it, as the signal's default action would.
+func loadTLS(ctx context.Context, cfg Config, log *slog.Logger) (*certReloader, error) {
+	if cfg.TLSCertFile == "" && cfg.TLSKeyFile == "" {
+		onSIGHUP(ctx, func() { log.Info("SIGHUP: nothing to reload; only the TLS pair (--tls-cert, --tls-key) is read again") })
+		return nil, nil
+	}
+	if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
+		return nil, errors.New("--tls-cert and --tls-key go together: give both, or neither to serve plain HTTP")
+	}
+	certs, err := newCertReloader(cfg.TLSCertFile, cfg.TLSKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("TLS certificate loaded; SIGHUP reloads it", certAttrs(certs.cert.Load().Leaf)...)
+	certs.watch(ctx, log)
+	return certs, nil
+}
+
+// migrateLogged applies the pending migrations and logs each one it
+// applied, so an upgrade says what it changed in the schema. With several
+// PostgreSQL nodes, each migration is logged by the node that applied it.
+func migrateLogged(ctx context.Context, st store.Store, log *slog.Logger) error {
+	applied, err := st.Migrate(ctx)
+	for _, m := range applied {
+		version, name, _ := strings.Cut(m, "_")
+		log.Info("applied migration", "version", version, "name", name)
+	}
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if len(applied) == 0 {
+		log.Info("schema up to date: no migration to apply")
+	}
+	return nil
+}
+
+// announce prints the addresses on standard output (tests and scripts read
+// them there) and logs one line with everything an operator checks first:
+// the version, the store, the database (a PostgreSQL password hidden) and
+// the addresses.
+func announce(cfg Config, driver string, ln, mln net.Listener, stdout io.Writer, log *slog.Logger) {
+	scheme := "http"
+	if cfg.TLSCertFile != "" {
+		scheme = "https"
+	}
+	apiURL := scheme + "://" + ln.Addr().String()
+	metricsURL := "off"
+	if mln != nil {
+		metricsURL = "http://" + mln.Addr().String() + "/metrics"
+		fmt.Fprintf(stdout, "Ratchet metrics on %s\n", metricsURL)
+	}
+	fmt.Fprintf(stdout, "Ratchet listening on %s (store: %s)\n", apiURL, driver)
+	log.Info("ratchet started", "version", cfg.Version, "store", driver, "database", DescribeDatabase(cfg.DatabaseURL),
+		"addr", apiURL, "metrics", metricsURL)
 }
 
 // listen binds --addr and, when set, --metrics-addr. Binding comes first:
@@ -281,7 +355,13 @@ func serve(ctx context.Context, cfg Config, ln net.Listener, srv *http.Server, e
 	}
 
 	errCh := make(chan error, 1)
-	go func() { errCh <- srv.Serve(ln) }()
+	go func() {
+		if srv.TLSConfig != nil {
+			errCh <- srv.ServeTLS(ln, "", "") // the certificate comes from TLSConfig.GetCertificate
+			return
+		}
+		errCh <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errCh:
 		abandonDeliveries()

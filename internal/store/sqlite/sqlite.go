@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +76,9 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if sync != "FULL" && sync != "NORMAL" {
 		return nil, fmt.Errorf("sqlite synchronous: %q is not allowed; must be FULL or NORMAL", opt.Synchronous)
 	}
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -103,6 +107,32 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// createPrivate creates the database file, empty and readable by its owner
+// only (0600, whatever the umask), when it does not exist yet: it holds the
+// delivery signing secrets. SQLite gives the -wal and -shm files it creates
+// beside it the mode of the database file (unix VFS, findCreateFileMode and
+// robust_open, which fchmods past the umask), so they are 0600 too. An
+// existing file keeps the mode its owner gave it.
+func createPrivate(path string) error {
+	if path == "" || strings.HasPrefix(path, ":memory:") {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create the database file: %w", err)
+	}
+	// OpenFile's mode passed through the umask, which can only have taken
+	// bits away; Chmod makes it exactly 0600.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return fmt.Errorf("make the database file %s private: %w", path, err)
+	}
+	return f.Close()
 }
 
 // checkpoints runs a PASSIVE checkpoint after writes, at most once per
