@@ -141,22 +141,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		return err
 	}
 	draining := make(chan struct{})
-	a := api.New(eng, log, metrics, draining)
-	a.SetStreamTiming(cfg.StreamInterval, cfg.StreamPing)
-	var handler http.Handler = routes(a, st, cfg.Version)
-	if cfg.AccessLog {
-		handler = accessLog(handler, log)
-	}
-	// Headers must arrive within 10 s and bodies within api.BodyTimeout
-	// (set per request, so long polls are not cut); idle connections close
-	// after 2 minutes.
-	// The server's own errors (a failed TLS handshake) go to the log, in
-	// its format.
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	if certs != nil {
-		srv.TLSConfig = certs.config()
-	}
+	srv := httpServer(cfg, api.New(eng, log, metrics, draining), st, certs, log)
 	if mln != nil {
 		defer serveMetrics(mln, metrics).Close()
 	}
@@ -167,6 +152,24 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	disp := delivery.New(delivery.Config{Engine: eng, Concurrency: cfg.DeliveryConcurrency, Policy: webhook.Policy{Allow: cfg.DeliveryAllow},
 		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock})
 	return serve(ctx, cfg, ln, srv, eng, disp, draining, log)
+}
+
+// httpServer is the API's server: headers must arrive within 10 s and
+// bodies within api.BodyTimeout (set per request, so long polls are not
+// cut); idle connections close after 2 minutes. The server's own errors
+// (a failed TLS handshake) go to the log, in its format.
+func httpServer(cfg Config, a *api.API, st store.Store, certs *certReloader, log *slog.Logger) *http.Server {
+	a.SetStreamTiming(cfg.StreamInterval, cfg.StreamPing)
+	var handler http.Handler = routes(a, st, cfg.Version)
+	if cfg.AccessLog {
+		handler = accessLog(handler, log)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if certs != nil {
+		srv.TLSConfig = certs.config()
+	}
+	return srv
 }
 
 // loadTLS loads --tls-cert and --tls-key when given, and reloads them on
