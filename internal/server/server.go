@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"time"
 
 	"github.com/getratchet/ratchet/internal/api"
@@ -22,6 +23,7 @@ import (
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/internal/store/postgres"
 	"github.com/getratchet/ratchet/internal/store/sqlite"
+	"github.com/getratchet/ratchet/internal/tracing"
 	"github.com/getratchet/ratchet/internal/web"
 	"github.com/getratchet/ratchet/internal/webhook"
 	"github.com/getratchet/ratchet/wire"
@@ -128,9 +130,15 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if err != nil {
 		return err
 	}
+	tracer, err := startTracing(ctx, cfg.Version, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(tracer, log)
 	draining := make(chan struct{})
 	a := api.New(eng, log, metrics, draining)
 	a.SetStreamTiming(cfg.StreamInterval, cfg.StreamPing)
+	a.SetTracer(tracer)
 	var handler http.Handler = routes(a, st, cfg.Version)
 	if cfg.AccessLog {
 		handler = accessLog(handler, log)
@@ -150,7 +158,7 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	// claiming with the API; requests in flight get the shutdown timeout,
 	// then are abandoned to their leases (recorded as timed out, retried).
 	disp := delivery.New(delivery.Config{Engine: eng, Concurrency: cfg.DeliveryConcurrency, Policy: webhook.Policy{Allow: cfg.DeliveryAllow},
-		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock})
+		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock, Tracer: tracer})
 	return serve(ctx, cfg, ln, srv, eng, disp, draining, log)
 }
 
@@ -313,6 +321,29 @@ func serve(ctx context.Context, cfg Config, ln net.Listener, srv *http.Server, e
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// startTracing turns tracing on when the OTEL_* variables set an OTLP
+// endpoint (docs/operations.md, Traces), and says so on the log.
+func startTracing(ctx context.Context, version string, log *slog.Logger) (*tracing.Tracer, error) {
+	t, err := tracing.Setup(ctx, os.Getenv, version, log)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	if t.On() {
+		log.Info("tracing on: exporting spans over OTLP/HTTP", "endpoint", tracing.Endpoint(os.Getenv))
+	}
+	return t, nil
+}
+
+// stopTracing exports the spans still buffered, within 5 s, once every
+// request and delivery has finished.
+func stopTracing(t *tracing.Tracer, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.Shutdown(ctx); err != nil {
+		log.Warn("tracing: flushing spans at shutdown failed", "err", err)
+	}
 }
 
 // accessLog logs every request once it is answered.
