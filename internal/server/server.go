@@ -116,6 +116,13 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if mln != nil {
 		defer mln.Close()
 	}
+	// Tracing settings are checked before anything is opened, as the
+	// addresses are: a refused OTEL_* setting creates nothing.
+	tracer, err := startTracing(ctx, cfg.Version, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(tracer, log)
 	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.SQLiteSynchronous, true)
 	if err != nil {
 		return err
@@ -130,11 +137,6 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if err != nil {
 		return err
 	}
-	tracer, err := startTracing(ctx, cfg.Version, log)
-	if err != nil {
-		return err
-	}
-	defer stopTracing(tracer, log)
 	draining := make(chan struct{})
 	a := api.New(eng, log, metrics, draining)
 	a.SetStreamTiming(cfg.StreamInterval, cfg.StreamPing)
