@@ -19,6 +19,8 @@ type JobEnqueue struct {
 	RunID          int64           `json:"runId,omitzero" bound:"id"`
 	RunAt          string          `json:"runAt,omitempty" format:"date-time" doc:"not before this time; default now"`
 	FlowKey        string          `json:"flowKey,omitempty" maxLength:"128" doc:"the tenant, account or resource the job is made for (docs/flow-control.md): at most 128 bytes, no control characters, no space at either end; wins over the tool's flowKeyFrom; absent for none"`
+	Traceparent    string          `json:"traceparent,omitempty" maxLength:"55" doc:"the W3C traceparent the job's trace continues from (version 00: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, lowercase, ids not all zero); wins over the traceparent header of POST /v1/jobs and of the batch request; absent for none (docs/operations.md, Traces)"`
+	Tracestate     string          `json:"tracestate,omitempty" maxLength:"512" doc:"the W3C tracestate that goes with traceparent; only with one; absent for none"`
 }
 
 // Job is a job with its policy snapshot, what holds it and, when read by
@@ -33,6 +35,8 @@ type Job struct {
 	MaxAttempts     int64          `json:"maxAttempts"`
 	IdempotencyKey  *string        `json:"idempotencyKey"`
 	FlowKey         string         `json:"flowKey" doc:"the tenant, account or resource the job is made for; empty for none"`
+	Traceparent     string         `json:"traceparent,omitempty" doc:"the W3C trace context the job keeps and hands to its attempts: the enqueue's, or with tracing on its ratchet.enqueue span's; absent for none"`
+	Tracestate      string         `json:"tracestate,omitempty" doc:"the W3C tracestate kept with traceparent; absent for none"`
 	DueAt           string         `json:"dueAt" format:"date-time"`
 	Policy          PolicySnapshot `json:"policy"`
 	HeldBy          *Hold          `json:"heldBy" doc:"what holds it now; set for scheduled jobs, in lists too (the gates are evaluated once per endpoint per request)"`

@@ -33,6 +33,8 @@ type ClaimedJob struct {
 	TimeoutMs      int64           `json:"timeoutMs"`
 	RunID          int64           `json:"runId,omitzero"`
 	FlowKey        string          `json:"flowKey,omitempty" doc:"the job's flow key; absent for none"`
+	Traceparent    string          `json:"traceparent,omitempty" doc:"the W3C traceparent to continue the job's trace from (send it on to the provider, or start the worker's span as its child): with tracing on, this attempt's ratchet.claim span; otherwise the job's own; absent when the job has none"`
+	Tracestate     string          `json:"tracestate,omitempty" doc:"the W3C tracestate that goes with traceparent; absent for none"`
 }
 
 // Heartbeat is POST /v1/jobs/{id}/heartbeat.

@@ -23,6 +23,7 @@ import (
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/internal/tracing"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -45,6 +46,8 @@ type API struct {
 	bodyTimeout time.Duration
 	// streams counts the open GET /v1/stream streams (stream.go).
 	streams *streams
+	// tracer makes the spans of enqueues, claims and reports; nil: off.
+	tracer *tracing.Tracer
 }
 
 // SetBodyTimeout changes how long a request body may take to arrive

@@ -395,7 +395,7 @@ func (a *API) finishRun(c *call[none]) (*wire.Run, error) {
 // job within a batch ("jobs[3].").
 func enqueueRequest(req wire.JobEnqueue, prefix string) (engine.EnqueueRequest, error) {
 	out := engine.EnqueueRequest{Tool: req.Tool, Payload: req.Payload, IdempotencyKey: req.IdempotencyKey, MaxAttempts: req.MaxAttempts, RunID: req.RunID,
-		FlowKey: req.FlowKey}
+		FlowKey: req.FlowKey, Traceparent: req.Traceparent, Tracestate: req.Tracestate}
 	if req.RunAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, req.RunAt)
 		if err != nil {
@@ -407,6 +407,7 @@ func enqueueRequest(req wire.JobEnqueue, prefix string) (engine.EnqueueRequest, 
 }
 
 func (a *API) enqueue(c *call[wire.JobEnqueue]) (*wire.Job, error) {
+	start := time.Now()
 	if h := c.r.Header.Get("Idempotency-Key"); h != "" {
 		if badText(h) {
 			return nil, field.New("Idempotency-Key", showText(h), textAllowed)
@@ -420,7 +421,13 @@ func (a *API) enqueue(c *call[wire.JobEnqueue]) (*wire.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.e.Enqueue(c.ctx(), c.p, er)
+	reqs := []engine.EnqueueRequest{er}
+	spans, err := a.traceEnqueue(c.r, reqs, start)
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.e.Enqueue(c.ctx(), c.p, reqs[0])
+	endEnqueue(spans, []engine.Enqueued{res}, err)
 	if err != nil {
 		return nil, err
 	}
@@ -432,6 +439,7 @@ func (a *API) enqueue(c *call[wire.JobEnqueue]) (*wire.Job, error) {
 }
 
 func (a *API) enqueueBatch(c *call[wire.JobBatch]) (*wire.JobBatchResult, error) {
+	start := time.Now()
 	if n := len(c.in.Jobs); n == 0 || n > wire.MaxBatch {
 		return nil, field.New("jobs", strconv.Itoa(n)+" jobs", "must hold 1 through 1000 jobs")
 	}
@@ -445,7 +453,12 @@ func (a *API) enqueueBatch(c *call[wire.JobBatch]) (*wire.JobBatchResult, error)
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	spans, err := a.traceEnqueue(c.r, reqs, start)
+	if err != nil {
+		return nil, err
+	}
 	res, err := a.e.EnqueueBatch(c.ctx(), c.p, reqs)
+	endEnqueue(spans, res, err)
 	if err != nil {
 		return nil, err
 	}
@@ -740,7 +753,7 @@ func (a *API) bulkSelect(c *call[wire.JobBulk], f store.JobFilter, expected int6
 }
 
 func (a *API) claim(c *call[wire.ClaimRequest]) (*wire.ClaimResult, error) {
-	req := c.in
+	start, req := time.Now(), c.in
 	ctx, cancel := context.WithCancel(c.ctx())
 	defer cancel()
 	select {
@@ -765,6 +778,7 @@ func (a *API) claim(c *call[wire.ClaimRequest]) (*wire.ClaimResult, error) {
 	out := &wire.ClaimResult{Jobs: make([]wire.ClaimedJob, len(cs))}
 	for i, cl := range cs {
 		out.Jobs[i] = claimedView(cl)
+		a.traceClaim(c.r, start, req.WorkerID, cl, &out.Jobs[i])
 	}
 	return out, nil
 }
@@ -787,6 +801,7 @@ func reportRequest(b wire.Report, id int64) engine.ReportRequest {
 }
 
 func (a *API) report(c *call[wire.Report]) (*wire.ReportResult, error) {
+	start := time.Now()
 	id, err := pathInt(c.r, "id")
 	if err != nil {
 		return nil, err
@@ -798,12 +813,14 @@ func (a *API) report(c *call[wire.Report]) (*wire.ReportResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.traceReport(c.r, start, res)
 	d := res.Decision
 	return &wire.ReportResult{Job: jobView(res.Job, nil, nil, false), Duplicate: res.Duplicate,
 		Decision: wire.Decision{Outcome: string(d.Outcome), Classification: d.Classification, RetryAfterMs: d.RetryAfterMs, CountsTowardCircuit: d.CountsTowardCircuit, Reason: d.Reason}}, nil
 }
 
 func (a *API) reportBatch(c *call[wire.ReportBatch]) (*wire.ReportBatchResult, error) {
+	start := time.Now()
 	if n := len(c.in.Reports); n == 0 || n > wire.MaxBatch {
 		return nil, field.New("reports", strconv.Itoa(n)+" reports", "must hold 1 through 1000 reports")
 	}
@@ -838,6 +855,7 @@ func (a *API) reportBatch(c *call[wire.ReportBatch]) (*wire.ReportBatchResult, e
 			continue
 		}
 		r.OK, r.State, r.Classification, r.Duplicate = true, it.Job.State, it.Decision.Classification, it.Duplicate
+		a.traceReport(c.r, start, it.ReportResult)
 		if it.Job.State == wire.JobScheduled {
 			r.DueAt = ft(it.Job.DueAt)
 		}

@@ -85,7 +85,7 @@ func nullRaw(r json.RawMessage) json.RawMessage {
 func jobView(j *store.Job, attempts []store.Attempt, hold *wire.Hold, withPayload bool) wire.Job {
 	v := wire.Job{ID: j.ID, State: j.State, Tool: j.Tool, Version: j.Version, Endpoint: j.Endpoint, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
 		DueAt: ft(j.DueAt), HeldBy: hold, CancelRequested: j.CancelRequested, CreatedAt: ft(j.CreatedAt), UpdatedAt: ft(j.UpdatedAt),
-		FinishedAt: ft(j.FinishedAt), Attempts: []wire.Attempt{}, FlowKey: j.FlowKey}
+		FinishedAt: ft(j.FinishedAt), Attempts: []wire.Attempt{}, FlowKey: j.FlowKey, Traceparent: j.Traceparent, Tracestate: j.Tracestate}
 	if snap, err := engine.ParseSnapshot(j.Policy); err == nil {
 		v.Policy = snap
 	}
@@ -162,7 +162,7 @@ func runView(r *store.Run, steps []store.Job) wire.Run {
 func claimedView(c engine.Claimed) wire.ClaimedJob {
 	return wire.ClaimedJob{ID: c.Job.ID, Tool: c.Job.Tool, Version: c.Job.Version, Endpoint: c.Job.Endpoint, Attempt: c.Job.Attempt, MaxAttempts: c.Job.MaxAttempts,
 		Payload: c.Job.Payload, IdempotencyKey: c.IdempotencyKey, LeaseToken: c.LeaseToken, LeaseExpiresAt: ft(c.LeaseExpiresAt),
-		TimeoutMs: c.Job.TimeoutMs, RunID: c.Job.RunID, FlowKey: c.Job.FlowKey}
+		TimeoutMs: c.Job.TimeoutMs, RunID: c.Job.RunID, FlowKey: c.Job.FlowKey, Traceparent: c.Job.Traceparent, Tracestate: c.Job.Tracestate}
 }
 
 // decodeString and decodeInt read one member of a body parsed field by field.

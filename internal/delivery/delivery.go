@@ -24,8 +24,11 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/tracing"
 	"github.com/getratchet/ratchet/internal/webhook"
 	"github.com/getratchet/ratchet/wire"
 )
@@ -63,6 +66,9 @@ type Config struct {
 	Clock clock.Clock
 	// UserAgent is sent with every request.
 	UserAgent string
+	// Tracer records a ratchet.delivery span per attempt and sends its
+	// context as the request's traceparent; nil sends the job's own.
+	Tracer *tracing.Tracer
 }
 
 // Dispatcher delivers the jobs of HTTP tools. Run it once per node.
@@ -140,7 +146,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	slots := make(chan struct{}, d.cfg.Concurrency)
 	// Finished attempts are reported in batches: whatever finished while
 	// the previous batch was written goes in the next, one transaction.
-	results := make(chan engine.Delivered, d.cfg.Concurrency)
+	results := make(chan attempted, d.cfg.Concurrency)
 	reported := make(chan struct{})
 	go func() { d.reporter(ctx, results); close(reported) }()
 	var inflight sync.WaitGroup
@@ -174,10 +180,10 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		failures = 0
 		for _, c := range jobs {
 			inflight.Go(func() {
-				res, ok := d.attempt(ctx, c, claimed)
+				a, ok := d.try(ctx, c, claimed)
 				<-slots
 				if ok {
-					results <- engine.Delivered{Claimed: c, Result: res}
+					results <- a
 				}
 			})
 		}
@@ -233,10 +239,10 @@ func (d *Dispatcher) pause(ctx context.Context, failures int) bool {
 const maxReportBatch = 200
 
 // reporter reports finished attempts in batches until in is closed.
-func (d *Dispatcher) reporter(ctx context.Context, in <-chan engine.Delivered) {
+func (d *Dispatcher) reporter(ctx context.Context, in <-chan attempted) {
 	ctx = context.WithoutCancel(ctx) // an attempt that finished is reported even on shutdown
 	for first := range in {
-		batch := []engine.Delivered{first}
+		batch := []attempted{first}
 	more:
 		for len(batch) < maxReportBatch {
 			select {
@@ -253,15 +259,24 @@ func (d *Dispatcher) reporter(ctx context.Context, in <-chan engine.Delivered) {
 	}
 }
 
-func (d *Dispatcher) report(ctx context.Context, batch []engine.Delivered) {
-	items, err := d.eng.ReportDeliveries(ctx, batch)
+func (d *Dispatcher) report(ctx context.Context, batch []attempted) {
+	ds := make([]engine.Delivered, len(batch))
+	for i := range batch {
+		ds[i] = batch[i].Delivered
+	}
+	items, err := d.eng.ReportDeliveries(ctx, ds)
 	if err != nil {
 		// The leases expire and the rescue records the attempts.
 		d.log.Warn("delivery report failed", "attempts", len(batch), "err", err)
+		for _, a := range batch {
+			tracing.Fail(a.span, err)
+			a.span.End(trace.WithTimestamp(a.end))
+		}
 		return
 	}
 	for i, it := range items {
 		c := batch[i].Claimed
+		batch[i].finish(it)
 		if it.Err != nil {
 			d.log.Warn("delivery report refused", "job", c.Job.ID, "attempt", c.Job.Attempt, "err", it.Err)
 			continue
@@ -276,11 +291,11 @@ func (d *Dispatcher) report(ctx context.Context, batch []engine.Delivered) {
 // first it reports nothing: the lease expires and the attempt is recorded
 // as timed out.
 func (d *Dispatcher) Deliver(ctx context.Context, c engine.Claimed) {
-	res, ok := d.attempt(ctx, c, d.cfg.Clock.Now())
+	a, ok := d.try(ctx, c, d.cfg.Clock.Now())
 	if !ok {
 		return
 	}
-	d.report(context.WithoutCancel(ctx), []engine.Delivered{{Claimed: c, Result: res}})
+	d.report(context.WithoutCancel(ctx), []attempted{a})
 }
 
 // attempt sends the request of a job claimed at claimed (this machine's
@@ -396,6 +411,7 @@ func (d *Dispatcher) request(ctx context.Context, spec *engine.DeliverySpec, url
 	req.Header.Set("Idempotency-Key", c.IdempotencyKey)
 	req.Header.Set("Ratchet-Job-Id", id)
 	req.Header.Set("Ratchet-Attempt", strconv.FormatInt(c.Job.Attempt, 10))
+	setTraceHeaders(req, c)
 	if spec.Secret != "" {
 		key, err := webhook.ParseSecret(spec.Secret)
 		if err != nil {

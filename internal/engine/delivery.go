@@ -43,7 +43,7 @@ var DeliveryMethods = []string{"POST", "PUT", "PATCH", "DELETE"}
 // ReservedDeliveryHeaders are the headers a delivery sets itself, which a
 // target may not set.
 var ReservedDeliveryHeaders = []string{"Content-Length", "Content-Type", "Host", "Idempotency-Key", "Ratchet-Attempt", "Ratchet-Job-Id",
-	"Transfer-Encoding", "Connection", "Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}
+	"Transfer-Encoding", "Connection", "Webhook-Id", "Webhook-Timestamp", "Webhook-Signature", "Traceparent", "Tracestate"}
 
 // SecretHeader reports whether a static header's value is a credential,
 // which is never shown after publish: Authorization, Cookie, and any name

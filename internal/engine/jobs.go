@@ -47,6 +47,9 @@ type EnqueueRequest struct {
 	// FlowKey is the tenant, account or resource the job is made for; ""
 	// for none, or for the tool's flowKeyFrom to take it from the payload.
 	FlowKey string
+	// Traceparent and Tracestate are the W3C trace context the job keeps
+	// and hands on to its attempts (internal/traceparent); "" for none.
+	Traceparent, Tracestate string
 }
 
 // Limits of an enqueue.
@@ -113,6 +116,9 @@ func validateEnqueue(r *EnqueueRequest, prefix string) field.Errors {
 	}
 	if !ValidFlowKey(r.FlowKey) {
 		add("flowKey", showFlowKey(r.FlowKey), FlowKeyAllowed)
+	}
+	for _, e := range CheckTrace(r.Traceparent, r.Tracestate, "traceparent", "tracestate") {
+		add(e.Field, e.Value, e.Allowed)
 	}
 	if r.MaxAttempts != nil && (*r.MaxAttempts < backoff.MinAttempts || *r.MaxAttempts > backoff.MaxAttempts) {
 		add("maxAttempts", strconv.FormatInt(*r.MaxAttempts, 10), "must be an integer from 1 through 10")
@@ -253,7 +259,8 @@ func (b *enqueueBatch) add(ctx context.Context, i int, r *EnqueueRequest) error 
 	}
 	j := &store.Job{ProjectID: b.p.ProjectID, ToolID: res.t.ID, Tool: res.t.Name, Version: res.t.Version, EndpointID: res.ep.ID, Endpoint: res.ep.Name,
 		RunID: r.RunID, Payload: compactPayload(r.Payload), IdempotencyKey: r.IdempotencyKey, Policy: policy, MaxAttempts: int64(snap.MaxAttempts),
-		TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled, DueAt: due, CreatedAt: b.now, UpdatedAt: b.now, FlowKey: flowKey}
+		TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled, DueAt: due, CreatedAt: b.now, UpdatedAt: b.now, FlowKey: flowKey,
+		Traceparent: r.Traceparent, Tracestate: r.Tracestate}
 	if r.IdempotencyKey == "" { // stored together at the end
 		b.out[i] = Enqueued{Job: j, Created: true}
 		b.plain = append(b.plain, j)
@@ -698,7 +705,8 @@ func (e *Engine) replay(ctx context.Context, p *Principal, id int64, audit bool)
 		}
 		nj = &store.Job{ProjectID: p.ProjectID, ToolID: t.ID, Tool: t.Name, Version: t.Version, EndpointID: ep.ID, Endpoint: ep.Name, RunID: j.RunID,
 			Payload: j.Payload, Policy: policy, MaxAttempts: int64(snap.MaxAttempts), TimeoutMs: snap.TimeoutMs, State: wire.JobScheduled,
-			DueAt: now, ReplayOf: j.ID, CreatedAt: now, UpdatedAt: now, FlowKey: j.FlowKey}
+			DueAt: now, ReplayOf: j.ID, CreatedAt: now, UpdatedAt: now, FlowKey: j.FlowKey,
+			Traceparent: j.Traceparent, Tracestate: j.Tracestate}
 		if err := q.JobInsert(ctx, nj); err != nil || !audit {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/internal/store/postgres"
 	"github.com/getratchet/ratchet/internal/store/sqlite"
+	"github.com/getratchet/ratchet/internal/tracing"
 	"github.com/getratchet/ratchet/internal/web"
 	"github.com/getratchet/ratchet/internal/webhook"
 	"github.com/getratchet/ratchet/wire"
@@ -105,12 +107,7 @@ func OpenStore(ctx context.Context, url, sqliteSync string, migrate bool) (store
 // Run serves until ctx is cancelled, then shuts down gracefully: claims stop
 // being handed out, in-flight requests finish, the store is closed.
 func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) error {
-	if cfg.Addr == "" {
-		cfg.Addr = "127.0.0.1:8080"
-	}
-	if cfg.ShutdownTimeout <= 0 {
-		cfg.ShutdownTimeout = 15 * time.Second
-	}
+	cfg = cfg.withDefaults()
 	certs, err := loadTLS(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -123,14 +120,18 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	if mln != nil {
 		defer mln.Close()
 	}
-	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.SQLiteSynchronous, false)
+	// Tracing settings are checked before anything is opened, as the
+	// addresses are: a refused OTEL_* setting creates nothing.
+	tracer, err := startTracing(ctx, cfg.Version, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing(tracer, log)
+	st, err := openMigrated(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := migrateLogged(ctx, st, log); err != nil {
-		return err
-	}
 	metrics := api.NewMetrics(st)
 	sysClock, clk, err := clocks(cfg, st, log)
 	if err != nil {
@@ -141,7 +142,9 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 		return err
 	}
 	draining := make(chan struct{})
-	srv := httpServer(cfg, api.New(eng, log, metrics, draining), st, certs, log)
+	a := api.New(eng, log, metrics, draining)
+	a.SetTracer(tracer)
+	srv := httpServer(cfg, a, st, certs, log)
 	if mln != nil {
 		defer serveMetrics(mln, metrics).Close()
 	}
@@ -150,8 +153,33 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	// claiming with the API; requests in flight get the shutdown timeout,
 	// then are abandoned to their leases (recorded as timed out, retried).
 	disp := delivery.New(delivery.Config{Engine: eng, Concurrency: cfg.DeliveryConcurrency, Policy: webhook.Policy{Allow: cfg.DeliveryAllow},
-		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock})
+		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock, Tracer: tracer})
 	return serve(ctx, cfg, ln, srv, eng, disp, draining, log)
+}
+
+// withDefaults fills in the defaults Run applies: the address and the
+// shutdown timeout.
+func (cfg Config) withDefaults() Config {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:8080"
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 15 * time.Second
+	}
+	return cfg
+}
+
+// openMigrated opens the store and applies its migrations, each logged.
+func openMigrated(ctx context.Context, cfg Config, log *slog.Logger) (store.Store, error) {
+	st, err := OpenStore(ctx, cfg.DatabaseURL, cfg.SQLiteSynchronous, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrateLogged(ctx, st, log); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
 // httpServer is the API's server: headers must arrive within 10 s and
@@ -396,6 +424,29 @@ func serve(ctx context.Context, cfg Config, ln net.Listener, srv *http.Server, e
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// startTracing turns tracing on when the OTEL_* variables set an OTLP
+// endpoint (docs/operations.md, Traces), and says so on the log.
+func startTracing(ctx context.Context, version string, log *slog.Logger) (*tracing.Tracer, error) {
+	t, err := tracing.Setup(ctx, os.Getenv, version, log)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	if t.On() {
+		log.Info("tracing on: exporting spans over OTLP/HTTP", "endpoint", tracing.Endpoint(os.Getenv))
+	}
+	return t, nil
+}
+
+// stopTracing exports the spans still buffered, within 5 s, once every
+// request and delivery has finished.
+func stopTracing(t *tracing.Tracer, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.Shutdown(ctx); err != nil {
+		log.Warn("tracing: flushing spans at shutdown failed", "err", err)
+	}
 }
 
 // accessLog logs every request once it is answered.

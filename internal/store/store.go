@@ -217,6 +217,10 @@ type Job struct {
 	// FlowKey is the tenant, account or resource the job is made for
 	// (docs/flow-control.md), "" for none. Set at insert, never changed.
 	FlowKey string
+	// Traceparent and Tracestate are the job's W3C trace context
+	// (internal/traceparent), "" for none: handed to workers with each
+	// claim and sent with each delivery. Set at insert, never changed.
+	Traceparent, Tracestate string
 }
 
 // JobGuard is what a job's row must still hold for a guarded write

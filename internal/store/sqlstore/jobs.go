@@ -16,7 +16,7 @@ import (
 
 const jobCols = `id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy, max_attempts, timeout_ms,
 	attempt, state, due_at, lease_token, lease_expires_at, worker_id, cancel_requested, replay_of, created_at, updated_at, finished_at, claimed_at,
-	last_classification, last_error, flow_key`
+	last_classification, last_error, flow_key, traceparent, tracestate`
 
 // jobColsBut is jobCols with the named columns read as empty text, for
 // reads that do not need them (a policy snapshot or a payload is the bulk
@@ -47,7 +47,7 @@ func scanJob(sc interface{ Scan(...any) error }) (*store.Job, error) {
 	var cancel int64
 	if err := sc.Scan(&j.ID, &j.ProjectID, &j.ToolID, &j.Tool, &j.Version, &j.EndpointID, &j.Endpoint, &j.RunID, &payload, &key, &policy,
 		&j.MaxAttempts, &j.TimeoutMs, &j.Attempt, &j.State, &j.DueAt, &j.LeaseToken, &j.LeaseExpiresAt, &j.WorkerID, &cancel, &j.ReplayOf,
-		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt, &j.ClaimedAt, &j.LastClassification, &j.LastError, &j.FlowKey); err != nil {
+		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt, &j.ClaimedAt, &j.LastClassification, &j.LastError, &j.FlowKey, &j.Traceparent, &j.Tracestate); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -75,12 +75,12 @@ func (q *Queries) JobInsert(ctx context.Context, j *store.Job) error {
 // jobInsert is JobInsert without flowTouch.
 func (q *Queries) jobInsert(ctx context.Context, j *store.Job) error {
 	id, err := q.insertID(ctx, `INSERT INTO jobs (project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy,
-		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error, flow_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error, flow_key, traceparent, tracestate)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`,
 		j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), nullStr(j.IdempotencyKey), string(j.Policy),
 		j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt, j.FinishedAt, j.LastClassification, j.LastError,
-		j.FlowKey)
+		j.FlowKey, j.Traceparent, j.Tracestate)
 	if errors.Is(err, store.ErrNotFound) { // no row returned: the key is taken
 		return fmt.Errorf("idempotency key %q is already used in project %d: %w", j.IdempotencyKey, j.ProjectID, store.ErrConflict)
 	}
@@ -119,14 +119,14 @@ func (q *Queries) JobsInsert(ctx context.Context, jobs []*store.Job) error {
 	}
 	slices.Sort(ids)
 	from, args := q.rowsFrom(len(jobs), []string{"BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "TEXT",
-		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "TEXT"}, func(i int) []any {
+		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT"}, func(i int) []any {
 		j := jobs[i]
 		return []any{ids[i], j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), string(j.Policy),
 			j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt, j.FinishedAt, j.LastClassification, j.LastError,
-			j.FlowKey}
+			j.FlowKey, j.Traceparent, j.Tracestate}
 	})
 	r, err := q.exec(ctx, `INSERT INTO jobs (id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, policy,
-		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error, flow_key)
+		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error, flow_key, traceparent, tracestate)
 		SELECT * FROM `+from, args...)
 	if err := q.expectN(r, err, len(jobs)); err != nil {
 		return err

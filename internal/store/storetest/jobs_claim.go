@@ -177,6 +177,7 @@ func testJobsClaimDue(t *testing.T, s store.Store) {
 	a, b, c, d := job(f.p, f.ep, f.tool, 3000), job(f.p, f.ep, v2, 1000), job(f.p, f.ep, f.tool, 1000), job(f.p, f.ep, f.tool, 2000)
 	future, elsewhere, running := job(f.p, f.ep, f.tool, 9000), job(f.p, ep2, chat, 1), job(f.p, f.ep, f.tool, 1)
 	b.TimeoutMs = 5000
+	d.Traceparent, d.Tracestate = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "rojo=1" // handed to the worker with the claim
 	f.insert(t, s, a, b, c, d, future, elsewhere, running)
 	setState(t, s, running, wire.JobRunning, 0)
 	claimDue := func(p *store.JobsClaimDueParams) []store.Job {

@@ -20,6 +20,10 @@ func testJobsInsert(t *testing.T, s store.Store) {
 		if i%3 != 0 { // keyed and key-less jobs side by side in one statement
 			j.FlowKey = fmt.Sprintf("acct_%d", i%7)
 		}
+		if i%4 == 0 { // with and without a trace context in one statement
+			j.Traceparent = fmt.Sprintf("00-4bf92f3577b34da6a3ce929d0e0e%04x-00f067aa0ba902b7-01", i)
+			j.Tracestate = "rojo=00f067aa0ba902b7"
+		}
 		js = append(js, j)
 	}
 	tx(t, s, func(q store.Queries) error { return q.JobsInsert(ctx, js) })
@@ -51,6 +55,7 @@ func testJobInsert(t *testing.T, s store.Store) {
 	j := job(f.p, f.ep, f.tool, 5000)
 	j.RunID, j.IdempotencyKey, j.ReplayOf, j.Attempt = r.ID, "order-1", 42, 0
 	j.FlowKey = "acct_42 ünïcode"
+	j.Traceparent, j.Tracestate = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"
 	f.insert(t, s, j)
 	if j.ID == 0 {
 		t.Fatal("JobInsert set no id")

@@ -246,6 +246,10 @@ class ClaimedJob(TypedDict):
     runId: NotRequired[int]
     timeoutMs: int
     tool: str
+    # the W3C traceparent to continue the job's trace from (send it on to the provider, or start the worker's span as its child): with tracing on, this attempt's ratchet.claim span; otherwise the job's own; absent when the job has none
+    traceparent: NotRequired[str]
+    # the W3C tracestate that goes with traceparent; absent for none
+    tracestate: NotRequired[str]
     version: str
 
 
@@ -620,6 +624,10 @@ class Job(TypedDict):
     runId: int | None
     state: JobState
     tool: str
+    # the W3C trace context the job keeps and hands to its attempts: the enqueue's, or with tracing on its ratchet.enqueue span's; absent for none
+    traceparent: NotRequired[str]
+    # the W3C tracestate kept with traceparent; absent for none
+    tracestate: NotRequired[str]
     updatedAt: str
     version: str
     workerId: NotRequired[str]
@@ -639,6 +647,10 @@ class JobEnqueue(TypedDict):
     runAt: NotRequired[str]
     runId: NotRequired[int]
     tool: str
+    # the W3C traceparent the job's trace continues from (version 00: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, lowercase, ids not all zero); wins over the traceparent header of POST /v1/jobs and of the batch request; absent for none (docs/operations.md, Traces)
+    traceparent: NotRequired[str]
+    # the W3C tracestate that goes with traceparent; only with one; absent for none
+    tracestate: NotRequired[str]
 
 
 class JobBatch(TypedDict):

@@ -452,12 +452,16 @@ class Client:
         run_id: int | None = None,
         run_at: str | _dt.datetime | None = None,
         flow_key: str | None = None,
+        traceparent: str | None = None,
+        tracestate: str | None = None,
     ) -> tuple[Job, bool]:
         """Store a job of ``tool`` ("name@version"). Returns the job and
         whether it was created: False when the idempotency key returned an
         existing job. Retried on network errors only with an idempotency key.
         ``flow_key`` names the tenant, account or resource the job is made
-        for; it wins over the tool's ``flowKeyFrom``."""
+        for; it wins over the tool's ``flowKeyFrom``. ``traceparent`` (and
+        ``tracestate``) is the W3C trace context the job's trace continues
+        from: the job keeps it and hands it to its workers and deliveries."""
         body: dict[str, Any] = {"tool": tool}
         if payload is not None:
             body["payload"] = payload
@@ -471,6 +475,10 @@ class Client:
             body["runAt"] = _time(run_at)
         if flow_key:
             body["flowKey"] = flow_key
+        if traceparent:
+            body["traceparent"] = traceparent
+        if tracestate:
+            body["tracestate"] = tracestate
         status, job = self._call("POST", "/v1/jobs", body, retry=bool(idempotency_key))
         return job, status == 201
 

@@ -314,6 +314,21 @@ class ClientAgainstServer(ServerTestCase):
             self.owner.enqueue("refund@1", {"customer": {}})
         self.assertEqual([(f["field"], f["value"]) for f in cm.exception.fields], [("payload.customer.id", "(missing)")])
 
+    def test_traceparent(self) -> None:
+        """A traceparent given at enqueue is kept on the job and handed to
+        the worker in the claim (the server runs without OTEL_* variables,
+        so unchanged); a malformed one is a field error naming it."""
+        tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        self.owner.create_endpoint({"name": "traced"})
+        self.owner.publish_tool({"name": "traced", "version": "1", "endpoint": "traced"})
+        job, _ = self.owner.enqueue("traced@1", {}, traceparent=tp, tracestate="rojo=1")
+        self.assertEqual((job.get("traceparent"), job.get("tracestate")), (tp, "rojo=1"))
+        claimed = self.owner.claim("w-trace", tools=["traced@1"])
+        self.assertEqual([(j["id"], j.get("traceparent")) for j in claimed], [(job["id"], tp)])
+        with self.assertRaises(ratchet.RatchetError) as cm:
+            self.owner.enqueue("traced@1", {}, traceparent=tp.upper())
+        self.assertEqual([f["field"] for f in cm.exception.fields], ["traceparent"])
+
     def test_every_route(self) -> None:
         """One call of each Client method against the server."""
         c = self.owner

@@ -940,6 +940,10 @@ export interface components {
             runId?: number;
             timeoutMs: number;
             tool: string;
+            /** @description the W3C traceparent to continue the job's trace from (send it on to the provider, or start the worker's span as its child): with tracing on, this attempt's ratchet.claim span; otherwise the job's own; absent when the job has none */
+            traceparent?: string;
+            /** @description the W3C tracestate that goes with traceparent; absent for none */
+            tracestate?: string;
             version: string;
         };
         ClockAdvance: {
@@ -1229,6 +1233,10 @@ export interface components {
             /** @enum {string} */
             state: "scheduled" | "running" | "succeeded" | "failed" | "exhausted" | "cancelled";
             tool: string;
+            /** @description the W3C trace context the job keeps and hands to its attempts: the enqueue's, or with tracing on its ratchet.enqueue span's; absent for none */
+            traceparent?: string;
+            /** @description the W3C tracestate kept with traceparent; absent for none */
+            tracestate?: string;
             /** Format: date-time */
             updatedAt: string;
             version: string;
@@ -1291,6 +1299,10 @@ export interface components {
             runAt?: string;
             runId?: number;
             tool: string;
+            /** @description the W3C traceparent the job's trace continues from (version 00: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, lowercase, ids not all zero); wins over the traceparent header of POST /v1/jobs and of the batch request; absent for none (docs/operations.md, Traces) */
+            traceparent?: string;
+            /** @description the W3C tracestate that goes with traceparent; only with one; absent for none */
+            tracestate?: string;
         };
         JobList: {
             jobs: components["schemas"]["Job"][];
