@@ -308,7 +308,9 @@ func (tab *Tab) Screenshot(dir, name string) string {
 	// thousands of pixels long, and encoding all of it took longer than a
 	// step may under load, for nothing a person looks at.
 	size := Eval[[]float64](tab, `[document.documentElement.scrollWidth, Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)]`)
-	ctx, cancel := context.WithTimeout(tab.Ctx, StepTimeout)
+	// A picture of 1280×6000 took over StepTimeout to encode on a loaded
+	// machine with the browser tests side by side: a screenshot gets three.
+	ctx, cancel := context.WithTimeout(tab.Ctx, 3*StepTimeout)
 	defer cancel()
 	beyond := true
 	res, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{

@@ -328,8 +328,11 @@ func metricsStatus(t *testing.T, nodes []*proctest.Server, code string) float64 
 // through node C, and sees every node claim again.
 func circuitOnAllNodes(t *testing.T, ctx context.Context, a, b, c *client.Client) {
 	const openMs = 4000
+	// Retries wait 6 s: with 1 s, a loaded machine took longer than that
+	// between the first failure and the second claim, which then handed
+	// out the first job's retry beside the second job.
 	if _, err := a.CreateEndpoint(ctx, "fragile", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 10, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
+		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 10, InitialDelayMs: 6000, Multiplier: 1, MaxDelayMs: 6000, JitterPercent: 0}},
 		DefaultTimeoutMs: 20000, MaxConcurrent: 10, CircuitFailureThreshold: 2, CircuitOpenMs: openMs,
 	}); err != nil {
 		t.Fatal(err)

@@ -25,8 +25,10 @@ import (
 
 const ownerKey = "rk_test_owner_key_0123456789abcdef"
 
+// ctx bounds a test's calls: 5 minutes, as a loaded machine took over
+// 2 for TestWorkerUnderFaultsAndKill, whose own deadlines are tighter.
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	c, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	return c
 }
