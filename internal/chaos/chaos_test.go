@@ -116,9 +116,9 @@ func TestShortRunKeys(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	every := [2]time.Duration{6 * time.Second, 10 * time.Second}
-	cfg := chaos.Config{Binary: bin, DatabaseURL: dbURL, Duration: 20 * time.Second, Jobs: 600, Nodes: 3, Skew: 2 * time.Second,
+	cfg := chaos.Config{Binary: bin, DatabaseURL: dbURL, Duration: 20 * time.Second, Jobs: 400, Nodes: 3, Skew: 2 * time.Second,
 		Workers: 2, Concurrency: 8, MaxConcurrent: 16, Keys: 3, KeyMaxConcurrent: 2, KillEvery: every, CrashEvery: every,
-		Drain: 2 * time.Minute, Seed: 3, Progress: &logWriter{t: t}}
+		Drain: 3 * time.Minute, Seed: 3, Progress: &logWriter{t: t}}
 	rep, err := chaos.Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

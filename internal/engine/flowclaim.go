@@ -89,6 +89,15 @@ func (e *Engine) claimKeyed(ctx context.Context, q store.Queries, p *claimPass, 
 	if err := keyCounts(ctx, q, ep, keys, p.now); err != nil {
 		return nil, err
 	}
+	// Stamp the claims after the keys were counted, as claimLocked does
+	// after the endpoint's count: a report (which does not lock the
+	// endpoint) committing between the two reads frees a slot this claim
+	// then takes, and an earlier stamp would read as the key running over
+	// its limit in the attempts table (a loaded chaos run showed 4 at
+	// keyMaxConcurrent 2, the provider never more than 2).
+	if p.now, err = e.txNow(ctx, q); err != nil {
+		return nil, err
+	}
 	lim := flowLimits{ep}
 	var out []store.Job
 	left := want

@@ -65,7 +65,9 @@ test("7: a worker killed with SIGKILL while holding leases: the leases expire (t
 });
 
 test("8: SIGTERM stops claiming and lets running handlers finish and report before the process exits", async (t) => {
-  const s = await setup(t, { defaultTimeoutMs: 1000 });
+  // A 5 s lease: with 1 s, heartbeats of a loaded machine came late and the
+  // slow handlers lost their leases, which is test 2's subject, not this one's.
+  const s = await setup(t, { defaultTimeoutMs: 5000 });
   const p = spawnWorker(t, s, { MODE: "slow" });
   const ids = (await s.owner.enqueueBatch([{ tool: "call@1" }, { tool: "call@1" }])).map((j) => j.id);
   await started(p, 2);
