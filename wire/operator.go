@@ -19,8 +19,12 @@ type HeldQuery struct {
 	Limit  string `json:"limit,omitempty" query:"listLimit" doc:"1–500, default 100"`
 }
 
-// MaxKeysLimit is the most flow keys GET /v1/endpoints/{name}/keys lists.
-const MaxKeysLimit = 100
+// DefaultKeysLimit and MaxKeysLimit are how many flow keys GET
+// /v1/endpoints/{name}/keys lists without a limit, and at most.
+const (
+	DefaultKeysLimit = 10
+	MaxKeysLimit     = 100
+)
 
 // FlowKeysQuery is the query of GET /v1/endpoints/{name}/keys.
 type FlowKeysQuery struct {

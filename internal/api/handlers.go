@@ -243,25 +243,28 @@ func pageParams(cursor, limit string) (afterID int64, n int, err error) {
 		}
 		afterID = v
 	}
-	n = wire.DefaultListLimit
-	if limit != "" {
-		v, perr := strconv.Atoi(limit)
-		if perr != nil || v < 1 || v > wire.MaxListLimit {
-			errs.Add("limit", strconv.Quote(limit), "must be an integer from 1 through "+strconv.Itoa(wire.MaxListLimit))
-		}
-		n = v
-	}
+	n = limitParam(&errs, limit, wire.DefaultListLimit, wire.MaxListLimit)
 	return afterID, n, errs.Err()
 }
 
+// limitParam reads a limit query parameter of 1 through most; def when
+// it is absent.
+func limitParam(errs *field.Errors, limit string, def, most int) int {
+	if limit == "" {
+		return def
+	}
+	v, err := strconv.Atoi(limit)
+	if err != nil || v < 1 || v > most {
+		errs.Add("limit", strconv.Quote(limit), "must be an integer from 1 through "+strconv.Itoa(most))
+	}
+	return v
+}
+
 func (a *API) flowKeys(c *call[wire.FlowKeysQuery]) (*wire.FlowKeyList, error) {
-	n := 10
-	if c.in.Limit != "" {
-		v, err := strconv.Atoi(c.in.Limit)
-		if err != nil || v < 1 || v > wire.MaxKeysLimit {
-			return nil, field.New("limit", strconv.Quote(c.in.Limit), "must be an integer from 1 through "+strconv.Itoa(wire.MaxKeysLimit))
-		}
-		n = v
+	var errs field.Errors
+	n := limitParam(&errs, c.in.Limit, wire.DefaultKeysLimit, wire.MaxKeysLimit)
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
 	return a.e.FlowKeys(c.ctx(), c.p, c.r.PathValue("name"), n)
 }

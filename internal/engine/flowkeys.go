@@ -19,7 +19,7 @@ func (e *Engine) FlowKeys(ctx context.Context, p *Principal, name string, limit 
 		return nil, err
 	}
 	if limit <= 0 || limit > wire.MaxKeysLimit {
-		limit = 10
+		limit = wire.DefaultKeysLimit
 	}
 	out := &wire.FlowKeyList{Endpoint: name, Keys: []wire.FlowKeyLoad{}}
 	err := e.st.Read(ctx, func(q store.Queries) error {
