@@ -39,6 +39,9 @@ test("the example worker retries a 503 with Retry-After: 120 and succeeds", asyn
     }
   });
 
+  // npm start compiles the example first (prestart: tsc), which took over
+  // a minute on a loaded machine: the job's waits start once it runs.
+  await waitFor(`the worker started; its output:\n${logs}`, () => logs.includes("worker for charge@1 calling"), { timeoutMs: 5 * 60_000 });
   const { job } = await c.enqueue({ tool: "charge@1", payload: { orderId: 42 }, idempotencyKey: "order-42" });
   const until = (what, ok) =>
     waitFor(`job ${what}; worker output:\n${logs}`, async () => {
