@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/getratchet/ratchet/internal/proctest"
 )
 
 // testVersion is a version no build carries by chance: the binary prints
@@ -62,9 +64,10 @@ func release(t *testing.T) string {
 	}
 	releaseOnce.Do(func() {
 		releaseDir = filepath.Join(tmpRoot, "dist")
-		cmd := exec.Command(filepath.Join(root(t), "scripts", "release"), testVersion)
+		script := filepath.Join(root(t), "scripts", "release")
+		cmd := exec.Command(script, testVersion)
 		cmd.Env = append(os.Environ(), "RATCHET_RELEASE_DIST="+releaseDir, "RATCHET_RELEASE_TARGETS=linux/"+runtime.GOARCH, "RATCHET_RELEASE_SDKS=0")
-		out, err := cmd.CombinedOutput()
+		out, err := proctest.CombinedOutputExclusive(cmd, script)
 		releaseOut, releaseErr = string(out), err
 	})
 	if releaseErr != nil {

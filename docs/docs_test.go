@@ -751,9 +751,10 @@ func serveRelease(t *testing.T, root string) string {
 		t.Skip("deploy.md installs the linux/amd64 release")
 	}
 	dist := t.TempDir()
-	cmd := exec.Command(filepath.Join(root, "scripts", "release"), releaseVersion)
+	script := filepath.Join(root, "scripts", "release")
+	cmd := exec.Command(script, releaseVersion)
 	cmd.Env = append(os.Environ(), "RATCHET_RELEASE_DIST="+dist, "RATCHET_RELEASE_TARGETS=linux/amd64", "RATCHET_RELEASE_SDKS=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := proctest.CombinedOutputExclusive(cmd, script); err != nil {
 		t.Fatalf("scripts/release %s: %v\n%s", releaseVersion, err, out)
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dist)))

@@ -401,3 +401,22 @@ func Now() time.Time {
 	}
 	return c.Now()
 }
+
+// CombinedOutputExclusive runs cmd, as cmd.CombinedOutput, holding an
+// exclusive flock on the existing file lock, so commands that name the
+// same file run one after another, across test binaries. The tests that
+// run scripts/release lock the script itself: run at once by two packages,
+// the two release builds compiled everything twice side by side; one after
+// the other, the second finds the first's compiled packages in the build
+// cache and only links.
+func CombinedOutputExclusive(cmd *exec.Cmd, lock string) ([]byte, error) {
+	f, err := os.Open(lock)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // and so unlocks
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, fmt.Errorf("flock %s: %w", lock, err)
+	}
+	return cmd.CombinedOutput()
+}
