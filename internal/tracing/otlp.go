@@ -125,12 +125,22 @@ func parseHeaders(s string) (http.Header, error) {
 		k, v, ok := strings.Cut(pair, "=")
 		k = strings.TrimSpace(k)
 		val, err := url.PathUnescape(strings.TrimSpace(v))
-		if !ok || k == "" || err != nil || strings.ContainsAny(k, " \t\r\n:") || strings.ContainsAny(val, "\r\n") {
-			return nil, fmt.Errorf("%q: must be key=value pairs separated by commas, values percent-encoded", pair)
+		if !ok || !token(k) || err != nil || strings.ContainsFunc(val, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			return nil, fmt.Errorf("%q: must be key=value pairs separated by commas, keys HTTP header names, values percent-encoded without control characters", pair)
 		}
 		h.Add(k, val)
 	}
 	return h, nil
+}
+
+// token says whether k is an HTTP header name (RFC 9110's token).
+func token(k string) bool {
+	for _, c := range []byte(k) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return k != ""
 }
 
 // tlsConfig is the TLS of https endpoints: the system's roots, or the

@@ -138,7 +138,7 @@ func anyValue(v attribute.Value) *commonpb.AnyValue {
 	case attribute.STRINGSLICE:
 		return array(v.AsStringSlice(), attribute.StringValue)
 	}
-	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.Emit()}}
+	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.String()}}
 }
 
 func array[T any](xs []T, value func(T) attribute.Value) *commonpb.AnyValue {
