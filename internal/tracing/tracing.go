@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -90,9 +89,10 @@ func checkEnv(getenv func(string) string) error {
 }
 
 // Setup builds the tracer the environment asks for, or nil (off) when it
-// sets no OTLP endpoint. The exporter, the sampler and the batching read
-// their own OTEL_* variables (endpoint, headers, timeout, compression,
-// certificates, OTEL_TRACES_SAMPLER, OTEL_BSP_*); OTEL_SERVICE_NAME and
+// sets no OTLP endpoint. The exporter reads the endpoint, headers,
+// timeout, compression and certificates from getenv (newExporter); the
+// sampler and the batching read their own OTEL_* variables from the
+// process's environment (OTEL_TRACES_SAMPLER, OTEL_BSP_*); OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES name the service ("ratchet" by default). Export
 // failures are logged as warnings on log.
 func Setup(ctx context.Context, getenv func(string) string, version string, log *slog.Logger) (*Tracer, error) {
@@ -102,7 +102,7 @@ func Setup(ctx context.Context, getenv func(string) string, version string, log 
 	if err := checkEnv(getenv); err != nil {
 		return nil, err
 	}
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := newExporter(getenv)
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
