@@ -149,7 +149,7 @@ func TestDashboardLive(t *testing.T) {
 	t.Run("local time beside UTC", func(t *testing.T) {
 		a.t = t
 		// A person in India (UTC+05:30, so even the minutes differ).
-		tab := b.NewTab(t)
+		tab := b.NewIsolatedTab(t)
 		if _, err := chromedp.Call(tab.Ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Kolkata"}); err != nil {
 			t.Fatal(err)
 		}

@@ -179,7 +179,7 @@ func TestJobsRows(t *testing.T) {
 	t.Run("producers see no owner-only buttons", func(t *testing.T) {
 		a.t = t
 		pk := must(c.CreateKey(ctx, "reader", "producer", nil))(t)
-		p := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: shots}
+		p := &dash{t: t, tab: b.NewIsolatedTab(t), base: srv.URL, dir: shots}
 		p.signIn(pk.Secret)
 		p.open("/jobs?endpoint=acts&state=scheduled")
 		p.waitView("jobs")

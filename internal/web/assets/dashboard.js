@@ -7,7 +7,7 @@
 import * as B from "./backoff.js";
 import { SEARCH_WINDOW, JOB_STATES, REPLAYABLE_STATES, CANCELLABLE_STATES, CLAIMABLE_STATES, CUSTOM_PLANS, ATTEMPT_OUTCOMES } from "./limits.js";
 import { $, h, toast as showToast, fieldText } from "./ui.js";
-import { api, ApiError, getKey, setKey, hooks, query, openStream } from "./dashboard-api.js";
+import { api, ApiError, getKey, setKey, hooks, query, openStream, session, ASK_MS } from "./dashboard-api.js";
 import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
 import { operatorControls } from "./dashboard-ops.js";
 import { workersView, historyView } from "./dashboard-observe.js";
@@ -1537,11 +1537,37 @@ async function runView([id], stale) {
 
 // ---------- start ----------
 
+// tabs is the session shared with the dashboard's other tabs in this
+// browser (dashboard-api.js, session); set by init.
+let tabs = null;
+
+// signOut forgets the key in this tab and, unless another tab said so,
+// tells the others to forget it too.
+function signOut(message, fromOtherTab) {
+  setKey("");
+  if (!fromOtherTab && tabs) tabs.signedOut();
+  showSignin("");
+  toast(message);
+}
+
+// adoptKey signs in with a key another tab handed over, if this tab shows
+// the sign-in form and nobody has started typing in it.
+let adopting = false;
+function adoptKey(key) {
+  if (adopting || state.me || getKey() || $("api-key").value) return;
+  adopting = true;
+  signIn(key).catch(() => { showSignin(""); }).finally(() => { adopting = false; });
+}
+
 function init() {
   hooks.onUnauthenticated = () => {
     setKey("");
     showSignin("Your key is no longer accepted. Sign in again.");
   };
+  tabs = session({
+    onKey: adoptKey,
+    onSignOut: () => { if (state.me || getKey()) signOut("Signed out in another tab; the key is gone from this one too.", true); },
+  });
   $("signin-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const key = $("api-key").value.trim();
@@ -1549,13 +1575,14 @@ function init() {
     $("signin-button").disabled = true;
     try {
       await signIn(key);
+      tabs.signedIn(key);
     } catch (e) {
       showSignin(e.status === 401 ? "This key was not accepted: it is unknown or revoked." : e.message);
     } finally {
       $("signin-button").disabled = false;
     }
   });
-  $("signout").addEventListener("click", () => { setKey(""); showSignin(""); toast("Signed out; the key is gone from this tab."); });
+  $("signout").addEventListener("click", () => signOut("Signed out; the key is gone from this tab and the dashboard's other tabs."));
   // Dashboard links route on the client; everything else (the calculator,
   // new tabs, modified clicks) loads normally.
   document.addEventListener("click", (ev) => {
@@ -1572,8 +1599,16 @@ function init() {
   // left to the browser's clean-up (a browser allows only a few per host).
   window.addEventListener("pagehide", stopLive);
   const key = getKey();
-  if (!key) { showSignin(""); return; }
-  signIn(key).catch((e) => showSignin(e.status === 401 ? "Your key is no longer accepted. Sign in again." : e.message));
+  if (key) {
+    signIn(key).catch((e) => showSignin(e.status === 401 ? "Your key is no longer accepted. Sign in again." : e.message));
+    return;
+  }
+  // A new tab: an open tab that answers signs it in (adoptKey); without an
+  // answer soon, the form.
+  if (!tabs.available) { showSignin(""); return; }
+  document.documentElement.dataset.view = "handover";
+  tabs.ask();
+  setTimeout(() => { if (!adopting && !state.me && !getKey()) showSignin(""); }, ASK_MS);
 }
 
 init();
