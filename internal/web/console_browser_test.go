@@ -1,9 +1,16 @@
 package web_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/proctest"
 )
@@ -50,4 +57,160 @@ func TestSessionAcrossTabs(t *testing.T) {
 	a.tab.Do("sign in again", chromedp.SendKeys(chromedp.CSS("#api-key"), ownerKey), chromedp.Click(chromedp.CSS("#signin-button")))
 	a.waitView("overview")
 	second.waitView("jobs")
+}
+
+// seedJobs makes, through the API, an endpoint with one failed job whose
+// error is long, and n scheduled jobs (one due in an hour).
+func seedJobs(t *testing.T, base string, n int) (failed *client.Job, longErr string) {
+	t.Helper()
+	ctx := context.Background()
+	c := client.New(base, ownerKey)
+	one := int64(1)
+	must(c.CreateEndpoint(ctx, "acts", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, CircuitFailureThreshold: 100, CircuitOpenMs: 60_000}))(t)
+	must(c.PublishTool(ctx, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "acts"}))(t)
+	wk := must(c.CreateKey(ctx, "worker", "worker", []string{"charge@1"}))(t)
+	w := client.New(base, wk.Secret)
+	failed = enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(`{"amount":1}`), MaxAttempts: &one})
+	cl := must(w.Claim(ctx, client.ClaimRequest{WorkerID: "w", Tools: []string{"charge@1"}, Max: 1}))(t)
+	longErr = "card declined: insufficient funds on card ending 4242, the issuer asked the customer to call them " + strings.Repeat("and more detail ", 4)
+	must(w.ReportOne(ctx, client.Report{JobID: cl[0].ID, LeaseToken: cl[0].LeaseToken, HTTPStatus: 402, Message: longErr}))(t)
+	for i := 0; i < n; i++ {
+		r := client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(fmt.Sprintf(`{"amount":%d}`, i+2))}
+		if i == 0 {
+			r.RunAt = proctest.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		}
+		enqueue(t, c, r)
+	}
+	return failed, longErr
+}
+
+// firstRowBox is the top and bottom of the jobs list's first row, and the
+// window's height.
+func firstRowBox(a *dash) []float64 {
+	a.t.Helper()
+	return browsertest.Eval[[]float64](a.tab, `(() => { const r = document.querySelector("#jobs-table tbody tr").getBoundingClientRect(); return [r.top, r.bottom, window.innerHeight]; })()`)
+}
+
+// TestJobsAboveTheFold: the jobs list starts on the first screen at
+// 1280×800 and close to it at 390×844; its rows are one line each, with
+// relative times whose tooltip is the exact time; the bulk card shows only
+// for a filter an action takes; a column empty for the tab is left out; the
+// failed tab's error has the row's room; below 600 px a job is a card.
+func TestJobsAboveTheFold(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	prepareDB(t, dir)
+	srv := proctest.Start(t, dir, liveEnv, "--dev-clock")
+	failed, longErr := seedJobs(t, srv.URL, 12)
+	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: browsertest.ScreenshotDir(t)}
+	setViewport(t, a.tab, 1280, 800)
+	a.signIn(ownerKey)
+
+	a.open("/jobs")
+	a.waitView("jobs")
+	if box := firstRowBox(a); box[1] > box[2] {
+		t.Errorf("at 1280×800 the first job row ends at %.0f px, below the window's %.0f", box[1], box[2])
+	}
+	if a.visible("#bulk-card") {
+		t.Error("the bulk card shows with no filter an action takes")
+	}
+	if hs := browsertest.Eval[[]float64](a.tab, `Array.from(document.querySelectorAll("#jobs-table tbody tr"), r => r.getBoundingClientRect().height)`); len(hs) != 13 || slices.Max(hs) > 48 {
+		t.Errorf("row heights %v: want 13 rows of one line (≤ 48 px)", hs)
+	}
+	if n := browsertest.Eval[int](a.tab, `document.querySelectorAll("#jobs-table tbody time .local").length`); n != 0 {
+		t.Errorf("%d rows print a second, local time line", n)
+	}
+	created := browsertest.Eval[[]string](a.tab, `(() => { const e = document.querySelector("#jobs-table tbody tr .created-col time"); return [e.textContent, e.title]; })()`)
+	if !strings.HasSuffix(created[0], " ago") && created[0] != "now" || !strings.Contains(created[1], "UTC") {
+		t.Errorf("created cell %q with title %q: want a relative time and the exact one as its tooltip", created[0], created[1])
+	}
+	a.shot("jobs-1280")
+
+	a.open("/jobs?state=failed")
+	a.waitView("jobs")
+	if box := firstRowBox(a); box[1] > box[2] {
+		t.Errorf("failed tab at 1280×800: the first row ends at %.0f px, below %.0f", box[1], box[2])
+	}
+	if heads := browsertest.Eval[[]string](a.tab, `Array.from(document.querySelectorAll("#jobs-table thead th"), e => e.textContent)`); slices.Contains(heads, "Held by") || !slices.Contains(heads, "Last result") {
+		t.Errorf("failed tab columns %q: want Last result and no Held by", heads)
+	}
+	if !a.visible("#bulk-card") {
+		t.Error("no bulk card for the failed jobs")
+	}
+	errBox := browsertest.Eval[[]float64](a.tab, `(() => { const e = document.querySelector("#jobs-table .last-error"); return [e.getBoundingClientRect().width, e.getBoundingClientRect().height]; })()`)
+	if errBox[0] < 300 || errBox[1] > 24 {
+		t.Errorf("the failed job's error is %.0f×%.0f px: want one line at least 300 px wide", errBox[0], errBox[1])
+	}
+	if title := browsertest.Eval[string](a.tab, `document.querySelector("#jobs-table .last-error").title`); title != longErr {
+		t.Errorf("error tooltip = %q", title)
+	}
+	a.shot("jobs-failed-1280")
+
+	setViewport(t, a.tab, 390, 844)
+	a.open(fmt.Sprintf("/jobs?state=failed&q=%d", failed.ID))
+	a.waitView("jobs")
+	if d := browsertest.Eval[string](a.tab, `getComputedStyle(document.querySelector("#jobs-table tbody tr")).display`); d == "table-row" {
+		t.Error("at 390 px a job is still a table row, not a card")
+	}
+	if box := firstRowBox(a); box[0] > box[2] {
+		t.Errorf("at 390×844 the first job starts at %.0f px, below the first screen (%.0f)", box[0], box[2])
+	}
+	if got := a.text("#jobs-table .last-error"); got != strings.Join(strings.Fields(longErr), " ") {
+		t.Errorf("the card's error = %q, want it whole", got)
+	}
+	noSideScroll(t, a.tab, "jobs at 390 px")
+	a.shot("jobs-failed-390")
+	a.open("/jobs")
+	a.waitView("jobs")
+	a.shot("jobs-390")
+}
+
+// TestOverviewTroubleFirst: a paused endpoint has a Paused badge, the cards
+// lead with trouble (an open circuit, then a pause) and a line above them
+// counts it.
+func TestOverviewTroubleFirst(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	prepareDB(t, dir)
+	srv := proctest.Start(t, dir, liveEnv, "--dev-clock")
+	ctx := context.Background()
+	c := client.New(srv.URL, ownerKey)
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		must(c.CreateEndpoint(ctx, name, client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}}))(t)
+		must(c.PublishTool(ctx, client.ToolSpec{Name: "call-" + name, Version: "1", Endpoint: name}))(t)
+	}
+	must(c.PauseEndpoint(ctx, "beta", "provider incident"))(t)
+	must(c.OpenCircuit(ctx, "gamma"))(t)
+	for i := 0; i < 2; i++ {
+		enqueue(t, c, client.EnqueueRequest{Tool: "call-beta@1", Payload: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
+	}
+	shots := browsertest.ScreenshotDir(t)
+	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: shots}
+	setViewport(t, a.tab, 1280, 800)
+	a.signIn(ownerKey)
+	a.tab.WaitFor(`document.querySelectorAll("#endpoints [data-endpoint]").length === 3`)
+	order := browsertest.Eval[[]string](a.tab, `Array.from(document.querySelectorAll("#endpoints [data-endpoint]"), e => e.dataset.endpoint)`)
+	if strings.Join(order, ",") != "gamma,beta,alpha" {
+		t.Errorf("cards in the order %v, want the open circuit, then the paused endpoint, then the rest", order)
+	}
+	if got := a.texts(`[data-endpoint="beta"] .card-head .status`); !slices.Contains(got, "Paused") {
+		t.Errorf("the paused endpoint's badges: %q", got)
+	}
+	if got := a.texts(`[data-endpoint="alpha"] .card-head .status`); slices.Contains(got, "Paused") {
+		t.Errorf("a running endpoint's badges: %q", got)
+	}
+	if got := a.text("#attention"); got != "Needs attention: 1 open circuit · 1 paused · 2 due jobs held" {
+		t.Errorf("attention line = %q", got)
+	}
+	a.shot("overview-1280")
+	// The line follows the live updates: resuming the endpoint takes its
+	// pause off the line and its card down the list.
+	must(c.ResumeEndpoint(ctx, "beta"))(t)
+	a.tab.WaitFor(`document.getElementById("attention").textContent === "Needs attention: 1 open circuit"`)
+	a.tab.WaitFor(`Array.from(document.querySelectorAll("#endpoints [data-endpoint]"), e => e.dataset.endpoint).join() === "gamma,alpha,beta"`)
+	setViewport(t, a.tab, 390, 844)
+	noSideScroll(t, a.tab, "overview at 390 px")
+	a.shot("overview-390")
 }

@@ -326,10 +326,11 @@ function live(params, line, onEvent, stale, tick) {
 async function overviewView(_, stale) {
   setTitle("Overview");
   const grid = h("div", { class: "ep-grid", id: "endpoints" });
+  const attention = h("p", { class: "attention", id: "attention" });
   const line = liveLine();
   setView(
-    heading("Overview", "Every endpoint with its circuit, its gates and its recent outcomes. This page updates itself as jobs move."),
-    line.el, grid);
+    heading("Overview", "Every endpoint with its circuit, its gates and its recent outcomes, trouble first. This page updates itself as jobs move."),
+    attention, line.el, grid);
   let last = null;
   const show = (o) => {
     last = o;
@@ -337,13 +338,41 @@ async function overviewView(_, stale) {
     // Update the cards in place: a card whose content did not change is
     // left alone, and one that did is patched node by node, so focus, a
     // text selection and the scroll position survive the update.
-    morphChildren(grid, o.endpoints.length ? o.endpoints.map(endpointCard) : [h("div", { class: "card empty" }, "No endpoints yet. Create one with ", h("code", { text: "ratchet endpoints create" }), " or POST /v1/endpoints.")]);
+    morphChildren(attention, attentionParts(o.endpoints));
+    morphChildren(grid, o.endpoints.length ? byTrouble(o.endpoints).map(endpointCard) : [h("div", { class: "card empty" }, "No endpoints yet. Create one with ", h("code", { text: "ratchet endpoints create" }), " or POST /v1/endpoints.")]);
     line.shown(o.now || new Date(serverNow()).toISOString());
   };
   show(await api("GET", "/v1/overview"));
   if (stale()) return;
   ready();
-  live({ view: "overview" }, line, (name, o) => { if (name === "overview") show(o); }, stale, () => last && morphChildren(grid, last.endpoints.map(endpointCard)));
+  live({ view: "overview" }, line, (name, o) => { if (name === "overview") show(o); }, stale, () => last && morphChildren(grid, byTrouble(last.endpoints).map(endpointCard)));
+}
+
+// trouble ranks an endpoint for the overview: an open circuit first, then
+// half-open, then paused, then the rest by name. Only states that last
+// count: jobs held by a rate limit come and go within a minute, and cards
+// that jumped about with them would move under the pointer.
+function trouble(ep) {
+  if (ep.circuit.state === "open") return 0;
+  if (ep.circuit.state === "half_open") return 1;
+  if (ep.paused) return 2;
+  return 3;
+}
+
+const byTrouble = (eps) => [...eps].sort((a, b) => trouble(a) - trouble(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+// attentionParts is the overview's line of trouble, "1 open circuit ·
+// 1 paused · 7,254 jobs held", or nothing when all is well.
+function attentionParts(eps) {
+  const open = eps.filter((e) => e.circuit.state === "open").length;
+  const paused = eps.filter((e) => e.paused).length;
+  const held = eps.reduce((t, e) => t + (e.due > 0 && e.heldBy ? e.due : 0), 0);
+  const parts = [];
+  if (open) parts.push(`${num(open)} open circuit${open === 1 ? "" : "s"}`);
+  if (paused) parts.push(`${num(paused)} paused`);
+  if (held) parts.push(`${num(held)} due ${held === 1 ? "job" : "jobs"} held`);
+  // Nodes, not strings: morphChildren patches nodes.
+  return parts.length ? [h("strong", { text: "Needs attention: " }), document.createTextNode(parts.join(" · "))] : [];
 }
 
 // morphChildren makes parent's children look like next without replacing
@@ -463,10 +492,10 @@ function circuitLine(ep) {
 function endpointCard(ep) {
   const name = encodeURIComponent(ep.name);
   const rate = ep.rateLimitPerMinute;
-  return h("article", { class: "card ep circuit-" + ep.circuit.state, "data-endpoint": ep.name },
+  return h("article", { class: "card ep circuit-" + ep.circuit.state + (ep.paused ? " paused" : ""), "data-endpoint": ep.name, "data-key": "ep-" + ep.name },
     h("div", { class: "card-head" },
       h("h2", {}, link("/endpoints/" + name, ep.name)),
-      circuitBadge(ep.circuit)),
+      h("span", { class: "badges" }, ep.paused ? badge("Paused", "paused") : null, circuitBadge(ep.circuit))),
     circuitLine(ep),
     h("dl", { class: "metrics" },
       metric("Running", h("span", { class: "running" }, `${num(ep.running)} / ${num(ep.maxConcurrent)}`), meter(ep.running, ep.maxConcurrent)),
@@ -899,6 +928,48 @@ function scopeText(f, count, capped) {
 // Gate names short enough for a table cell.
 const GATE_WORDS_SHORT = { circuit: "circuit", max_concurrent: "concurrency", rate_limit: "rate limit", paused: "paused", key_order: "key order", key_concurrency: "key concurrency", key_rate: "key rate" };
 
+// relEl is a time as people glance at it in a list, "4 min ago" or "in
+// 12 s", with the exact time (UTC and local) as its tooltip; the list's
+// tick rewrites it.
+function relEl(iso) {
+  return h("time", { class: "rel", datetime: iso, title: when(iso, true), text: relative(iso) });
+}
+
+// jobColumns are the jobs list's columns after the checkbox: a label, a
+// class and a cell for a job (null when it has nothing to say).
+function jobColumns(f, canOwner) {
+  const held = (j) => j.state === "scheduled" && j.heldBy && j.heldBy.gate !== "none"
+    ? h("span", { class: "held-cell", title: j.heldBy.detail || "" }, h("strong", { text: j.heldBy.gate === "due_time" ? "due time" : GATE_WORDS_SHORT[j.heldBy.gate] || j.heldBy.gate.replaceAll("_", " ") }),
+      j.heldBy.until ? h("span", { class: "until" }, " ", relEl(j.heldBy.until)) : null)
+    : null;
+  const last = (j) => {
+    const err = j.lastError || "";
+    if (!j.lastClassification && !err) return null;
+    return h("span", { class: "last-cell" }, j.lastClassification ? h("span", { class: "mono last-class", text: j.lastClassification }) : null,
+      err ? h("span", { class: "last-error", title: err, text: err.length > 200 ? err.slice(0, 199) + "…" : err }) : null);
+  };
+  const acts = (j) => {
+    const a = [];
+    if (canOwner && RUNNABLE.includes(j.state)) a.push(h("button", { type: "button", class: "button small", "data-action": "run-now", "data-id": j.id, text: "Run now", "aria-label": `Run now: job #${j.id}` }));
+    if (CANCELLABLE.includes(j.state)) a.push(h("button", { type: "button", class: "button small danger", "data-action": "cancel", "data-id": j.id, text: "Cancel", "aria-label": `Cancel job #${j.id}` }));
+    if (REPLAYABLE.includes(j.state)) a.push(h("button", { type: "button", class: "button small", "data-action": "replay", "data-id": j.id, text: "Replay", "aria-label": `Replay job #${j.id}` }));
+    return a.length ? h("span", { class: "actions" }, a) : null;
+  };
+  const when2 = (j) => j.state === "scheduled" ? h("span", {}, "due ", relEl(j.dueAt)) : j.finishedAt ? h("span", {}, "ended ", relEl(j.finishedAt)) : j.state === "running" ? h("span", { text: "running" }) : null;
+  return [
+    { label: "Job", cls: "job-id", always: true, cell: (j) => [link("/jobs/" + j.id, "#" + j.id, "mono"), j.runId ? h("span", { class: "sub small" }, "run ", link("/runs/" + j.runId, "#" + j.runId)) : null,
+      j.flowKey ? h("span", { class: "sub small flow-key", title: "Flow key " + j.flowKey }, "key ", j.flowKey === f.flowKey ? h("span", { class: "mono", text: j.flowKey }) : link("/jobs" + query({ flowKey: j.flowKey }), j.flowKey, "mono")) : null] },
+    { label: "Tool · endpoint", cls: "tool-col", always: true, cell: (j) => h("span", {}, h("span", { class: "mono", text: toolRef(j) }), " · ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)) },
+    { label: "State", cls: "state-col", always: true, cell: (j) => stateBadge(j.state) },
+    { label: "Attempt", cls: "num", always: true, cell: (j) => h("span", { text: `${j.attempt} / ${j.maxAttempts}` }) },
+    { label: "Due / ended", cls: "small time-col", cell: when2 },
+    { label: "Held by", cls: "small held-col", cell: held },
+    { label: "Last result", cls: "small last-col", cell: last },
+    { label: "Created", cls: "small time-col created-col", always: true, cell: (j) => relEl(j.createdAt) },
+    { label: "Actions", cls: "row-actions", cell: acts },
+  ];
+}
+
 async function jobsView(_, stale) {
   setTitle("Jobs");
   const canOwner = state.me.key.scope === "owner";
@@ -926,20 +997,29 @@ async function jobsView(_, stale) {
   if (f.endpoint && !epOpts.some(([v]) => v === f.endpoint)) epOpts.push([f.endpoint, f.endpoint]);
   const createdOpts = [...WINDOWS];
   if (f.createdAfter || f.createdBefore) createdOpts.splice(1, 0, ["keep", f.createdAfter ? "Since " + clockBoth(f.createdAfter) : "Before " + clockBoth(f.createdBefore)]);
+  // The search and its buttons on one line; the other filters below it in
+  // a disclosure, open on a wide window and closed on a phone (its summary
+  // says how many are set), so the list starts on the first screen.
+  const narrowed = ["state", "tool", "endpoint", "flowKey", "runId", "createdAfter", "createdBefore"].filter((k) => f[k]).length;
+  const more = h("details", { class: "more-filters", id: "more-filters", open: window.matchMedia("(min-width: 601px)").matches },
+    h("summary", { text: narrowed ? `Filters (${narrowed} set)` : "Filters" }),
+    h("div", { class: "filter-grid" },
+      sel("flt-state", "State", [["", "Any state"], ...STATES.map((s) => [s, s])], f.state || ""),
+      sel("flt-tool", "Tool", toolOpts, f.tool || ""),
+      sel("flt-endpoint", "Endpoint", epOpts, f.endpoint || ""),
+      h("div", { class: "field" }, h("label", { for: "flt-flow-key", text: "Flow key" }),
+        h("input", { id: "flt-flow-key", type: "text", maxlength: "128", spellcheck: "false", autocapitalize: "none", placeholder: "exact key", title: "The jobs of this flow key (exact match)", value: f.flowKey || "" })),
+      h("div", { class: "field" }, h("label", { for: "flt-run", text: "Run" }), h("input", { id: "flt-run", type: "text", inputmode: "numeric", placeholder: "run id", value: f.runId || "" })),
+      sel("flt-created", "Created", createdOpts, f.createdAfter || f.createdBefore ? "keep" : "")));
   const filterForm = h("form", { class: "card filters", id: "job-filters", novalidate: true, autocomplete: "off", role: "search" },
-    h("div", { class: "field field-q" }, h("label", { for: "flt-q", text: "Search" }),
-      h("input", { id: "flt-q", type: "text", enterkeyhint: "search", maxlength: "200", spellcheck: "false", placeholder: "job id, idempotency key, tool, endpoint, payload or error text", value: f.q || "", "aria-describedby": "flt-q-help" }),
-      h("p", { class: "help", id: "flt-q-help", text: "A number finds that job; other text an exact idempotency key, a tool or endpoint name, or words in the payload or the last error." })),
-    sel("flt-state", "State", [["", "Any state"], ...STATES.map((s) => [s, s])], f.state || ""),
-    sel("flt-tool", "Tool", toolOpts, f.tool || ""),
-    sel("flt-endpoint", "Endpoint", epOpts, f.endpoint || ""),
-    h("div", { class: "field" }, h("label", { for: "flt-flow-key", text: "Flow key" }),
-      h("input", { id: "flt-flow-key", type: "text", maxlength: "128", spellcheck: "false", autocapitalize: "none", placeholder: "exact key", title: "The jobs of this flow key (exact match)", value: f.flowKey || "" })),
-    h("div", { class: "field" }, h("label", { for: "flt-run", text: "Run" }), h("input", { id: "flt-run", type: "text", inputmode: "numeric", placeholder: "run id", value: f.runId || "" })),
-    sel("flt-created", "Created", createdOpts, f.createdAfter || f.createdBefore ? "keep" : ""),
-    h("div", { class: "button-row filter-buttons" },
-      h("button", { type: "submit", id: "apply-filters", class: "button primary", text: "Apply" }),
-      link("/jobs", "Reset", "button")));
+    h("div", { class: "filter-main" },
+      h("div", { class: "field field-q" }, h("label", { for: "flt-q", text: "Search" }),
+        h("input", { id: "flt-q", type: "text", enterkeyhint: "search", maxlength: "200", spellcheck: "false", placeholder: "job id, idempotency key, tool, endpoint, payload or error text", value: f.q || "", "aria-describedby": "flt-q-help" }),
+        h("p", { class: "visually-hidden", id: "flt-q-help", text: "A number finds that job; other text an exact idempotency key, a tool or endpoint name, or words in the payload or the last error." })),
+      h("div", { class: "button-row filter-buttons" },
+        h("button", { type: "submit", id: "apply-filters", class: "button primary", text: "Apply" }),
+        link("/jobs", "Reset", "button"))),
+    more);
   filterForm.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const nf2 = {};
@@ -985,35 +1065,19 @@ async function jobsView(_, stale) {
           onclick: () => navigate("/jobs" + query({ ...f, cursor: st.page.nextCursor }), false, { cursors: [...stack, cursor] }) })));
   };
   const listParts = () => {
-    const rows = st.page.jobs.map((j) => {
-      const acts = [];
-      if (canOwner && RUNNABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small", "data-action": "run-now", "data-id": j.id, text: "Run now", "aria-label": `Run job #${j.id} now` }));
-      if (CANCELLABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small danger", "data-action": "cancel", "data-id": j.id, text: "Cancel", "aria-label": `Cancel job #${j.id}` }));
-      if (REPLAYABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small", "data-action": "replay", "data-id": j.id, text: "Replay", "aria-label": `Replay job #${j.id}` }));
-      const held = j.state === "scheduled" && j.heldBy && j.heldBy.gate !== "none"
-        ? h("span", { class: "held-cell", title: j.heldBy.detail || "" }, h("strong", { text: j.heldBy.gate === "due_time" ? "due time" : GATE_WORDS_SHORT[j.heldBy.gate] || j.heldBy.gate.replaceAll("_", " ") }),
-          j.heldBy.until ? h("span", { class: "sub" }, "until ", timeEl(j.heldBy.until)) : null)
-        : h("span", { class: "muted", text: "—" });
-      const err = j.lastError || "";
-      return h("tr", { "data-job": j.id, "data-key": "job-" + j.id, "data-state": j.state },
-        h("td", { class: "select-col" }, h("input", { type: "checkbox", class: "row-select", "data-id": j.id, "aria-label": `Select job #${j.id}` })),
-        h("td", { class: "job-id" }, link("/jobs/" + j.id, "#" + j.id, "mono"), j.runId ? h("span", { class: "sub small" }, "run ", link("/runs/" + j.runId, "#" + j.runId)) : null,
-          j.flowKey ? h("span", { class: "sub small flow-key", title: "Flow key " + j.flowKey }, "key ", j.flowKey === f.flowKey ? h("span", { class: "mono", text: j.flowKey }) : link("/jobs" + query({ flowKey: j.flowKey }), j.flowKey, "mono")) : null),
-        h("td", {}, h("span", { class: "mono", text: toolRef(j) }), h("span", { class: "sub small" }, "on ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint))),
-        h("td", {}, stateBadge(j.state)),
-        h("td", { class: "num", text: `${j.attempt} / ${j.maxAttempts}` }),
-        h("td", { class: "small time-col" }, j.state === "scheduled" ? h("span", {}, h("span", { class: "sub", text: "due" }), timeEl(j.dueAt)) : j.finishedAt ? h("span", {}, h("span", { class: "sub", text: "finished" }), timeEl(j.finishedAt)) : j.state === "running" ? "running" : "—"),
-        h("td", { class: "small held-col" }, held),
-        h("td", { class: "small last-col" }, j.lastClassification ? h("span", { class: "mono last-class", text: j.lastClassification }) : h("span", { class: "muted", text: "—" }),
-          err ? h("span", { class: "last-error", title: err, text: err.length > 60 ? err.slice(0, 59) + "…" : err }) : null),
-        h("td", { class: "small time-col" }, timeEl(j.createdAt)),
-        h("td", { class: "row-actions" }, acts.length ? h("span", { class: "actions" }, acts) : h("span", { class: "muted", text: "—" })));
-    });
+    // One line per job; a column every job of the page leaves empty (held
+    // by on the failed tab, last result on a fresh queue) is left out.
+    const cols = jobColumns(f, canOwner).filter((c) => c.always || st.page.jobs.some((j) => c.cell(j)));
+    const rows = st.page.jobs.map((j) => h("tr", { "data-job": j.id, "data-key": "job-" + j.id, "data-state": j.state },
+      h("td", { class: "select-col" }, h("input", { type: "checkbox", class: "row-select", "data-id": j.id, "aria-label": `Select job #${j.id}` })),
+      cols.map((c) => {
+        const v = c.cell(j);
+        return h("td", { class: c.cls + (v ? "" : " empty-cell"), "data-label": c.label }, v || h("span", { class: "muted", text: "—" }));
+      })));
     const allBox = h("input", { type: "checkbox", id: "select-page", "aria-label": "Select every job on this page" });
     const table = st.page.jobs.length
       ? h("div", { class: "table-wrap" }, h("table", { class: "data jobs", id: "jobs-table" },
-        h("thead", {}, h("tr", {}, h("th", { class: "select-col" }, allBox),
-          ["Job", "Tool · endpoint", "State", "Attempt", "Due / finished", "Held by", "Last result", "Created", "Actions"].map((t, i) => h("th", { class: i === 3 ? "num" : "", text: t })))),
+        h("thead", {}, h("tr", {}, h("th", { class: "select-col" }, allBox), cols.map((c) => h("th", { class: c.cls, text: c.label })))),
         h("tbody", {}, rows)))
       : h("p", { class: "empty", id: "jobs-empty", text: "No jobs match these filters." });
     return [
@@ -1171,7 +1235,7 @@ async function jobsView(_, stale) {
 
   const bulk = bulkPanel(f, count, stale);
   setView(
-    heading("Jobs", "Newest first, a page at a time. The list updates itself; filter to a clear selection to cancel or replay it in bulk."),
+    heading("Jobs"),
     filterForm,
     bulk,
     tabsBox,
@@ -1183,12 +1247,14 @@ async function jobsView(_, stale) {
   redrawList();
   if (state.flash) {
     $("bulk-result").replaceChildren(state.flash);
+    $("bulk-card").hidden = false;
     state.flash = null;
   }
   ready();
   // Each (re)connect's first event is compared with what the page shows.
   live({ view: "jobs", ...f, limit: PAGE_SIZE }, { el: line.el, shown: line.shown, status: (s) => { if (s.state === "connecting" && connected) reconnected = true; line.status(s); } },
-    (name, ev) => { if (name === "jobs") onJobs(ev); }, stale, null);
+    (name, ev) => { if (name === "jobs") onJobs(ev); }, stale,
+    () => { for (const t of listBox.querySelectorAll("time.rel")) t.textContent = relative(t.getAttribute("datetime")); });
 }
 
 function bulkPanel(f, count, stale) { // count: the GET /v1/jobs/count answer
@@ -1240,13 +1306,17 @@ function bulkPanel(f, count, stale) { // count: the GET /v1/jobs/count answer
       result.replaceChildren(alertBox("The bulk action failed: " + e.message, errorLines(e)));
     }
   };
-  return h("section", { class: "card bulk", "aria-labelledby": "bulk-title" },
-    h("h2", { id: "bulk-title", text: "Bulk action" }),
-    h("p", {}, "Selection: ", h("strong", { id: "bulk-scope", text: scopeText(f, count.count, count.capped) }), "."),
-    h("p", { class: "help" }, `Replay needs a state filter of ${orList(REPLAYABLE)}; cancel needs ${orList(CANCELLABLE)}. The count is taken again just before you confirm, and sent with the request so nothing else is touched.`),
-    h("div", { class: "button-row" },
-      h("button", { type: "button", id: "bulk-replay", class: "button", text: "Replay selection…", disabled: !canReplay || count.count === 0, onclick: () => run("replay") }),
-      h("button", { type: "button", id: "bulk-cancel", class: "button danger", text: "Cancel selection…", disabled: !canCancel || count.count === 0, onclick: () => run("cancel") })),
+  // Shown only when the filter selects jobs an action takes (a state filter
+  // of replayable or cancellable states); the rows' own selection has the
+  // bar above the list.
+  return h("section", { class: "card bulk", id: "bulk-card", "aria-labelledby": "bulk-title", hidden: !canReplay && !canCancel },
+    h("div", { class: "bulk-line" },
+      h("h2", { id: "bulk-title", text: "Bulk action" }),
+      h("p", { class: "bulk-scope-line", title: `Replay needs a state filter of ${orList(REPLAYABLE)}; cancel needs ${orList(CANCELLABLE)}. The count is taken again just before you confirm, and sent with the request so nothing else is touched.` },
+        "On ", h("strong", { id: "bulk-scope", text: scopeText(f, count.count, count.capped) })),
+      h("div", { class: "button-row" },
+        h("button", { type: "button", id: "bulk-replay", class: "button small", text: "Replay selection…", disabled: !canReplay || count.count === 0, onclick: () => run("replay") }),
+        h("button", { type: "button", id: "bulk-cancel", class: "button small danger", text: "Cancel selection…", disabled: !canCancel || count.count === 0, onclick: () => run("cancel") }))),
     result);
 }
 
