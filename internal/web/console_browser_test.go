@@ -214,3 +214,32 @@ func TestOverviewTroubleFirst(t *testing.T) {
 	noSideScroll(t, a.tab, "overview at 390 px")
 	a.shot("overview-390")
 }
+
+// TestJobWhyWaiting: the job page of a job enqueued with runAt on a paused
+// endpoint says it is scheduled for later (not that a backoff delay has
+// not passed) and that the pause will hold it then.
+func TestJobWhyWaiting(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	prepareDB(t, dir)
+	srv := proctest.Start(t, dir, liveEnv, "--dev-clock")
+	ctx := context.Background()
+	c := client.New(srv.URL, ownerKey)
+	must(c.CreateEndpoint(ctx, "beta", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}}))(t)
+	must(c.PublishTool(ctx, client.ToolSpec{Name: "call", Version: "1", Endpoint: "beta"}))(t)
+	must(c.PauseEndpoint(ctx, "beta", "provider incident"))(t)
+	later := enqueue(t, c, client.EnqueueRequest{Tool: "call@1", Payload: json.RawMessage(`{}`), RunAt: proctest.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: browsertest.ScreenshotDir(t)}
+	a.signIn(ownerKey)
+	a.open(fmt.Sprintf("/jobs/%d", later.ID))
+	a.waitView("job")
+	got := a.text("#held-by")
+	if !strings.HasPrefix(got, "Scheduled for later") || !strings.Contains(got, "scheduled to run at ") || strings.Contains(got, "backoff") {
+		t.Errorf("hold of a job enqueued with runAt = %q", got)
+	}
+	if !strings.Contains(got, "endpoint beta was paused by bootstrap owner") {
+		t.Errorf("hold of a job not due on a paused endpoint = %q: want the pause too", got)
+	}
+	a.shot("job-runat-paused-1280")
+}

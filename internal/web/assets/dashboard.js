@@ -1449,7 +1449,7 @@ function jobContent(j, act) {
   if (j.state === "scheduled" && j.heldBy) {
     const g = j.heldBy;
     hold = h("div", { class: "callout " + (g.gate === "none" ? "" : "callout-warn"), id: "held-by" },
-      h("strong", {}, g.gate === "due_time" ? "Waiting for its due time" : g.gate === "none" ? "Ready to be claimed" : `Held by ${GATE_NAMES[g.gate] || g.gate}`),
+      h("strong", {}, g.gate === "due_time" ? (j.attempt === 0 ? "Scheduled for later" : "Waiting out its backoff delay") : g.gate === "none" ? "Ready to be claimed" : `Held by ${GATE_NAMES[g.gate] || g.gate}`),
       g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".");
   }
 
