@@ -243,3 +243,66 @@ func TestJobWhyWaiting(t *testing.T) {
 	}
 	a.shot("job-runat-paused-1280")
 }
+
+// TestJobPageFailureAndActions: a failed job's page says its last error in
+// its head and its attempts table has the message; a scheduled job's page
+// has Run now; the hold banner of a paused endpoint resumes it, and that of
+// an open circuit closes it.
+func TestJobPageFailureAndActions(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	prepareDB(t, dir)
+	srv := proctest.Start(t, dir, liveEnv, "--dev-clock")
+	ctx := context.Background()
+	c := client.New(srv.URL, ownerKey)
+	failed, longErr := seedJobs(t, srv.URL, 3)
+	later := failed.ID + 1 // seedJobs' first scheduled job, due in an hour
+	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: browsertest.ScreenshotDir(t)}
+	a.signIn(ownerKey)
+
+	a.open(fmt.Sprintf("/jobs/%d", failed.ID))
+	a.waitView("job")
+	if got := a.text("#job-last-error"); !strings.HasPrefix(got, "Last error: client_error · card declined: insufficient funds") {
+		t.Errorf("the failed job's head says %q", got)
+	}
+	if heads := browsertest.Eval[[]string](a.tab, `Array.from(document.querySelectorAll("#attempts-table thead th"), e => e.textContent)`); !slices.Contains(heads, "Message") {
+		t.Errorf("attempts table columns %q: no Message", heads)
+	}
+	if got := browsertest.Eval[string](a.tab, `document.querySelector("#attempts-table .message-col").title`); got != longErr {
+		t.Errorf("the attempt's message = %q", got)
+	}
+	a.shot("job-failed-1280")
+	setViewport(t, a.tab, 390, 844)
+	a.shot("job-failed-390")
+	setViewport(t, a.tab, 1280, 900)
+
+	a.open(fmt.Sprintf("/jobs/%d", later))
+	a.waitView("job")
+	a.click("#job-run-now")
+	a.tab.WaitFor(`document.getElementById("held-by") && !document.getElementById("held-by").textContent.startsWith("Scheduled for later")`)
+	if j := must(c.GetJob(ctx, later))(t); j.HeldBy == nil || j.HeldBy.Gate == "due_time" {
+		t.Errorf("after Run now the job is held by %+v", j.HeldBy)
+	}
+
+	must(c.PauseEndpoint(ctx, "acts", "provider incident"))(t)
+	a.open(fmt.Sprintf("/jobs/%d", later))
+	a.waitView("job")
+	a.tab.WaitFor(`!!document.getElementById("hold-resume")`)
+	a.shot("job-paused-1280")
+	a.click("#hold-resume")
+	a.tab.WaitFor(`!document.getElementById("hold-resume")`)
+	if ep := must(c.GetEndpoint(ctx, "acts"))(t); ep.Paused != nil {
+		t.Errorf("the banner's Resume left the endpoint paused: %+v", ep.Paused)
+	}
+
+	must(c.OpenCircuit(ctx, "acts"))(t)
+	a.open(fmt.Sprintf("/jobs/%d", later))
+	a.waitView("job")
+	a.tab.WaitFor(`!!document.getElementById("hold-close-circuit")`)
+	a.click("#hold-close-circuit")
+	a.tab.WaitFor(`!document.getElementById("hold-close-circuit")`)
+	if ep := must(c.GetEndpoint(ctx, "acts"))(t); ep.Circuit.State != "closed" {
+		t.Errorf("the banner's Close circuit left it %s", ep.Circuit.State)
+	}
+}

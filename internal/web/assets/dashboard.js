@@ -1379,11 +1379,18 @@ async function jobView([id], stale) {
   setTitle("Job #" + id);
   const first = await api("GET", "/v1/jobs/" + id);
   if (stale()) return;
+  // act does what a button of the page asks: the job's cancel, replay or
+  // run now, or, from the hold banner, the endpoint's resume or circuit
+  // close. Then the page shows the job as it is now.
+  const DONE = { cancel: "Cancelled.", "run-now": "The job is due now; the gates still apply.", resume: "Endpoint resumed.", "circuit/close": "Circuit closed." };
   const act = async (jobId, what) => {
     try {
-      const r = await api("POST", `/v1/jobs/${jobId}/${what}`);
+      const path = what === "resume" || what === "circuit/close" ? `/v1/endpoints/${encodeURIComponent(cur.endpoint)}/${what}` : `/v1/jobs/${jobId}/${what}`;
+      const r = await api("POST", path);
       if (stale()) return;
-      if (what === "replay") { toast(`Replayed as job #${r.id}.`); navigate("/jobs/" + r.id); } else { toast("Cancelled."); show(r.attempts ? r : await api("GET", "/v1/jobs/" + jobId)); }
+      if (what === "replay") { toast(`Replayed as job #${r.id}.`); navigate("/jobs/" + r.id); return; }
+      toast(DONE[what] || "Done.");
+      show(r && r.attempts ? r : await api("GET", "/v1/jobs/" + jobId));
     } catch (e) { toast(e.message); }
   };
   const line = liveLine();
@@ -1435,6 +1442,16 @@ function policyOf(j) {
   return { maxAttempts: snap.maxAttempts, initialDelayMs: snap.initialDelayMs, multiplier: snap.multiplier, maxDelayMs: snap.maxDelayMs, jitterPercent: snap.jitterPercent };
 }
 
+// holdActions are the hold banner's ways out for an owner: resume the
+// paused endpoint, or close its open circuit, here, without a detour.
+function holdActions(j, owner, act) {
+  const g = j.heldBy;
+  if (!owner || !g) return null;
+  if (g.gate === "paused") return h("span", { class: "hold-actions" }, h("button", { type: "button", id: "hold-resume", class: "button small", text: `Resume ${j.endpoint}`, onclick: () => act(j.id, "resume") }));
+  if (g.gate === "circuit") return h("span", { class: "hold-actions" }, h("button", { type: "button", id: "hold-close-circuit", class: "button small", text: "Close circuit", onclick: () => act(j.id, "circuit/close") }));
+  return null;
+}
+
 // jobContent is the job page below the breadcrumb, for one state of the
 // job. Every slot is always there (empty when it has nothing to show), so
 // an update patches each part in its place.
@@ -1442,6 +1459,8 @@ function jobContent(j, act) {
   const snap = j.policy || {};
   const policy = policyOf(j);
   const actions = [];
+  const owner = state.me && state.me.key.scope === "owner";
+  if (owner && RUNNABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-run-now", class: "button", text: "Run now", onclick: () => act(j.id, "run-now") }));
   if (CANCELLABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-cancel", class: "button danger", text: "Cancel job", onclick: () => act(j.id, "cancel") }));
   if (REPLAYABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-replay", class: "button", text: "Replay as a new job", onclick: () => act(j.id, "replay") }));
 
@@ -1450,8 +1469,15 @@ function jobContent(j, act) {
     const g = j.heldBy;
     hold = h("div", { class: "callout " + (g.gate === "none" ? "" : "callout-warn"), id: "held-by" },
       h("strong", {}, g.gate === "due_time" ? (j.attempt === 0 ? "Scheduled for later" : "Waiting out its backoff delay") : g.gate === "none" ? "Ready to be claimed" : `Held by ${GATE_NAMES[g.gate] || g.gate}`),
-      g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".");
+      g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".",
+      holdActions(j, owner, act));
   }
+  // Why it failed, up top: the last failed attempt's classification and
+  // message (a retry waiting for its next attempt shows it too).
+  const failure = j.lastError || (j.lastClassification && j.state !== "succeeded")
+    ? h("p", { class: "last-failure", id: "job-last-error" }, h("strong", { text: "Last error: " }),
+      j.lastClassification ? h("span", { class: "mono", text: j.lastClassification + (j.lastError ? " · " : "") }) : null, j.lastError || "")
+    : null;
 
   const attempts = j.attempts || [];
   const rows = attempts.map((a) => h("tr", { "data-attempt": a.number, "data-key": "attempt-" + a.number },
@@ -1462,6 +1488,7 @@ function jobContent(j, act) {
     h("td", {}, badge(a.outcome, "outcome-" + a.outcome)),
     h("td", { class: "mono small", text: a.classification || "—" }),
     h("td", { class: "num", text: a.httpStatus == null ? "—" : String(a.httpStatus) }),
+    h("td", { class: "small message-col", title: a.message || null, text: a.message || "—" }),
     h("td", { class: "num", text: a.retryAfterMs == null ? "—" : msText(a.retryAfterMs) }),
     h("td", { class: "num", text: a.baseDelayMs == null ? "—" : msText(a.baseDelayMs) }),
     h("td", { class: "num", text: a.minDelayMs == null ? "—" : `${num(a.minDelayMs)}–${num(a.maxDelayMs)}` }),
@@ -1484,11 +1511,13 @@ function jobContent(j, act) {
   return [
     heading(`Job #${j.id}`, null, ...actions),
     h("div", { class: "job-head" }, stateBadge(j.state), " ", h("span", { class: "mono", text: toolRef(j) }), " on ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)),
+    h("div", { class: "failure-slot" }, failure),
     h("div", { class: "hold-slot" }, hold),
     h("div", { class: "split split-even job-split" },
       h("section", { class: "card" }, h("h2", { text: "Job" }), factList([
         ["State", stateBadge(j.state)],
         ["Attempt", `${j.attempt} of ${j.maxAttempts}`],
+        j.lastError ? ["Last error", h("span", { id: "fact-last-error", text: j.lastError })] : null,
         j.state === "scheduled" ? ["Due", h("span", {}, timeEl(j.dueAt, true), ` (${relative(j.dueAt)})`)] : null,
         j.state === "running" ? ["Lease", h("span", {}, `${j.workerId} until `, timeEl(j.leaseExpiresAt))] : null,
         ["Tool", link("/tools#" + encodeURIComponent(toolRef(j)), toolRef(j), "mono")],
@@ -1521,7 +1550,7 @@ function jobContent(j, act) {
           h("li", {}, h("span", { class: "key key-due" }), "next due"))),
       attempts.length ? h("div", { class: "table-wrap timeline-wrap" }, svg) : h("p", { class: "empty", id: "no-attempt", text: "No attempt yet." }),
       attempts.length ? h("div", { class: "table-wrap" }, h("table", { class: "data attempts", id: "attempts-table" },
-        h("thead", {}, h("tr", {}, ["#", "Worker", "Claimed (UTC)", "Duration", "Outcome", "Classification", "Status", "Hint", "Base", "Jitter range", "Sample u", "Selected", "Next due (UTC)"].map((t, i) => h("th", { class: [0, 3, 6, 7, 8, 9, 10, 11].includes(i) ? "num" : "", text: t })))),
+        h("thead", {}, h("tr", {}, ["#", "Worker", "Claimed (UTC)", "Duration", "Outcome", "Classification", "Status", "Message", "Hint", "Base", "Jitter range", "Sample u", "Selected", "Next due (UTC)"].map((t, i) => h("th", { class: [0, 3, 6, 8, 9, 10, 11, 12].includes(i) ? "num" : "", text: t })))),
         h("tbody", {}, rows))) : h("div", { class: "table-slot" })),
     h("div", { class: "arith-slot" }, attempts.length ? h("section", { class: "card" }, h("h2", { text: "Delay arithmetic" }),
       h("p", { class: "formula" }, "base = min(maxDelay, initialDelay × multiplier^(n−1)); jittered = round(base × (1 − j + u × 2j)); selected = min(24 h, max(jittered, retry-after))"),
