@@ -306,3 +306,76 @@ func TestJobPageFailureAndActions(t *testing.T) {
 		t.Errorf("the banner's Close circuit left it %s", ep.Circuit.State)
 	}
 }
+
+// focused is the id, or else the tag name, of the element that has focus.
+func focused(a *dash) string {
+	a.t.Helper()
+	return browsertest.Eval[string](a.tab, `(() => { const e = document.activeElement; return !e ? "none" : e.id || e.tagName; })()`)
+}
+
+// TestFocusAfterActions: after a navigation focus is on the new view's
+// heading; after pause and resume on the button that undoes it; after a
+// replay on the new job's heading; never on the page's body. The overview
+// links straight to an endpoint's failed jobs, and the page has a skip link.
+func TestFocusAfterActions(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	prepareDB(t, dir)
+	srv := proctest.Start(t, dir, liveEnv, "--dev-clock")
+	failed, _ := seedJobs(t, srv.URL, 2)
+	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: browsertest.ScreenshotDir(t)}
+	a.signIn(ownerKey)
+	if got := focused(a); got != "H1" {
+		t.Errorf("after signing in focus is on %s, want the heading", got)
+	}
+	if n := browsertest.Eval[int](a.tab, `document.querySelectorAll('a.skip-link[href="#main"]').length`); n != 1 {
+		t.Errorf("%d skip links", n)
+	}
+
+	a.click(`[data-endpoint="acts"] a.failed-jobs`)
+	a.waitView("jobs")
+	if got := browsertest.Eval[string](a.tab, `location.search`); !strings.Contains(got, "endpoint=acts") || !strings.Contains(got, "state=failed") {
+		t.Errorf("the failed jobs link went to %s", got)
+	}
+	if ids := a.texts("#jobs-table tbody tr td.job-id > a"); strings.Join(ids, ",") != fmt.Sprintf("#%d", failed.ID) {
+		t.Errorf("the endpoint's failed jobs: %q", ids)
+	}
+	if got := focused(a); got != "H1" {
+		t.Errorf("after following a link focus is on %s, want the heading", got)
+	}
+
+	a.click(`#jobs-table tbody tr td.tool-col a`)
+	a.waitView("endpoint")
+	if got := focused(a); got != "H1" {
+		t.Errorf("on the endpoint page focus is on %s", got)
+	}
+	a.tab.WaitFor(`!!document.getElementById("ops-pause")`)
+	a.click("#ops-pause")
+	a.tab.WaitFor(`document.getElementById("pause-dialog").open`)
+	a.click("#pause-yes")
+	a.tab.WaitFor(`!!document.getElementById("ops-resume")`)
+	a.tab.WaitFor(`document.activeElement !== document.body`)
+	if got := focused(a); got != "ops-resume" {
+		t.Errorf("after pausing focus is on %s, want Resume", got)
+	}
+	a.click("#ops-resume")
+	a.tab.WaitFor(`!!document.getElementById("ops-pause") && document.activeElement !== document.body`)
+	if got := focused(a); got != "ops-pause" {
+		t.Errorf("after resuming focus is on %s, want Pause", got)
+	}
+	if got := browsertest.Eval[string](a.tab, `document.getElementById("ops-failed-jobs").getAttribute("href")`); !strings.Contains(got, "state=failed") {
+		t.Errorf("the endpoint page's failed jobs link: %s", got)
+	}
+
+	a.click("#ops-failed-jobs")
+	a.waitView("jobs")
+	a.click(`#jobs-table tbody tr td.job-id > a`)
+	a.waitView("job")
+	a.click("#job-replay")
+	a.tab.WaitFor(fmt.Sprintf(`location.pathname !== "/jobs/%d" && document.documentElement.dataset.ready === "true"`, failed.ID))
+	a.waitView("job")
+	if got := focused(a); got != "H1" {
+		t.Errorf("after a replay focus is on %s, want the new job's heading", got)
+	}
+}

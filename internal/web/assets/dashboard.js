@@ -68,7 +68,10 @@ function setTitle(t) {
 
 function heading(title, lede, ...actions) {
   return h("section", { class: "intro view-head" },
-    h("div", {}, h("h1", { text: title }), lede ? h("p", { class: "lede", text: lede }) : null),
+    // tabindex -1: focusHeading puts focus here after a navigation, and the
+    // attribute is part of the heading, so a live update that patches the
+    // view (morph) keeps it and the focus.
+    h("div", {}, h("h1", { text: title, tabindex: "-1" }), lede ? h("p", { class: "lede", text: lede }) : null),
     actions.length ? h("div", { class: "actions" }, ...actions) : null);
 }
 
@@ -130,7 +133,38 @@ function failView(e) {
 
 function ready() {
   document.documentElement.dataset.ready = "true";
+  if (state.focusNext) {
+    state.focusNext = false;
+    focusHeading();
+  }
 }
+
+// focusHeading moves focus to the view's heading, so that after a
+// navigation a keyboard or screen reader starts at the new content rather
+// than at the top of the page (focus would otherwise drop to the body).
+function focusHeading() {
+  const h1 = document.querySelector("#view h1");
+  if (!h1) return;
+  h1.tabIndex = -1;
+  h1.focus({ preventScroll: true });
+}
+
+// keepFocus puts focus back on the page when an update removed the focused
+// control (a Cancel button that became Replay): on the first of the
+// candidates that exists, else on the heading.
+function keepFocus(...candidates) {
+  const a = document.activeElement;
+  if (a && a !== document.body && document.contains(a)) return;
+  for (const c of candidates) {
+    const e = typeof c === "string" ? document.querySelector(c) : c;
+    if (e) { e.focus(); return; }
+  }
+  focusHeading();
+}
+
+// FAILED_FILTER is the state filter of the jobs that failed: the
+// replayable states but cancelled (failed and exhausted).
+const FAILED_FILTER = REPLAYABLE_STATES.filter((s) => s !== "cancelled").join(",");
 
 function link(href, text, cls) {
   return h("a", { href, class: cls, text });
@@ -199,6 +233,7 @@ function navSection(pathname) {
 
 export function navigate(url, replace = false, histState = null) {
   if (replace) history.replaceState(histState, "", url); else history.pushState(histState, "", url);
+  state.focusNext = true;
   render();
   window.scrollTo(0, 0);
 }
@@ -509,6 +544,7 @@ function endpointCard(ep) {
       h("span", { class: "muted small" }, `${policyLabel(ep.policy)} · version ${ep.version} · lease ${span(ep.defaultTimeoutMs)}`),
       h("span", { class: "actions" },
         link("/jobs" + query({ endpoint: ep.name }), "Jobs", "button small"),
+        h("a", { href: "/jobs" + query({ endpoint: ep.name, state: FAILED_FILTER }), class: "button small failed-jobs", text: "Failed jobs", "aria-label": `Failed jobs of ${ep.name}` }),
         link("/endpoints/" + name, "Edit policy", "button small"))));
 }
 
@@ -1166,7 +1202,8 @@ async function jobsView(_, stale) {
       const r = await api("POST", `/v1/jobs/${id}/${action}`);
       if (stale()) return;
       toast(action === "run-now" ? `Job #${id} is due now.` : action === "cancel" ? `Cancelled job #${id}.` : `Replayed job #${id} as #${r.id}.`);
-      reload();
+      await reload();
+      if (!stale()) keepFocus(`#jobs-table tr[data-job="${id}"] [data-action]`, `#jobs-table tr[data-job="${id}"] a`);
     } catch (e) {
       if (!stale()) toast(e.message);
     }
@@ -1391,6 +1428,7 @@ async function jobView([id], stale) {
       if (what === "replay") { toast(`Replayed as job #${r.id}.`); navigate("/jobs/" + r.id); return; }
       toast(DONE[what] || "Done.");
       show(r && r.attempts ? r : await api("GET", "/v1/jobs/" + jobId));
+      keepFocus("#job-replay", "#job-run-now");
     } catch (e) { toast(e.message); }
   };
   const line = liveLine();
@@ -1655,6 +1693,7 @@ let adopting = false;
 function adoptKey(key) {
   if (adopting || state.me || getKey() || $("api-key").value) return;
   adopting = true;
+  state.focusNext = document.activeElement === $("api-key");
   signIn(key).catch(() => { showSignin(""); }).finally(() => { adopting = false; });
 }
 
@@ -1673,6 +1712,7 @@ function init() {
     if (!key) { showSignin("Paste an API key."); return; }
     $("signin-button").disabled = true;
     try {
+      state.focusNext = true;
       await signIn(key);
       tabs.signedIn(key);
     } catch (e) {
@@ -1693,7 +1733,7 @@ function init() {
     ev.preventDefault();
     navigate(url.pathname + url.search + url.hash);
   });
-  window.addEventListener("popstate", render);
+  window.addEventListener("popstate", () => { state.focusNext = true; render(); });
   // Leaving the page closes its stream at once, so the connection is not
   // left to the browser's clean-up (a browser allows only a few per host).
   window.addEventListener("pagehide", stopLive);
