@@ -183,8 +183,9 @@ func TestDashboardLive(t *testing.T) {
 		d.shot("local-time-job")
 		d.open("/jobs?endpoint=pay")
 		d.waitView("jobs")
-		if got := d.texts("#jobs-table tbody tr:first-child td:nth-child(9) time .local"); len(got) != 1 || !strings.HasSuffix(got[0], " local") {
-			t.Errorf("jobs list created column local time = %q", got)
+		// The list says how long ago; its tooltip has the UTC and local time.
+		if got := browsertest.Eval[string](d.tab, `document.querySelector("#jobs-table tbody tr:first-child .created-col time").title`); !strings.Contains(got, " UTC (") || !strings.HasSuffix(got, " local)") {
+			t.Errorf("jobs list created column tooltip = %q", got)
 		}
 		d.shot("local-time-jobs")
 	})
