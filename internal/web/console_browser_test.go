@@ -213,6 +213,17 @@ func TestOverviewTroubleFirst(t *testing.T) {
 	setViewport(t, a.tab, 390, 844)
 	noSideScroll(t, a.tab, "overview at 390 px")
 	a.shot("overview-390")
+	setViewport(t, a.tab, 1280, 800)
+
+	// Numbers are links: the scheduled count opens those jobs.
+	a.click(`[data-endpoint="beta"] a.scheduled`)
+	a.waitView("jobs")
+	if got := browsertest.Eval[string](a.tab, `location.search`); got != "?endpoint=beta&state=scheduled" {
+		t.Errorf("the scheduled count of beta links to %s", got)
+	}
+	if n := len(a.texts("#jobs-table tbody tr")); n != 2 {
+		t.Errorf("beta's scheduled jobs: %d rows, want 2", n)
+	}
 }
 
 // TestJobWhyWaiting: the job page of a job enqueued with runAt on a paused

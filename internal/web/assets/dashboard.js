@@ -533,9 +533,10 @@ function endpointCard(ep) {
       h("span", { class: "badges" }, ep.paused ? badge("Paused", "paused") : null, circuitBadge(ep.circuit))),
     circuitLine(ep),
     h("dl", { class: "metrics" },
-      metric("Running", h("span", { class: "running" }, `${num(ep.running)} / ${num(ep.maxConcurrent)}`), meter(ep.running, ep.maxConcurrent)),
+      // The counts of jobs are links to those jobs.
+      metric("Running", h("a", { class: "running count-link", href: "/jobs" + query({ endpoint: ep.name, state: "running" }), title: `The running jobs of ${ep.name}` }, `${num(ep.running)} / ${num(ep.maxConcurrent)}`), meter(ep.running, ep.maxConcurrent)),
       metric("Claims in the last minute", h("span", { class: "claims" }, rate == null ? `${num(ep.claimsInWindow)} · no limit` : `${num(ep.claimsInWindow)} / ${num(rate)}`), meter(ep.claimsInWindow, rate)),
-      metric("Scheduled", h("span", { class: "scheduled" }, num(ep.scheduled))),
+      metric("Scheduled", h("a", { class: "scheduled count-link", href: "/jobs" + query({ endpoint: ep.name, state: "scheduled" }), title: `The scheduled jobs of ${ep.name}` }, num(ep.scheduled))),
       metric("Due now", h("span", { class: "due" }, num(ep.due)))),
     keyLimitsLine(ep, "key-limits small"),
     heldLine(ep),
