@@ -170,7 +170,7 @@ type Gate string
 
 // Gates, in the order a claim checks them.
 const (
-	GateDueTime       Gate = "due_time"        // its backoff delay has not passed
+	GateDueTime       Gate = "due_time"        // not due yet: its backoff delay, or its runAt before the first attempt
 	GatePaused        Gate = "paused"          // an owner paused the endpoint (checked first among the endpoint's gates)
 	GateCircuit       Gate = "circuit"         // the endpoint's circuit is open, or half-open with its probe running
 	GateMaxConcurrent Gate = "max_concurrent"  // the endpoint runs maxConcurrent jobs already

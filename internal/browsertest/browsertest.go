@@ -135,11 +135,26 @@ type Tab struct {
 }
 
 // NewTab opens a tab that closes when the test ends. Uncaught exceptions and
-// console.error calls in the page fail the test at its end.
+// console.error calls in the page fail the test at its end. The tabs of one
+// Browser share a profile, as the tabs of one window do: local storage,
+// cookies and BroadcastChannel messages (sessionStorage stays per tab).
 func (b *Browser) NewTab(t testing.TB) *Tab {
 	t.Helper()
+	return b.newTab(t)
+}
+
+// NewIsolatedTab opens a tab in a browser context of its own, like a
+// private window or another person's profile: it shares no storage and no
+// BroadcastChannel with the Browser's other tabs.
+func (b *Browser) NewIsolatedTab(t testing.TB) *Tab {
+	t.Helper()
+	return b.newTab(t, chromedp.WithNewBrowserContext())
+}
+
+func (b *Browser) newTab(t testing.TB, opts ...chromedp.ContextOption) *Tab {
+	t.Helper()
 	tab := &Tab{t: t}
-	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithListener(func(ev any) {
+	ctx, cancel := chromedp.NewContext(b.ctx, append(opts, chromedp.WithListener(func(ev any) {
 		switch ev := ev.(type) {
 		case *runtime.EventExceptionThrown:
 			d := ev.ExceptionDetails
@@ -161,7 +176,7 @@ func (b *Browser) NewTab(t testing.TB) *Tab {
 				tab.report("console." + string(ev.Type) + ": " + strings.Join(parts, " "))
 			}
 		}
-	}))
+	}))...)
 	tab.Ctx = ctx
 	t.Cleanup(func() {
 		cancel()

@@ -752,26 +752,17 @@ func (e *Engine) explain(ctx context.Context, q store.Queries, j *store.Job) (*H
 	return e.holdOf(ctx, q, j, now, map[int64]*gate{})
 }
 
-// holdOf says what holds a scheduled job at now: its due time, else the
-// gates of its endpoint, evaluated once per endpoint in gates (a list
-// shares one map for the whole page).
+// holdOf says what holds a scheduled job at now: its due time (and, when
+// its endpoint is paused or its circuit open, that too), else the gates of
+// its endpoint, evaluated once per endpoint in gates (a list shares one map
+// for the whole page).
 func (e *Engine) holdOf(ctx context.Context, q store.Queries, j *store.Job, now int64, gates map[int64]*gate) (*Hold, error) {
-	if j.DueAt > now {
-		return &Hold{Gate: wire.GateDueTime, Until: FormatTime(j.DueAt), Detail: "not due yet: the backoff delay has not passed"}, nil
+	g, err := e.endpointGate(ctx, q, j.EndpointID, now, gates)
+	if err != nil {
+		return nil, err
 	}
-	g, ok := gates[j.EndpointID]
-	if !ok {
-		ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: j.EndpointID})
-		if err != nil {
-			return nil, err
-		}
-		v := e.gates(ctx, q, ep, now)
-		if v.err != nil {
-			return nil, v.err
-		}
-		v.ep = ep
-		g = &v
-		gates[j.EndpointID] = g
+	if j.DueAt > now {
+		return dueHold(j, g), nil
 	}
 	if g.allowed <= 0 {
 		return g.hold(), nil
@@ -783,4 +774,38 @@ func (e *Engine) holdOf(ctx context.Context, q store.Queries, j *store.Job, now 
 		}
 	}
 	return &Hold{Gate: wire.GateNone, Detail: fmt.Sprintf("due and claimable: waiting for a worker allowed to run %s@%s", j.Tool, j.Version)}, nil
+}
+
+// endpointGate evaluates the gates of an endpoint at now once per
+// endpoint, keeping the result in gates.
+func (e *Engine) endpointGate(ctx context.Context, q store.Queries, endpointID, now int64, gates map[int64]*gate) (*gate, error) {
+	if g, ok := gates[endpointID]; ok {
+		return g, nil
+	}
+	ep, err := q.EndpointGetAnyProject(ctx, &store.EndpointGetAnyProjectParams{ID: endpointID})
+	if err != nil {
+		return nil, err
+	}
+	v := e.gates(ctx, q, ep, now)
+	if v.err != nil {
+		return nil, v.err
+	}
+	v.ep = ep
+	gates[endpointID] = &v
+	return &v, nil
+}
+
+// dueHold is the hold of a job not due yet. A job never tried (attempt 0)
+// waits for the time it was scheduled for (runAt); a retry for its backoff
+// delay. A pause or an open circuit of its endpoint is said too: it will
+// still hold the job when the time comes, unless someone acts.
+func dueHold(j *store.Job, g *gate) *Hold {
+	detail := "not due yet: the backoff delay has not passed"
+	if j.Attempt == 0 {
+		detail = "not due yet: scheduled to run at " + FormatTime(j.DueAt)
+	}
+	if g.allowed <= 0 && (g.gate == wire.GatePaused || g.gate == wire.GateCircuit) {
+		detail += "; and then held by its endpoint: " + g.detail
+	}
+	return &Hold{Gate: wire.GateDueTime, Until: FormatTime(j.DueAt), Detail: detail}
 }

@@ -22,8 +22,9 @@ import (
 
 const ownerKey = "rk_dashboard_test_owner_key_0001"
 
-// dash is the dashboard open in one tab: its own sessionStorage, so two
-// tabs are two signed-in people.
+// dash is the dashboard open in one tab. Tabs of one browser share the
+// session (an open tab hands the key to a new one); a tab from
+// NewIsolatedTab is another person.
 type dash struct {
 	t    *testing.T
 	tab  *browsertest.Tab
@@ -345,9 +346,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		a.shot("04-policy-edit")
 
 		// Someone else, in another tab with its own session, saves first.
-		other := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: shots}
+		other := &dash{t: t, tab: b.NewIsolatedTab(t), base: srv.URL, dir: shots}
 		other.open("/endpoints/openai")
-		other.waitView("signin") // a new tab has its own sessionStorage
+		other.waitView("signin") // another profile: nothing to hand over
 		other.tab.Do("sign in", chromedp.SendKeys(chromedp.CSS("#api-key"), ownerKey), chromedp.Click(chromedp.CSS("#signin-button")))
 		other.waitView("endpoint")
 		other.setValue("f-rateLimitPerMinute", "120")
@@ -394,7 +395,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		// A FREE project cannot save CUSTOM; the editor says so before trying.
 		fc := client.New(srv.URL, fx.freeKey)
 		must(fc.CreateEndpoint(ctx, "mailer", client.EndpointPolicy{}))(t)
-		free := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: shots}
+		free := &dash{t: t, tab: b.NewIsolatedTab(t), base: srv.URL, dir: shots}
 		free.signIn(fx.freeKey)
 		free.open("/endpoints/mailer")
 		free.waitView("endpoint")
@@ -500,7 +501,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		if n := len(a.texts("#timeline .delay .range")); n != 2 || len(a.texts("#timeline .delay .hint")) != 1 || len(a.texts("#timeline .delay .due")) != 2 {
 			t.Error("timeline lacks a range band, the hint or a due marker")
 		}
-		if got := a.text("#held-by"); !strings.HasPrefix(got, "Waiting for its due time") && !strings.HasPrefix(got, "Held by") {
+		if got := a.text("#held-by"); !strings.HasPrefix(got, "Waiting out its backoff delay") && !strings.HasPrefix(got, "Held by") {
 			t.Errorf("held-by = %q", got)
 		}
 		if got := a.text("#snapshot"); !strings.Contains(got, "Copied at enqueue from the endpoint policy") || !strings.Contains(got, "INITIAL DELAY 10,000 ms") {

@@ -126,7 +126,7 @@ func TestDashboardDetails(t *testing.T) {
 
 	t.Run("sign-in key field is styled", func(t *testing.T) {
 		a.t = t
-		tab := b.NewTab(t)
+		tab := b.NewIsolatedTab(t)
 		d := &dash{t: t, tab: tab, base: srv.URL, dir: shots}
 		d.open("/")
 		d.waitView("signin")
@@ -154,7 +154,7 @@ func TestDashboardDetails(t *testing.T) {
 		}
 
 		pk := must(client.New(srv.URL, ownerKey).CreateKey(context.Background(), "reader", "producer", nil))(t)
-		p := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: shots}
+		p := &dash{t: t, tab: b.NewIsolatedTab(t), base: srv.URL, dir: shots}
 		p.signIn(pk.Secret)
 		p.open("/endpoints/openai")
 		p.waitView("endpoint")

@@ -126,8 +126,8 @@ func TestPagesFitTheWindow(t *testing.T) {
 
 	for _, vp := range viewports {
 		t.Run(vp.name, func(t *testing.T) {
-			// A tab of its own: its own sessionStorage, so it starts signed out.
-			tab := b.NewTab(t)
+			// A private window of its own (no tab to hand the key over), so it starts signed out.
+			tab := b.NewIsolatedTab(t)
 			d := &dash{t: t, tab: tab, base: srv.URL, dir: shots}
 			setViewport(t, tab, vp.w, vp.h)
 			// The sign-in screen first, then the pages with the key.

@@ -99,7 +99,7 @@ func TestOperatorControlsInBrowser(t *testing.T) {
 	a.shot("ops-overview-paused")
 
 	// A producer sees the pause but gets no buttons.
-	p := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: shots}
+	p := &dash{t: t, tab: b.NewIsolatedTab(t), base: srv.URL, dir: shots}
 	p.signIn(pk.Secret)
 	p.open("/endpoints/payments")
 	p.waitView("endpoint")

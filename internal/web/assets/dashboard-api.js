@@ -15,6 +15,47 @@ export function setKey(k) {
   } catch { /* storage disabled: the key lives until the next reload */ }
 }
 
+// ---------- the session across tabs ----------
+//
+// A new tab (a Ctrl+click, a pasted link) asks the dashboard's open tabs
+// for the key on a BroadcastChannel, which reaches only pages of this
+// origin in this browser profile, and signs in with the answer; a tab that
+// signs out tells the others, which sign out too. The key is still never
+// written anywhere but each tab's sessionStorage: closing the last tab
+// ends the session, and since no cookie carries it the API has no ambient
+// authority for a cross-site request to borrow (no CSRF). Why this and not
+// a session cookie: docs/operations.md, Dashboard sessions.
+
+const CHANNEL = "ratchet.session";
+
+// How long a new tab waits for an open tab to answer before it shows the
+// sign-in form. An answer that comes later still signs the form's tab in.
+export const ASK_MS = 600;
+
+// session joins the channel. onKey(key) hears a key an open tab handed
+// over (to a tab showing the sign-in form); onSignOut() hears another tab
+// sign out. It returns ask() (ask the open tabs for the key), signedIn(key)
+// (hand the key to tabs showing the form) and signedOut().
+export function session({ onKey, onSignOut }) {
+  let ch = null;
+  try { ch = new BroadcastChannel(CHANNEL); } catch { ch = null; }
+  const post = (m) => { if (ch) ch.postMessage(m); };
+  if (ch) {
+    ch.onmessage = (ev) => {
+      const m = ev.data || {};
+      if (m.type === "ask" && getKey()) post({ type: "key", key: getKey() });
+      else if (m.type === "key" && typeof m.key === "string" && m.key) onKey(m.key);
+      else if (m.type === "signout") onSignOut();
+    };
+  }
+  return {
+    available: !!ch,
+    ask: () => post({ type: "ask" }),
+    signedIn: (key) => post({ type: "key", key }),
+    signedOut: () => post({ type: "signout" }),
+  };
+}
+
 // ApiError is a non-2xx answer: status, the error code and message of the
 // API's one error shape, its field errors, and error.current on a conflict.
 export class ApiError extends Error {

@@ -6,6 +6,7 @@
 import { h, toast } from "./ui.js";
 import { api, ApiError, query } from "./dashboard-api.js";
 import { when, timeEl } from "./dashboard-format.js";
+import { REPLAYABLE_STATES } from "./limits.js";
 
 // The card's styles live beside it, so dashboard.css stays as it is.
 if (!document.getElementById("ops-style")) {
@@ -105,7 +106,8 @@ export function operatorControls(initial, canWrite, stale) {
   const auditList = h("ol", { class: "ops-audit", id: "ops-audit" });
   const card = h("section", { class: "card", id: "ops-card", "aria-labelledby": "ops-title" },
     h("div", { class: "card-head" }, h("h2", { id: "ops-title", text: "Operator controls" }),
-      h("a", { href: "/jobs" + query({ endpoint: initial.name, state: "scheduled" }), class: "small", text: "Scheduled jobs of this endpoint" })),
+      h("span", { class: "small ops-links" }, h("a", { href: "/jobs" + query({ endpoint: initial.name, state: "scheduled" }), text: "Scheduled jobs" }), " · ",
+        h("a", { href: "/jobs" + query({ endpoint: initial.name, state: REPLAYABLE_STATES.filter((s) => s !== "cancelled").join(",") }), id: "ops-failed-jobs", text: "Failed jobs" }))),
     stateBox, buttons, problem,
     h("h3", { text: "Held jobs" }), heldNote, heldTable, heldMore,
     h("h3", { text: "Recent actions" }),
@@ -155,6 +157,10 @@ export function operatorControls(initial, canWrite, stale) {
         lines.length ? h("ul", {}, lines.map((l) => h("li", { text: l }))) : null));
     }
     renderState();
+    // The buttons were disabled and replaced (Pause became Resume): focus
+    // goes to the one that undoes what was done, not to the page's body.
+    const again = buttons.querySelector(path.startsWith("circuit") ? '[id^="ops-circuit"]' : "#ops-pause, #ops-resume");
+    if (again && (!document.activeElement || document.activeElement === document.body)) again.focus();
     await Promise.all([loadHeld(false), loadAudit()]).catch(showLoadError);
   };
 

@@ -7,7 +7,7 @@
 import * as B from "./backoff.js";
 import { SEARCH_WINDOW, JOB_STATES, REPLAYABLE_STATES, CANCELLABLE_STATES, CLAIMABLE_STATES, CUSTOM_PLANS, ATTEMPT_OUTCOMES } from "./limits.js";
 import { $, h, toast as showToast, fieldText } from "./ui.js";
-import { api, ApiError, getKey, setKey, hooks, query, openStream } from "./dashboard-api.js";
+import { api, ApiError, getKey, setKey, hooks, query, openStream, session, ASK_MS } from "./dashboard-api.js";
 import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
 import { operatorControls } from "./dashboard-ops.js";
 import { workersView, historyView } from "./dashboard-observe.js";
@@ -68,7 +68,10 @@ function setTitle(t) {
 
 function heading(title, lede, ...actions) {
   return h("section", { class: "intro view-head" },
-    h("div", {}, h("h1", { text: title }), lede ? h("p", { class: "lede", text: lede }) : null),
+    // tabindex -1: focusHeading puts focus here after a navigation, and the
+    // attribute is part of the heading, so a live update that patches the
+    // view (morph) keeps it and the focus.
+    h("div", {}, h("h1", { text: title, tabindex: "-1" }), lede ? h("p", { class: "lede", text: lede }) : null),
     actions.length ? h("div", { class: "actions" }, ...actions) : null);
 }
 
@@ -130,7 +133,38 @@ function failView(e) {
 
 function ready() {
   document.documentElement.dataset.ready = "true";
+  if (state.focusNext) {
+    state.focusNext = false;
+    focusHeading();
+  }
 }
+
+// focusHeading moves focus to the view's heading, so that after a
+// navigation a keyboard or screen reader starts at the new content rather
+// than at the top of the page (focus would otherwise drop to the body).
+function focusHeading() {
+  const h1 = document.querySelector("#view h1");
+  if (!h1) return;
+  h1.tabIndex = -1;
+  h1.focus({ preventScroll: true });
+}
+
+// keepFocus puts focus back on the page when an update removed the focused
+// control (a Cancel button that became Replay): on the first of the
+// candidates that exists, else on the heading.
+function keepFocus(...candidates) {
+  const a = document.activeElement;
+  if (a && a !== document.body && document.contains(a)) return;
+  for (const c of candidates) {
+    const e = typeof c === "string" ? document.querySelector(c) : c;
+    if (e) { e.focus(); return; }
+  }
+  focusHeading();
+}
+
+// FAILED_FILTER is the state filter of the jobs that failed: the
+// replayable states but cancelled (failed and exhausted).
+const FAILED_FILTER = REPLAYABLE_STATES.filter((s) => s !== "cancelled").join(",");
 
 function link(href, text, cls) {
   return h("a", { href, class: cls, text });
@@ -199,6 +233,7 @@ function navSection(pathname) {
 
 export function navigate(url, replace = false, histState = null) {
   if (replace) history.replaceState(histState, "", url); else history.pushState(histState, "", url);
+  state.focusNext = true;
   render();
   window.scrollTo(0, 0);
 }
@@ -326,10 +361,11 @@ function live(params, line, onEvent, stale, tick) {
 async function overviewView(_, stale) {
   setTitle("Overview");
   const grid = h("div", { class: "ep-grid", id: "endpoints" });
+  const attention = h("p", { class: "attention", id: "attention" });
   const line = liveLine();
   setView(
-    heading("Overview", "Every endpoint with its circuit, its gates and its recent outcomes. This page updates itself as jobs move."),
-    line.el, grid);
+    heading("Overview", "Every endpoint with its circuit, its gates and its recent outcomes, trouble first. This page updates itself as jobs move."),
+    attention, line.el, grid);
   let last = null;
   const show = (o) => {
     last = o;
@@ -337,13 +373,41 @@ async function overviewView(_, stale) {
     // Update the cards in place: a card whose content did not change is
     // left alone, and one that did is patched node by node, so focus, a
     // text selection and the scroll position survive the update.
-    morphChildren(grid, o.endpoints.length ? o.endpoints.map(endpointCard) : [h("div", { class: "card empty" }, "No endpoints yet. Create one with ", h("code", { text: "ratchet endpoints create" }), " or POST /v1/endpoints.")]);
+    morphChildren(attention, attentionParts(o.endpoints));
+    morphChildren(grid, o.endpoints.length ? byTrouble(o.endpoints).map(endpointCard) : [h("div", { class: "card empty" }, "No endpoints yet. Create one with ", h("code", { text: "ratchet endpoints create" }), " or POST /v1/endpoints.")]);
     line.shown(o.now || new Date(serverNow()).toISOString());
   };
   show(await api("GET", "/v1/overview"));
   if (stale()) return;
   ready();
-  live({ view: "overview" }, line, (name, o) => { if (name === "overview") show(o); }, stale, () => last && morphChildren(grid, last.endpoints.map(endpointCard)));
+  live({ view: "overview" }, line, (name, o) => { if (name === "overview") show(o); }, stale, () => last && morphChildren(grid, byTrouble(last.endpoints).map(endpointCard)));
+}
+
+// trouble ranks an endpoint for the overview: an open circuit first, then
+// half-open, then paused, then the rest by name. Only states that last
+// count: jobs held by a rate limit come and go within a minute, and cards
+// that jumped about with them would move under the pointer.
+function trouble(ep) {
+  if (ep.circuit.state === "open") return 0;
+  if (ep.circuit.state === "half_open") return 1;
+  if (ep.paused) return 2;
+  return 3;
+}
+
+const byTrouble = (eps) => [...eps].sort((a, b) => trouble(a) - trouble(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+// attentionParts is the overview's line of trouble, "1 open circuit ·
+// 1 paused · 7,254 jobs held", or nothing when all is well.
+function attentionParts(eps) {
+  const open = eps.filter((e) => e.circuit.state === "open").length;
+  const paused = eps.filter((e) => e.paused).length;
+  const held = eps.reduce((t, e) => t + (e.due > 0 && e.heldBy ? e.due : 0), 0);
+  const parts = [];
+  if (open) parts.push(`${num(open)} open circuit${open === 1 ? "" : "s"}`);
+  if (paused) parts.push(`${num(paused)} paused`);
+  if (held) parts.push(`${num(held)} due ${held === 1 ? "job" : "jobs"} held`);
+  // Nodes, not strings: morphChildren patches nodes.
+  return parts.length ? [h("strong", { text: "Needs attention: " }), document.createTextNode(parts.join(" · "))] : [];
 }
 
 // morphChildren makes parent's children look like next without replacing
@@ -463,15 +527,16 @@ function circuitLine(ep) {
 function endpointCard(ep) {
   const name = encodeURIComponent(ep.name);
   const rate = ep.rateLimitPerMinute;
-  return h("article", { class: "card ep circuit-" + ep.circuit.state, "data-endpoint": ep.name },
+  return h("article", { class: "card ep circuit-" + ep.circuit.state + (ep.paused ? " paused" : ""), "data-endpoint": ep.name, "data-key": "ep-" + ep.name },
     h("div", { class: "card-head" },
       h("h2", {}, link("/endpoints/" + name, ep.name)),
-      circuitBadge(ep.circuit)),
+      h("span", { class: "badges" }, ep.paused ? badge("Paused", "paused") : null, circuitBadge(ep.circuit))),
     circuitLine(ep),
     h("dl", { class: "metrics" },
-      metric("Running", h("span", { class: "running" }, `${num(ep.running)} / ${num(ep.maxConcurrent)}`), meter(ep.running, ep.maxConcurrent)),
+      // The counts of jobs are links to those jobs.
+      metric("Running", h("a", { class: "running count-link", href: "/jobs" + query({ endpoint: ep.name, state: "running" }), title: `The running jobs of ${ep.name}` }, `${num(ep.running)} / ${num(ep.maxConcurrent)}`), meter(ep.running, ep.maxConcurrent)),
       metric("Claims in the last minute", h("span", { class: "claims" }, rate == null ? `${num(ep.claimsInWindow)} · no limit` : `${num(ep.claimsInWindow)} / ${num(rate)}`), meter(ep.claimsInWindow, rate)),
-      metric("Scheduled", h("span", { class: "scheduled" }, num(ep.scheduled))),
+      metric("Scheduled", h("a", { class: "scheduled count-link", href: "/jobs" + query({ endpoint: ep.name, state: "scheduled" }), title: `The scheduled jobs of ${ep.name}` }, num(ep.scheduled))),
       metric("Due now", h("span", { class: "due" }, num(ep.due)))),
     keyLimitsLine(ep, "key-limits small"),
     heldLine(ep),
@@ -480,6 +545,7 @@ function endpointCard(ep) {
       h("span", { class: "muted small" }, `${policyLabel(ep.policy)} · version ${ep.version} · lease ${span(ep.defaultTimeoutMs)}`),
       h("span", { class: "actions" },
         link("/jobs" + query({ endpoint: ep.name }), "Jobs", "button small"),
+        h("a", { href: "/jobs" + query({ endpoint: ep.name, state: FAILED_FILTER }), class: "button small failed-jobs", text: "Failed jobs", "aria-label": `Failed jobs of ${ep.name}` }),
         link("/endpoints/" + name, "Edit policy", "button small"))));
 }
 
@@ -899,6 +965,48 @@ function scopeText(f, count, capped) {
 // Gate names short enough for a table cell.
 const GATE_WORDS_SHORT = { circuit: "circuit", max_concurrent: "concurrency", rate_limit: "rate limit", paused: "paused", key_order: "key order", key_concurrency: "key concurrency", key_rate: "key rate" };
 
+// relEl is a time as people glance at it in a list, "4 min ago" or "in
+// 12 s", with the exact time (UTC and local) as its tooltip; the list's
+// tick rewrites it.
+function relEl(iso) {
+  return h("time", { class: "rel", datetime: iso, title: when(iso, true), text: relative(iso) });
+}
+
+// jobColumns are the jobs list's columns after the checkbox: a label, a
+// class and a cell for a job (null when it has nothing to say).
+function jobColumns(f, canOwner) {
+  const held = (j) => j.state === "scheduled" && j.heldBy && j.heldBy.gate !== "none"
+    ? h("span", { class: "held-cell", title: j.heldBy.detail || "" }, h("strong", { text: j.heldBy.gate === "due_time" ? "due time" : GATE_WORDS_SHORT[j.heldBy.gate] || j.heldBy.gate.replaceAll("_", " ") }),
+      j.heldBy.until ? h("span", { class: "until" }, " ", relEl(j.heldBy.until)) : null)
+    : null;
+  const last = (j) => {
+    const err = j.lastError || "";
+    if (!j.lastClassification && !err) return null;
+    return h("span", { class: "last-cell" }, j.lastClassification ? h("span", { class: "mono last-class", text: j.lastClassification }) : null,
+      err ? h("span", { class: "last-error", title: err, text: err.length > 200 ? err.slice(0, 199) + "…" : err }) : null);
+  };
+  const acts = (j) => {
+    const a = [];
+    if (canOwner && RUNNABLE.includes(j.state)) a.push(h("button", { type: "button", class: "button small", "data-action": "run-now", "data-id": j.id, text: "Run now", "aria-label": `Run now: job #${j.id}` }));
+    if (CANCELLABLE.includes(j.state)) a.push(h("button", { type: "button", class: "button small danger", "data-action": "cancel", "data-id": j.id, text: "Cancel", "aria-label": `Cancel job #${j.id}` }));
+    if (REPLAYABLE.includes(j.state)) a.push(h("button", { type: "button", class: "button small", "data-action": "replay", "data-id": j.id, text: "Replay", "aria-label": `Replay job #${j.id}` }));
+    return a.length ? h("span", { class: "actions" }, a) : null;
+  };
+  const when2 = (j) => j.state === "scheduled" ? h("span", {}, "due ", relEl(j.dueAt)) : j.finishedAt ? h("span", {}, "ended ", relEl(j.finishedAt)) : j.state === "running" ? h("span", { text: "running" }) : null;
+  return [
+    { label: "Job", cls: "job-id", always: true, cell: (j) => [link("/jobs/" + j.id, "#" + j.id, "mono"), j.runId ? h("span", { class: "sub small" }, "run ", link("/runs/" + j.runId, "#" + j.runId)) : null,
+      j.flowKey ? h("span", { class: "sub small flow-key", title: "Flow key " + j.flowKey }, "key ", j.flowKey === f.flowKey ? h("span", { class: "mono", text: j.flowKey }) : link("/jobs" + query({ flowKey: j.flowKey }), j.flowKey, "mono")) : null] },
+    { label: "Tool · endpoint", cls: "tool-col", always: true, cell: (j) => h("span", {}, h("span", { class: "mono", text: toolRef(j) }), " · ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)) },
+    { label: "State", cls: "state-col", always: true, cell: (j) => stateBadge(j.state) },
+    { label: "Attempt", cls: "num", always: true, cell: (j) => h("span", { text: `${j.attempt} / ${j.maxAttempts}` }) },
+    { label: "Due / ended", cls: "small time-col", cell: when2 },
+    { label: "Held by", cls: "small held-col", cell: held },
+    { label: "Last result", cls: "small last-col", cell: last },
+    { label: "Created", cls: "small time-col created-col", always: true, cell: (j) => relEl(j.createdAt) },
+    { label: "Actions", cls: "row-actions", cell: acts },
+  ];
+}
+
 async function jobsView(_, stale) {
   setTitle("Jobs");
   const canOwner = state.me.key.scope === "owner";
@@ -926,20 +1034,29 @@ async function jobsView(_, stale) {
   if (f.endpoint && !epOpts.some(([v]) => v === f.endpoint)) epOpts.push([f.endpoint, f.endpoint]);
   const createdOpts = [...WINDOWS];
   if (f.createdAfter || f.createdBefore) createdOpts.splice(1, 0, ["keep", f.createdAfter ? "Since " + clockBoth(f.createdAfter) : "Before " + clockBoth(f.createdBefore)]);
+  // The search and its buttons on one line; the other filters below it in
+  // a disclosure, open on a wide window and closed on a phone (its summary
+  // says how many are set), so the list starts on the first screen.
+  const narrowed = ["state", "tool", "endpoint", "flowKey", "runId", "createdAfter", "createdBefore"].filter((k) => f[k]).length;
+  const more = h("details", { class: "more-filters", id: "more-filters", open: window.matchMedia("(min-width: 601px)").matches },
+    h("summary", { text: narrowed ? `Filters (${narrowed} set)` : "Filters" }),
+    h("div", { class: "filter-grid" },
+      sel("flt-state", "State", [["", "Any state"], ...STATES.map((s) => [s, s])], f.state || ""),
+      sel("flt-tool", "Tool", toolOpts, f.tool || ""),
+      sel("flt-endpoint", "Endpoint", epOpts, f.endpoint || ""),
+      h("div", { class: "field" }, h("label", { for: "flt-flow-key", text: "Flow key" }),
+        h("input", { id: "flt-flow-key", type: "text", maxlength: "128", spellcheck: "false", autocapitalize: "none", placeholder: "exact key", title: "The jobs of this flow key (exact match)", value: f.flowKey || "" })),
+      h("div", { class: "field" }, h("label", { for: "flt-run", text: "Run" }), h("input", { id: "flt-run", type: "text", inputmode: "numeric", placeholder: "run id", value: f.runId || "" })),
+      sel("flt-created", "Created", createdOpts, f.createdAfter || f.createdBefore ? "keep" : "")));
   const filterForm = h("form", { class: "card filters", id: "job-filters", novalidate: true, autocomplete: "off", role: "search" },
-    h("div", { class: "field field-q" }, h("label", { for: "flt-q", text: "Search" }),
-      h("input", { id: "flt-q", type: "text", enterkeyhint: "search", maxlength: "200", spellcheck: "false", placeholder: "job id, idempotency key, tool, endpoint, payload or error text", value: f.q || "", "aria-describedby": "flt-q-help" }),
-      h("p", { class: "help", id: "flt-q-help", text: "A number finds that job; other text an exact idempotency key, a tool or endpoint name, or words in the payload or the last error." })),
-    sel("flt-state", "State", [["", "Any state"], ...STATES.map((s) => [s, s])], f.state || ""),
-    sel("flt-tool", "Tool", toolOpts, f.tool || ""),
-    sel("flt-endpoint", "Endpoint", epOpts, f.endpoint || ""),
-    h("div", { class: "field" }, h("label", { for: "flt-flow-key", text: "Flow key" }),
-      h("input", { id: "flt-flow-key", type: "text", maxlength: "128", spellcheck: "false", autocapitalize: "none", placeholder: "exact key", title: "The jobs of this flow key (exact match)", value: f.flowKey || "" })),
-    h("div", { class: "field" }, h("label", { for: "flt-run", text: "Run" }), h("input", { id: "flt-run", type: "text", inputmode: "numeric", placeholder: "run id", value: f.runId || "" })),
-    sel("flt-created", "Created", createdOpts, f.createdAfter || f.createdBefore ? "keep" : ""),
-    h("div", { class: "button-row filter-buttons" },
-      h("button", { type: "submit", id: "apply-filters", class: "button primary", text: "Apply" }),
-      link("/jobs", "Reset", "button")));
+    h("div", { class: "filter-main" },
+      h("div", { class: "field field-q" }, h("label", { for: "flt-q", text: "Search" }),
+        h("input", { id: "flt-q", type: "text", enterkeyhint: "search", maxlength: "200", spellcheck: "false", placeholder: "job id, idempotency key, tool, endpoint, payload or error text", value: f.q || "", "aria-describedby": "flt-q-help" }),
+        h("p", { class: "visually-hidden", id: "flt-q-help", text: "A number finds that job; other text an exact idempotency key, a tool or endpoint name, or words in the payload or the last error." })),
+      h("div", { class: "button-row filter-buttons" },
+        h("button", { type: "submit", id: "apply-filters", class: "button primary", text: "Apply" }),
+        link("/jobs", "Reset", "button"))),
+    more);
   filterForm.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const nf2 = {};
@@ -985,35 +1102,19 @@ async function jobsView(_, stale) {
           onclick: () => navigate("/jobs" + query({ ...f, cursor: st.page.nextCursor }), false, { cursors: [...stack, cursor] }) })));
   };
   const listParts = () => {
-    const rows = st.page.jobs.map((j) => {
-      const acts = [];
-      if (canOwner && RUNNABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small", "data-action": "run-now", "data-id": j.id, text: "Run now", "aria-label": `Run job #${j.id} now` }));
-      if (CANCELLABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small danger", "data-action": "cancel", "data-id": j.id, text: "Cancel", "aria-label": `Cancel job #${j.id}` }));
-      if (REPLAYABLE.includes(j.state)) acts.push(h("button", { type: "button", class: "button small", "data-action": "replay", "data-id": j.id, text: "Replay", "aria-label": `Replay job #${j.id}` }));
-      const held = j.state === "scheduled" && j.heldBy && j.heldBy.gate !== "none"
-        ? h("span", { class: "held-cell", title: j.heldBy.detail || "" }, h("strong", { text: j.heldBy.gate === "due_time" ? "due time" : GATE_WORDS_SHORT[j.heldBy.gate] || j.heldBy.gate.replaceAll("_", " ") }),
-          j.heldBy.until ? h("span", { class: "sub" }, "until ", timeEl(j.heldBy.until)) : null)
-        : h("span", { class: "muted", text: "—" });
-      const err = j.lastError || "";
-      return h("tr", { "data-job": j.id, "data-key": "job-" + j.id, "data-state": j.state },
-        h("td", { class: "select-col" }, h("input", { type: "checkbox", class: "row-select", "data-id": j.id, "aria-label": `Select job #${j.id}` })),
-        h("td", { class: "job-id" }, link("/jobs/" + j.id, "#" + j.id, "mono"), j.runId ? h("span", { class: "sub small" }, "run ", link("/runs/" + j.runId, "#" + j.runId)) : null,
-          j.flowKey ? h("span", { class: "sub small flow-key", title: "Flow key " + j.flowKey }, "key ", j.flowKey === f.flowKey ? h("span", { class: "mono", text: j.flowKey }) : link("/jobs" + query({ flowKey: j.flowKey }), j.flowKey, "mono")) : null),
-        h("td", {}, h("span", { class: "mono", text: toolRef(j) }), h("span", { class: "sub small" }, "on ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint))),
-        h("td", {}, stateBadge(j.state)),
-        h("td", { class: "num", text: `${j.attempt} / ${j.maxAttempts}` }),
-        h("td", { class: "small time-col" }, j.state === "scheduled" ? h("span", {}, h("span", { class: "sub", text: "due" }), timeEl(j.dueAt)) : j.finishedAt ? h("span", {}, h("span", { class: "sub", text: "finished" }), timeEl(j.finishedAt)) : j.state === "running" ? "running" : "—"),
-        h("td", { class: "small held-col" }, held),
-        h("td", { class: "small last-col" }, j.lastClassification ? h("span", { class: "mono last-class", text: j.lastClassification }) : h("span", { class: "muted", text: "—" }),
-          err ? h("span", { class: "last-error", title: err, text: err.length > 60 ? err.slice(0, 59) + "…" : err }) : null),
-        h("td", { class: "small time-col" }, timeEl(j.createdAt)),
-        h("td", { class: "row-actions" }, acts.length ? h("span", { class: "actions" }, acts) : h("span", { class: "muted", text: "—" })));
-    });
+    // One line per job; a column every job of the page leaves empty (held
+    // by on the failed tab, last result on a fresh queue) is left out.
+    const cols = jobColumns(f, canOwner).filter((c) => c.always || st.page.jobs.some((j) => c.cell(j)));
+    const rows = st.page.jobs.map((j) => h("tr", { "data-job": j.id, "data-key": "job-" + j.id, "data-state": j.state },
+      h("td", { class: "select-col" }, h("input", { type: "checkbox", class: "row-select", "data-id": j.id, "aria-label": `Select job #${j.id}` })),
+      cols.map((c) => {
+        const v = c.cell(j);
+        return h("td", { class: c.cls + (v ? "" : " empty-cell"), "data-label": c.label }, v || h("span", { class: "muted", text: "—" }));
+      })));
     const allBox = h("input", { type: "checkbox", id: "select-page", "aria-label": "Select every job on this page" });
     const table = st.page.jobs.length
       ? h("div", { class: "table-wrap" }, h("table", { class: "data jobs", id: "jobs-table" },
-        h("thead", {}, h("tr", {}, h("th", { class: "select-col" }, allBox),
-          ["Job", "Tool · endpoint", "State", "Attempt", "Due / finished", "Held by", "Last result", "Created", "Actions"].map((t, i) => h("th", { class: i === 3 ? "num" : "", text: t })))),
+        h("thead", {}, h("tr", {}, h("th", { class: "select-col" }, allBox), cols.map((c) => h("th", { class: c.cls, text: c.label })))),
         h("tbody", {}, rows)))
       : h("p", { class: "empty", id: "jobs-empty", text: "No jobs match these filters." });
     return [
@@ -1102,7 +1203,8 @@ async function jobsView(_, stale) {
       const r = await api("POST", `/v1/jobs/${id}/${action}`);
       if (stale()) return;
       toast(action === "run-now" ? `Job #${id} is due now.` : action === "cancel" ? `Cancelled job #${id}.` : `Replayed job #${id} as #${r.id}.`);
-      reload();
+      await reload();
+      if (!stale()) keepFocus(`#jobs-table tr[data-job="${id}"] [data-action]`, `#jobs-table tr[data-job="${id}"] a`);
     } catch (e) {
       if (!stale()) toast(e.message);
     }
@@ -1171,7 +1273,7 @@ async function jobsView(_, stale) {
 
   const bulk = bulkPanel(f, count, stale);
   setView(
-    heading("Jobs", "Newest first, a page at a time. The list updates itself; filter to a clear selection to cancel or replay it in bulk."),
+    heading("Jobs"),
     filterForm,
     bulk,
     tabsBox,
@@ -1183,12 +1285,14 @@ async function jobsView(_, stale) {
   redrawList();
   if (state.flash) {
     $("bulk-result").replaceChildren(state.flash);
+    $("bulk-card").hidden = false;
     state.flash = null;
   }
   ready();
   // Each (re)connect's first event is compared with what the page shows.
   live({ view: "jobs", ...f, limit: PAGE_SIZE }, { el: line.el, shown: line.shown, status: (s) => { if (s.state === "connecting" && connected) reconnected = true; line.status(s); } },
-    (name, ev) => { if (name === "jobs") onJobs(ev); }, stale, null);
+    (name, ev) => { if (name === "jobs") onJobs(ev); }, stale,
+    () => { for (const t of listBox.querySelectorAll("time.rel")) t.textContent = relative(t.getAttribute("datetime")); });
 }
 
 function bulkPanel(f, count, stale) { // count: the GET /v1/jobs/count answer
@@ -1240,13 +1344,17 @@ function bulkPanel(f, count, stale) { // count: the GET /v1/jobs/count answer
       result.replaceChildren(alertBox("The bulk action failed: " + e.message, errorLines(e)));
     }
   };
-  return h("section", { class: "card bulk", "aria-labelledby": "bulk-title" },
-    h("h2", { id: "bulk-title", text: "Bulk action" }),
-    h("p", {}, "Selection: ", h("strong", { id: "bulk-scope", text: scopeText(f, count.count, count.capped) }), "."),
-    h("p", { class: "help" }, `Replay needs a state filter of ${orList(REPLAYABLE)}; cancel needs ${orList(CANCELLABLE)}. The count is taken again just before you confirm, and sent with the request so nothing else is touched.`),
-    h("div", { class: "button-row" },
-      h("button", { type: "button", id: "bulk-replay", class: "button", text: "Replay selection…", disabled: !canReplay || count.count === 0, onclick: () => run("replay") }),
-      h("button", { type: "button", id: "bulk-cancel", class: "button danger", text: "Cancel selection…", disabled: !canCancel || count.count === 0, onclick: () => run("cancel") })),
+  // Shown only when the filter selects jobs an action takes (a state filter
+  // of replayable or cancellable states); the rows' own selection has the
+  // bar above the list.
+  return h("section", { class: "card bulk", id: "bulk-card", "aria-labelledby": "bulk-title", hidden: !canReplay && !canCancel },
+    h("div", { class: "bulk-line" },
+      h("h2", { id: "bulk-title", text: "Bulk action" }),
+      h("p", { class: "bulk-scope-line", title: `Replay needs a state filter of ${orList(REPLAYABLE)}; cancel needs ${orList(CANCELLABLE)}. The count is taken again just before you confirm, and sent with the request so nothing else is touched.` },
+        "On ", h("strong", { id: "bulk-scope", text: scopeText(f, count.count, count.capped) })),
+      h("div", { class: "button-row" },
+        h("button", { type: "button", id: "bulk-replay", class: "button small", text: "Replay selection…", disabled: !canReplay || count.count === 0, onclick: () => run("replay") }),
+        h("button", { type: "button", id: "bulk-cancel", class: "button small danger", text: "Cancel selection…", disabled: !canCancel || count.count === 0, onclick: () => run("cancel") }))),
     result);
 }
 
@@ -1309,11 +1417,19 @@ async function jobView([id], stale) {
   setTitle("Job #" + id);
   const first = await api("GET", "/v1/jobs/" + id);
   if (stale()) return;
+  // act does what a button of the page asks: the job's cancel, replay or
+  // run now, or, from the hold banner, the endpoint's resume or circuit
+  // close. Then the page shows the job as it is now.
+  const DONE = { cancel: "Cancelled.", "run-now": "The job is due now; the gates still apply.", resume: "Endpoint resumed.", "circuit/close": "Circuit closed." };
   const act = async (jobId, what) => {
     try {
-      const r = await api("POST", `/v1/jobs/${jobId}/${what}`);
+      const path = what === "resume" || what === "circuit/close" ? `/v1/endpoints/${encodeURIComponent(cur.endpoint)}/${what}` : `/v1/jobs/${jobId}/${what}`;
+      const r = await api("POST", path);
       if (stale()) return;
-      if (what === "replay") { toast(`Replayed as job #${r.id}.`); navigate("/jobs/" + r.id); } else { toast("Cancelled."); show(r.attempts ? r : await api("GET", "/v1/jobs/" + jobId)); }
+      if (what === "replay") { toast(`Replayed as job #${r.id}.`); navigate("/jobs/" + r.id); return; }
+      toast(DONE[what] || "Done.");
+      show(r && r.attempts ? r : await api("GET", "/v1/jobs/" + jobId));
+      keepFocus("#job-replay", "#job-run-now");
     } catch (e) { toast(e.message); }
   };
   const line = liveLine();
@@ -1365,6 +1481,16 @@ function policyOf(j) {
   return { maxAttempts: snap.maxAttempts, initialDelayMs: snap.initialDelayMs, multiplier: snap.multiplier, maxDelayMs: snap.maxDelayMs, jitterPercent: snap.jitterPercent };
 }
 
+// holdActions are the hold banner's ways out for an owner: resume the
+// paused endpoint, or close its open circuit, here, without a detour.
+function holdActions(j, owner, act) {
+  const g = j.heldBy;
+  if (!owner || !g) return null;
+  if (g.gate === "paused") return h("span", { class: "hold-actions" }, h("button", { type: "button", id: "hold-resume", class: "button small", text: `Resume ${j.endpoint}`, onclick: () => act(j.id, "resume") }));
+  if (g.gate === "circuit") return h("span", { class: "hold-actions" }, h("button", { type: "button", id: "hold-close-circuit", class: "button small", text: "Close circuit", onclick: () => act(j.id, "circuit/close") }));
+  return null;
+}
+
 // jobContent is the job page below the breadcrumb, for one state of the
 // job. Every slot is always there (empty when it has nothing to show), so
 // an update patches each part in its place.
@@ -1372,6 +1498,8 @@ function jobContent(j, act) {
   const snap = j.policy || {};
   const policy = policyOf(j);
   const actions = [];
+  const owner = state.me && state.me.key.scope === "owner";
+  if (owner && RUNNABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-run-now", class: "button", text: "Run now", onclick: () => act(j.id, "run-now") }));
   if (CANCELLABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-cancel", class: "button danger", text: "Cancel job", onclick: () => act(j.id, "cancel") }));
   if (REPLAYABLE.includes(j.state)) actions.push(h("button", { type: "button", id: "job-replay", class: "button", text: "Replay as a new job", onclick: () => act(j.id, "replay") }));
 
@@ -1379,9 +1507,16 @@ function jobContent(j, act) {
   if (j.state === "scheduled" && j.heldBy) {
     const g = j.heldBy;
     hold = h("div", { class: "callout " + (g.gate === "none" ? "" : "callout-warn"), id: "held-by" },
-      h("strong", {}, g.gate === "due_time" ? "Waiting for its due time" : g.gate === "none" ? "Ready to be claimed" : `Held by ${GATE_NAMES[g.gate] || g.gate}`),
-      g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".");
+      h("strong", {}, g.gate === "due_time" ? (j.attempt === 0 ? "Scheduled for later" : "Waiting out its backoff delay") : g.gate === "none" ? "Ready to be claimed" : `Held by ${GATE_NAMES[g.gate] || g.gate}`),
+      g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".",
+      holdActions(j, owner, act));
   }
+  // Why it failed, up top: the last failed attempt's classification and
+  // message (a retry waiting for its next attempt shows it too).
+  const failure = j.lastError || (j.lastClassification && j.state !== "succeeded")
+    ? h("p", { class: "last-failure", id: "job-last-error" }, h("strong", { text: "Last error: " }),
+      j.lastClassification ? h("span", { class: "mono", text: j.lastClassification + (j.lastError ? " · " : "") }) : null, j.lastError || "")
+    : null;
 
   const attempts = j.attempts || [];
   const rows = attempts.map((a) => h("tr", { "data-attempt": a.number, "data-key": "attempt-" + a.number },
@@ -1392,6 +1527,7 @@ function jobContent(j, act) {
     h("td", {}, badge(a.outcome, "outcome-" + a.outcome)),
     h("td", { class: "mono small", text: a.classification || "—" }),
     h("td", { class: "num", text: a.httpStatus == null ? "—" : String(a.httpStatus) }),
+    h("td", { class: "small message-col", title: a.message || null, text: a.message || "—" }),
     h("td", { class: "num", text: a.retryAfterMs == null ? "—" : msText(a.retryAfterMs) }),
     h("td", { class: "num", text: a.baseDelayMs == null ? "—" : msText(a.baseDelayMs) }),
     h("td", { class: "num", text: a.minDelayMs == null ? "—" : `${num(a.minDelayMs)}–${num(a.maxDelayMs)}` }),
@@ -1414,11 +1550,13 @@ function jobContent(j, act) {
   return [
     heading(`Job #${j.id}`, null, ...actions),
     h("div", { class: "job-head" }, stateBadge(j.state), " ", h("span", { class: "mono", text: toolRef(j) }), " on ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)),
+    h("div", { class: "failure-slot" }, failure),
     h("div", { class: "hold-slot" }, hold),
     h("div", { class: "split split-even job-split" },
       h("section", { class: "card" }, h("h2", { text: "Job" }), factList([
         ["State", stateBadge(j.state)],
         ["Attempt", `${j.attempt} of ${j.maxAttempts}`],
+        j.lastError ? ["Last error", h("span", { id: "fact-last-error", text: j.lastError })] : null,
         j.state === "scheduled" ? ["Due", h("span", {}, timeEl(j.dueAt, true), ` (${relative(j.dueAt)})`)] : null,
         j.state === "running" ? ["Lease", h("span", {}, `${j.workerId} until `, timeEl(j.leaseExpiresAt))] : null,
         ["Tool", link("/tools#" + encodeURIComponent(toolRef(j)), toolRef(j), "mono")],
@@ -1451,7 +1589,7 @@ function jobContent(j, act) {
           h("li", {}, h("span", { class: "key key-due" }), "next due"))),
       attempts.length ? h("div", { class: "table-wrap timeline-wrap" }, svg) : h("p", { class: "empty", id: "no-attempt", text: "No attempt yet." }),
       attempts.length ? h("div", { class: "table-wrap" }, h("table", { class: "data attempts", id: "attempts-table" },
-        h("thead", {}, h("tr", {}, ["#", "Worker", "Claimed (UTC)", "Duration", "Outcome", "Classification", "Status", "Hint", "Base", "Jitter range", "Sample u", "Selected", "Next due (UTC)"].map((t, i) => h("th", { class: [0, 3, 6, 7, 8, 9, 10, 11].includes(i) ? "num" : "", text: t })))),
+        h("thead", {}, h("tr", {}, ["#", "Worker", "Claimed (UTC)", "Duration", "Outcome", "Classification", "Status", "Message", "Hint", "Base", "Jitter range", "Sample u", "Selected", "Next due (UTC)"].map((t, i) => h("th", { class: [0, 3, 6, 8, 9, 10, 11, 12].includes(i) ? "num" : "", text: t })))),
         h("tbody", {}, rows))) : h("div", { class: "table-slot" })),
     h("div", { class: "arith-slot" }, attempts.length ? h("section", { class: "card" }, h("h2", { text: "Delay arithmetic" }),
       h("p", { class: "formula" }, "base = min(maxDelay, initialDelay × multiplier^(n−1)); jittered = round(base × (1 − j + u × 2j)); selected = min(24 h, max(jittered, retry-after))"),
@@ -1537,25 +1675,54 @@ async function runView([id], stale) {
 
 // ---------- start ----------
 
+// tabs is the session shared with the dashboard's other tabs in this
+// browser (dashboard-api.js, session); set by init.
+let tabs = null;
+
+// signOut forgets the key in this tab and, unless another tab said so,
+// tells the others to forget it too.
+function signOut(message, fromOtherTab) {
+  setKey("");
+  if (!fromOtherTab && tabs) tabs.signedOut();
+  showSignin("");
+  toast(message);
+}
+
+// adoptKey signs in with a key another tab handed over, if this tab shows
+// the sign-in form and nobody has started typing in it.
+let adopting = false;
+function adoptKey(key) {
+  if (adopting || state.me || getKey() || $("api-key").value) return;
+  adopting = true;
+  state.focusNext = document.activeElement === $("api-key");
+  signIn(key).catch(() => { showSignin(""); }).finally(() => { adopting = false; });
+}
+
 function init() {
   hooks.onUnauthenticated = () => {
     setKey("");
     showSignin("Your key is no longer accepted. Sign in again.");
   };
+  tabs = session({
+    onKey: adoptKey,
+    onSignOut: () => { if (state.me || getKey()) signOut("Signed out in another tab; the key is gone from this one too.", true); },
+  });
   $("signin-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const key = $("api-key").value.trim();
     if (!key) { showSignin("Paste an API key."); return; }
     $("signin-button").disabled = true;
     try {
+      state.focusNext = true;
       await signIn(key);
+      tabs.signedIn(key);
     } catch (e) {
       showSignin(e.status === 401 ? "This key was not accepted: it is unknown or revoked." : e.message);
     } finally {
       $("signin-button").disabled = false;
     }
   });
-  $("signout").addEventListener("click", () => { setKey(""); showSignin(""); toast("Signed out; the key is gone from this tab."); });
+  $("signout").addEventListener("click", () => signOut("Signed out; the key is gone from this tab and the dashboard's other tabs."));
   // Dashboard links route on the client; everything else (the calculator,
   // new tabs, modified clicks) loads normally.
   document.addEventListener("click", (ev) => {
@@ -1567,13 +1734,21 @@ function init() {
     ev.preventDefault();
     navigate(url.pathname + url.search + url.hash);
   });
-  window.addEventListener("popstate", render);
+  window.addEventListener("popstate", () => { state.focusNext = true; render(); });
   // Leaving the page closes its stream at once, so the connection is not
   // left to the browser's clean-up (a browser allows only a few per host).
   window.addEventListener("pagehide", stopLive);
   const key = getKey();
-  if (!key) { showSignin(""); return; }
-  signIn(key).catch((e) => showSignin(e.status === 401 ? "Your key is no longer accepted. Sign in again." : e.message));
+  if (key) {
+    signIn(key).catch((e) => showSignin(e.status === 401 ? "Your key is no longer accepted. Sign in again." : e.message));
+    return;
+  }
+  // A new tab: an open tab that answers signs it in (adoptKey); without an
+  // answer soon, the form.
+  if (!tabs.available) { showSignin(""); return; }
+  document.documentElement.dataset.view = "handover";
+  tabs.ask();
+  setTimeout(() => { if (!adopting && !state.me && !getKey()) showSignin(""); }, ASK_MS);
 }
 
 init();
