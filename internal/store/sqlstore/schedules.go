@@ -56,11 +56,11 @@ func (q *Queries) SchedulesDue(ctx context.Context, p *store.SchedulesDueParams)
 }
 
 // ScheduleAdvance moves schedule p.ID to its next tick if its next tick
-// still is p.FromTickAt. The UPDATE locks the row: on PostgreSQL a second
+// still is p.FromTickAt and it is not paused. The UPDATE locks the row: on PostgreSQL a second
 // transaction doing the same waits, then finds next_tick_at moved and
 // changes nothing (ErrConflict).
 func (q *Queries) ScheduleAdvance(ctx context.Context, p *store.ScheduleAdvanceParams) error {
-	err := q.expectOne(q.exec(ctx, `UPDATE schedules SET next_tick_at = ?, next_fire_at = ?, last_job_id = ?, updated_at = ? WHERE id = ? AND next_tick_at = ?`,
+	err := q.expectOne(q.exec(ctx, `UPDATE schedules SET next_tick_at = ?, next_fire_at = ?, last_job_id = ?, updated_at = ? WHERE id = ? AND next_tick_at = ? AND paused = 0`,
 		p.NextTickAt, p.NextFireAt, p.LastJobID, p.Now, p.ID, p.FromTickAt))
 	if errors.Is(err, store.ErrNotFound) {
 		return store.ErrConflict
