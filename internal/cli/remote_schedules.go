@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/getratchet/ratchet/client"
@@ -15,7 +16,8 @@ import (
 func schedulesGroup() *group {
 	return &group{name: "schedules", dispatch: runClientGroup, footer: commonFlagsHelp, subs: []subcommand{
 		{"create", "create a schedule: one job per tick of a cron expression (docs/schedules.md)",
-			"NAME --cron EXPR --tool NAME@VERSION [--zone ZONE] [--payload JSON] [--flow-key KEY] [--overlap skip|allow|cancel_previous] [--catch-up none|latest|all] [--catch-up-limit N] [--spread DURATION] [--paused]",
+			"NAME --cron EXPR --tool NAME@VERSION [--zone ZONE] [--payload JSON] [--flow-key KEY] [--overlap " + joinBar(wire.ScheduleOverlaps()) +
+				"] [--catch-up " + joinBar(wire.ScheduleCatchUps()) + "] [--catch-up-limit N] [--spread DURATION] [--paused]",
 			schedulesCreateCommand{}},
 		{"list", "list schedules with their next tick and latest ticks", "", schedulesListCommand{}},
 		{"get", "print a schedule with its latest ticks and their jobs", "NAME", scheduleNameCommand{"get", nil}},
@@ -47,8 +49,8 @@ func (schedulesCreateCommand) Run(ctx context.Context, env *Env, args []string) 
 	f.StringVar(&in.TimeZone, "zone", "", "the IANA time zone of the expression (default UTC)")
 	f.StringVar(&payload, "payload", "", "the JSON payload; {{tickAt}} in it becomes the tick time")
 	f.StringVar(&in.FlowKey, "flow-key", "", "the flow key of every tick's job")
-	f.StringVar(&overlap, "overlap", "", "while the previous job runs: skip (default), allow or cancel_previous")
-	f.StringVar(&catchUp, "catch-up", "", "missed ticks after downtime: none, latest (default) or all")
+	f.StringVar(&overlap, "overlap", "", "while the previous job runs: "+wire.JoinOr(wire.ScheduleOverlaps())+" (default "+string(wire.OverlapSkip)+")")
+	f.StringVar(&catchUp, "catch-up", "", "missed ticks after downtime: "+wire.JoinOr(wire.ScheduleCatchUps())+" (default "+string(wire.CatchUpLatest)+")")
 	f.StringVar(&limit, "catch-up-limit", "", "with --catch-up all, the most missed ticks fired (default 10)")
 	f.StringVar(&spread, "spread", "", "a window after each tick the schedule fires at a fixed offset in, e.g. 30s")
 	f.BoolVar(&in.Paused, "paused", "create it paused")
@@ -218,4 +220,13 @@ func (schedulesDeleteCommand) Run(ctx context.Context, env *Env, args []string) 
 	}
 	_, err = fmt.Fprintf(r.out, "deleted schedule %s\n", name)
 	return err
+}
+
+// joinBar writes the values of an enum for a synopsis: "a|b|c".
+func joinBar[T ~string](vs []T) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return strings.Join(out, "|")
 }
