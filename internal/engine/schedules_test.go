@@ -218,3 +218,35 @@ func TestScheduleBadInput(t *testing.T) {
 		t.Fatalf("a taken name: %v, want a conflict", err)
 	}
 }
+
+// TestScheduleFiresThroughDaylightSaving runs the ticker every 10 minutes
+// of fake time across New York's changes: the skipped 02:30 fires once at
+// 03:00 EDT, the repeated 01:30 once at its first occurrence (EDT).
+func TestScheduleFiresThroughDaylightSaving(t *testing.T) {
+	for _, c := range []struct {
+		name, cron, from string
+		want             []string
+	}{
+		// 2027: clocks spring forward on 14 March and fall back on 7 November.
+		{"skipped hour", "30 2 * * *", "2027-03-13T12:00:00Z", []string{"2027-03-14T07:00:00.000Z", "2027-03-15T06:30:00.000Z"}},
+		{"repeated hour", "30 1 * * *", "2027-11-06T12:00:00Z", []string{"2027-11-07T05:30:00.000Z", "2027-11-08T06:30:00.000Z"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := schedHarness(t)
+			from, _ := time.Parse(time.RFC3339, c.from)
+			h.clk.Set(from)
+			h.schedule(wire.ScheduleCreate{Name: "s", Cron: c.cron, TimeZone: "America/New_York", Overlap: wire.OverlapAllow})
+			for range 2 * 24 * 6 {
+				h.fire(10 * time.Minute)
+			}
+			d, _ := h.e.Schedule(h.ctx, h.owner, "s", 10)
+			var got []string
+			for i := len(d.Ticks) - 1; i >= 0; i-- {
+				got = append(got, engine.FormatTime(d.Ticks[i].TickAt))
+			}
+			if strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Fatalf("ticks %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -68,6 +68,9 @@ func testSchedules(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
+	txErr(t, s, "ScheduleAdvance of a paused schedule", store.ErrConflict, func(q store.Queries) error {
+		return q.ScheduleAdvance(ctx, &store.ScheduleAdvanceParams{ID: c.ID, FromTickAt: 7, NextTickAt: 9, NextFireAt: 10, Now: 3000})
+	})
 	testScheduleAdvance(t, s, a)
 	tx(t, s, func(q store.Queries) error {
 		return q.ScheduleDelete(ctx, &store.ScheduleGetInProjectParams{ProjectID: p.ID, Name: "b-nightly"})
