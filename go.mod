@@ -30,6 +30,14 @@ require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 // dependency of jsonschema/v6; v0.43.0 as the OpenTelemetry modules need).
 require golang.org/x/text v0.43.0
 
+// robfig/cron/v3: parses the cron expressions of schedules (five fields,
+// @hourly-style descriptors, @every) and finds their next match; the
+// parser most Go schedulers use, stable since 2019, standard library only.
+// Ratchet runs it on the wall clock written as UTC and maps wall times to
+// instants itself, for the daylight-saving rule of docs/schedules.md
+// (internal/engine/cronspec.go).
+require github.com/robfig/cron/v3 v3.0.1
+
 // modernc.org/sqlite: the embedded store; pure Go, so the ratchet binary
 // stays static and needs no cgo toolchain (mattn's driver would need cgo).
 require modernc.org/sqlite v1.62.0

@@ -110,6 +110,14 @@ type (
 	Tool = wire.Tool
 	// Run is a group of steps.
 	Run = wire.Run
+	// ScheduleCreate is a schedule to create (docs/schedules.md).
+	ScheduleCreate = wire.ScheduleCreate
+	// Schedule is a recurring job with its next and latest ticks.
+	Schedule = wire.Schedule
+	// ScheduleTick is one tick of a schedule and what it did.
+	ScheduleTick = wire.ScheduleTick
+	// ScheduleFire is one coming tick of a preview.
+	ScheduleFire = wire.ScheduleFire
 	// Job is a job as the API returns it.
 	Job = wire.Job
 	// Hold says which gate keeps a scheduled job waiting.
@@ -775,4 +783,55 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		return min(t.Sub(now), time.Hour)
 	}
 	return 0
+}
+
+// CreateSchedule creates a schedule (docs/schedules.md).
+func (c *Client) CreateSchedule(ctx context.Context, s ScheduleCreate) (*Schedule, error) {
+	var out Schedule
+	_, err := c.do(ctx, "POST", "/v1/schedules", s, &out)
+	return &out, err
+}
+
+// Schedules lists the project's schedules with their latest ticks.
+func (c *Client) Schedules(ctx context.Context) ([]Schedule, error) {
+	var out wire.ScheduleList
+	_, err := c.do(ctx, "GET", "/v1/schedules", nil, &out)
+	return out.Schedules, err
+}
+
+// GetSchedule reads a schedule with its latest ticks and their jobs.
+func (c *Client) GetSchedule(ctx context.Context, name string) (*Schedule, error) {
+	var out Schedule
+	_, err := c.do(ctx, "GET", "/v1/schedules/"+url.PathEscape(name), nil, &out)
+	return &out, err
+}
+
+// PreviewSchedule lists a schedule's next n fire times (0: the server's
+// default, 10).
+func (c *Client) PreviewSchedule(ctx context.Context, name string, n int) ([]ScheduleFire, error) {
+	v := url.Values{}
+	if n > 0 {
+		v.Set("count", strconv.Itoa(n))
+	}
+	var out wire.ScheduleFires
+	_, err := c.do(ctx, "GET", "/v1/schedules/"+url.PathEscape(name)+"/preview?"+v.Encode(), nil, &out)
+	return out.Fires, err
+}
+
+// PauseSchedule pauses a schedule; ResumeSchedule (paused false) resumes
+// it from its next tick after now.
+func (c *Client) PauseSchedule(ctx context.Context, name string, paused bool) (*Schedule, error) {
+	action := "/pause"
+	if !paused {
+		action = "/resume"
+	}
+	var out Schedule
+	_, err := c.do(ctx, "POST", "/v1/schedules/"+url.PathEscape(name)+action, nil, &out)
+	return &out, err
+}
+
+// DeleteSchedule deletes a schedule and its ticks; its jobs stay.
+func (c *Client) DeleteSchedule(ctx context.Context, name string) error {
+	_, err := c.do(ctx, "DELETE", "/v1/schedules/"+url.PathEscape(name), nil, nil)
+	return err
 }

@@ -62,6 +62,9 @@ func enums() []enum {
 		{name: "run state", values: values(wire.RunStates()), schema: "Run", prop: "state", py: "RunState", js: "RUN_STATES"},
 		{name: "key scope", values: values(wire.Scopes()), schema: "KeyCreate", prop: "scope", py: "KeyScope", js: "SCOPES"},
 		{name: "plan", values: values(wire.Plans()), schema: "MeProject", prop: "plan", py: "MeProjectPlan", js: "PLANS"},
+		{name: "schedule overlap", values: values(wire.ScheduleOverlaps()), schema: "Schedule", prop: "overlap", py: "ScheduleOverlap", js: "SCHEDULE_OVERLAPS"},
+		{name: "schedule catch-up", values: values(wire.ScheduleCatchUps()), schema: "Schedule", prop: "catchUp", py: "CatchUp", js: "SCHEDULE_CATCH_UPS"},
+		{name: "tick outcome", values: values(wire.TickOutcomes()), schema: "ScheduleTick", prop: "outcome", py: "ScheduleTickOutcome", js: "TICK_OUTCOMES", css: "tick-"},
 		{name: "bulk action", values: values(wire.BulkActions()), schema: "JobBulk", prop: "action", py: "JobBulkAction", quotedOnly: true},
 	}
 }

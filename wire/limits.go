@@ -66,6 +66,9 @@ var bounds = map[string]Range{
 	"listLimit":               {1, MaxListLimit},
 	"keysLimit":               {1, MaxKeysLimit},
 	"historyHours":            {HistoryMinHours, HistoryMaxHours},
+	"catchUpLimit":            {1, MaxCatchUpLimit},
+	"spreadMs":                {0, MaxSpreadMs},
+	"previewCount":            {1, MaxPreviewCount},
 }
 
 // Bound is the range a `bound` tag names.

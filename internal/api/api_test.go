@@ -178,6 +178,15 @@ func TestErrorsNameTheField(t *testing.T) {
 		{"POST", "/v1/jobs", `{"tool":"by-customer@1","payload":{"customer":{"id":true}}}`, `"field":"payload.customer.id","value":"true","allowed":"must be a string or an integer`},
 		{"POST", "/v1/jobs/batch", `{"jobs":[{"tool":"by-customer@1","payload":{"customer":{"id":"c1"}}},{"tool":"by-customer@1"}]}`, `"field":"jobs[1].payload.customer.id","value":"(missing)"`},
 		{"GET", "/v1/jobs?flowKey=%01", ``, `"field":"flowKey"`},
+		// Schedules (docs/schedules.md): the expression, the bound on
+		// frequency, the zone, the spread against the interval, text.
+		{"POST", "/v1/schedules", `{"name":"s","cron":"99 * * * *","tool":"charge@1"}`, `"field":"cron","value":"\"99 * * * *\"","allowed":"must be five cron fields`},
+		{"POST", "/v1/schedules", `{"name":"s","cron":"@every 2s","tool":"charge@1"}`, `"field":"cron","value":"\"@every 2s\"","allowed":"\"@every \u003cduration\u003e\" must be whole seconds from 10s`},
+		{"POST", "/v1/schedules", `{"name":"s","cron":"@hourly","timeZone":"Moon/Base","tool":"charge@1"}`, `"field":"timeZone","value":"\"Moon/Base\"","allowed":"must be an IANA time zone name`},
+		{"POST", "/v1/schedules", `{"name":"s","cron":"*/5 * * * *","spreadMs":300000,"tool":"charge@1"}`, `"field":"spreadMs","value":"300000","allowed":"must be shorter than the schedule's shortest interval, 300000 ms"`},
+		{"POST", "/v1/schedules", `{"name":"s","cron":"@hourly","tool":"charge@1","flowKey":"a\u0000"}`, `"field":"flowKey"`},
+		{"POST", "/v1/schedules", `{"name":"s","cron":"@hourly\u0000","tool":"charge@1"}`, `"field":"cron"`},
+		{"GET", "/v1/schedules/none/preview?count=101", ``, `"field":"count"`},
 		{"GET", "/v1/jobs/count?flowKey=" + strings.Repeat("k", 129), ``, `"field":"flowKey"`},
 		{"GET", "/v1/stream?view=jobs&flowKey=%20k", ``, `"field":"flowKey"`},
 	}
@@ -203,6 +212,8 @@ func FuzzRoutes(f *testing.F) {
 	routes := fx.api.Routes()
 	// Seeds name their route, so adding a route leaves them aimed right.
 	f.Add("GET /v1/me", []byte(`{}`), "1", "")
+	f.Add("POST /v1/schedules", []byte(`{"name":"s","cron":"*/5 * * * *","timeZone":"America/New_York","tool":"charge@1","payload":{"at":"{{tickAt}}"},"spreadMs":60000,"overlap":"cancel_previous","catchUp":"all","catchUpLimit":3}`), "1", "")
+	f.Add("GET /v1/schedules/{name}/preview", []byte(``), "s", "count=5")
 	f.Add("POST /v1/jobs", []byte(`{"tool":"charge@1","payload":{"a":1},"maxAttempts":3,"runAt":"2026-12-02T09:00:00Z"}`), "1", "")
 	f.Add("POST /v1/jobs/batch", []byte(`{"jobs":[{"tool":"charge@1"},{"tool":"nope@1"}]}`), "1", "")
 	f.Add("POST /v1/jobs", []byte(`{"tool":"charge@1","flowKey":"acct_42","payload":{"customer":{"id":7}}}`), "1", "")

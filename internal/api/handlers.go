@@ -35,7 +35,7 @@ func (a *API) table() []Route {
 		return c.body, err
 	}
 	sim.fail = a.fail
-	return []Route{
+	return append([]Route{
 		route(a, "GET", "/v1/me", "The calling key and its project", anyKey, 200, a.me),
 		route(a, "POST", "/v1/keys", "Create an API key (the secret is shown once)", owner, 201, a.createKey),
 		route(a, "GET", "/v1/keys", "List API keys", owner, 200, a.listKeys),
@@ -80,7 +80,7 @@ func (a *API) table() []Route {
 		a.streamRoute(),
 		{Method: "POST", Path: "/api/simulate", Summary: "Run the contention simulator (no key; Content-Type: application/json; body: the config of ratchet simulate, e.g. {\"to\":100,\"runs\":20}; one sweep at a time, 503 while busy)",
 			Status: 200, request: reflect.TypeFor[simulate.Config](), response: reflect.TypeFor[simulate.Result](), handler: sim.serve},
-	}
+	}, a.scheduleRoutes()...)
 }
 
 func (a *API) me(c *call[none]) (*wire.Me, error) {

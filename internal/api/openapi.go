@@ -151,18 +151,21 @@ func ref(name string) map[string]any { return map[string]any{"$ref": "#/componen
 
 // enums are the string types whose values are a closed set.
 var enums = map[reflect.Type][]string{
-	reflect.TypeFor[wire.JobState]():       strs(wire.JobStates()),
-	reflect.TypeFor[wire.AttemptOutcome](): strs(wire.AttemptOutcomes()),
-	reflect.TypeFor[wire.Gate]():           strs(wire.Gates()),
-	reflect.TypeFor[wire.RunState]():       strs(wire.RunStates()),
-	reflect.TypeFor[wire.CircuitState]():   strs(wire.CircuitStates()),
-	reflect.TypeFor[wire.Scope]():          strs(wire.Scopes()),
-	reflect.TypeFor[wire.Plan]():           strs(wire.Plans()),
-	reflect.TypeFor[wire.BulkAction]():     strs(wire.BulkActions()),
-	reflect.TypeFor[backoff.Preset]():      strs(backoff.Presets),
-	reflect.TypeFor[backoff.Jitter]():      strs(backoff.JitterModes),
-	reflect.TypeFor[backoff.FirstWait]():   strs([]backoff.FirstWait{backoff.FirstWaitBase, backoff.FirstWaitMultiplied}),
-	reflect.TypeFor[simulate.Mode]():       strs(simulate.AllModes),
+	reflect.TypeFor[wire.JobState]():        strs(wire.JobStates()),
+	reflect.TypeFor[wire.AttemptOutcome]():  strs(wire.AttemptOutcomes()),
+	reflect.TypeFor[wire.Gate]():            strs(wire.Gates()),
+	reflect.TypeFor[wire.RunState]():        strs(wire.RunStates()),
+	reflect.TypeFor[wire.CircuitState]():    strs(wire.CircuitStates()),
+	reflect.TypeFor[wire.Scope]():           strs(wire.Scopes()),
+	reflect.TypeFor[wire.Plan]():            strs(wire.Plans()),
+	reflect.TypeFor[wire.BulkAction]():      strs(wire.BulkActions()),
+	reflect.TypeFor[wire.ScheduleOverlap](): strs(wire.ScheduleOverlaps()),
+	reflect.TypeFor[wire.ScheduleCatchUp](): strs(wire.ScheduleCatchUps()),
+	reflect.TypeFor[wire.TickOutcome]():     strs(wire.TickOutcomes()),
+	reflect.TypeFor[backoff.Preset]():       strs(backoff.Presets),
+	reflect.TypeFor[backoff.Jitter]():       strs(backoff.JitterModes),
+	reflect.TypeFor[backoff.FirstWait]():    strs([]backoff.FirstWait{backoff.FirstWaitBase, backoff.FirstWaitMultiplied}),
+	reflect.TypeFor[simulate.Mode]():        strs(simulate.AllModes),
 }
 
 func strs[S ~string](in []S) []string {

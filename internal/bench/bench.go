@@ -51,6 +51,11 @@ type Config struct {
 	// (default 10000), their keyMaxConcurrent (default 5), and the backlog
 	// of key A in the fairness measurement (default 100000).
 	Keys, KeyLimit, FairBacklog int
+	// Mode schedules: how many schedules fire every minute (default
+	// 10000), for how many minutes (default 10), with what spread window
+	// (default 0).
+	Schedules, Minutes int
+	ScheduleSpread     time.Duration
 }
 
 // Validate checks the ranges and fills the defaults.
@@ -62,7 +67,10 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %s is not allowed; %s", field, value, allowed))
 		}
 	}
-	check(c.Mode == "engine" || c.Mode == "http" || c.Mode == "delivery" || c.Mode == "console" || c.Mode == "keys", "mode", strconv.Quote(c.Mode), "must be engine, http, delivery, console or keys")
+	check(slices.Contains(Modes, c.Mode), "mode", strconv.Quote(c.Mode), "must be engine, http, delivery, console, keys or schedules")
+	check(c.Schedules >= 1 && c.Schedules <= 1_000_000, "schedules", strconv.Itoa(c.Schedules), "must be from 1 through 1000000")
+	check(c.Minutes >= 1 && c.Minutes <= 1440, "minutes", strconv.Itoa(c.Minutes), "must be from 1 through 1440")
+	check(c.ScheduleSpread >= 0 && c.ScheduleSpread < time.Minute, "spread", c.ScheduleSpread.String(), "must be from 0 to less than 1m")
 	check(c.Keys >= 1 && c.Keys <= 1_000_000, "keys", strconv.Itoa(c.Keys), "must be from 1 through 1000000")
 	check(c.KeyLimit >= 1 && c.KeyLimit <= 100_000, "key-limit", strconv.Itoa(c.KeyLimit), "must be from 1 through 100000")
 	check(c.FairBacklog >= 1 && c.FairBacklog <= 10_000_000, "fair-backlog", strconv.Itoa(c.FairBacklog), "must be from 1 through 10000000")
@@ -118,6 +126,12 @@ func (c *Config) defaults() {
 	if c.DeliveryConcurrency == 0 {
 		c.DeliveryConcurrency = 128
 	}
+	if c.Schedules == 0 {
+		c.Schedules = 10_000
+	}
+	if c.Minutes == 0 {
+		c.Minutes = 10
+	}
 	if c.Keys == 0 {
 		c.Keys = 10_000
 	}
@@ -128,6 +142,31 @@ func (c *Config) defaults() {
 		c.FairBacklog = 100_000
 	}
 }
+
+// runOther runs the modes that are not a burn-down (delivery, console,
+// keys, schedules); ok is false for the burn-down modes.
+func runOther(ctx context.Context, cfg Config, dir string, w io.Writer) (res *Result, ok bool, err error) {
+	switch cfg.Mode {
+	case "delivery":
+		res := &Result{Mode: cfg.Mode, Driver: "sqlite", Synchronous: cfg.Synchronous, Jobs: cfg.Jobs, Batch: cfg.Batch, Claimers: cfg.Claimers}
+		printHeader(w, cfg, res)
+		return res, true, runDelivery(ctx, cfg, dir, w, res)
+	case "console":
+		res := &Result{Mode: cfg.Mode, Synchronous: cfg.Synchronous, Jobs: cfg.Jobs}
+		return res, true, runConsole(ctx, cfg, dir, w, res)
+	case "keys":
+		res := &Result{Mode: cfg.Mode, Synchronous: cfg.Synchronous, Jobs: cfg.Jobs, Batch: cfg.Batch, Claimers: cfg.Claimers}
+		return res, true, runKeys(ctx, cfg, dir, w, res)
+	case "schedules":
+		res := &Result{Mode: cfg.Mode, Synchronous: cfg.Synchronous}
+		res.Schedules, err = runSchedules(ctx, cfg, dir, w)
+		return res, true, err
+	}
+	return nil, false, nil
+}
+
+// Modes are the measurements Run knows.
+var Modes = []string{"engine", "http", "delivery", "console", "keys", "schedules"}
 
 // Result holds the figures of one run.
 type Result struct {
@@ -146,6 +185,8 @@ type Result struct {
 	Console []ConsoleTiming
 	// Mode keys.
 	Keys *KeysResult
+	// Mode schedules.
+	Schedules *ScheduleResult
 }
 
 // claimed is one leased job, as either target hands it out.
@@ -179,18 +220,8 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	if cfg.Mode == "delivery" {
-		res := &Result{Mode: cfg.Mode, Driver: "sqlite", Synchronous: cfg.Synchronous, Jobs: cfg.Jobs, Batch: cfg.Batch, Claimers: cfg.Claimers}
-		printHeader(w, cfg, res)
-		return res, runDelivery(ctx, cfg, dir, w, res)
-	}
-	if cfg.Mode == "console" {
-		res := &Result{Mode: cfg.Mode, Synchronous: cfg.Synchronous, Jobs: cfg.Jobs}
-		return res, runConsole(ctx, cfg, dir, w, res)
-	}
-	if cfg.Mode == "keys" {
-		res := &Result{Mode: cfg.Mode, Synchronous: cfg.Synchronous, Jobs: cfg.Jobs, Batch: cfg.Batch, Claimers: cfg.Claimers}
-		return res, runKeys(ctx, cfg, dir, w, res)
+	if res, ok, err := runOther(ctx, cfg, dir, w); ok {
+		return res, err
 	}
 	var t target
 	if cfg.Mode == "engine" {
@@ -426,3 +457,5 @@ func round(d time.Duration) string { return d.Round(time.Millisecond).String() }
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"
 }
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }

@@ -212,3 +212,22 @@ func TestKeysModePrintsFigures(t *testing.T) {
 		t.Errorf("the last of B–K's jobs went %dth with fairKeys (want within 150), %dth without (want 400th)", k.FairLast, k.UnfairLast)
 	}
 }
+
+// TestSchedulesMode: mode schedules fires every tick of every schedule
+// once and prints the figures with the method; no speed is asserted.
+func TestSchedulesMode(t *testing.T) {
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Config{Mode: "schedules", Schedules: 30, Minutes: 2, ScheduleSpread: 2 * time.Second, Synchronous: "NORMAL"}, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	s := res.Schedules
+	if s.Expected != 60 || s.Fired != 60 || s.Missed != 0 || s.Doubled != 0 || len(s.Lag) != 60 {
+		t.Fatalf("result %+v\n%s", *s, out.String())
+	}
+	for _, want := range []string{"mode schedules", "method:", "60 expected, 60 fired, 0 missed, 0 doubled", "p99"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -3,20 +3,21 @@ package cli
 import (
 	"cmp"
 	"context"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/getratchet/ratchet/internal/bench"
 )
 
-const benchUsage = "bench [--mode engine|http|delivery|console|keys] [--keys K] [--key-limit L] [--fair-backlog N] [--delivery-concurrency N] [--jobs N] [--batch B] [--claimers C] [--synchronous FULL|NORMAL] [--database URL] [--server URL --key KEY] [--lag-jobs N] [--no-lag] [--cpuprofile FILE]"
+const benchUsage = "bench [--mode engine|http|delivery|console|keys|schedules] [--schedules N] [--minutes M] [--spread D] [--keys K] [--key-limit L] [--fair-backlog N] [--delivery-concurrency N] [--jobs N] [--batch B] [--claimers C] [--synchronous FULL|NORMAL] [--database URL] [--server URL --key KEY] [--lag-jobs N] [--no-lag] [--cpuprofile FILE]"
 
 // runBench measures burn-down throughput and due-to-claim lag and prints
 // them with the settings and the method.
 func runBench(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("bench", benchUsage, env.Stderr)
-	mode := f.String("mode", "engine", "engine (in-process engine), http (the Go SDK over loopback HTTP), delivery (http's worker burn-down, then the same jobs by HTTP delivery), console (seed N jobs, then time the dashboard's reads over HTTP), or keys (limits per flow key: key-less against keyed burn-down, claim cost against the number of keys, fairness)")
-	keysOf := keysFlags(f)
+	mode := f.String("mode", "engine", "engine (in-process engine), http (the Go SDK over loopback HTTP), delivery (http's worker burn-down, then the same jobs by HTTP delivery), console (seed N jobs, then time the dashboard's reads over HTTP), keys (limits per flow key: key-less against keyed burn-down, claim cost against the number of keys, fairness), or schedules (N schedules firing every minute: ticks missed or doubled, lag from tick to job)")
+	modeOf := modeFlags(f)
 	deliveryConc := f.String("delivery-concurrency", "128", "mode delivery: the dispatcher's concurrency, 1–1000")
 	jobs := f.String("jobs", "20000", "N: jobs to enqueue and burn down, 1–10000000")
 	batch := f.String("batch", "100", "B: most jobs per claim and per report, 1–1000")
@@ -36,10 +37,10 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	cfg := bench.Config{Mode: *mode, Synchronous: strings.ToUpper(*syncMode), DatabaseURL: *db, Server: *srv, Key: *key, SkipLag: *noLag, CPUProfile: *cpuProfile}
 	cfg.Key = cmp.Or(cfg.Key, env.Getenv("RATCHET_KEY"))
-	if cfg.Mode != "engine" && cfg.Mode != "http" && cfg.Mode != "delivery" && cfg.Mode != "console" && cfg.Mode != "keys" {
-		f.fail("mode", *mode, "must be engine, http, delivery, console or keys")
+	if !slices.Contains(bench.Modes, cfg.Mode) {
+		f.fail("mode", *mode, "must be engine, http, delivery, console, keys or schedules")
 	}
-	keysOf(&cfg)
+	modeOf(&cfg)
 	cfg.DeliveryConcurrency = int(f.integer("delivery-concurrency", *deliveryConc, 1, 1000, "must be an integer from 1 through 1000"))
 	cfg.Jobs = int(f.integer("jobs", *jobs, 1, 10_000_000, "must be an integer from 1 through 10000000"))
 	cfg.Batch = int(f.integer("batch", *batch, 1, 1000, "must be an integer from 1 through 1000"))
@@ -74,5 +75,27 @@ func keysFlags(f *flagSet) func(*bench.Config) {
 		cfg.Keys = int(f.integer("keys", *keys, 1, 1_000_000, "must be an integer from 1 through 1000000"))
 		cfg.KeyLimit = int(f.integer("key-limit", *keyLimit, 1, 100_000, "must be an integer from 1 through 100000"))
 		cfg.FairBacklog = int(f.integer("fair-backlog", *fairBacklog, 1, 10_000_000, "must be an integer from 1 through 10000000"))
+	}
+}
+
+// schedulesFlags declares mode schedules' flags; the function it returns
+// reads them into the config.
+func schedulesFlags(f *flagSet) func(*bench.Config) {
+	n := f.String("schedules", "10000", "mode schedules: schedules firing every minute, 1–1000000")
+	minutes := f.String("minutes", "10", "mode schedules: how many ticks (minutes) each fires, 1–1440")
+	spread := f.String("spread", "0s", "mode schedules: each schedule's spread window, 0 to less than 1m")
+	return func(cfg *bench.Config) {
+		cfg.Schedules = int(f.integer("schedules", *n, 1, 1_000_000, "must be an integer from 1 through 1000000"))
+		cfg.Minutes = int(f.integer("minutes", *minutes, 1, 1440, "must be an integer from 1 through 1440"))
+		cfg.ScheduleSpread = f.duration("spread", *spread, 0, time.Minute-time.Millisecond, "must be a duration from 0 to less than 1m, e.g. 50s")
+	}
+}
+
+// modeFlags declares the flags of modes keys and schedules.
+func modeFlags(f *flagSet) func(*bench.Config) {
+	keysOf, schedOf := keysFlags(f), schedulesFlags(f)
+	return func(cfg *bench.Config) {
+		keysOf(cfg)
+		schedOf(cfg)
 	}
 }

@@ -38,6 +38,9 @@ type Config struct {
 	// HistoryRetention is how long per-minute roll-ups are kept (GET
 	// /v1/history); default 48 hours.
 	HistoryRetention time.Duration
+	// ScheduleInterval is how often due schedules are looked for;
+	// default 1 s.
+	ScheduleInterval time.Duration
 	MaxWait          time.Duration // longest claim long-poll; default 30 s
 	MaxClaim         int           // most jobs one claim may take; default 1000
 	// SearchWindow is how many jobs (newest first) a text search counts
@@ -136,6 +139,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.HistoryRetention <= 0 {
 		cfg.HistoryRetention = 48 * time.Hour
 	}
+	if cfg.ScheduleInterval <= 0 {
+		cfg.ScheduleInterval = time.Second
+	}
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = 30 * time.Second
 	}
@@ -181,12 +187,17 @@ func (e *Engine) txNow(ctx context.Context, q store.Queries) (int64, error) {
 
 // Run performs the background duties until ctx ends: lease rescue, pruning
 // of finished jobs, writing what this node saw of workers (every second),
-// rolling up history (once per closed minute), and forwarding of the store's wake-ups to waiting
+// rolling up history (once per closed minute), firing due schedules
+// (every ScheduleInterval), and forwarding of the store's wake-ups to waiting
 // claimers. Rescue and pruning are safe to run on every node.
 func (e *Engine) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	e.forwarding.Store(true)
+	go func() {
+		defer wg.Done()
+		e.runSchedules(ctx)
+	}()
 	go func() {
 		defer wg.Done()
 		defer e.forwarding.Store(false)

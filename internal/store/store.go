@@ -181,6 +181,44 @@ type Run struct {
 	FinishedAt int64
 }
 
+// Schedule is a recurring job (docs/schedules.md). Times are unix ms.
+type Schedule struct {
+	ID             int64
+	ProjectID      int64
+	Name           string
+	Cron           string
+	TimeZone       string
+	Tool           string // "name@version"
+	Payload        []byte // JSON; nil for none
+	FlowKey        string
+	Paused         bool
+	Overlap        wire.ScheduleOverlap
+	CatchUp        wire.ScheduleCatchUp
+	CatchUpLimit   int64
+	SpreadMs       int64
+	SpreadOffsetMs int64
+	NextTickAt     int64 // the next tick
+	NextFireAt     int64 // NextTickAt + SpreadOffsetMs: when the ticker fires it
+	LastJobID      int64 // the job of the latest tick that made one; 0 for none
+	CreatedAt      int64
+	UpdatedAt      int64
+}
+
+// ScheduleTick is what one tick of a schedule did.
+type ScheduleTick struct {
+	ID            int64
+	ScheduleID    int64
+	TickAt        int64
+	FireAt        int64
+	FiredAt       int64
+	Outcome       wire.TickOutcome
+	Overlap       wire.ScheduleOverlap
+	JobID         int64 // 0 when the tick made no job
+	PreviousJobID int64 // the unfinished earlier job skipped over or cancelled; 0 for none
+	Missed        int64 // ticks before this one the catch-up policy dropped
+	Error         string
+}
+
 // Job is one durable unit of work.
 type Job struct {
 	ID              int64
@@ -394,6 +432,33 @@ type Queries interface {
 	// RunFinish finishes an open run of the project; ErrNotFound when the
 	// project has no such open run.
 	RunFinish(ctx context.Context, p *RunFinishParams) error
+
+	// ScheduleCreate stores a schedule and sets its ID; ErrConflict when
+	// the project has a schedule of that name.
+	ScheduleCreate(ctx context.Context, s *Schedule) error
+	// ScheduleGetInProject finds the project's schedule by name;
+	// ErrNotFound when it has none.
+	ScheduleGetInProject(ctx context.Context, p *ScheduleGetInProjectParams) (*Schedule, error)
+	// ScheduleList lists the project's schedules by name.
+	ScheduleList(ctx context.Context, projectID int64) ([]Schedule, error)
+	// SchedulesDue lists active schedules of every project whose
+	// NextFireAt is at or before p.Now, earliest first, without locking.
+	SchedulesDue(ctx context.Context, p *SchedulesDueParams) ([]Schedule, error)
+	// ScheduleAdvance moves a schedule's next tick only if it still is
+	// p.FromTickAt (compare-and-set; the row stays locked to the end of
+	// the transaction); ErrConflict when another transaction moved it.
+	ScheduleAdvance(ctx context.Context, p *ScheduleAdvanceParams) error
+	// ScheduleSetPaused pauses or resumes the project's schedule and sets
+	// its next tick; ErrNotFound when the project has no such schedule.
+	ScheduleSetPaused(ctx context.Context, p *ScheduleSetPausedParams) error
+	// ScheduleDelete deletes the project's schedule and its ticks;
+	// ErrNotFound when it has none.
+	ScheduleDelete(ctx context.Context, p *ScheduleGetInProjectParams) error
+	// ScheduleTickInsert records a tick and sets its ID; ErrConflict when
+	// the schedule has a tick at that time.
+	ScheduleTickInsert(ctx context.Context, t *ScheduleTick) error
+	// ScheduleTickList lists a schedule's latest ticks, newest first.
+	ScheduleTickList(ctx context.Context, p *ScheduleTickListParams) ([]ScheduleTick, error)
 
 	// JobInsert stores a new job and sets its ID. A repeated idempotency key
 	// in the project returns ErrConflict and stores nothing.
@@ -716,6 +781,44 @@ type ToolGetInProjectParams struct {
 type RunGetInProjectParams struct {
 	ProjectID int64 // the project the run must belong to
 	ID        int64 // the run's id
+}
+
+// ScheduleGetInProjectParams names a schedule within a project.
+type ScheduleGetInProjectParams struct {
+	ProjectID int64  // the project the schedule must belong to
+	Name      string // the schedule's name, unique in the project
+}
+
+// SchedulesDueParams selects the schedules to fire.
+type SchedulesDueParams struct {
+	Now   int64 // schedules whose NextFireAt is at or before this are due
+	Limit int   // at most this many
+}
+
+// ScheduleAdvanceParams moves a schedule past a tick.
+type ScheduleAdvanceParams struct {
+	ID         int64 // the schedule
+	FromTickAt int64 // the next tick the caller read; no change unless it still is
+	NextTickAt int64 // the new next tick
+	NextFireAt int64 // the new next tick plus the spread offset
+	LastJobID  int64 // the job of the latest tick that made one
+	Now        int64 // stored as UpdatedAt
+}
+
+// ScheduleSetPausedParams pauses or resumes a schedule.
+type ScheduleSetPausedParams struct {
+	ProjectID  int64  // the project the schedule must belong to
+	Name       string // the schedule's name
+	Paused     bool   // the new state
+	NextTickAt int64  // the next tick (a resumed schedule starts from now)
+	NextFireAt int64  // the next tick plus the spread offset
+	Now        int64  // stored as UpdatedAt
+}
+
+// ScheduleTickListParams selects a schedule's latest ticks.
+type ScheduleTickListParams struct {
+	ScheduleID int64 // the schedule
+	Limit      int   // at most this many
 }
 
 // RunFinishParams names an open run to finish.

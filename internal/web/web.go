@@ -55,6 +55,7 @@ var nav = []NavItem{
 	{Path: "/jobs", Label: "Jobs"},
 	{Path: "/tools", Label: "Tools"},
 	{Path: "/runs", Label: "Runs"},
+	{Path: "/schedules", Label: "Schedules"},
 	{Path: "/workers", Label: "Workers"},
 	{Path: "/history", Label: "History"},
 	{Path: "/calculator", Label: "Calculator"},
@@ -77,7 +78,7 @@ type page struct {
 
 var pages = []page{
 	{Path: "/", Template: "dashboard.html", Title: "Dashboard", Script: "dashboard.js", Style: "dashboard.css",
-		Routes: []string{"/endpoints/{name}", "/jobs", "/jobs/{id}", "/tools", "/runs", "/runs/{id}", "/workers", "/history"}},
+		Routes: []string{"/endpoints/{name}", "/jobs", "/jobs/{id}", "/tools", "/runs", "/runs/{id}", "/schedules", "/workers", "/history"}},
 	{Path: "/calculator", Template: "calculator.html", Title: "Backoff calculator", Script: "calculator.js"},
 	{Path: "/simulator", Template: "simulator.html", Title: "Contention simulator", Script: "simulator.js"},
 }

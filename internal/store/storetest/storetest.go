@@ -47,6 +47,8 @@ var cases = []testCase{
 	{name: "EndpointPause", fn: testEndpointPause, covers: []string{"EndpointUpdatePause"}},
 	{name: "Audit", fn: testAudit, covers: []string{"AuditInsert", "AuditList"}},
 	{name: "Tools", fn: testTools, covers: []string{"ToolCreate", "ToolGetInProject", "ToolGetAnyProject", "ToolList", "ToolListDelivery"}},
+	{name: "Schedules", fn: testSchedules, covers: []string{"ScheduleCreate", "ScheduleGetInProject", "ScheduleList", "SchedulesDue", "ScheduleAdvance",
+		"ScheduleSetPaused", "ScheduleDelete", "ScheduleTickInsert", "ScheduleTickList"}},
 	{name: "Runs", fn: testRuns, covers: []string{"RunCreate", "RunGetInProject", "RunFinish"}},
 	{name: "JobInsert", fn: testJobInsert, covers: []string{"JobInsert", "JobGetInProject", "JobGetAnyProject", "JobByIdempotencyKey"}},
 	{name: "JobsInsert", fn: testJobsInsert, covers: []string{"JobsInsert"}},

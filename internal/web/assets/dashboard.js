@@ -11,6 +11,7 @@ import { api, ApiError, getKey, setKey, hooks, query, openStream, session, ASK_M
 import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
 import { operatorControls } from "./dashboard-ops.js";
 import { workersView, historyView } from "./dashboard-observe.js";
+import { schedulesView } from "./dashboard-schedules.js";
 import { num, when, span, clockEl, clockBoth, timeEl, msText } from "./dashboard-format.js";
 
 // Relative times ("in 12 s") are rewritten this often between events.
@@ -213,6 +214,7 @@ const ROUTES = [
   { re: /^\/tools$/, name: "tools", view: toolsView },
   { re: /^\/runs$/, name: "runs", view: runsView },
   { re: /^\/runs\/(\d+)$/, name: "run", view: runView },
+  { re: /^\/schedules$/, name: "schedules", view: schedulesView },
   { re: /^\/workers$/, name: "workers", view: workersView },
   { re: /^\/history$/, name: "history", view: historyView },
 ];

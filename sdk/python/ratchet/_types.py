@@ -28,6 +28,9 @@ __all__ = [
     "ReadinessStore",
     "ErrorKind",
     "RunState",
+    "CatchUp",
+    "ScheduleOverlap",
+    "ScheduleTickOutcome",
     "SimulateSeriesMode",
     "Attempt",
     "AuditEntry",
@@ -92,6 +95,12 @@ __all__ = [
     "ReportResult",
     "Run",
     "RunCreate",
+    "ScheduleTick",
+    "Schedule",
+    "ScheduleCreate",
+    "ScheduleFire",
+    "ScheduleFires",
+    "ScheduleList",
     "SimulateBudget",
     "SimulateRetryAfter",
     "SimulateConfig",
@@ -128,6 +137,9 @@ ReadinessStatus = Literal["ready", "unavailable"]
 ReadinessStore = Literal["sqlite", "postgres"]
 ErrorKind = Literal["", "dns", "connect", "timeout", "reset", "tls", "other"]
 RunState = Literal["open", "finished"]
+CatchUp = Literal["none", "latest", "all"]
+ScheduleOverlap = Literal["skip", "allow", "cancel_previous"]
+ScheduleTickOutcome = Literal["enqueued", "skipped", "replaced", "failed"]
 SimulateSeriesMode = Literal["none", "exponential", "full", "equal", "decorrelated", "policy", "calc"]
 
 
@@ -932,6 +944,98 @@ class RunCreate(TypedDict):
     """The RunCreate schema: the body of POST /v1/runs."""
 
     name: NotRequired[str]
+
+
+class ScheduleTick(TypedDict):
+    """The ScheduleTick schema."""
+
+    # why a failed tick made no job
+    error: NotRequired[str]
+    # tickAt plus the spread offset; the job's due time
+    fireAt: str
+    # when a node handled the tick
+    firedAt: str
+    # the tick's job; absent when skipped or failed
+    jobId: NotRequired[int]
+    # ticks before this one that the catch-up policy dropped
+    missed: NotRequired[int]
+    outcome: ScheduleTickOutcome
+    # the overlap policy the tick applied
+    overlap: ScheduleOverlap
+    # the unfinished job of an earlier tick that was skipped over or cancelled
+    previousJobId: NotRequired[int]
+    tickAt: str
+
+
+class Schedule(TypedDict):
+    """The Schedule schema: the 201 answer of POST /v1/schedules; the 200 answer of GET /v1/schedules/{name}; the 200 answer of POST /v1/schedules/{name}/pause; the 200 answer of POST /v1/schedules/{name}/resume."""
+
+    catchUp: CatchUp
+    catchUpLimit: int
+    createdAt: str
+    cron: str
+    # empty for none
+    flowKey: str
+    # the latest ticks, newest first
+    lastTicks: list[ScheduleTick]
+    name: str
+    # the next tick plus the spread offset: when its job is due; absent while paused
+    nextFireAt: NotRequired[str]
+    # the next tick; absent while paused
+    nextTickAt: NotRequired[str]
+    overlap: ScheduleOverlap
+    paused: bool
+    payload: NotRequired[Any]
+    spreadMs: int
+    # where in the spread window this schedule fires, every tick
+    spreadOffsetMs: int
+    timeZone: str
+    tool: str
+
+
+class ScheduleCreate(TypedDict):
+    """The ScheduleCreate schema: the body of POST /v1/schedules."""
+
+    # which ticks missed while no node ran fire late; default latest
+    catchUp: NotRequired[CatchUp]
+    # with catchUp all, the most missed ticks fired (the latest ones); default 10
+    catchUpLimit: NotRequired[int]
+    # five cron fields (minute hour day-of-month month day-of-week), or @yearly, @monthly, @weekly, @daily, @hourly, or @every <duration> of at least 10s in whole seconds
+    cron: str
+    # the flow key of every tick's job (docs/flow-control.md); absent for none
+    flowKey: NotRequired[str]
+    name: str
+    # what a tick does while the previous tick's job has not finished; default skip
+    overlap: NotRequired[ScheduleOverlap]
+    # create it paused; default active
+    paused: NotRequired[bool]
+    # the payload of every tick's job; the text {{tickAt}} in it becomes the tick time (RFC 3339 UTC)
+    payload: NotRequired[Any]
+    # a window after each tick; the schedule fires at the same offset in it every tick, from a hash of the project and the name; shorter than the shortest interval; default 0
+    spreadMs: NotRequired[int]
+    # the IANA time zone the cron fields are read in; default UTC
+    timeZone: NotRequired[str]
+    tool: str
+
+
+class ScheduleFire(TypedDict):
+    """The ScheduleFire schema."""
+
+    # tickAt plus the spread offset
+    fireAt: str
+    tickAt: str
+
+
+class ScheduleFires(TypedDict):
+    """The ScheduleFires schema: the 200 answer of GET /v1/schedules/{name}/preview."""
+
+    fires: list[ScheduleFire]
+
+
+class ScheduleList(TypedDict):
+    """The ScheduleList schema: the 200 answer of GET /v1/schedules."""
+
+    schedules: list[Schedule]
 
 
 class SimulateBudget(TypedDict):

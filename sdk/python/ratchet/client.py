@@ -51,6 +51,9 @@ from ._types import (
     ReportBatchItem,
     ReportResult,
     Run,
+    Schedule,
+    ScheduleCreate,
+    ScheduleFire,
     SimulateConfig,
     SimulateResult,
     Health,
@@ -90,6 +93,13 @@ OPERATIONS = {
     "postRuns": "start_run",
     "getRunsId": "get_run",
     "postRunsIdFinish": "finish_run",
+    "postSchedules": "create_schedule",
+    "getSchedules": "schedules",
+    "getSchedulesName": "get_schedule",
+    "getSchedulesNamePreview": "preview_schedule",
+    "postSchedulesNamePause": "pause_schedule",
+    "postSchedulesNameResume": "resume_schedule",
+    "deleteSchedulesName": "delete_schedule",
     "postJobs": "enqueue",
     "postJobsBatch": "enqueue_batch",
     "getJobs": "list_jobs",
@@ -439,6 +449,39 @@ class Client:
 
     def finish_run(self, run_id: int) -> Run:
         return self._call("POST", f"/v1/runs/{int(run_id)}/finish", retry=False)[1]
+
+    # -- schedules -----------------------------------------------------------
+
+    def create_schedule(self, schedule: ScheduleCreate) -> Schedule:
+        """Create a schedule (owner key; docs/schedules.md): ``{"name": ...,
+        "cron": "*/5 * * * *", "timeZone": ..., "tool": "name@version", ...}``."""
+        return self._call("POST", "/v1/schedules", dict(schedule), retry=False)[1]
+
+    def schedules(self) -> list[Schedule]:
+        """The project's schedules by name, each with its latest ticks."""
+        return self._call("GET", "/v1/schedules", retry=True)[1]["schedules"]
+
+    def get_schedule(self, name: str) -> Schedule:
+        """A schedule with its latest ticks and their jobs."""
+        return self._call("GET", "/v1/schedules/" + _seg(name), retry=True)[1]
+
+    def preview_schedule(self, name: str, *, count: int | None = None) -> list[ScheduleFire]:
+        """The schedule's next fire times (``count`` 1–100, default 10),
+        each its tick plus the spread offset."""
+        q = {"count": str(int(count))} if count is not None else {}
+        return self._call("GET", "/v1/schedules/" + _seg(name) + "/preview", retry=True, query=q)[1]["fires"]
+
+    def pause_schedule(self, name: str) -> Schedule:
+        """Pause a schedule: no tick fires until it is resumed (owner key)."""
+        return self._call("POST", "/v1/schedules/" + _seg(name) + "/pause", retry=False)[1]
+
+    def resume_schedule(self, name: str) -> Schedule:
+        """Resume a schedule from its next tick after now (owner key)."""
+        return self._call("POST", "/v1/schedules/" + _seg(name) + "/resume", retry=False)[1]
+
+    def delete_schedule(self, name: str) -> None:
+        """Delete a schedule and its ticks; the jobs it made stay (owner key)."""
+        self._call("DELETE", "/v1/schedules/" + _seg(name), retry=False)
 
     # -- jobs ----------------------------------------------------------------
 

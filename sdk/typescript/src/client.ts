@@ -35,6 +35,9 @@ import type {
   ReportResult,
   Run,
   RunCreate,
+  Schedule,
+  ScheduleCreate,
+  ScheduleFire,
   SimulateConfig,
   SimulateResult,
   Tool,
@@ -287,6 +290,42 @@ export class Client {
   /** Opens a run. */
   async startRun(req: RunCreate = {}, o?: RequestOptions): Promise<Run> {
     return (await this.#do("post", "/v1/runs", "/v1/runs", { body: req, safe: false }, o)).data;
+  }
+
+  /** Creates a schedule: one job per tick of a cron expression (owner key; docs/schedules.md). */
+  async createSchedule(req: ScheduleCreate, o?: RequestOptions): Promise<Schedule> {
+    return (await this.#do("post", "/v1/schedules", "/v1/schedules", { body: req, safe: false }, o)).data;
+  }
+
+  /** Lists the project's schedules by name, each with its latest ticks. */
+  async schedules(o?: RequestOptions): Promise<Schedule[]> {
+    return (await this.#do("get", "/v1/schedules", "/v1/schedules", { safe: true }, o)).data.schedules;
+  }
+
+  /** Reads a schedule with its latest ticks and their jobs. */
+  async getSchedule(name: string, o?: RequestOptions): Promise<Schedule> {
+    return (await this.#do("get", "/v1/schedules/{name}", `/v1/schedules/${seg(name)}`, { safe: true }, o)).data;
+  }
+
+  /** The schedule's next fire times (count 1–100, default 10), each its tick plus the spread offset. */
+  async previewSchedule(name: string, q: { count?: number } = {}, o?: RequestOptions): Promise<ScheduleFire[]> {
+    const query = params({ count: q.count === undefined ? undefined : String(q.count) });
+    return (await this.#do("get", "/v1/schedules/{name}/preview", `/v1/schedules/${seg(name)}/preview`, { query, safe: true }, o)).data.fires;
+  }
+
+  /** Pauses a schedule: no tick fires until it is resumed (owner key). */
+  async pauseSchedule(name: string, o?: RequestOptions): Promise<Schedule> {
+    return (await this.#do("post", "/v1/schedules/{name}/pause", `/v1/schedules/${seg(name)}/pause`, { safe: false }, o)).data;
+  }
+
+  /** Resumes a schedule from its next tick after now (owner key). */
+  async resumeSchedule(name: string, o?: RequestOptions): Promise<Schedule> {
+    return (await this.#do("post", "/v1/schedules/{name}/resume", `/v1/schedules/${seg(name)}/resume`, { safe: false }, o)).data;
+  }
+
+  /** Deletes a schedule and its ticks; the jobs it made stay (owner key). */
+  async deleteSchedule(name: string, o?: RequestOptions): Promise<void> {
+    await this.#do("delete", "/v1/schedules/{name}", `/v1/schedules/${seg(name)}`, { safe: false }, o);
   }
 
   /** Reads a run with its steps and counts. */

@@ -38,6 +38,14 @@ export type Tool = S["Tool"];
 export type RunCreate = S["RunCreate"];
 /** A group of steps (jobs). */
 export type Run = S["Run"];
+/** POST /v1/schedules: a recurring job (docs/schedules.md). */
+export type ScheduleCreate = S["ScheduleCreate"];
+/** A schedule with its next tick and latest ticks. */
+export type Schedule = S["Schedule"];
+/** One tick of a schedule and what it did. */
+export type ScheduleTick = S["ScheduleTick"];
+/** One coming tick of a preview: the tick and its fire time (tick plus spread). */
+export type ScheduleFire = S["ScheduleFire"];
 /** A job as the API returns it. */
 export type Job = S["Job"];
 /** A job's state. */
