@@ -132,6 +132,7 @@ type Tab struct {
 
 	mu       sync.Mutex
 	problems []string // uncaught exceptions and console errors
+	shotDir  string   // where the test's screenshots go, once it took one
 }
 
 // NewTab opens a tab that closes when the test ends. Uncaught exceptions and
@@ -179,6 +180,9 @@ func (b *Browser) newTab(t testing.TB, opts ...chromedp.ContextOption) *Tab {
 	}))...)
 	tab.Ctx = ctx
 	t.Cleanup(func() {
+		if t.Failed() && !KeepScreenshots() {
+			tab.failureShot()
+		}
 		cancel()
 		tab.mu.Lock()
 		defer tab.mu.Unlock()
@@ -283,8 +287,9 @@ var nonWord = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // ScreenshotDir is where the screenshots of t go: $RATCHET_SCREENSHOTS/<test
 // name> when that is set (kept), else a new directory under the system
-// temporary directory that is removed when the test passes and kept, so
-// people can look at it, when it fails. The directory is logged.
+// temporary directory that is removed when the test passes and kept, with
+// a picture of each tab as it was (see KeepScreenshots), when it fails. The
+// directory is logged.
 func ScreenshotDir(t testing.TB) string {
 	t.Helper()
 	name := nonWord.ReplaceAllString(t.Name(), "_")
@@ -310,13 +315,51 @@ func ScreenshotDir(t testing.TB) string {
 	return dir
 }
 
+// KeepScreenshots says whether RATCHET_SCREENSHOTS asks for every
+// screenshot the tests take. Without it a passing test takes none (the
+// pictures went to a folder removed when the test passed, and their
+// encoding was a fifth of the browser tests' CPU), and a failing one gets
+// a picture of each of its tabs as they were when it failed.
+func KeepScreenshots() bool { return os.Getenv("RATCHET_SCREENSHOTS") != "" }
+
+// failureShot writes a picture of the tab as it is to the test's
+// screenshot folder (a new one when the test took no screenshot), and logs
+// where.
+func (tab *Tab) failureShot() {
+	dir := tab.shotDir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "ratchet-screenshots-"+nonWord.ReplaceAllString(tab.t.Name(), "_")+"-")
+		if err != nil {
+			return
+		}
+		dir = d
+	}
+	ctx, cancel := context.WithTimeout(tab.Ctx, 3*StepTimeout)
+	defer cancel()
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tab.t.Logf("no picture of the failed page: %v", err)
+		return
+	}
+	p := filepath.Join(dir, fmt.Sprintf("failed-%p.png", tab))
+	if err := os.WriteFile(p, buf, 0o644); err == nil {
+		tab.t.Logf("the page when the test failed: %s", p)
+	}
+}
+
 // MaxShotHeight bounds the height of a screenshot, in CSS pixels.
 const MaxShotHeight = 6000
 
 // Screenshot writes a full-page PNG of the tab to dir/name.png (at most
-// MaxShotHeight high).
+// MaxShotHeight high) when KeepScreenshots, and returns its path; else it
+// only notes dir for a picture should the test fail.
 func (tab *Tab) Screenshot(dir, name string) string {
 	tab.t.Helper()
+	p := filepath.Join(dir, name+".png")
+	if !KeepScreenshots() {
+		tab.shotDir = dir
+		return p
+	}
 	// From the top, so sticky headers sit where a person first sees them.
 	Eval[chromedp.Void](tab, `window.scrollTo(0, 0)`)
 	// The whole page, down to MaxShotHeight: the API reference is tens of
@@ -336,9 +379,7 @@ func (tab *Tab) Screenshot(dir, name string) string {
 	if err != nil {
 		tab.t.Fatalf("screenshot %s: %v", name, err)
 	}
-	buf := res.Data
-	p := filepath.Join(dir, name+".png")
-	if err := os.WriteFile(p, buf, 0o644); err != nil {
+	if err := os.WriteFile(p, res.Data, 0o644); err != nil {
 		tab.t.Fatal(err)
 	}
 	return p
