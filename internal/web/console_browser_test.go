@@ -255,6 +255,16 @@ func TestJobWhyWaiting(t *testing.T) {
 	a.shot("job-runat-paused-1280")
 }
 
+// press clicks the element css names through the element itself, once it
+// is there: the job page's buttons sit below parts that draw late (the
+// timeline, the live line), and a mouse click at where a button was moved
+// with them missed it on a loaded machine, so nothing was pressed.
+func (d *dash) press(css string) {
+	d.t.Helper()
+	d.tab.WaitFor(fmt.Sprintf(`!!document.querySelector(%q)`, css))
+	browsertest.Eval[chromedp.Void](d.tab, fmt.Sprintf(`document.querySelector(%q).click()`, css))
+}
+
 // TestJobPageFailureAndActions: a failed job's page says its last error in
 // its head and its attempts table has the message; a scheduled job's page
 // has Run now; the hold banner of a paused endpoint resumes it, and that of
@@ -290,7 +300,7 @@ func TestJobPageFailureAndActions(t *testing.T) {
 
 	a.open(fmt.Sprintf("/jobs/%d", later))
 	a.waitView("job")
-	a.click("#job-run-now")
+	a.press("#job-run-now")
 	a.tab.WaitFor(`document.getElementById("held-by") && !document.getElementById("held-by").textContent.startsWith("Scheduled for later")`)
 	if j := must(c.GetJob(ctx, later))(t); j.HeldBy == nil || j.HeldBy.Gate == "due_time" {
 		t.Errorf("after Run now the job is held by %+v", j.HeldBy)
@@ -301,7 +311,7 @@ func TestJobPageFailureAndActions(t *testing.T) {
 	a.waitView("job")
 	a.tab.WaitFor(`!!document.getElementById("hold-resume")`)
 	a.shot("job-paused-1280")
-	a.click("#hold-resume")
+	a.press("#hold-resume")
 	a.tab.WaitFor(`!document.getElementById("hold-resume")`)
 	if ep := must(c.GetEndpoint(ctx, "acts"))(t); ep.Paused != nil {
 		t.Errorf("the banner's Resume left the endpoint paused: %+v", ep.Paused)
@@ -311,7 +321,7 @@ func TestJobPageFailureAndActions(t *testing.T) {
 	a.open(fmt.Sprintf("/jobs/%d", later))
 	a.waitView("job")
 	a.tab.WaitFor(`!!document.getElementById("hold-close-circuit")`)
-	a.click("#hold-close-circuit")
+	a.press("#hold-close-circuit")
 	a.tab.WaitFor(`!document.getElementById("hold-close-circuit")`)
 	if ep := must(c.GetEndpoint(ctx, "acts"))(t); ep.Circuit.State != "closed" {
 		t.Errorf("the banner's Close circuit left it %s", ep.Circuit.State)
