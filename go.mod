@@ -55,8 +55,9 @@ require (
 // proto/slim/otlp and protobuf: OpenTelemetry's own OTLP messages, without
 // the gRPC service stubs, for internal/tracing's exporter (otlp.go) and the
 // tests' OTLP receiver. Not otlptracehttp: it imports the collector package
-// with the gRPC stubs, and the gRPC stack it linked, never dialled, was
-// half the binary's compile time and a third of its size.
+// with the gRPC stubs, and the gRPC stack it linked, never dialled, made
+// the binary 41.5 MB against 38.1 MB without it (and put gRPC's advisories
+// on every scan of a binary that never speaks gRPC).
 require (
 	go.opentelemetry.io/proto/slim/otlp v1.11.1
 	google.golang.org/protobuf v1.36.12

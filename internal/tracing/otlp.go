@@ -31,8 +31,8 @@ import (
 // messages being OpenTelemetry's own (go.opentelemetry.io/proto/slim/otlp).
 // It is Ratchet's own rather than otlptracehttp because that one links the
 // gRPC stack (through the collector package's service stubs), which
-// Ratchet never uses and which took half the compile time of the binary
-// and a third of its size. A failed request is retried as Ratchet retries
+// Ratchet never uses: 3.4 MB of a 41.5 MB binary, and gRPC's advisories
+// on a binary that never speaks it. A failed request is retried as Ratchet retries
 // a job: 429, 502, 503, 504 and network errors, on the backoff policy
 // below, never sooner than the collector's Retry-After, within the
 // batcher's export timeout.

@@ -255,16 +255,6 @@ func TestJobWhyWaiting(t *testing.T) {
 	a.shot("job-runat-paused-1280")
 }
 
-// press clicks the element css names through the element itself, once it
-// is there: the job page's buttons sit below parts that draw late (the
-// timeline, the live line), and a mouse click at where a button was moved
-// with them missed it on a loaded machine, so nothing was pressed.
-func (d *dash) press(css string) {
-	d.t.Helper()
-	d.tab.WaitFor(fmt.Sprintf(`!!document.querySelector(%q)`, css))
-	browsertest.Eval[chromedp.Void](d.tab, fmt.Sprintf(`document.querySelector(%q).click()`, css))
-}
-
 // TestJobPageFailureAndActions: a failed job's page says its last error in
 // its head and its attempts table has the message; a scheduled job's page
 // has Run now; the hold banner of a paused endpoint resumes it, and that of

@@ -59,6 +59,16 @@ func (d *dash) click(css string) {
 	d.tab.Do("click "+css, chromedp.Click(chromedp.CSS(css)))
 }
 
+// press clicks the element css names through the element itself, once it
+// is there, where click presses a mouse at its place: parts of a page that
+// draw late (a job page's timeline, a list's live rows) move elements, and
+// a mouse click at where one was missed it on a loaded machine.
+func (d *dash) press(css string) {
+	d.t.Helper()
+	d.tab.WaitFor(fmt.Sprintf(`!!document.querySelector(%q)`, css))
+	browsertest.Eval[chromedp.Void](d.tab, fmt.Sprintf(`document.querySelector(%q).click()`, css))
+}
+
 func (d *dash) setValue(id, value string) {
 	d.t.Helper()
 	browsertest.Eval[chromedp.Void](d.tab, fmt.Sprintf(`(() => { const e = document.getElementById(%q); e.value = ""; e.dispatchEvent(new Event("input", {bubbles: true})); })()`, id))

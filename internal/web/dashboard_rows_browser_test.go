@@ -44,13 +44,12 @@ func TestJobsRows(t *testing.T) {
 	a.signIn(ownerKey)
 	row := func(id int64) string { return fmt.Sprintf(`#jobs-table tr[data-job="%d"]`, id) }
 	actions := func(id int64) []string { return a.texts(row(id) + " [data-action]") }
-	// selectRow ticks a row's box by the element, not by a mouse at a
-	// point: the list updates itself, and a row that moves between
-	// chromedp reading its place and pressing there takes the click
-	// elsewhere (a selection of two came out as one under load).
+	// selectRow ticks a row's box by the element (press): the list
+	// updates itself, and a selection of two by mouse came out as one
+	// under load.
 	selectRow := func(id int64) {
 		box := row(id) + " .row-select"
-		browsertest.Eval[chromedp.Void](a.tab, `document.querySelector('`+box+`').click()`)
+		a.press(box)
 		a.tab.WaitFor(`document.querySelector('` + box + `').checked`)
 	}
 
