@@ -70,7 +70,12 @@ func Binary(t testing.TB) string {
 		}
 		cmd := exec.Command("go", append(args, "./cmd/ratchet")...)
 		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
+		// One build at a time across test binaries: go test runs several
+		// packages that start servers at once, and side by side they each
+		// compiled the whole server (PostgreSQL and SQLite drivers
+		// included) on a cold build cache; one after the other, all but
+		// the first find it compiled and only link.
+		out, err := CombinedOutputExclusive(cmd, filepath.Join(root, "go.mod"))
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -1,0 +1,68 @@
+package web_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// clockFreeTests are the browser tests whose pages never read the wall
+// clock, the date or the time zone: scripts/test runs them in the 23:30
+// UTC run only and skips them in the 00:30 one (their outcome cannot
+// depend on the hour, and the two runs are bound by CPU). The pattern is
+// the one scripts/test passes to -skip; TestClockFreePages below keeps it
+// true.
+const clockFreeTests = "^(TestCalculatorInBrowser|TestCalculatorHistogram|TestSimulatorInBrowser)$"
+
+// clockReads are the ways a script reads the clock of the day or the
+// machine's zone. performance.now is allowed: it measures an elapsed time,
+// which an hour shift does not change, and so is a number's
+// toLocaleString (a Date made from a given time is checked where it is made).
+var clockReads = regexp.MustCompile(`Date\.now\(|new Date\(\s*\)|\.get(FullYear|Month|Date|Day|Hours|Minutes|Seconds|Milliseconds)\(|(^|[^.\w])Date\(\s*\)|getTimezoneOffset|resolvedOptions|toLocale(Date|Time)String|Intl\.DateTimeFormat`)
+
+var jsImport = regexp.MustCompile(`(?m)^import .* from "\./([a-z0-9-]+\.js)";`)
+
+// TestClockFreePages reads the scripts of the calculator and the simulator
+// and every module they import, and fails on any read of the clock: a page
+// that starts reading it must leave clockFreeTests (and so run at both
+// shifted hours again).
+func TestClockFreePages(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	var walk func(file string)
+	walk = func(file string) {
+		if seen[file] {
+			return
+		}
+		seen[file] = true
+		src, err := os.ReadFile(filepath.Join("assets", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, loc := range clockReads.FindAllIndex(src, -1) {
+			t.Errorf("%s reads the clock at byte %d (%q): its page's tests must run at both shifted hours; take them out of clockFreeTests and scripts/test's -skip", file, loc[0], src[loc[0]:loc[1]])
+		}
+		for _, m := range jsImport.FindAllSubmatch(src, -1) {
+			walk(string(m[1]))
+		}
+	}
+	walk("calculator.js")
+	walk("simulator.js")
+	if len(seen) < 6 {
+		t.Errorf("read %d scripts, want the two pages' and their imports: %v", len(seen), seen)
+	}
+}
+
+// TestClockFreeListMatchesScript keeps scripts/test's -skip and the list
+// above the same.
+func TestClockFreeListMatchesScript(t *testing.T) {
+	t.Parallel()
+	script, err := os.ReadFile("../../scripts/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`-skip '` + regexp.QuoteMeta(clockFreeTests) + `'`).Match(script) {
+		t.Errorf("scripts/test does not skip exactly %s in its 00:30 run", clockFreeTests)
+	}
+}
