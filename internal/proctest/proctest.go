@@ -74,8 +74,10 @@ func Binary(t testing.TB) string {
 		// packages that start servers at once, and side by side they each
 		// compiled the whole server (PostgreSQL and SQLite drivers
 		// included) on a cold build cache; one after the other, all but
-		// the first find it compiled and only link.
-		out, err := CombinedOutputExclusive(cmd, filepath.Join(root, "go.mod"))
+		// the first find it compiled and only link. The lock is this
+		// source file: not go.mod, which the go command itself locks to
+		// read (the build waited on the test's lock for ever).
+		out, err := CombinedOutputExclusive(cmd, file)
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
