@@ -6,7 +6,13 @@ import (
 	"strconv"
 
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/wire"
 )
+
+// unsuccessfulStates is the SQL list ('failed', 'exhausted'), the
+// predicate of the partial indexes of migration 0012, which the queries
+// must repeat as the same text.
+var unsuccessfulStates = sqlList(wire.JobStatesWhere(wire.JobState.Unsuccessful))
 
 // JobsFailed reads failed and exhausted jobs, latest failure first,
 // through the partial indexes jobs_failed (one endpoint) and
@@ -17,7 +23,7 @@ func (q *Queries) JobsFailed(ctx context.Context, p *store.JobsFailedParams) ([]
 	if p.Limit <= 0 {
 		return nil, fmt.Errorf("jobs failed: limit %d, want above 0", p.Limit)
 	}
-	where, args := `j.project_id = ? AND j.state IN ('failed', 'exhausted')`, []any{p.ProjectID}
+	where, args := `j.project_id = ? AND j.state IN `+unsuccessfulStates, []any{p.ProjectID}
 	if p.EndpointID != 0 {
 		where += ` AND j.endpoint_id = ?`
 		args = append(args, p.EndpointID)
