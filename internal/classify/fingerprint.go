@@ -36,7 +36,8 @@ var (
 //     is the same text on both drivers);
 //   - UUIDs become <uuid>, date-times and clock times <time>, and quoted
 //     values "…" (in their own quotes);
-//   - every word with a digit: all digits is <n>, all hex digits <hex>,
+//   - every word with a digit: all digits is <n>, all hex digits (or 0x
+//     and hex digits) <hex>,
 //     digits then letters (a unit, "3012ms") is <n> and the letters, any
 //     other (an id such as "req_8f3aZ") <id>;
 //   - runs of white space become one space, the ends are trimmed, and at
@@ -98,7 +99,8 @@ func wordShape(w string) string {
 	switch {
 	case digits == "":
 		return "<n>"
-	case strings.Trim(w, "0123456789abcdefABCDEF") == "":
+	case strings.Trim(w, "0123456789abcdefABCDEF") == "",
+		len(w) > 2 && (w[:2] == "0x" || w[:2] == "0X") && strings.Trim(w[2:], "0123456789abcdefABCDEF") == "":
 		return "<hex>"
 	case len(digits) < len(w) && strings.IndexFunc(digits, func(r rune) bool { return !unicode.IsLetter(r) }) < 0:
 		return "<n>" + digits
