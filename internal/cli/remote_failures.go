@@ -18,7 +18,7 @@ func failuresGroup() *group {
 		{"list", "group an endpoint's failed and exhausted jobs by classification and message fingerprint, with counts, first and last seen and a sparkline",
 			"ENDPOINT [--since T] [--until T] [--buckets N]", failuresListCommand{}},
 		{"replay", "count (without --expect) or replay (with --expect COUNT) the failed jobs a filter selects; the endpoint's gates pace the new jobs",
-			"[--endpoint NAME] [--state "+joinStates("|")+"] [--classification C] [--group G] [--since T] [--until T] [--expect COUNT]", failuresReplayCommand{}},
+			"[--endpoint NAME] [--state " + joinStates("|") + "] [--classification C] [--group G] [--since T] [--until T] [--expect COUNT]", failuresReplayCommand{}},
 	}}
 }
 
