@@ -219,7 +219,7 @@ func (e *Engine) ReplayFailures(ctx context.Context, p *Principal, f FailureFilt
 // recording per job what it did; a database failure ends it.
 func (e *Engine) replayEach(ctx context.Context, p *Principal, ids []int64, out *BulkResult) error {
 	for _, id := range ids {
-		j, err := e.replay(ctx, p, id, false)
+		j, err := e.replay(ctx, p, id, false, true)
 		if err != nil {
 			var ee *Error
 			if !errors.As(err, &ee) || ee.Kind == KindUnavailable {

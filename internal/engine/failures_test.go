@@ -1,13 +1,16 @@
 package engine_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -28,7 +31,11 @@ func (h *harness) failWith(tool string, status int, msg string) engine.ReportRes
 // exhausted by a 503 whose message differs only in numbers and request
 // ids, a minute apart, then two failed by a 400 naming a customer.
 func failureFixture(t *testing.T) *harness {
-	h := newHarness(t)
+	return failureFixtureOn(t, newHarness(t))
+}
+
+// failureFixtureOn is failureFixture on the harness h.
+func failureFixtureOn(t *testing.T, h *harness) *harness {
 	h.endpoint("payments", `{"maxConcurrent":3}`)
 	h.tool(`{"name":"pay","version":"1","endpoint":"payments"}`)
 	one := int64(1)
@@ -151,4 +158,60 @@ func TestReplayFailuresPacedAndAudited(t *testing.T) {
 	wantKind(t, "unknown endpoint", err, engine.KindNotFound)
 	_, err = h.e.ReplayFailures(h.ctx, h.owner, engine.FailureFilter{Since: 2000, Until: 1000}, true, 0)
 	wantKind(t, "since after until", err, engine.KindInvalid)
+}
+
+// TestConcurrentReplaysReplayOnce: two replays of one group at once, with
+// the same confirmed count, make one new job per failed job between them;
+// the job one replays the other reports as replayed already. On SQLite
+// here and on PostgreSQL (TestConcurrentReplaysReplayOncePostgres), where
+// the two transactions do run at once.
+func TestConcurrentReplaysReplayOnce(t *testing.T) {
+	concurrentReplays(t, failureFixture(t))
+}
+
+func concurrentReplays(t *testing.T, h *harness) {
+	list, err := h.e.FailureGroups(h.ctx, h.owner, "payments", 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := engine.FailureFilter{Endpoint: "payments", Group: list.Groups[0].Group}
+	results := make([]*engine.FailureReplayResult, 2)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			// The later of the two may find the selection changed (a
+			// conflict on the count, nothing done) or, when both read it
+			// before either wrote, meet each job replayed by the other.
+			res, err := h.e.ReplayFailures(h.ctx, h.owner, f, false, 6)
+			var ee *engine.Error
+			if err != nil && (!errors.As(err, &ee) || ee.Kind != engine.KindConflict) {
+				t.Error(err)
+			}
+			results[i] = res
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	done := 0
+	for _, r := range results {
+		if r != nil {
+			done += len(r.Done)
+		}
+	}
+	scheduled, _, err := h.e.CountJobs(h.ctx, h.owner, store.JobFilter{States: []wire.JobState{wire.JobScheduled}})
+	if done != 6 || scheduled != 6 {
+		t.Fatalf("two replays of 6 jobs at once made %d new jobs (%d scheduled, %v); want 6", done, scheduled, err)
+	}
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		for _, f := range r.Failed {
+			if f.Err.Kind != engine.KindConflict || !strings.Contains(f.Err.Message, "was replayed already, as job ") {
+				t.Errorf("refused job %d: %v", f.ID, f.Err)
+			}
+		}
+	}
 }

@@ -573,8 +573,15 @@ type Queries interface {
 	// JobsFailed lists failed and exhausted jobs of the project, the
 	// latest failure first (finished_at, then id, descending), at most
 	// p.Limit of them: the rows a failure group or a replay by filter
-	// reads. It reads no more rows than it returns.
+	// reads. It reads in the order of a partial index of failed jobs and
+	// stops at the limit; with State set it also reads, and skips, the
+	// jobs of the other failed state on the way.
 	JobsFailed(ctx context.Context, p *JobsFailedParams) ([]FailedJob, error)
+	// JobReplayedBy is the id of the latest job of the project that
+	// replays job id (its ReplayOf), 0 when none does. A replay by filter
+	// reads it after locking the replayed job (JobGetInProject in a Tx),
+	// so two replays of one job at once make one new job.
+	JobReplayedBy(ctx context.Context, projectID, id int64) (int64, error)
 	// CountScheduled counts the endpoint's scheduled jobs, and of those the
 	// ones due at or before p.DueBy.
 	CountScheduled(ctx context.Context, p *CountScheduledParams) (scheduled, due int64, err error)

@@ -51,3 +51,10 @@ func (q *Queries) JobsFailed(ctx context.Context, p *store.JobsFailedParams) ([]
 		return f, err
 	})
 }
+
+// JobReplayedBy reads jobs_replay_of (migration 0012).
+func (q *Queries) JobReplayedBy(ctx context.Context, projectID, id int64) (int64, error) {
+	var by int64
+	err := q.row(ctx, `SELECT COALESCE(MAX(id), 0) FROM jobs WHERE replay_of = ? AND replay_of <> 0 AND project_id = ?`, id, projectID).Scan(&by)
+	return by, q.D.Translate(err)
+}

@@ -12,7 +12,8 @@ import (
 // project, latest failure first (ties by id, descending), with the
 // classification and message of the attempt that ended each and whether a
 // job replays it; the endpoint, state and failure-time filters narrow it,
-// and the limit bounds it.
+// and the limit bounds it. JobReplayedBy names the job that replays one,
+// in the project only.
 func testJobsFailed(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := newFixture(t, s)
@@ -94,6 +95,13 @@ func testJobsFailed(t *testing.T, s store.Store) {
 		}
 	}
 	read(t, s, func(q store.Queries) error {
+		for _, c := range []struct{ project, id, want int64 }{
+			{f.p.ID, a.ID, replay.ID}, {f.p.ID, b.ID, 0}, {stranger.ID, a.ID, 0}, {f.p.ID, 0, 0},
+		} {
+			if got, err := q.JobReplayedBy(ctx, c.project, c.id); err != nil || got != c.want {
+				t.Errorf("JobReplayedBy(project %d, job %d) = %d, %v; want %d", c.project, c.id, got, err, c.want)
+			}
+		}
 		if _, err := q.JobsFailed(ctx, &store.JobsFailedParams{ProjectID: f.p.ID}); err == nil {
 			t.Error("JobsFailed with no limit: no error")
 		}
