@@ -18,8 +18,9 @@ import (
 // with counts, first and last seen and a sparkline; "Replay group…"
 // previews, asks with the count and what paces the new jobs, and replays
 // that many, which the server's audit log and gates then show; pressed
-// again it says the group was replayed and asks nothing. At 390 px the card
-// fits the window.
+// again it says the group was replayed and asks nothing. "Replay all in
+// range…" replays the range's other failures the same way, with one audit
+// entry naming the range. At 390 px the card fits the window.
 func TestFailuresCardInBrowser(t *testing.T) {
 	t.Parallel()
 	b := browsertest.New(t)
@@ -104,6 +105,28 @@ func TestFailuresCardInBrowser(t *testing.T) {
 	if browsertest.Eval[bool](a.tab, `document.getElementById("confirm").open`) {
 		t.Error("a group with nothing to replay asked to confirm")
 	}
+
+	// "Replay all in range…" replays the rest of the range's failures,
+	// leaving out the group replayed already.
+	a.press("#failures-replay-all")
+	a.tab.WaitFor(`document.getElementById("confirm").open`)
+	if got := a.text("#confirm-title"); got != "Replay 2 failed jobs?" {
+		t.Errorf("replay all: confirm title = %q", got)
+	}
+	if got := a.text("#confirm-body"); !strings.Contains(got, "every failed job of payments in the last 24 hours") || !strings.Contains(got, "3 already replayed are left out") {
+		t.Errorf("replay all: confirm body = %q", got)
+	}
+	a.press("#confirm-yes")
+	a.tab.WaitFor(`document.getElementById("toast").textContent === "Replayed 2 jobs"`)
+	all := must(c.PreviewReplayFailures(ctx, client.FailureFilter{Endpoint: "payments"}))(t)
+	if all.Count != 0 || all.Skipped != 5 {
+		t.Errorf("after replaying the range the server counts %d to replay, %d replayed", all.Count, all.Skipped)
+	}
+	audit = must(c.Audit(ctx, "endpoint:payments", "", 5))(t)
+	if len(audit.Entries) < 2 || audit.Entries[0].Action != "failures.replay" || !strings.HasPrefix(audit.Entries[0].Detail, "replayed 2 of 2 failed jobs (endpoint payments, since ") {
+		t.Errorf("audit after replaying the range = %+v", audit.Entries)
+	}
+	a.shot("failures-04-replayed-1280")
 
 	setViewport(t, a.tab, 390, 844)
 	a.tab.WaitFor(`!!document.querySelector("#failures-table")`)

@@ -84,20 +84,22 @@ export function failuresCard(ep, canReplay, stale) {
     h("div", { class: "card-head" }, h("h2", { id: "failures-title", text: "Failures" }), note, select),
     body);
 
-  const replay = async (g, button) => {
-    const filter = { endpoint: name, group: g.group, since: list.since, until: list.until };
+  // replay previews what the filter selects, asks with that count (what
+  // is a sentence naming the jobs), then replays exactly that many.
+  const replay = async (filter, what, button) => {
     button.disabled = true;
     try {
       const pre = await api("POST", "/v1/failures/replay", { ...filter, preview: true });
       if (stale()) return;
       if (pre.count === 0) {
-        toast(`Every job of this group was replayed already (${num(pre.skipped)}).`);
+        toast(`Every job of this ${filter.group ? "group" : "range"} was replayed already (${num(pre.skipped)}).`);
         return;
       }
       const jobs = `${num(pre.count)} failed ${pre.count === 1 ? "job" : "jobs"}`;
       const ok = await confirmReplay(`Replay ${jobs}?`,
-        `Each becomes a new scheduled job, due now: “${g.fingerprint || "(no message)"}” (${g.classification}). The endpoint's gates pace them: ${gatesText(ep)}.` +
-        (pre.skipped ? ` ${num(pre.skipped)} already replayed ${pre.skipped === 1 ? "is" : "are"} left out.` : ""),
+        `Each becomes a new scheduled job, due now: ${what}. The endpoint's gates pace them: ${gatesText(ep)}.` +
+        (pre.skipped ? ` ${num(pre.skipped)} already replayed ${pre.skipped === 1 ? "is" : "are"} left out.` : "") +
+        (pre.capped ? " Only the latest 10,000 failures of the range were read." : ""),
         `Replay ${jobs}`);
       if (!ok || stale()) return;
       const res = await api("POST", "/v1/failures/replay", { ...filter, expectedCount: pre.count });
@@ -107,7 +109,7 @@ export function failuresCard(ep, canReplay, stale) {
     } catch (e) {
       if (stale()) return;
       const lines = e instanceof ApiError ? e.fields.map((f) => f.message) : [];
-      body.prepend(h("div", { class: "alert", role: "alert" }, h("p", { class: "alert-title", text: "Could not replay the group: " + e.message }),
+      body.prepend(h("div", { class: "alert", role: "alert" }, h("p", { class: "alert-title", text: "Could not replay: " + e.message }),
         lines.length ? h("ul", {}, lines.map((l) => h("li", { text: l }))) : null));
     } finally {
       button.disabled = false;
@@ -121,7 +123,10 @@ export function failuresCard(ep, canReplay, stale) {
     // description.
     const button = canReplay ? h("button", { type: "button", class: "button small", "data-replay": g.group, text: "Replay group…",
       "aria-describedby": "fail-fp-" + g.group }) : null;
-    if (button) button.addEventListener("click", () => replay(g, button));
+    if (button) {
+      button.addEventListener("click", () => replay({ endpoint: name, group: g.group, since: list.since, until: list.until },
+        `“${g.fingerprint || "(no message)"}” (${g.classification})`, button));
+    }
     return h("tr", { "data-group": g.group },
       h("td", { class: "fail-what" },
         h("span", { class: "fail-fp", id: "fail-fp-" + g.group, title: "Latest: " + g.example, text: g.fingerprint || "(no message)" }),
@@ -147,8 +152,18 @@ export function failuresCard(ep, canReplay, stale) {
       h("div", { class: "table-wrap" }, h("table", { class: "data failures-table", id: "failures-table" },
         h("thead", {}, h("tr", {}, ["Failure", "Jobs", "First seen", "Last seen", "Trend", ""].map((t, i) => h("th", { class: ["", "num", "fail-seen", "fail-seen", "", ""][i], text: t })))),
         h("tbody", {}, l.groups.map(row)))),
-      h("p", { class: "help" }, l.capped ? "Grouped from the latest 10,000 failures of the range. " : "",
-        h("a", { href: "/jobs" + query({ endpoint: name, state: FAILED.join(",") }), text: "All failed jobs of " + name })));
+      h("div", { class: "fail-foot" },
+        h("p", { class: "help" }, l.capped ? "Grouped from the latest 10,000 failures of the range. " : "",
+          h("a", { href: "/jobs" + query({ endpoint: name, state: FAILED.join(",") }), text: "All failed jobs of " + name })),
+        canReplay ? replayAllButton(l) : null));
+  };
+
+  // replayAllButton replays every failure of the range, whatever its group.
+  const replayAllButton = (l) => {
+    const b = h("button", { type: "button", class: "button small", id: "failures-replay-all", text: "Replay all in range…" });
+    b.addEventListener("click", () => replay({ endpoint: name, since: l.since, until: l.until },
+      `every failed job of ${name} in the ${range.label.toLowerCase()}, in every group`, b));
+    return b;
   };
 
   const load = async () => {
