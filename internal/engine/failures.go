@@ -206,6 +206,9 @@ func (e *Engine) ReplayFailures(ctx context.Context, p *Principal, f FailureFilt
 	if out.Count != expected {
 		return nil, conflict("the selection now holds %d jobs, not %d; nothing was done, confirm the new count", out.Count, expected)
 	}
+	if out.Count == 0 {
+		return out, nil // nothing to replay, nothing to audit
+	}
 	if out.Count > wire.MaxBatch {
 		return nil, invalidField("filter", strconv.FormatInt(out.Count, 10)+" jobs", "a replay takes at most 1000 jobs; narrow since and until, or the group")
 	}

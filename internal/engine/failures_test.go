@@ -144,6 +144,13 @@ func TestReplayFailuresPacedAndAudited(t *testing.T) {
 	if err != nil || again.Count != 0 || again.Skipped != 6 {
 		t.Fatalf("preview after the replay: %v %+v", err, again)
 	}
+	// Confirming a count of 0 replays nothing and writes no audit entry.
+	if none, err := h.e.ReplayFailures(h.ctx, h.owner, f, false, 0); err != nil || none.Count != 0 || len(none.Done) != 0 {
+		t.Fatalf("replay of an empty selection: %v %+v", err, none)
+	}
+	if audit, _ := h.e.Audit(h.ctx, h.owner, "endpoint:payments", 0, 10); len(audit) != 1 {
+		t.Errorf("%d audit entries after a replay and an empty one, want 1", len(audit))
+	}
 	after, _ := h.e.FailureGroups(h.ctx, h.owner, "payments", 0, 0, 0)
 	if after.Groups[0].Replayed != 6 || after.Groups[1].Replayed != 0 {
 		t.Errorf("replayed counts after: %+v", after.Groups)
