@@ -154,6 +154,16 @@ type (
 	AuditEntry = wire.AuditEntry
 	// AuditPage is one page of the audit log; NextCursor is nil on the last page.
 	AuditPage = wire.AuditList
+	// FailureGroupList is an endpoint's failures grouped by classification
+	// and message fingerprint.
+	FailureGroupList = wire.FailureGroupList
+	// FailureGroup is one group of failures.
+	FailureGroup = wire.FailureGroup
+	// FailureFilter selects failed and exhausted jobs for ReplayFailures
+	// (its Preview and ExpectedCount are set by the method).
+	FailureFilter = wire.FailureReplay
+	// FailureReplayResult is what a replay by filter counted and did.
+	FailureReplayResult = wire.FailureReplayResult
 )
 
 // Error is an error response of the API. Its Fields are the rejected
@@ -525,6 +535,46 @@ func (c *Client) FlowKeys(ctx context.Context, name string, limit int) (*FlowKey
 	var l FlowKeyList
 	_, err := c.do(ctx, "GET", "/v1/endpoints/"+url.PathEscape(name)+"/keys?"+v.Encode(), nil, &l)
 	return &l, err
+}
+
+// Failures groups the endpoint's failed and exhausted jobs of [since,
+// until) by classification and message fingerprint, the largest group
+// first, each with a sparkline of buckets counts. Zero times and 0 buckets
+// take the defaults: until now, since 24 hours before it, 24 buckets.
+func (c *Client) Failures(ctx context.Context, endpoint string, since, until time.Time, buckets int) (*FailureGroupList, error) {
+	v := url.Values{}
+	if !since.IsZero() {
+		v.Set("since", since.UTC().Format(time.RFC3339Nano))
+	}
+	if !until.IsZero() {
+		v.Set("until", until.UTC().Format(time.RFC3339Nano))
+	}
+	if buckets > 0 {
+		v.Set("buckets", strconv.Itoa(buckets))
+	}
+	var l FailureGroupList
+	_, err := c.do(ctx, "GET", "/v1/endpoints/"+url.PathEscape(endpoint)+"/failures?"+v.Encode(), nil, &l)
+	return &l, err
+}
+
+// PreviewReplayFailures counts, changing nothing, the failed and exhausted
+// jobs f selects that no job replays yet: the count ReplayFailures then
+// expects.
+func (c *Client) PreviewReplayFailures(ctx context.Context, f FailureFilter) (*FailureReplayResult, error) {
+	f.Preview, f.ExpectedCount = true, nil
+	var out FailureReplayResult
+	_, err := c.do(ctx, "POST", "/v1/failures/replay", f, &out)
+	return &out, err
+}
+
+// ReplayFailures replays, as new jobs paced by their endpoints' gates, the
+// jobs f selects; expectedCount is the preview's count the person
+// confirmed (another count is a 409 and nothing is done; at most 1000).
+func (c *Client) ReplayFailures(ctx context.Context, f FailureFilter, expectedCount int64) (*FailureReplayResult, error) {
+	f.Preview, f.ExpectedCount = false, &expectedCount
+	var out FailureReplayResult
+	_, err := c.do(ctx, "POST", "/v1/failures/replay", f, &out)
+	return &out, err
 }
 
 // Audit lists operator actions newest first (owner key); target ("" for

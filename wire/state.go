@@ -46,6 +46,13 @@ func (s JobState) Replayable() bool {
 	return s == JobFailed || s == JobExhausted || s == JobCancelled
 }
 
+// Unsuccessful reports whether a job in s ended without success by its own
+// attempts (not cancelled): the jobs failure groups gather and a replay
+// by filter selects.
+func (s JobState) Unsuccessful() bool {
+	return s == JobFailed || s == JobExhausted
+}
+
 // Cancellable reports whether a cancel may move a job in s (EventCancel
 // leaves it in JobTransitions).
 func (s JobState) Cancellable() bool {

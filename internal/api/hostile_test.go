@@ -34,6 +34,7 @@ var baseBodies = map[string]string{
 	"POST /v1/jobs":                   `{"tool":"charge@1","payload":{"s":"x"},"idempotencyKey":"k1","runAt":"2026-01-01T00:00:00Z"}`,
 	"POST /v1/jobs/batch":             `{"jobs":[{"tool":"charge@1","payload":{"s":"x"},"idempotencyKey":"k2","runAt":"2026-01-01T00:00:00Z"}]}`,
 	"POST /v1/jobs/bulk":              `{"action":"cancel","filter":{"state":"failed","tool":"charge@1","endpoint":"stripe","runId":"1","createdAfter":"2026-01-01T00:00:00Z","createdBefore":"2030-01-01T00:00:00Z","cursor":"1","limit":"5"},"expectedCount":0}`,
+	"POST /v1/failures/replay":        `{"endpoint":"stripe","state":"failed","classification":"server_error","group":"0123456789ab","since":"2026-01-01T00:00:00Z","until":"2030-01-01T00:00:00Z","expectedCount":0}`,
 	"POST /v1/claims":                 `{"workerId":"w","tools":["charge@1"],"max":1}`,
 	"POST /v1/jobs/{id}/heartbeat":    `{"leaseToken":"x"}`,
 	"POST /v1/jobs/{id}/report":       `{"leaseToken":"x","success":false,"httpStatus":503,"headers":{"Retry-After":"1"},"errorKind":"","message":"m"}`,

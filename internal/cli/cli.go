@@ -61,7 +61,7 @@ type command struct {
 func commands() []command {
 	migrate, project, policy, chaos := migrateGroup(), projectGroup(), policyGroup(), chaosGroup()
 	endpoints, tools, jobs, runs, keys := endpointsGroup(), toolsGroup(), jobsGroup(), runsGroup(), keysGroup()
-	schedules := schedulesGroup()
+	schedules, failures := schedulesGroup(), failuresGroup()
 	return []command{
 		{"serve", "run the Ratchet server (embedded SQLite, no configuration needed)", runServe, nil},
 		{"migrate", "apply or list database migrations (up, status)", migrate.run, migrate},
@@ -73,6 +73,7 @@ func commands() []command {
 		{"tools", "list, read and publish tool contracts (on a server)", tools.run, tools},
 		{"jobs", "list, read, enqueue, cancel, replay, run now and explain jobs (on a server)", jobs.run, jobs},
 		{"runs", "start, read and finish runs (on a server)", runs.run, runs},
+		{"failures", "group failed jobs by cause, and replay them by group, filter and time range (on a server)", failures.run, failures},
 		{"schedules", "create, list, read, preview, pause, resume and delete recurring jobs (on a server)", schedules.run, schedules},
 		{"keys", "list, create and revoke API keys (on a server); recover a lost owner key (on the database)", keys.run, keys},
 		{"audit", "list operator actions: pauses, circuits, run-now, bulk actions, cancels, replays, policies, keys (on a server)", runAudit, nil},

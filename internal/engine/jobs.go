@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -660,11 +661,13 @@ func (e *Engine) cancel(ctx context.Context, p *Principal, id int64, audit bool)
 // and endpoint as they are now), keeps an explicit maxAttempts override and
 // gets no idempotency key of its own, so the destination sees a new key.
 func (e *Engine) Replay(ctx context.Context, p *Principal, id int64) (*store.Job, error) {
-	return e.replay(ctx, p, id, true)
+	return e.replay(ctx, p, id, true, false)
 }
 
-// replay is Replay; audit as for cancel.
-func (e *Engine) replay(ctx context.Context, p *Principal, id int64, audit bool) (*store.Job, error) {
+// replay is Replay; audit as for cancel. With once, a job that a job
+// replays already is a conflict naming that job: the replayed job's row is
+// locked first, so two such replays of one job at once make one new job.
+func (e *Engine) replay(ctx context.Context, p *Principal, id int64, audit, once bool) (*store.Job, error) {
 	if err := p.Require(wire.ScopeProducer); err != nil {
 		return nil, err
 	}
@@ -676,6 +679,11 @@ func (e *Engine) replay(ctx context.Context, p *Principal, id int64, audit bool)
 		}
 		if !j.State.Replayable() {
 			return conflict("job %d is %s; only %s jobs can be replayed", id, j.State, wire.JoinOr(wire.JobStatesWhere(wire.JobState.Replayable)))
+		}
+		if once {
+			if by, err := q.JobReplayedBy(ctx, p.ProjectID, id); err != nil || by != 0 {
+				return cmp.Or(err, conflict("job %d was replayed already, as job %d", id, by))
+			}
 		}
 		t, err := q.ToolGetAnyProject(ctx, j.ToolID)
 		if err != nil {

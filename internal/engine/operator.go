@@ -327,7 +327,7 @@ func (e *Engine) Bulk(ctx context.Context, p *Principal, action wire.BulkAction,
 		case wire.BulkCancel:
 			j, err = e.cancel(ctx, p, id, false)
 		case wire.BulkReplay:
-			j, err = e.replay(ctx, p, id, false)
+			j, err = e.replay(ctx, p, id, false, false)
 		case wire.BulkRunNow:
 			j, err = e.runNow(ctx, p, id, false)
 		default:

@@ -203,3 +203,13 @@ func TestOptimisticClaimsHoldMaxConcurrentPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentReplaysReplayOncePostgres is TestConcurrentReplaysReplayOnce
+// on PostgreSQL.
+func TestConcurrentReplaysReplayOncePostgres(t *testing.T) {
+	st, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	concurrentReplays(t, failureFixtureOn(t, newHarnessOn(t, st)))
+}

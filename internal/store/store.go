@@ -570,6 +570,18 @@ type Queries interface {
 	// limit of them, reading at most FlowKeysScanBound jobs of each state
 	// (capped: the bound was reached, so the counts are of those).
 	FlowKeysBusiest(ctx context.Context, endpointID, now int64, limit int) (keys []FlowKeyLoad, capped bool, err error)
+	// JobsFailed lists failed and exhausted jobs of the project, the
+	// latest failure first (finished_at, then id, descending), at most
+	// p.Limit of them: the rows a failure group or a replay by filter
+	// reads. It reads in the order of a partial index of failed jobs and
+	// stops at the limit; with State set it also reads, and skips, the
+	// jobs of the other failed state on the way.
+	JobsFailed(ctx context.Context, p *JobsFailedParams) ([]FailedJob, error)
+	// JobReplayedBy is the id of the latest job of the project that
+	// replays job id (its ReplayOf), 0 when none does. A replay by filter
+	// reads it after locking the replayed job (JobGetInProject in a Tx),
+	// so two replays of one job at once make one new job.
+	JobReplayedBy(ctx context.Context, projectID, id int64) (int64, error)
 	// CountScheduled counts the endpoint's scheduled jobs, and of those the
 	// ones due at or before p.DueBy.
 	CountScheduled(ctx context.Context, p *CountScheduledParams) (scheduled, due int64, err error)
@@ -919,6 +931,32 @@ type FlowKeyLoad struct {
 	Running   int64
 	Scheduled int64 // of them due at or before now: Due
 	Due       int64
+}
+
+// JobsFailedParams selects failed and exhausted jobs (JobsFailed).
+type JobsFailedParams struct {
+	ProjectID  int64
+	EndpointID int64         // jobs of this endpoint, 0 for any
+	State      wire.JobState // JobFailed or JobExhausted, "" for both
+	// FinishedFrom and FinishedBefore bound the time the job failed:
+	// finished at or after FinishedFrom, before FinishedBefore; 0 for no
+	// bound.
+	FinishedFrom, FinishedBefore int64
+	Limit                        int // at most this many jobs; required, above 0
+}
+
+// FailedJob is one failed or exhausted job as failure groups read it.
+type FailedJob struct {
+	ID         int64
+	EndpointID int64
+	Endpoint   string
+	State      wire.JobState
+	// Classification and Message are the job's LastClassification and
+	// LastError: those of the attempt that ended it.
+	Classification, Message string
+	FinishedAt              int64
+	// Replayed says a job replays this one (its ReplayOf is this ID).
+	Replayed bool
 }
 
 // FlowKeysScanBound is how many running, and how many scheduled, keyed

@@ -43,6 +43,7 @@ var cases = []testCase{
 	{name: "FlowKeys", fn: testFlowKeys, covers: []string{"FlowKeysReady", "FlowKeysRunning", "FlowKeysClaims", "JobsClaimKeys", "FlowKeysNext",
 		"FlowKeysSet", "FlowKeysDelete", "FlowKeysRebuild", "FlowKeyHead", "FlowKeysWake"}},
 	{name: "FlowKeysBusiest", fn: testFlowKeysBusiest, covers: []string{"FlowKeysBusiest"}},
+	{name: "JobsFailed", fn: testJobsFailed, covers: []string{"JobsFailed", "JobReplayedBy"}},
 	{name: "EndpointCircuit", fn: testEndpointCircuit, covers: []string{"EndpointUpdateCircuit"}},
 	{name: "EndpointPause", fn: testEndpointPause, covers: []string{"EndpointUpdatePause"}},
 	{name: "Audit", fn: testAudit, covers: []string{"AuditInsert", "AuditList"}},

@@ -10,6 +10,7 @@ import { $, h, toast as showToast, fieldText } from "./ui.js";
 import { api, ApiError, getKey, setKey, hooks, query, openStream, session, ASK_MS } from "./dashboard-api.js";
 import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
 import { operatorControls } from "./dashboard-ops.js";
+import { failuresCard } from "./dashboard-failures.js";
 import { workersView, historyView } from "./dashboard-observe.js";
 import { schedulesView } from "./dashboard-schedules.js";
 import { num, when, span, clockEl, clockBoth, timeEl, msText } from "./dashboard-format.js";
@@ -756,7 +757,7 @@ async function endpointView([name], stale) {
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/", "Overview"), " / ", h("span", { text: ep.name })),
     headBox, conflictBox,
     h("div", { class: "split editor" }, form, h("div", { class: "stack" }, preview, flowKeysCard(ep.name, stale), h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
-  headBox.after(operatorControls(ep, canWrite, stale));
+  headBox.after(operatorControls(ep, canWrite, stale), failuresCard(ep, canWrite || state.me.key.scope === "producer", stale));
 
   const input = (k) => $("f-" + k);
   // A checkbox's value is "true" or "false", like valuesOf writes it.

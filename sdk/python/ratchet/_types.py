@@ -56,6 +56,11 @@ __all__ = [
     "FieldError",
     "ErrorDetail",
     "ErrorBody",
+    "FailureGroup",
+    "FailureGroupList",
+    "FailureReplay",
+    "JobBulkFailed",
+    "FailureReplayResult",
     "Hold",
     "FlowKeyLoad",
     "FlowKeyList",
@@ -73,7 +78,6 @@ __all__ = [
     "JobBatchResult",
     "JobQuery",
     "JobBulk",
-    "JobBulkFailed",
     "JobBulkResult",
     "JobCount",
     "JobStateCounts",
@@ -175,7 +179,7 @@ class Attempt(TypedDict):
 class AuditEntry(TypedDict):
     """The AuditEntry schema."""
 
-    # endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, policy.update, key.create, key.revoke or key.recover (a new owner key made on the database by ratchet keys recover, its actor "offline recovery")
+    # endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, failures.replay, policy.update, key.create, key.revoke or key.recover (a new owner key made on the database by ratchet keys recover, its actor "offline recovery")
     action: str
     # the acting key's name, or its prefix when it has none
     actor: str
@@ -493,6 +497,92 @@ class ErrorBody(TypedDict):
     error: ErrorDetail
 
 
+class FailureGroup(TypedDict):
+    """The FailureGroup schema."""
+
+    classification: str
+    count: int
+    # the message of the latest failure of the group
+    example: str
+    # of count, jobs that used up their attempts
+    exhausted: int
+    # of count, jobs failed (not retryable)
+    failed: int
+    # the message with what varies replaced: <n>, <hex>, <id>, <uuid>, <time>, "…"
+    fingerprint: str
+    firstSeen: str
+    # 12 hex digits naming the classification and fingerprint; the group filter of a replay
+    group: str
+    lastSeen: str
+    # of count, jobs a job replays already; a replay of the group skips them
+    replayed: int
+    # failures per time bucket, oldest first
+    sparkline: list[int]
+
+
+class FailureGroupList(TypedDict):
+    """The FailureGroupList schema: the 200 answer of GET /v1/endpoints/{name}/failures."""
+
+    # the width of one sparkline bucket; bucket 0 starts at since
+    bucketMs: int
+    # more than 10,000 jobs failed in the range: the groups are of the latest 10,000
+    capped: bool
+    endpoint: str
+    groups: list[FailureGroup]
+    # failed and exhausted jobs read
+    scanned: int
+    since: str
+    until: str
+
+
+class FailureReplay(TypedDict):
+    """The FailureReplay schema: the body of POST /v1/failures/replay."""
+
+    # only jobs whose last attempt had this classification
+    classification: NotRequired[str]
+    # only this endpoint's jobs
+    endpoint: NotRequired[str]
+    # required without preview: the count the person confirmed
+    expectedCount: NotRequired[int | None]
+    # only jobs of this failure group (12 hex digits, FailureGroup.group)
+    group: NotRequired[str]
+    # count only; change nothing
+    preview: NotRequired[bool]
+    # RFC 3339 time, inclusive: jobs that failed at or after it
+    since: NotRequired[str]
+    # failed or exhausted; default both
+    state: NotRequired[str]
+    # RFC 3339 time, exclusive: jobs that failed before it
+    until: NotRequired[str]
+
+
+class JobBulkFailed(TypedDict):
+    """The JobBulkFailed schema."""
+
+    error: str
+    id: int
+
+
+class FailureReplayResult(TypedDict):
+    """The FailureReplayResult schema: the 200 answer of POST /v1/failures/replay."""
+
+    # more than 10,000 jobs matched the endpoint, state and time range: only the latest 10,000 were read
+    capped: bool
+    # jobs selected (with preview: that a replay would replay now)
+    count: int
+    # jobs that could not be replayed, and why
+    failed: list[JobBulkFailed]
+    # the new jobs
+    jobs: list[int]
+    preview: bool
+    # jobs replayed (0 with preview)
+    replayed: int
+    # failed and exhausted jobs read
+    scanned: int
+    # jobs the filter matches that a job replays already
+    skipped: int
+
+
 class Hold(TypedDict):
     """The Hold schema: the 200 answer of GET /v1/jobs/{id}/explain."""
 
@@ -718,13 +808,6 @@ class JobBulk(TypedDict):
     filter: NotRequired[JobQuery | None]
     # job ids, instead of a filter
     ids: NotRequired[list[int]]
-
-
-class JobBulkFailed(TypedDict):
-    """The JobBulkFailed schema."""
-
-    error: str
-    id: int
 
 
 class JobBulkResult(TypedDict):

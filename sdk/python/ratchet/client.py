@@ -31,6 +31,8 @@ from ._types import (
     Endpoint,
     EndpointCreate,
     EndpointPolicyUpdate,
+    FailureGroupList,
+    FailureReplayResult,
     FlowKeyList,
     HeartbeatResult,
     Hold,
@@ -86,6 +88,8 @@ OPERATIONS = {
     "postEndpointsNameCircuitOpen": "open_circuit",
     "getEndpointsNameHeld": "held_jobs",
     "getEndpointsNameKeys": "flow_keys",
+    "getEndpointsNameFailures": "failures",
+    "postFailuresReplay": "replay_failures",
     "getAudit": "audit",
     "postTools": "publish_tool",
     "getTools": "list_tools",
@@ -420,6 +424,46 @@ class Client:
         1–100, default 10)."""
         q = {"limit": str(int(limit))} if limit is not None else {}
         return self._call("GET", "/v1/endpoints/" + _seg(name) + "/keys", retry=True, query=q)[1]
+
+    def failures(
+        self,
+        name: str,
+        *,
+        since: str | _dt.datetime | None = None,
+        until: str | _dt.datetime | None = None,
+        buckets: int | None = None,
+    ) -> FailureGroupList:
+        """The endpoint's failed and exhausted jobs of [since, until) grouped
+        by classification and message fingerprint, the largest group first,
+        each with a sparkline of ``buckets`` counts (defaults: until now,
+        since 24 hours before, 24 buckets; at most the latest 10,000 are
+        read, ``capped`` says when there were more)."""
+        q = {}
+        if since is not None:
+            q["since"] = _time(since)
+        if until is not None:
+            q["until"] = _time(until)
+        if buckets is not None:
+            q["buckets"] = str(int(buckets))
+        return self._call("GET", "/v1/endpoints/" + _seg(name) + "/failures", retry=True, query=q)[1]
+
+    def preview_replay_failures(self, **filter: Any) -> FailureReplayResult:
+        """Count, changing nothing, the failed and exhausted jobs a filter
+        selects that no job replays yet: the count replay_failures expects.
+        The filter is any of ``endpoint``, ``state`` (failed or exhausted),
+        ``classification``, ``group``, ``since`` and ``until``."""
+        body = _failure_filter(filter)
+        body["preview"] = True
+        return self._call("POST", "/v1/failures/replay", body, retry=True)[1]
+
+    def replay_failures(self, expected_count: int, **filter: Any) -> FailureReplayResult:
+        """Replay, as new jobs paced by their endpoints' gates, the jobs the
+        filter selects (as preview_replay_failures); ``expected_count`` is
+        the preview's count the person confirmed: another count raises a
+        409 RatchetError and nothing is done (at most 1000)."""
+        body = _failure_filter(filter)
+        body["expectedCount"] = int(expected_count)
+        return self._call("POST", "/v1/failures/replay", body, retry=False)[1]
 
     def audit(self, *, target: str | None = None, cursor: str | None = None, limit: int | None = None) -> AuditList:
         """Operator actions newest first (owner key); ``target`` selects e.g.
@@ -833,6 +877,22 @@ def _time(t: str | _dt.datetime) -> str:
     if t.tzinfo is None:
         raise ValueError("a naive datetime is ambiguous: give it a timezone")
     return t.astimezone(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_FAILURE_FILTER = ("endpoint", "state", "classification", "group", "since", "until")
+
+
+def _failure_filter(f: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(f) - set(_FAILURE_FILTER))
+    if unknown:
+        raise TypeError(f"unknown failure filter {unknown[0]!r}; the filter takes {', '.join(_FAILURE_FILTER)}")
+    body: dict[str, Any] = {}
+    for k in _FAILURE_FILTER:
+        v = f.get(k)
+        if v is None:
+            continue
+        body[k] = _time(v) if k in ("since", "until") else str(v)
+    return body
 
 
 def _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit, search=None, flow_key=None) -> JobQuery:

@@ -12,6 +12,9 @@ import type {
   EndpointCreate,
   EndpointPolicyUpdate,
   ErrorBody,
+  FailureGroupList,
+  FailureReplay,
+  FailureReplayResult,
   FlowKeyList,
   Health,
   HeartbeatResult,
@@ -264,6 +267,35 @@ export class Client {
   async flowKeys(name: string, q: { limit?: number } = {}, o?: RequestOptions): Promise<FlowKeyList> {
     const query = params({ limit: q.limit === undefined ? undefined : String(q.limit) });
     return (await this.#do("get", "/v1/endpoints/{name}/keys", `/v1/endpoints/${seg(name)}/keys`, { query, safe: true }, o)).data;
+  }
+
+  /**
+   * Groups the endpoint's failed and exhausted jobs of [since, until) by
+   * classification and message fingerprint, the largest group first, each
+   * with a sparkline of `buckets` counts (defaults: until now, since 24
+   * hours before, 24 buckets; at most the latest 10,000 are read).
+   */
+  async failures(name: string, q: { since?: Date | string; until?: Date | string; buckets?: number } = {}, o?: RequestOptions): Promise<FailureGroupList> {
+    const t = (v?: Date | string) => (v instanceof Date ? v.toISOString() : v);
+    const query = params({ since: t(q.since), until: t(q.until), buckets: q.buckets === undefined ? undefined : String(q.buckets) });
+    return (await this.#do("get", "/v1/endpoints/{name}/failures", `/v1/endpoints/${seg(name)}/failures`, { query, safe: true }, o)).data;
+  }
+
+  /** Counts, changing nothing, the failed and exhausted jobs the filter selects that no job replays yet: the count replayFailures expects. */
+  async previewReplayFailures(filter: Omit<FailureReplay, "preview" | "expectedCount"> = {}, o?: RequestOptions): Promise<FailureReplayResult> {
+    const body = { ...filter, preview: true, expectedCount: undefined };
+    return (await this.#do("post", "/v1/failures/replay", "/v1/failures/replay", { body, safe: true }, o)).data;
+  }
+
+  /**
+   * Replays, as new jobs paced by their endpoints' gates, the jobs the
+   * filter selects; expectedCount is the preview's count the person
+   * confirmed (another count rejects with 409 and nothing is done; at most
+   * 1000).
+   */
+  async replayFailures(filter: Omit<FailureReplay, "preview" | "expectedCount">, expectedCount: number, o?: RequestOptions): Promise<FailureReplayResult> {
+    const body = { ...filter, preview: false, expectedCount };
+    return (await this.#do("post", "/v1/failures/replay", "/v1/failures/replay", { body, safe: false }, o)).data;
   }
 
   /** Lists operator actions newest first (owner key); target selects e.g. "endpoint:payments" or "job:42". */

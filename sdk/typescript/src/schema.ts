@@ -216,6 +216,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/endpoints/{name}/failures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Group the endpoint's failed and exhausted jobs of a time range by classification and message fingerprint, with counts, first and last seen and a sparkline (reads at most the latest 10,000)
+         * @description Key scopes: producer (owner keys may do everything).
+         */
+        get: operations["getEndpointsNameFailures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints/{name}/held": {
         parameters: {
             query?: never;
@@ -310,6 +330,26 @@ export interface paths {
          * @description Key scopes: owner (owner keys may do everything).
          */
         post: operations["postEndpointsNameResume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/failures/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview, or replay as new jobs paced by their endpoints' gates, the failed and exhausted jobs a filter selects (endpoint, state, classification, group, time range) that no job replays yet; expectedCount must equal the preview's count (at most 1000)
+         * @description Key scopes: producer (owner keys may do everything).
+         */
+        post: operations["postFailuresReplay"];
         delete?: never;
         options?: never;
         head?: never;
@@ -973,7 +1013,7 @@ export interface components {
             workerId: string;
         };
         AuditEntry: {
-            /** @description endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, policy.update, key.create, key.revoke or key.recover (a new owner key made on the database by ratchet keys recover, its actor "offline recovery") */
+            /** @description endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, failures.replay, policy.update, key.create, key.revoke or key.recover (a new owner key made on the database by ratchet keys recover, its actor "offline recovery") */
             action: string;
             /** @description the acting key's name, or its prefix when it has none */
             actor: string;
@@ -1219,6 +1259,77 @@ export interface components {
             fields?: components["schemas"]["FieldError"][];
             fieldsOmitted?: number;
             message: string;
+        };
+        FailureGroup: {
+            classification: string;
+            count: number;
+            /** @description the message of the latest failure of the group */
+            example: string;
+            /** @description of count, jobs that used up their attempts */
+            exhausted: number;
+            /** @description of count, jobs failed (not retryable) */
+            failed: number;
+            /** @description the message with what varies replaced: <n>, <hex>, <id>, <uuid>, <time>, "…" */
+            fingerprint: string;
+            /** Format: date-time */
+            firstSeen: string;
+            /** @description 12 hex digits naming the classification and fingerprint; the group filter of a replay */
+            group: string;
+            /** Format: date-time */
+            lastSeen: string;
+            /** @description of count, jobs a job replays already; a replay of the group skips them */
+            replayed: number;
+            /** @description failures per time bucket, oldest first */
+            sparkline: number[];
+        };
+        FailureGroupList: {
+            /** @description the width of one sparkline bucket; bucket 0 starts at since */
+            bucketMs: number;
+            /** @description more than 10,000 jobs failed in the range: the groups are of the latest 10,000 */
+            capped: boolean;
+            endpoint: string;
+            groups: components["schemas"]["FailureGroup"][];
+            /** @description failed and exhausted jobs read */
+            scanned: number;
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+        };
+        FailureReplay: {
+            /** @description only jobs whose last attempt had this classification */
+            classification?: string;
+            /** @description only this endpoint's jobs */
+            endpoint?: string;
+            /** @description required without preview: the count the person confirmed */
+            expectedCount?: number | null;
+            /** @description only jobs of this failure group (12 hex digits, FailureGroup.group) */
+            group?: string;
+            /** @description count only; change nothing */
+            preview?: boolean;
+            /** @description RFC 3339 time, inclusive: jobs that failed at or after it */
+            since?: string;
+            /** @description failed or exhausted; default both */
+            state?: string;
+            /** @description RFC 3339 time, exclusive: jobs that failed before it */
+            until?: string;
+        };
+        FailureReplayResult: {
+            /** @description more than 10,000 jobs matched the endpoint, state and time range: only the latest 10,000 were read */
+            capped: boolean;
+            /** @description jobs selected (with preview: that a replay would replay now) */
+            count: number;
+            /** @description jobs that could not be replayed, and why */
+            failed: components["schemas"]["JobBulkFailed"][];
+            /** @description the new jobs */
+            jobs: number[];
+            preview: boolean;
+            /** @description jobs replayed (0 with preview) */
+            replayed: number;
+            /** @description failed and exhausted jobs read */
+            scanned: number;
+            /** @description jobs the filter matches that a job replays already */
+            skipped: number;
         };
         FieldError: {
             allowed: string;
@@ -2637,6 +2748,89 @@ export interface operations {
             };
         };
     };
+    getEndpointsNameFailures: {
+        parameters: {
+            query?: {
+                /** @description time buckets of each sparkline, 1–96, default 24 */
+                buckets?: string;
+                /** @description RFC 3339 time, inclusive: failures at or after it; default 24 hours before until */
+                since?: string;
+                /** @description RFC 3339 time, exclusive: failures before it; default now */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FailureGroupList"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key's scope or allowlist does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getEndpointsNameHeld: {
         parameters: {
             query?: {
@@ -2975,6 +3169,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key's scope or allowlist does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postFailuresReplay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FailureReplay"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FailureReplayResult"];
                 };
             };
             /** @description Invalid request: every bad field is named with its value and what is allowed */

@@ -64,6 +64,14 @@ export type JobBatchItem = S["JobBatchItem"];
 export type FlowKeyList = S["FlowKeyList"];
 /** One flow key's jobs on an endpoint and what holds them. */
 export type FlowKeyLoad = S["FlowKeyLoad"];
+/** GET /v1/endpoints/{name}/failures: an endpoint's failures grouped by classification and message fingerprint. */
+export type FailureGroupList = S["FailureGroupList"];
+/** One group of failures: counts, first and last seen, sparkline. */
+export type FailureGroup = S["FailureGroup"];
+/** POST /v1/failures/replay: the filter of a replay (preview and expectedCount are set by the methods). */
+export type FailureReplay = S["FailureReplay"];
+/** What a replay by filter counted and did. */
+export type FailureReplayResult = S["FailureReplayResult"];
 /** One page of a job list; nextCursor is null on the last page. */
 export type JobList = S["JobList"];
 /** GET /v1/jobs/counts: the count of each state and the total. */
