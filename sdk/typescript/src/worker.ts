@@ -1,4 +1,3 @@
-import { getEventListeners } from "node:events";
 import { hostname } from "node:os";
 import { apiBackoff, sleep } from "./backoff.js";
 import type { Client } from "./client.js";
@@ -15,8 +14,8 @@ import type { ClaimedJob, Report, ReportBatchItem } from "./types.js";
  * for a minimum wait, and any other error is classified by its network
  * kind (errorKind). `signal` aborts, with a JobAbortedError as its reason,
  * when the job's lease is lost, its cancel is requested, or the worker
- * shuts down past its grace period: pass it to fetch. It is the job's
- * only while the handler runs (a later job may get the same signal).
+ * shuts down past its grace period: pass it to fetch. Each job has a
+ * signal of its own, never handed to another job.
  */
 export type Handler = (job: ClaimedJob, signal: AbortSignal) => Promise<Outcome | Response | void> | Outcome | Response | void;
 
@@ -131,8 +130,6 @@ export class Worker {
   #idle?: Promise<void>;
   #idleResolve?: () => void;
   #reportDeadline = Infinity;
-  /** Abort controllers of finished jobs, never aborted and listened to by nobody, for the next jobs (see #recycle). */
-  #acs: AbortController[] = [];
 
   constructor(client: Client, options: WorkerOptions = {}) {
     this.#c = client;
@@ -279,23 +276,9 @@ export class Worker {
 
   #start(job: ClaimedJob): void {
     const every = Math.max(100, Math.floor(job.timeoutMs * this.#o.heartbeatFraction));
-    const a: Active = { job, ac: this.#acs.pop() ?? new AbortController(), hbStopped: false, every, nextBeat: Date.now() + every, leaseLost: false, abandoned: false };
+    const a: Active = { job, ac: new AbortController(), hbStopped: false, every, nextBeat: Date.now() + every, leaseLost: false, abandoned: false };
     this.#active.add(a);
     a.done = this.#runJob(a);
-  }
-
-  /**
-   * #recycle keeps the abort controller of a finished job for a later one
-   * when its signal never aborted and nothing listens to it any more (the
-   * handler returned and removed, or never added, its listeners): Node
-   * builds an AbortSignal slowly, and one per job was most of a Worker's
-   * own CPU per job. A handler that holds on to its signal after it
-   * returned must not use it: the job it belonged to is over.
-   */
-  #recycle(ac: AbortController): void {
-    const s = ac.signal;
-    if (s.aborted || s.onabort !== null || this.#acs.length >= this.#o.concurrency || getEventListeners(s, "abort").length > 0) return;
-    this.#acs.push(ac);
   }
 
   /** #runJob runs a's handler and reports its outcome; then a's slot is free again. */
@@ -304,7 +287,6 @@ export class Worker {
       await this.#handleAndReport(a);
     } finally {
       this.#active.delete(a);
-      this.#recycle(a.ac);
       this.#release(1);
     }
   }
@@ -371,7 +353,7 @@ export class Worker {
     const t = setTimeout(() => call.abort(new Error(`heartbeat of job ${j.id} took longer than ${2 * a.every} ms`)), 2 * a.every);
     try {
       const res = await this.#c.heartbeat(j.id, j.leaseToken, { signal: call.signal, timeoutMs: a.every });
-      // The handler ended meanwhile: its controller may already be another job's (see #recycle).
+      // The handler ended meanwhile: the job is over, and its lease no longer matters.
       if (a.hbStopped) return;
       if (res.cancelRequested) {
         a.hbStopped = true; // as the Go SDK: the handler should end now; stop extending the lease
