@@ -40,13 +40,17 @@ type Config struct {
 	DatabaseURL  string        // engine mode, or http mode's own server: a SQLite path or postgres:// URL; default a fresh SQLite file in a temp dir
 	Server       string        // http mode: an external server's URL; empty starts one in-process
 	Key          string        // http mode with Server: an owner key
-	CPUProfile   string        // write a Go CPU profile of the burn-down to this file
+	CPUProfile   string        // write a Go CPU profile of the burn-down (mode delivery: of the delivery) to this file
 	// DeliveryConcurrency is the dispatcher's concurrency in mode delivery;
 	// default 128.
 	DeliveryConcurrency int
 	// ConsoleRuns is how many timed runs of each request mode console
 	// makes; default ConsoleRuns (20). Tests use fewer.
 	ConsoleRuns int
+	// Rounds is how many rounds mode delivery runs (each a workers'
+	// burn-down then the delivery, on fresh files), printing the medians
+	// when more than one; 0 runs 1.
+	Rounds int
 	// Mode keys: the keys the keyed burn-down spreads its N jobs over
 	// (default 10000), their keyMaxConcurrent (default 5), and the backlog
 	// of key A in the fairness measurement (default 100000).
@@ -79,6 +83,7 @@ func (c *Config) Validate() error {
 	check(c.DeliveryConcurrency >= 1 && c.DeliveryConcurrency <= 1000, "delivery-concurrency", strconv.Itoa(c.DeliveryConcurrency), "must be from 1 through 1000")
 	check(c.Jobs >= 1 && c.Jobs <= 10_000_000, "jobs", strconv.Itoa(c.Jobs), "must be from 1 through 10000000")
 	check(c.ConsoleRuns >= 1 && c.ConsoleRuns <= 1000, "console-runs", strconv.Itoa(c.ConsoleRuns), "must be from 1 through 1000")
+	check(c.Rounds >= 0 && c.Rounds <= 100, "rounds", strconv.Itoa(c.Rounds), "must be from 1 through 100 (0: 1)")
 	check(c.Batch >= 1 && c.Batch <= 1000, "batch", strconv.Itoa(c.Batch), "must be from 1 through 1000")
 	check(c.Claimers >= 1 && c.Claimers <= 256, "claimers", strconv.Itoa(c.Claimers), "must be from 1 through 256")
 	check(c.EnqueueBatch >= 1 && c.EnqueueBatch <= 1000, "enqueue-batch", strconv.Itoa(c.EnqueueBatch), "must be from 1 through 1000")
@@ -174,12 +179,16 @@ type Result struct {
 	Jobs, Batch, Claimers     int
 	EnqueueDuration           time.Duration
 	BurnDownDuration          time.Duration
+	// BurnDownCPU is the CPU time the whole process (client and server)
+	// used during the burn-down; 0 where not measured.
+	BurnDownCPU               time.Duration
 	EnqueueRate, BurnDownRate float64 // jobs per second
 	Lag                       []time.Duration
 	LagP50, LagP99, LagMax    time.Duration
 	// Mode delivery: the same N jobs delivered by the dispatcher.
 	DeliveryDuration time.Duration
 	DeliveryRate     float64
+	DeliveryCPU      time.Duration // as BurnDownCPU, during the delivery
 	// Mode console: the seeding (EnqueueDuration, EnqueueRate) and the
 	// figures of each request.
 	Console []ConsoleTiming
@@ -277,7 +286,7 @@ func printHeader(w io.Writer, cfg Config, res *Result) {
 	}
 	fmt.Fprintf(w, "method:     enqueue N no-op jobs due now in batches (timed apart); then C claimers each loop: claim up to B due jobs without waiting, report them all succeeded in one batch report; the burn-down is timed from the first claim until every claimer found nothing left, and every job is checked succeeded.\n")
 	if cfg.Mode == "delivery" {
-		fmt.Fprintf(w, "delivery method: a local provider on 127.0.0.1 answers 200 at once (and counts requests); a tool of an endpoint without limits delivers to it (--delivery-allow 127.0.0.1/32, dispatcher concurrency %d); N jobs are enqueued due an hour ahead on the development clock, which then moves on an hour so all are due at once; timed from that move until the API counts N jobs succeeded (polled every 5 ms once the provider has counted N requests); the provider's count must be N.\n", cfg.DeliveryConcurrency)
+		fmt.Fprintf(w, "delivery method: a local provider on 127.0.0.1 answers 200 at once (and counts requests); a tool of an endpoint without limits delivers to it (--delivery-allow 127.0.0.1/32, dispatcher concurrency %d); N jobs are enqueued due an hour ahead on the development clock, which then moves on an hour so all are due at once; timed from that move until the API counts N jobs succeeded (polled every 5 ms once the provider has counted N requests); the provider's count must be N. CPU per job: this process's CPU time (user and system, getrusage) during each timed phase over N — servers, provider and clients all run in it; on a shared machine it moves less than the rates. With --rounds R, R rounds (workers then delivery, each on fresh files) and the medians; quote those, never one run.\n", cfg.DeliveryConcurrency)
 		return
 	}
 	if !cfg.SkipLag {
@@ -301,17 +310,12 @@ func burnDown(ctx context.Context, cfg Config, t target, res *Result) error {
 	var done atomic.Int64
 	errc := make(chan error, cfg.Claimers)
 	var wg sync.WaitGroup
-	if cfg.CPUProfile != "" {
-		f, err := os.Create(cfg.CPUProfile)
-		if err != nil {
-			return fmt.Errorf("cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startProfile(cfg.CPUProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
+	cpu0, _ := processCPU()
 	start = time.Now()
 	for i := range cfg.Claimers {
 		wg.Go(func() {
@@ -322,6 +326,9 @@ func burnDown(ctx context.Context, cfg Config, t target, res *Result) error {
 	}
 	wg.Wait()
 	res.BurnDownDuration = time.Since(start)
+	if cpu1, ok := processCPU(); ok {
+		res.BurnDownCPU = cpu1 - cpu0
+	}
 	close(errc)
 	if err := <-errc; err != nil {
 		return err
@@ -459,3 +466,20 @@ func ms(d time.Duration) string {
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// startProfile starts a Go CPU profile written to path (none when path is
+// empty); stop ends it.
+func startProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -99,7 +98,7 @@ func benchBurnDown(b *testing.B, mode string) {
 	}
 	defer t.close()
 	res := &Result{}
-	cpu0 := processCPU()
+	cpu0, _ := processCPU()
 	b.ResetTimer()
 	if err := burnDown(ctx, cfg, t, res); err != nil {
 		b.Fatal(err)
@@ -108,17 +107,9 @@ func benchBurnDown(b *testing.B, mode string) {
 	b.ReportMetric(res.BurnDownRate, "jobs/s")
 	// CPU time of the process per job, enqueue included: on a machine shared
 	// with other work it moves far less than the wall-clock rate.
-	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(cfg.Jobs), "cpu-µs/job")
+	cpu1, _ := processCPU()
+	b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(cfg.Jobs), "cpu-µs/job")
 	b.ReportMetric(0, "ns/op")
-}
-
-// processCPU is the user and system CPU time this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestDeliveryModePrintsBoth runs mode delivery at a tiny size: both
@@ -131,7 +122,8 @@ func TestDeliveryModePrintsBoth(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	text := out.String()
-	for _, re := range []string{`workers: +200 jobs in \S+ = \d+ jobs/s`, `delivery: +200 jobs in \S+ = \d+ jobs/s \(dispatcher concurrency 8; provider served 200 requests\)`,
+	for _, re := range []string{`workers: +200 jobs in \S+ = \d+ jobs/s, CPU (\d+ µs|n/a) per job`,
+		`delivery: +200 jobs in \S+ = \d+ jobs/s, CPU (\d+ µs|n/a) per job \(dispatcher concurrency 8; provider served 200 requests\)`,
 		`ratio: +delivery / workers = [\d.]+`, `delivery method: `} {
 		if !regexp.MustCompile(re).MatchString(text) {
 			t.Errorf("output lacks %s:\n%s", re, text)
@@ -139,6 +131,22 @@ func TestDeliveryModePrintsBoth(t *testing.T) {
 	}
 	if res.DeliveryRate <= 0 || res.BurnDownRate <= 0 {
 		t.Errorf("rates %v, %v", res.DeliveryRate, res.BurnDownRate)
+	}
+}
+
+// TestDeliveryRoundsPrintMedians runs mode delivery twice over at a tiny
+// size: each round prints its figures, and the last line the medians.
+func TestDeliveryRoundsPrintMedians(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := Run(context.Background(), Config{Mode: "delivery", Rounds: 2, Jobs: 100, Batch: 20, Claimers: 2, EnqueueBatch: 100, Synchronous: "NORMAL", DeliveryConcurrency: 4}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, re := range []string{`round 1 of 2 \(load average \S+\)`, `round 2 of 2`, `(?s)(delivery: +100 jobs.*){2}`,
+		`median of 2 rounds: workers \d+ jobs/s, delivery \d+ jobs/s; ratio delivery / workers [\d.]+ \(median of the rounds' ratios, range [\d.]+–[\d.]+\)`} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("output lacks %s:\n%s", re, text)
+		}
 	}
 }
 

@@ -8,7 +8,11 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -18,14 +22,70 @@ import (
 	"github.com/getratchet/ratchet/wire"
 )
 
-// runDelivery is mode "delivery": in one run, the worker burn-down of mode
-// http, then the same N jobs delivered by the server's own dispatcher to a
-// local provider that answers 200 at once, each on a fresh SQLite file.
+// runDelivery is mode "delivery": Rounds rounds of deliveryRound, then
+// (with more than one) the median of each figure and of the rounds'
+// ratios, which res then holds.
 func runDelivery(ctx context.Context, cfg Config, dir string, w io.Writer, res *Result) error {
+	var workers, deliveries, ratios, cpuRatios []float64
+	rounds := max(cfg.Rounds, 1)
+	for r := range rounds {
+		if rounds > 1 {
+			fmt.Fprintf(w, "round %d of %d (load average %s)\n", r+1, rounds, loadAverage())
+		}
+		rdir := filepath.Join(dir, "round"+strconv.Itoa(r+1))
+		if err := os.Mkdir(rdir, 0o700); err != nil {
+			return err
+		}
+		if err := deliveryRound(ctx, cfg, rdir, w, res); err != nil {
+			return err
+		}
+		workers, deliveries = append(workers, res.BurnDownRate), append(deliveries, res.DeliveryRate)
+		ratios = append(ratios, res.DeliveryRate/res.BurnDownRate)
+		if res.DeliveryCPU > 0 {
+			cpuRatios = append(cpuRatios, float64(res.BurnDownCPU)/float64(res.DeliveryCPU))
+		}
+	}
+	if rounds == 1 {
+		return nil
+	}
+	res.BurnDownRate, res.DeliveryRate = median(workers), median(deliveries)
+	fmt.Fprintf(w, "median of %d rounds: workers %.0f jobs/s, delivery %.0f jobs/s; ratio delivery / workers %.2f (median of the rounds' ratios, range %.2f–%.2f)",
+		rounds, res.BurnDownRate, res.DeliveryRate, median(ratios), slices.Min(ratios), slices.Max(ratios))
+	if len(cpuRatios) > 0 {
+		fmt.Fprintf(w, "; CPU per job, workers / delivery %.2f", median(cpuRatios))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// median is the median of xs (not empty); xs is sorted in place.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
+}
+
+// loadAverage is the 1-minute load average as /proc/loadavg gives it, or
+// "n/a": a round run while the machine was busy reads differently.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "n/a"
+}
+
+// deliveryRound is one round of mode delivery: the worker burn-down of
+// mode http, then the same N jobs delivered by the server's own dispatcher
+// to a local provider that answers 200 at once, each on a fresh SQLite
+// file.
+func deliveryRound(ctx context.Context, cfg Config, dir string, w io.Writer, res *Result) error {
 	if err := workersBurnDown(ctx, cfg, dir, res); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "workers:    %d jobs in %s = %.0f jobs/s (mode http: C %d claimers, B %d per claim and per batch report)\n", res.Jobs, round(res.BurnDownDuration), res.BurnDownRate, cfg.Claimers, cfg.Batch)
+	fmt.Fprintf(w, "workers:    %d jobs in %s = %.0f jobs/s, CPU %s per job (mode http: C %d claimers, B %d per claim and per batch report)\n", res.Jobs, round(res.BurnDownDuration), res.BurnDownRate, perJob(res.BurnDownCPU, res.Jobs), cfg.Claimers, cfg.Batch)
 
 	var served atomic.Int64
 	pln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -55,9 +115,22 @@ func runDelivery(ctx context.Context, cfg Config, dir string, w io.Writer, res *
 	if err := awaitDelivery(ctx, c, cfg, &served, res); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "delivery:   %d jobs in %s = %.0f jobs/s (dispatcher concurrency %d; provider served %d requests)\n", cfg.Jobs, round(res.DeliveryDuration), res.DeliveryRate, cfg.DeliveryConcurrency, served.Load())
-	fmt.Fprintf(w, "ratio:      delivery / workers = %.2f\n", res.DeliveryRate/res.BurnDownRate)
+	fmt.Fprintf(w, "delivery:   %d jobs in %s = %.0f jobs/s, CPU %s per job (dispatcher concurrency %d; provider served %d requests)\n", cfg.Jobs, round(res.DeliveryDuration), res.DeliveryRate, perJob(res.DeliveryCPU, cfg.Jobs), cfg.DeliveryConcurrency, served.Load())
+	fmt.Fprintf(w, "ratio:      delivery / workers = %.2f", res.DeliveryRate/res.BurnDownRate)
+	if res.DeliveryCPU > 0 {
+		fmt.Fprintf(w, "; CPU per job, workers / delivery = %.2f", float64(res.BurnDownCPU)/float64(res.DeliveryCPU))
+	}
+	fmt.Fprintln(w)
 	return nil
+}
+
+// perJob is CPU time d spread over n jobs, in microseconds ("n/a" when
+// not measured).
+func perJob(d time.Duration, n int) string {
+	if d <= 0 || n <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f µs", float64(d.Microseconds())/float64(n))
 }
 
 // workersBurnDown is the first half of mode delivery: the burn-down of
@@ -65,6 +138,7 @@ func runDelivery(ctx context.Context, cfg Config, dir string, w io.Writer, res *
 func workersBurnDown(ctx context.Context, cfg Config, dir string, res *Result) error {
 	hcfg := cfg
 	hcfg.Mode, hcfg.SkipLag = "http", true
+	hcfg.CPUProfile = "" // mode delivery profiles the delivery
 	t, err := newHTTPTarget(ctx, hcfg, dir)
 	if err != nil {
 		return err
@@ -103,6 +177,12 @@ func enqueueForDelivery(ctx context.Context, c *client.Client, cfg Config, deliv
 // as in the worker burn-down, and times until all have succeeded and the
 // provider (whose count is served) answered each exactly once.
 func awaitDelivery(ctx context.Context, c *client.Client, cfg Config, served *atomic.Int64, res *Result) error {
+	stopProfile, err := startProfile(cfg.CPUProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
+	cpu0, _ := processCPU()
 	start := time.Now()
 	if err := c.AdvanceClock(ctx, time.Hour+time.Second); err != nil {
 		return err
@@ -127,6 +207,9 @@ func awaitDelivery(ctx context.Context, c *client.Client, cfg Config, served *at
 		time.Sleep(5 * time.Millisecond)
 	}
 	res.DeliveryDuration = time.Since(start)
+	if cpu1, ok := processCPU(); ok {
+		res.DeliveryCPU = cpu1 - cpu0
+	}
 	res.DeliveryRate = float64(cfg.Jobs) / res.DeliveryDuration.Seconds()
 	if n := served.Load(); n != int64(cfg.Jobs) {
 		return fmt.Errorf("delivery: the provider served %d requests for %d jobs", n, cfg.Jobs)

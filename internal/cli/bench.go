@@ -10,7 +10,7 @@ import (
 	"github.com/getratchet/ratchet/internal/bench"
 )
 
-const benchUsage = "bench [--mode engine|http|delivery|console|keys|schedules] [--schedules N] [--minutes M] [--spread D] [--keys K] [--key-limit L] [--fair-backlog N] [--delivery-concurrency N] [--jobs N] [--batch B] [--claimers C] [--synchronous FULL|NORMAL] [--database URL] [--server URL --key KEY] [--lag-jobs N] [--no-lag] [--cpuprofile FILE]"
+const benchUsage = "bench [--mode engine|http|delivery|console|keys|schedules] [--schedules N] [--minutes M] [--spread D] [--keys K] [--key-limit L] [--fair-backlog N] [--delivery-concurrency N] [--rounds R] [--jobs N] [--batch B] [--claimers C] [--synchronous FULL|NORMAL] [--database URL] [--server URL --key KEY] [--lag-jobs N] [--no-lag] [--cpuprofile FILE]"
 
 // runBench measures burn-down throughput and due-to-claim lag and prints
 // them with the settings and the method.
@@ -18,7 +18,6 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("bench", benchUsage, env.Stderr)
 	mode := f.String("mode", "engine", "engine (in-process engine), http (the Go SDK over loopback HTTP), delivery (http's worker burn-down, then the same jobs by HTTP delivery), console (seed N jobs, then time the dashboard's reads over HTTP), keys (limits per flow key: key-less against keyed burn-down, claim cost against the number of keys, fairness), or schedules (N schedules firing every minute: ticks missed or doubled, lag from tick to job)")
 	modeOf := modeFlags(f)
-	deliveryConc := f.String("delivery-concurrency", "128", "mode delivery: the dispatcher's concurrency, 1–1000")
 	jobs := f.String("jobs", "20000", "N: jobs to enqueue and burn down, 1–10000000")
 	batch := f.String("batch", "100", "B: most jobs per claim and per report, 1–1000")
 	claimers := f.String("claimers", "4", "C: concurrent claimers, 1–256")
@@ -27,7 +26,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	lagEvery := f.String("lag-every", "2ms", "spacing of the lag enqueues, more than 0 up to 1s")
 	lagAhead := f.String("lag-ahead", "5ms", "how far in the future each lag job is due, 0–1s")
 	noLag := f.Bool("no-lag", "measure throughput only")
-	cpuProfile := f.String("cpuprofile", "", "write a Go CPU profile of the burn-down (this process only) to FILE, for go tool pprof")
+	cpuProfile := f.String("cpuprofile", "", "write a Go CPU profile of the burn-down (mode delivery: of the delivery; this process only) to FILE, for go tool pprof")
 	syncMode := f.String("synchronous", envOr(env, "RATCHET_SQLITE_SYNCHRONOUS", "FULL"), "SQLite synchronous: FULL (the server default) or NORMAL (RATCHET_SQLITE_SYNCHRONOUS)")
 	db := f.String("database", "", "SQLite path or postgres:// URL; default a fresh SQLite file in a temporary directory")
 	srv := f.String("server", "", "http mode: an external server's URL instead of an in-process one")
@@ -41,7 +40,6 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		f.fail("mode", *mode, "must be engine, http, delivery, console, keys or schedules")
 	}
 	modeOf(&cfg)
-	cfg.DeliveryConcurrency = int(f.integer("delivery-concurrency", *deliveryConc, 1, 1000, "must be an integer from 1 through 1000"))
 	cfg.Jobs = int(f.integer("jobs", *jobs, 1, 10_000_000, "must be an integer from 1 through 10000000"))
 	cfg.Batch = int(f.integer("batch", *batch, 1, 1000, "must be an integer from 1 through 1000"))
 	cfg.Claimers = int(f.integer("claimers", *claimers, 1, 256, "must be an integer from 1 through 256"))
@@ -93,9 +91,21 @@ func schedulesFlags(f *flagSet) func(*bench.Config) {
 
 // modeFlags declares the flags of modes keys and schedules.
 func modeFlags(f *flagSet) func(*bench.Config) {
-	keysOf, schedOf := keysFlags(f), schedulesFlags(f)
+	keysOf, schedOf, deliveryOf := keysFlags(f), schedulesFlags(f), deliveryFlags(f)
 	return func(cfg *bench.Config) {
 		keysOf(cfg)
 		schedOf(cfg)
+		deliveryOf(cfg)
+	}
+}
+
+// deliveryFlags declares mode delivery's flags; the function it returns
+// reads them into a config once they are parsed.
+func deliveryFlags(f *flagSet) func(*bench.Config) {
+	conc := f.String("delivery-concurrency", "128", "mode delivery: the dispatcher's concurrency, 1–1000")
+	rounds := f.String("rounds", "1", "mode delivery: rounds (workers then delivery, on fresh files), 1–100; more than one prints the medians")
+	return func(cfg *bench.Config) {
+		cfg.DeliveryConcurrency = int(f.integer("delivery-concurrency", *conc, 1, 1000, "must be an integer from 1 through 1000"))
+		cfg.Rounds = int(f.integer("rounds", *rounds, 1, 100, "must be an integer from 1 through 100"))
 	}
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/internal/tracing"
 	"github.com/getratchet/ratchet/internal/webhook"
 	"github.com/getratchet/ratchet/wire"
@@ -73,13 +74,13 @@ type Config struct {
 
 // Dispatcher delivers the jobs of HTTP tools. Run it once per node.
 type Dispatcher struct {
-	cfg       Config
-	eng       *engine.Engine
-	client    *http.Client
-	log       *slog.Logger
-	stop      chan struct{}
-	stopOnce  sync.Once
-	templates sync.Map // tool id → *webhook.Template
+	cfg      Config
+	eng      *engine.Engine
+	client   *http.Client
+	log      *slog.Logger
+	stop     chan struct{}
+	stopOnce sync.Once
+	targets  sync.Map // tool id → *target
 }
 
 // New builds a dispatcher.
@@ -131,62 +132,177 @@ func NewClient(policy webhook.Policy, conns int) *http.Client {
 	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// Stop makes Run stop claiming. Requests in flight go on until Run's
-// context ends.
+// Stop makes Run stop claiming. Jobs already claimed, in flight or
+// waiting in the claim-ahead buffer, go on until Run's context ends.
 func (d *Dispatcher) Stop() { d.stopOnce.Do(func() { close(d.stop) }) }
 
 // Run claims and delivers until Stop or ctx ends, then waits for the
 // requests in flight. Cancelling ctx abandons them without a report: their
 // leases expire and the engine's rescue records them as timed out and
 // schedules the retry, on whichever node is up.
+//
+// Run keeps the provider busy the way a fast worker does: it claims ahead
+// (up to Concurrency jobs wait, claimed, for a request slot while
+// Concurrency requests are in flight), so a request slot that comes free
+// starts the next job at once instead of waiting for a claim; it claims
+// only when at least Concurrency jobs' room is free, so each claim is one
+// transaction for many jobs; and it reports finished attempts in batches
+// (see reporter). A job that waited in the buffer longer than its lease's
+// margin is not sent (see send). The gates hold as for any claim: jobs in
+// the buffer count as running for maxConcurrent, and a circuit that opens
+// meanwhile stops the next claim, not the jobs already claimed — as for a
+// worker holding a batch.
 func (d *Dispatcher) Run(ctx context.Context) {
 	cctx, cancelClaims := context.WithCancel(ctx)
 	defer cancelClaims()
 	go d.cancelOnStop(cctx, cancelClaims)
-	slots := make(chan struct{}, d.cfg.Concurrency)
+	h := newHolding(d.cfg.Concurrency)
 	// Finished attempts are reported in batches: whatever finished while
 	// the previous batch was written goes in the next, one transaction.
-	results := make(chan attempted, d.cfg.Concurrency)
+	results := make(chan attempted, h.limit)
 	reported := make(chan struct{})
 	go func() { d.reporter(ctx, results); close(reported) }()
-	var inflight sync.WaitGroup
-	defer func() {
-		inflight.Wait()
-		close(results)
-		<-reported
-	}()
+	ready := make(chan queued, h.limit)
+	var senders sync.WaitGroup
+	for range d.cfg.Concurrency {
+		senders.Go(func() { d.sender(ctx, ready, results, h) })
+	}
+	d.claimLoop(cctx, ready, h)
+	// Jobs already claimed are still sent (each within its lease); then
+	// every finished attempt is reported.
+	close(ready)
+	senders.Wait()
+	close(results)
+	<-reported
+}
+
+// claimLoop claims into ready whenever there is room for a claim's worth
+// of jobs, until ctx (the claims' context) ends.
+func (d *Dispatcher) claimLoop(ctx context.Context, ready chan<- queued, h *holding) {
 	failures := 0
 	for {
-		free, ok := d.takeSlots(cctx, slots)
+		free, ok := h.room(ctx)
 		if !ok {
 			return
 		}
-		jobs, err := d.eng.ClaimDeliveries(cctx, d.cfg.WorkerID, free, claimWait)
+		jobs, err := d.eng.ClaimDeliveries(ctx, d.cfg.WorkerID, free, claimWait)
 		claimed := d.cfg.Clock.Now()
-		for range free - len(jobs) {
-			<-slots
-		}
 		if err != nil {
-			if cctx.Err() != nil {
+			if ctx.Err() != nil {
 				return
 			}
 			failures++
 			d.log.Warn("delivery claim failed", "err", err)
-			if !d.pause(cctx, failures) {
+			if !d.pause(ctx, failures) {
 				return
 			}
 			continue
 		}
 		failures = 0
+		h.add(len(jobs))
 		for _, c := range jobs {
-			inflight.Go(func() {
-				a, ok := d.try(ctx, c, claimed)
-				<-slots
-				if ok {
-					results <- a
-				}
-			})
+			ready <- queued{c: c, claimed: claimed} // never blocks: ready holds h.limit
 		}
+	}
+}
+
+// sender runs one request slot: it sends the jobs of ready one after the
+// other and passes each finished attempt to results.
+func (d *Dispatcher) sender(ctx context.Context, ready <-chan queued, results chan<- attempted, h *holding) {
+	for q := range ready {
+		a, ok := d.send(ctx, q)
+		h.done()
+		if ok {
+			results <- a
+		}
+	}
+}
+
+// send runs the attempt of a job taken from the claim-ahead buffer. A job
+// that waited there longer than its lease's margin is not sent: its
+// request would have less time than its timeout promises. It is reported
+// at once as a retryable attempt that was never sent (the dispatcher's own
+// decision, worker_retry, with error kind "other", so the provider's
+// circuit does not count it) rather than left to its lease, which would
+// record a timed-out attempt that counts. ok is false when ctx ended
+// (shutdown): the job is left to its lease.
+func (d *Dispatcher) send(ctx context.Context, q queued) (attempted, bool) {
+	if ctx.Err() != nil {
+		return attempted{}, false
+	}
+	waited := clock.Since(d.cfg.Clock, q.claimed)
+	if m := margin(q.c); waited > m {
+		yes := true
+		res := engine.DeliveryResult{}
+		res.ErrorKind, res.Retryable = "other", &yes
+		res.Message = "not sent: the job waited " + waited.Round(time.Millisecond).String() + " for a request slot after its claim, more than its lease's margin of " +
+			m.String() + "; retried without counting toward the circuit"
+		_, span := d.startSpan(ctx, q.c)
+		return attempted{Delivered: engine.Delivered{Claimed: q.c, Result: res}, span: span, end: d.cfg.Clock.Now()}, true
+	}
+	return d.try(ctx, q.c, q.claimed)
+}
+
+// queued is a claimed job waiting in the claim-ahead buffer, with the time
+// its claim returned on the dispatcher's clock.
+type queued struct {
+	c       engine.Claimed
+	claimed time.Time
+}
+
+// holding counts the jobs a dispatcher holds, claimed and not yet
+// finished: those in flight (at most the concurrency) and those waiting in
+// the claim-ahead buffer.
+type holding struct {
+	limit   int // most jobs held: the concurrency in flight and as many waiting
+	ahead   int // a claim waits until this much room is free
+	mu      sync.Mutex
+	held    int
+	changed chan struct{} // a token when held went down
+}
+
+func newHolding(concurrency int) *holding {
+	return &holding{limit: 2 * concurrency, ahead: concurrency, changed: make(chan struct{}, 1)}
+}
+
+// room waits until at least ahead jobs' room is free and returns the free
+// room, the most to claim now; false when ctx ended first. With nothing
+// waiting in the buffer the room is always at least ahead (at most the
+// concurrency is in flight), so a claim never waits while slots idle.
+func (h *holding) room(ctx context.Context) (int, bool) {
+	for {
+		if ctx.Err() != nil {
+			return 0, false
+		}
+		h.mu.Lock()
+		free := h.limit - h.held
+		h.mu.Unlock()
+		if free >= h.ahead {
+			return free, true
+		}
+		select {
+		case <-h.changed:
+		case <-ctx.Done():
+			return 0, false
+		}
+	}
+}
+
+// add counts n jobs claimed.
+func (h *holding) add(n int) {
+	h.mu.Lock()
+	h.held += n
+	h.mu.Unlock()
+}
+
+// done counts one job finished (sent and answered, or not sent).
+func (h *holding) done() {
+	h.mu.Lock()
+	h.held--
+	h.mu.Unlock()
+	select {
+	case h.changed <- struct{}{}:
+	default:
 	}
 }
 
@@ -198,27 +314,6 @@ func (d *Dispatcher) cancelOnStop(ctx context.Context, cancel context.CancelFunc
 		cancel()
 	case <-ctx.Done():
 	}
-}
-
-// takeSlots waits for one free request slot, then takes as many more as
-// are free at once: the most jobs to claim now. It reports false when ctx
-// ended first.
-func (d *Dispatcher) takeSlots(ctx context.Context, slots chan struct{}) (int, bool) {
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
-		return 0, false
-	}
-	free := 1
-	for free < d.cfg.Concurrency {
-		select {
-		case slots <- struct{}{}:
-			free++
-		default:
-			return free, true
-		}
-	}
-	return free, true
 }
 
 // pause waits after the failures-th claim failure in a row, 200 ms more
@@ -235,8 +330,10 @@ func (d *Dispatcher) pause(ctx context.Context, failures int) bool {
 	}
 }
 
-// maxReportBatch bounds one report batch of the dispatcher.
-const maxReportBatch = 200
+// maxReportBatch bounds one report batch of the dispatcher: the engine's
+// batch limit, so a backlog of finished attempts (one claim's worth and
+// more) is one transaction.
+const maxReportBatch = engine.MaxBatch
 
 // reporter reports finished attempts in batches until in is closed.
 func (d *Dispatcher) reporter(ctx context.Context, in <-chan attempted) {
@@ -317,14 +414,14 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time
 		res.ErrorKind, res.Message = "other", "reading the tool's delivery target failed: "+err.Error()
 		return res, true
 	}
-	spec := engine.DeliveryOf(t)
-	url, msg := d.target(t.ID, spec, c)
+	tt := d.targetOf(t)
+	url, msg := tt.url(c)
 	if msg != "" {
 		return unsendable(msg)
 	}
 	rctx, cancel := context.WithTimeout(ctx, d.timeout(c, claimed))
 	defer cancel()
-	req, msg := d.request(rctx, spec, url, c)
+	req, msg := d.request(rctx, tt, url, c)
 	if msg != "" {
 		return unsendable(msg)
 	}
@@ -350,18 +447,50 @@ func (d *Dispatcher) attempt(ctx context.Context, c engine.Claimed, claimed time
 	return d.readResponse(ctx, resp, start)
 }
 
-// target is the URL of job c: the URL template of tool toolID's delivery
-// target spec, rendered from the job's payload. msg says why there is
-// none (no target, an invalid template, a payload that does not fill it).
-func (d *Dispatcher) target(toolID int64, spec *engine.DeliverySpec, c engine.Claimed) (url, msg string) {
-	if spec == nil {
+// target is what the requests of one tool share, worked out once per
+// tool (tools never change): its delivery spec, parsed URL template,
+// signing key, and the header of its spec that no request may carry.
+type target struct {
+	spec      *engine.DeliverySpec
+	tpl       *webhook.Template
+	tplErr    error
+	key       []byte // nil without a secret
+	keyErr    error
+	badHeader string // a header whose value is not a valid header value
+}
+
+// targetOf returns the target of tool t, cached by id.
+func (d *Dispatcher) targetOf(t *store.Tool) *target {
+	if tt, ok := d.targets.Load(t.ID); ok {
+		return tt.(*target)
+	}
+	tt := &target{spec: engine.DeliveryOf(t)}
+	if tt.spec != nil {
+		tt.tpl, tt.tplErr = webhook.ParseTemplate(tt.spec.URL)
+		if tt.spec.Secret != "" {
+			tt.key, tt.keyErr = webhook.ParseSecret(tt.spec.Secret)
+		}
+		for k, v := range tt.spec.Headers {
+			if !wire.HeaderValueOK(v) {
+				tt.badHeader = k
+			}
+		}
+	}
+	d.targets.Store(t.ID, tt)
+	return tt
+}
+
+// url is the URL of job c: the target's URL template rendered from the
+// job's payload. msg says why there is none (no target, an invalid
+// template, a payload that does not fill it).
+func (tt *target) url(c engine.Claimed) (url, msg string) {
+	if tt.spec == nil {
 		return "", "the tool has no delivery target"
 	}
-	tpl, err := d.template(toolID, spec.URL)
-	if err != nil {
-		return "", "the delivery URL is invalid: " + err.Error()
+	if tt.tplErr != nil {
+		return "", "the delivery URL is invalid: " + tt.tplErr.Error()
 	}
-	url, err = tpl.Render(c.Job.Payload)
+	url, err := tt.tpl.Render(c.Job.Payload)
 	if err != nil {
 		return "", err.Error()
 	}
@@ -378,52 +507,69 @@ func (d *Dispatcher) target(toolID int64, spec *engine.DeliverySpec, c engine.Cl
 // outlast the lease, letting the retry go out while this request still
 // waits.
 func (d *Dispatcher) timeout(c engine.Claimed, claimed time.Time) time.Duration {
-	lease := time.Duration(c.LeaseExpiresAt-c.Job.ClaimedAt) * time.Millisecond
-	left := lease - clock.Since(d.cfg.Clock, claimed)
-	return left - min(lease/10, 2*time.Second)
+	left := lease(c) - clock.Since(d.cfg.Clock, claimed)
+	return left - margin(c)
+}
+
+// lease is the length of job c's lease, as the claim stamped it.
+func lease(c engine.Claimed) time.Duration {
+	return time.Duration(c.LeaseExpiresAt-c.Job.ClaimedAt) * time.Millisecond
+}
+
+// margin is the part of job c's lease kept to report in: a tenth, at most
+// 2 s. A job may also wait at most this long in the claim-ahead buffer.
+func margin(c engine.Claimed) time.Duration {
+	return min(lease(c)/10, 2*time.Second)
 }
 
 // request builds the request of job c to url: the tool's method and
 // headers, the job's payload, the idempotency key and the job's id and
 // attempt, and the Standard Webhooks signature when the tool has a
 // secret. msg says why it cannot be built.
-func (d *Dispatcher) request(ctx context.Context, spec *engine.DeliverySpec, url string, c engine.Claimed) (*http.Request, string) {
+func (d *Dispatcher) request(ctx context.Context, tt *target, url string, c engine.Claimed) (*http.Request, string) {
+	spec := tt.spec
 	req, err := http.NewRequestWithContext(ctx, spec.Method, url, bytes.NewReader(c.Job.Payload))
 	if err != nil {
 		return nil, "the delivery request could not be built: " + err.Error()
 	}
-	for k, v := range spec.Headers {
-		req.Header.Set(k, v)
-	}
-	id := strconv.FormatInt(c.Job.ID, 10)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", d.cfg.UserAgent)
 	if !wire.HeaderValueOK(c.IdempotencyKey) {
 		// Refused at enqueue today; a job stored before that check would
 		// otherwise fail every attempt as a network error.
 		return nil, "the idempotency key " + strconv.QuoteToASCII(c.IdempotencyKey) + " is not a valid header value"
 	}
-	for k, v := range spec.Headers {
-		if !wire.HeaderValueOK(v) {
-			return nil, "the tool's header " + strconv.QuoteToASCII(k) + " has a value that is not a valid header value"
-		}
+	if tt.badHeader != "" {
+		return nil, "the tool's header " + strconv.QuoteToASCII(tt.badHeader) + " has a value that is not a valid header value"
 	}
-	req.Header.Set("Idempotency-Key", c.IdempotencyKey)
-	req.Header.Set("Ratchet-Job-Id", id)
-	req.Header.Set("Ratchet-Attempt", strconv.FormatInt(c.Job.Attempt, 10))
+	// The header map is built at its final size, with keys already in
+	// canonical form where they are constants (Header.Set would
+	// canonicalize each again).
+	h := make(http.Header, len(spec.Headers)+10)
+	for k, v := range spec.Headers {
+		h.Set(k, v)
+	}
+	id := strconv.FormatInt(c.Job.ID, 10)
+	h["Content-Type"] = jsonType
+	h["User-Agent"] = []string{d.cfg.UserAgent}
+	h["Idempotency-Key"] = []string{c.IdempotencyKey}
+	h["Ratchet-Job-Id"] = []string{id}
+	h["Ratchet-Attempt"] = []string{strconv.FormatInt(c.Job.Attempt, 10)}
+	req.Header = h
 	setTraceHeaders(req, c)
 	if spec.Secret != "" {
-		key, err := webhook.ParseSecret(spec.Secret)
-		if err != nil {
-			return nil, "the signing secret is invalid: " + err.Error()
+		if tt.keyErr != nil {
+			return nil, "the signing secret is invalid: " + tt.keyErr.Error()
 		}
 		msgID, now := "ratchet-job-"+id, d.cfg.Clock.Now()
 		req.Header.Set(webhook.HeaderID, msgID)
 		req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-		req.Header.Set(webhook.HeaderSignature, webhook.Sign(key, msgID, now, c.Job.Payload))
+		req.Header.Set(webhook.HeaderSignature, webhook.Sign(tt.key, msgID, now, c.Job.Payload))
 	}
 	return req, ""
 }
+
+// jsonType is the Content-Type of every request, shared: the transport
+// only reads it.
+var jsonType = []string{"application/json"}
 
 // readResponse reads the provider's answer to a request sent at start: its
 // status, headers and the start of its body (up to MaxResponseBytes; the
@@ -450,18 +596,6 @@ func (d *Dispatcher) readResponse(ctx context.Context, resp *http.Response, star
 		res.Message = "HTTP " + strconv.Itoa(resp.StatusCode) + "; the response body is longer than " + strconv.Itoa(MaxResponseBytes) + " bytes and was not read further"
 	}
 	return res, true
-}
-
-func (d *Dispatcher) template(toolID int64, raw string) (*webhook.Template, error) {
-	if t, ok := d.templates.Load(toolID); ok {
-		return t.(*webhook.Template), nil
-	}
-	t, err := webhook.ParseTemplate(raw)
-	if err != nil {
-		return nil, err
-	}
-	d.templates.Store(toolID, t)
-	return t, nil
 }
 
 // ErrorKind names a request error the way a worker's report does

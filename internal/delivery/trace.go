@@ -25,14 +25,23 @@ type attempted struct {
 // span, a child of the job's trace, whose context the request carries.
 // ok is false when ctx ended (see attempt); the span then ends at once.
 func (d *Dispatcher) try(ctx context.Context, c engine.Claimed, claimed time.Time) (attempted, bool) {
-	j := c.Job
-	sctx, span := d.cfg.Tracer.Start(ctx, tracing.SpanDelivery, trace.SpanKindClient, j.Traceparent, j.Tracestate, d.cfg.Clock.Now(),
-		tracing.Job(j.ID, j.Tool, j.Version, j.Endpoint, j.Attempt))
+	sctx, span := d.startSpan(ctx, c)
 	res, ok := d.attempt(sctx, c, claimed)
 	if !ok {
 		span.End()
 	}
 	return attempted{Delivered: engine.Delivered{Claimed: c, Result: res}, span: span, end: d.cfg.Clock.Now()}, ok
+}
+
+// startSpan starts the ratchet.delivery span of job c's attempt. Without
+// a tracer the span records nothing, and its attributes are not built.
+func (d *Dispatcher) startSpan(ctx context.Context, c engine.Claimed) (context.Context, trace.Span) {
+	j := c.Job
+	if d.cfg.Tracer == nil {
+		return d.cfg.Tracer.Start(ctx, tracing.SpanDelivery, trace.SpanKindClient, "", "", time.Time{})
+	}
+	return d.cfg.Tracer.Start(ctx, tracing.SpanDelivery, trace.SpanKindClient, j.Traceparent, j.Tracestate, d.cfg.Clock.Now(),
+		tracing.Job(j.ID, j.Tool, j.Version, j.Endpoint, j.Attempt))
 }
 
 // finish ends the attempt's span with what was decided of it.

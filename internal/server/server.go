@@ -150,8 +150,8 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	}
 	announce(cfg, st.Driver(), ln, mln, stdout, log)
 	// The dispatcher delivers HTTP tools' jobs. On shutdown it stops
-	// claiming with the API; requests in flight get the shutdown timeout,
-	// then are abandoned to their leases (recorded as timed out, retried).
+	// claiming with the API; requests in flight and jobs claimed ahead get the
+	// shutdown timeout, then are left to their leases (timed out, retried).
 	disp := delivery.New(delivery.Config{Engine: eng, Concurrency: cfg.DeliveryConcurrency, Policy: webhook.Policy{Allow: cfg.DeliveryAllow},
 		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock, Tracer: tracer})
 	return serve(ctx, cfg, ln, srv, eng, disp, draining, log)

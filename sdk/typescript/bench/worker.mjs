@@ -65,6 +65,7 @@ if (f.enqueue) {
 }
 
 let reported = 0;
+let claims = 0, claimed = 0, batches = 0;
 let refused = 0;
 let finish;
 const finished = new Promise((r) => (finish = r));
@@ -78,7 +79,9 @@ const w = new Worker(c, {
   waitMs: 1000,
   handleSignals: true,
   onError: (e) => console.error(e.message),
+  onClaimed: (jobs) => { claims++; claimed += jobs.length; },
   onReported: (results) => {
+    batches++;
     for (const r of results) r.ok ? reported++ : refused++;
     if (reported + refused >= n) finish(performance.now());
   },
@@ -97,4 +100,6 @@ await run;
 const s = (t1 - t0) / 1000;
 console.log(`burn-down:  ${reported} jobs in ${s.toFixed(2)} s = ${Math.round(reported / s)} jobs/s${refused ? ` (${refused} reports refused)` : ""}`);
 console.log(`client CPU: ${Math.round((cpu.user + cpu.system) / 1000)} ms (${((cpu.user + cpu.system) / reported).toFixed(0)} µs per job) in this process during the burn-down`);
+console.log(`cpu split:  user ${Math.round(cpu.user / 1000)} ms, system ${Math.round(cpu.system / 1000)} ms`);
+console.log(`requests:   ${claims} non-empty claims (${(claimed / Math.max(1, claims)).toFixed(1)} jobs each), ${batches} report batches (${(reported / Math.max(1, batches)).toFixed(1)} reports each)`);
 if (refused > 0 || reported < n) process.exitCode = 1;

@@ -14,7 +14,8 @@ import type { ClaimedJob, Report, ReportBatchItem } from "./types.js";
  * for a minimum wait, and any other error is classified by its network
  * kind (errorKind). `signal` aborts, with a JobAbortedError as its reason,
  * when the job's lease is lost, its cancel is requested, or the worker
- * shuts down past its grace period: pass it to fetch.
+ * shuts down past its grace period: pass it to fetch. Each job has a
+ * signal of its own, never handed to another job.
  */
 export type Handler = (job: ClaimedJob, signal: AbortSignal) => Promise<Outcome | Response | void> | Outcome | Response | void;
 
@@ -277,13 +278,20 @@ export class Worker {
     const every = Math.max(100, Math.floor(job.timeoutMs * this.#o.heartbeatFraction));
     const a: Active = { job, ac: new AbortController(), hbStopped: false, every, nextBeat: Date.now() + every, leaseLost: false, abandoned: false };
     this.#active.add(a);
-    a.done = this.#runJob(a).finally(() => {
-      this.#active.delete(a);
-      this.#release(1);
-    });
+    a.done = this.#runJob(a);
   }
 
+  /** #runJob runs a's handler and reports its outcome; then a's slot is free again. */
   async #runJob(a: Active): Promise<void> {
+    try {
+      await this.#handleAndReport(a);
+    } finally {
+      this.#active.delete(a);
+      this.#release(1);
+    }
+  }
+
+  async #handleAndReport(a: Active): Promise<void> {
     const j = a.job;
     const handler = this.#handlers.get(`${j.tool}@${j.version}`);
     this.#ensureTicker();
@@ -304,7 +312,10 @@ export class Worker {
       // lease would expire; not a provider failure, so no error kind.
       outcome = { retryable: true, message: `released: the worker stopped before the handler finished (${outcome.message ?? "aborted"})`.slice(0, 1000) };
     }
-    await this.#enqueueReport({ ...outcome, jobId: j.id, leaseToken: j.leaseToken });
+    const report = outcome as Report;
+    report.jobId = j.id;
+    report.leaseToken = j.leaseToken;
+    await this.#enqueueReport(report);
   }
 
   #stopHeartbeat(a: Active): void {
@@ -342,6 +353,8 @@ export class Worker {
     const t = setTimeout(() => call.abort(new Error(`heartbeat of job ${j.id} took longer than ${2 * a.every} ms`)), 2 * a.every);
     try {
       const res = await this.#c.heartbeat(j.id, j.leaseToken, { signal: call.signal, timeoutMs: a.every });
+      // The handler ended meanwhile: the job is over, and its lease no longer matters.
+      if (a.hbStopped) return;
       if (res.cancelRequested) {
         a.hbStopped = true; // as the Go SDK: the handler should end now; stop extending the lease
         a.ac.abort(new JobAbortedError("cancel_requested", `job ${j.id}: its cancel was requested`));
