@@ -240,15 +240,32 @@ var indexTmpl = template.Must(template.New("index").Parse(`<h1>Documentation</h1
 
 // tableScroll puts every table in a box that scrolls sideways by itself, so
 // a wide table never widens the page on a phone. The box can take focus, so
-// a keyboard can scroll it too.
-var tableScroll = strings.NewReplacer(
-	"<table>", `<div class="table-scroll" tabindex="0" role="region" aria-label="Table (scrolls sideways)"><table>`,
-	"</table>", "</table></div>")
+// a keyboard can scroll it too; so can a code block, which scrolls sideways
+// when its lines are longer than the page is wide (axe-core's
+// scrollable-region-focusable). Each box is a region named by its number
+// on the page, as landmarks of one role need names of their own
+// (landmark-unique).
+func tableScroll(body string) string {
+	var b strings.Builder
+	n := 0
+	for {
+		i := strings.Index(body, "<table>")
+		if i < 0 {
+			break
+		}
+		n++
+		b.WriteString(body[:i])
+		fmt.Fprintf(&b, `<div class="table-scroll" tabindex="0" role="region" aria-label="Table %d (scrolls sideways)"><table>`, n)
+		body = body[i+len("<table>"):]
+	}
+	b.WriteString(body)
+	return strings.NewReplacer("</table>", "</table></div>", "<pre>", `<pre tabindex="0">`).Replace(b.String())
+}
 
 // writePage serves a page of the documentation in the shared shell.
 func writePage(w http.ResponseWriter, r *http.Request, title string, body template.HTML) {
 	// goldmark escapes raw HTML in the Markdown, so "<table>" only ever
 	// appears as a tag the renderer wrote.
-	wrapped := tableScroll.Replace(string(body))
+	wrapped := tableScroll(string(body))
 	web.WritePage(w, r, title, template.HTML("\n<div class=\"page docs-page\">\n<article class=\"docs\">\n"+wrapped+"</article>\n</div>\n"))
 }

@@ -78,8 +78,10 @@ func docsStyled(t *testing.T, tab *browsertest.Tab, path string) {
 
 // TestPagesFitTheWindow opens every page (the docs, the calculator, the
 // simulator, each dashboard view and the sign-in screen) at 1280×900 and at
-// 390×844: none may scroll sideways, and the header must offer every
-// navigation link on a phone.
+// 390×844: none may scroll sideways, none may have ids twice, and axe-core
+// (checkAxe) may find no serious or critical violation on any. One tab per
+// width visits every page, so the accessibility check costs only axe's own
+// run.
 func TestPagesFitTheWindow(t *testing.T) {
 	t.Parallel()
 	b := browsertest.New(t)
@@ -113,13 +115,16 @@ func TestPagesFitTheWindow(t *testing.T) {
 		layoutPage{"/nope", ""},
 		layoutPage{"/", "overview"},
 		layoutPage{"/endpoints/openai", "endpoint"},
+		layoutPage{"/endpoints/stripe", "endpoint"},
 		layoutPage{"/jobs", "jobs"},
+		layoutPage{"/jobs?state=exhausted", "jobs"},
 		layoutPage{"/jobs?flowKey=" + flowKey, "jobs"},
 		layoutPage{fmt.Sprintf("/jobs/%d", fx.arithJob), "job"},
 		layoutPage{fmt.Sprintf("/jobs/%d", keyed.ID), "job"},
 		layoutPage{"/tools", "tools"},
 		layoutPage{"/runs", "runs"},
 		layoutPage{fmt.Sprintf("/runs/%d", fx.runID), "run"},
+		layoutPage{"/schedules", "schedules"},
 		layoutPage{"/workers", "workers"},
 		layoutPage{"/history", "history"},
 	)
@@ -134,6 +139,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 			d.open("/")
 			d.waitView("signin")
 			noSideScroll(t, tab, "sign in")
+			checkAxe(t, tab, vp.name+" px sign in")
 			d.shot(vp.name + "-signin")
 			d.tab.Do("sign in", chromedp.SendKeys(chromedp.CSS("#api-key"), ownerKey), chromedp.Click(chromedp.CSS("#signin-button")))
 			d.waitView("overview")
@@ -150,6 +156,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 					waitSweep(&page{t: t, tab: tab, base: srv.URL}, 1)
 				}
 				noSideScroll(t, tab, p.path)
+				checkAxe(t, tab, vp.name+" px "+p.path)
 				if dup := browsertest.Eval[[]string](tab, `(() => { const seen = new Set(), dup = []; for (const e of document.querySelectorAll("[id]")) { if (seen.has(e.id)) dup.push(e.id); seen.add(e.id); } return dup; })()`); len(dup) > 0 {
 					t.Errorf("%s: duplicate ids %q", p.path, dup)
 				}

@@ -472,8 +472,9 @@ function meter(value, max) {
   return track;
 }
 
+// The meter (extra) sits in the dd: a dl's groups hold only dt and dd.
 function metric(label, value, extra, cls) {
-  return h("div", { class: "metric " + (cls || "") }, h("dt", { text: label }), h("dd", {}, value), extra || null);
+  return h("div", { class: "metric " + (cls || "") }, h("dt", { text: label }), h("dd", {}, value, extra || null));
 }
 
 // What each gate is called in a sentence; the gate names are the server's
