@@ -5,7 +5,7 @@
 // through the public /v1 API (dashboard-api.js), like the rest of the page.
 import { h, toast } from "./ui.js";
 import { api, ApiError, query } from "./dashboard-api.js";
-import { when, timeEl } from "./dashboard-format.js";
+import { when, timeEl, plainTimes } from "./dashboard-format.js";
 import { REPLAYABLE_STATES } from "./limits.js";
 
 // The card's styles live beside it, so dashboard.css stays as it is.
@@ -119,7 +119,7 @@ export function operatorControls(initial, canWrite, stale) {
     h("td", { text: j.tool + "@" + j.version }),
     h("td", { text: `${j.attempt} / ${j.maxAttempts}` }),
     h("td", {}, timeEl(j.dueAt)),
-    h("td", { "data-gate": j.heldBy ? j.heldBy.gate : "", title: j.heldBy ? j.heldBy.detail || "" : "", text: j.heldBy ? j.heldBy.gate.replaceAll("_", " ") : "—" }));
+    h("td", { "data-gate": j.heldBy ? j.heldBy.gate : "", title: j.heldBy ? plainTimes(j.heldBy.detail) : "", text: j.heldBy ? j.heldBy.gate.replaceAll("_", " ") : "—" }));
 
   const loadHeld = async (more) => {
     const page = await api("GET", `/v1/endpoints/${enc}/held` + query({ limit: HELD_PAGE, cursor: more ? cursor : "" }));

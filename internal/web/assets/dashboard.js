@@ -12,7 +12,7 @@ import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
 import { operatorControls } from "./dashboard-ops.js";
 import { workersView, historyView } from "./dashboard-observe.js";
 import { schedulesView } from "./dashboard-schedules.js";
-import { num, when, span, clockEl, clockBoth, timeEl, msText } from "./dashboard-format.js";
+import { num, when, span, clockEl, clockBoth, timeEl, msText, timesIn, plainTimes } from "./dashboard-format.js";
 
 // Relative times ("in 12 s") are rewritten this often between events.
 const TICK_MS = 5000;
@@ -497,7 +497,7 @@ function heldLine(ep) {
   const g = ep.heldBy;
   return h("p", { class: "held held-gated", "data-gate": g.gate },
     `${num(ep.due)} due, held by `, h("strong", { text: GATE_NAMES[g.gate] || g.gate }),
-    g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".");
+    g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? [" — ", detailEl(g.detail)] : ".");
 }
 
 // How the outcome table heads and colours each ended attempt outcome
@@ -671,7 +671,7 @@ function flowKeysCard(name, stale) {
     body);
   const heldCell = (k) => {
     if (!k.heldBy) return h("td", { class: "held-col", text: k.held ? num(k.held) : "—" });
-    return h("td", { class: "held-col", title: k.heldBy.detail }, h("strong", { text: num(k.held) }), " by " + (GATE_NAMES[k.heldBy.gate] || k.heldBy.gate));
+    return h("td", { class: "held-col", title: plainTimes(k.heldBy.detail) }, h("strong", { text: num(k.held) }), " by " + (GATE_NAMES[k.heldBy.gate] || k.heldBy.gate));
   };
   const show = (l) => {
     $("flow-keys-note").textContent = l.keyed ? "limits per key apply" : "no limits per key";
@@ -975,11 +975,19 @@ function relEl(iso) {
   return h("time", { class: "rel", datetime: iso, title: when(iso, true), text: relative(iso) });
 }
 
+// detailEl is a server sentence (a hold's detail) for the page: each time
+// in it relative ("paused by ops 5 min ago", "scheduled to run in 1 h"),
+// with the exact time, UTC and local, in its tooltip, ending in a full stop.
+function detailEl(text) {
+  const parts = timesIn(text.replace(/\.?$/, "."));
+  return h("span", { class: "detail" }, parts.flatMap((p) => p.iso ? [p.at ? " " : "", relEl(p.iso)] : [p.text]));
+}
+
 // jobColumns are the jobs list's columns after the checkbox: a label, a
 // class and a cell for a job (null when it has nothing to say).
 function jobColumns(f, canOwner) {
   const held = (j) => j.state === "scheduled" && j.heldBy && j.heldBy.gate !== "none"
-    ? h("span", { class: "held-cell", title: j.heldBy.detail || "" }, h("strong", { text: j.heldBy.gate === "due_time" ? "due time" : GATE_WORDS_SHORT[j.heldBy.gate] || j.heldBy.gate.replaceAll("_", " ") }),
+    ? h("span", { class: "held-cell", title: plainTimes(j.heldBy.detail) }, h("strong", { text: j.heldBy.gate === "due_time" ? "due time" : GATE_WORDS_SHORT[j.heldBy.gate] || j.heldBy.gate.replaceAll("_", " ") }),
       j.heldBy.until ? h("span", { class: "until" }, " ", relEl(j.heldBy.until)) : null)
     : null;
   const last = (j) => {
@@ -1511,7 +1519,7 @@ function jobContent(j, act) {
     const g = j.heldBy;
     hold = h("div", { class: "callout " + (g.gate === "none" ? "" : "callout-warn"), id: "held-by" },
       h("strong", {}, g.gate === "due_time" ? (j.attempt === 0 ? "Scheduled for later" : "Waiting out its backoff delay") : g.gate === "none" ? "Ready to be claimed" : `Held by ${GATE_NAMES[g.gate] || g.gate}`),
-      g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".",
+      g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? [" — ", detailEl(g.detail)] : ".",
       holdActions(j, owner, act));
   }
   // Why it failed, up top: the last failed attempt's classification and
