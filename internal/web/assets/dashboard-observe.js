@@ -153,7 +153,10 @@ function workersTable(ws, now) {
     return h("tr", { "data-worker": w.workerId },
       h("th", { scope: "row", class: "mono worker-id", text: w.workerId }),
       h("td", { "data-label": "Last claim" }, seen(w.lastClaimAt, now)),
-      h("td", { "data-label": "Last heartbeat" }, seen(w.lastHeartbeatAt, now)),
+      h("td", { "data-label": "Last heartbeat" }, w.lastHeartbeatAt || !w.lastReportAt ? seen(w.lastHeartbeatAt, now)
+        // A worker whose jobs end well within their leases never needs to
+        // heartbeat (HTTP delivery's do not): "never" read as a fault.
+        : h("span", { class: "muted no-heartbeat", title: "Its jobs ended within their leases, so it had no lease to extend", text: "none needed" })),
       h("td", { "data-label": "Last report" }, seen(w.lastReportAt, now)),
       h("td", { class: "num holding", "data-label": "Holding", text: num(w.holding) }),
       h("td", { "data-label": "Jobs held" }, jobs));
