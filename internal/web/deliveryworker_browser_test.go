@@ -44,9 +44,11 @@ func TestDeliveryWorkerAcrossRestarts(t *testing.T) {
 	}))(t)
 	must(o.PublishTool(ctx, client.ToolSpec{Name: "notify", Version: "1", Endpoint: "partner", Delivery: &wire.DeliveryTarget{URL: prov.URL + "/hook"}}))(t)
 	must(o.PublishTool(ctx, client.ToolSpec{Name: "manual", Version: "1", Endpoint: "partner"}))(t)
+	var lastDelivered int64
 	delivered := func(o *client.Client) string {
 		t.Helper()
 		j := enqueue(t, o, client.EnqueueRequest{Tool: "notify@1", Payload: json.RawMessage(`{}`)})
+		lastDelivered = j.ID
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 			got, err := o.GetJob(ctx, j.ID)
 			if err == nil && got.State == wire.JobSucceeded {
@@ -106,4 +108,15 @@ func TestDeliveryWorkerAcrossRestarts(t *testing.T) {
 		}
 	}
 	a.shot("timeline-1280")
+
+	// The attempts table fits its card at 1280 px (defect 14: clipped),
+	// with a delivery worker's long id and a hint's message.
+	for _, id := range []int64{lastDelivered, hinted.ID} {
+		a.open(fmt.Sprintf("/jobs/%d", id))
+		a.waitView("job")
+		if w := browsertest.Eval[[]float64](a.tab, `(() => { const w = document.querySelector("#attempts-table").closest(".table-wrap"); return [w.scrollWidth, w.clientWidth]; })()`); w[0] > w[1] {
+			t.Errorf("job %d at 1280 px: the attempts table is %.0f px wide in a %.0f px card", id, w[0], w[1])
+		}
+		a.shot(fmt.Sprintf("attempts-%d-1280", id))
+	}
 }

@@ -1532,7 +1532,7 @@ function jobContent(j, act) {
   const attempts = j.attempts || [];
   const rows = attempts.map((a) => h("tr", { "data-attempt": a.number, "data-key": "attempt-" + a.number },
     h("td", { class: "num", text: String(a.number) }),
-    h("td", { class: "mono small", text: a.workerId }),
+    h("td", { class: "mono small worker-col", title: a.workerId, text: a.workerId }),
     h("td", { class: "small" }, clockEl(a.claimedAt, true)),
     h("td", { class: "num", text: a.durationMs == null ? "running" : msText(a.durationMs) }),
     h("td", {}, badge(a.outcome, "outcome-" + a.outcome)),
