@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -58,10 +59,17 @@ func checkAxe(t *testing.T, tab *browsertest.Tab, what string) {
 	// critical results fail, and so do the two docs rules the operators'
 	// review named (landmark-unique, empty-table-header); other moderate
 	// and minor ones are advice.
-	got := browsertest.Eval[[]axeViolation](tab, `axe.run(document, {resultTypes: ["violations"], rules: {"label-content-name-mismatch": {enabled: true}}}).then(r => r.violations
+	// axe over the API reference (tens of thousands of pixels) took longer
+	// than a step may on a loaded machine: it gets three.
+	ctx, cancel := context.WithTimeout(tab.Ctx, 3*browsertest.StepTimeout)
+	defer cancel()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]axeViolation](`axe.run(document, {resultTypes: ["violations"], rules: {"label-content-name-mismatch": {enabled: true}}}).then(r => r.violations
 		.filter(v => v.impact === "serious" || v.impact === "critical" || v.id === "landmark-unique" || v.id === "empty-table-header")
 		.map(v => ({id: v.id, impact: v.impact, help: v.help,
-			nodes: v.nodes.slice(0, 5).map(n => n.target.join(" ") + (n.failureSummary ? " (" + n.failureSummary.replace(/\s+/g, " ").slice(0, 160) + ")" : ""))})))`)
+			nodes: v.nodes.slice(0, 5).map(n => n.target.join(" ") + (n.failureSummary ? " (" + n.failureSummary.replace(/\s+/g, " ").slice(0, 160) + ")" : ""))})))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("%s: axe: %v", what, err)
+	}
 	for _, v := range got {
 		t.Errorf("%s: axe %s (%s): %s: %s", what, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "; "))
 	}

@@ -104,7 +104,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 		MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute, KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &five, KeyRateLimitPerMinute: &sixty, KeyOrdered: true, FairKeys: true}}))(t)
 	shots := browsertest.ScreenshotDir(t)
 
-	pages := []layoutPage{{"/docs", ""}, {"/docs/api", ""}}
+	pages := []layoutPage{{"/docs", ""}, {"/docs/api", ""}, {"/docs/search?q=circuit+open", ""}}
 	names, _ := fs.Glob(mddocs.FS, "*.md")
 	for _, n := range names {
 		pages = append(pages, layoutPage{"/docs/" + strings.TrimSuffix(n, ".md"), ""})
