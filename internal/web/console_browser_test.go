@@ -246,7 +246,7 @@ func TestJobWhyWaiting(t *testing.T) {
 	a.open(fmt.Sprintf("/jobs/%d", later.ID))
 	a.waitView("job")
 	got := a.text("#held-by")
-	if !strings.HasPrefix(got, "Scheduled for later") || !strings.Contains(got, "scheduled to run at ") || strings.Contains(got, "backoff") {
+	if !strings.HasPrefix(got, "Scheduled for later") || !strings.Contains(got, "scheduled to run in ") || strings.Contains(got, "backoff") {
 		t.Errorf("hold of a job enqueued with runAt = %q", got)
 	}
 	if !strings.Contains(got, "endpoint beta was paused by bootstrap owner") {
