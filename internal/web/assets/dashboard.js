@@ -136,7 +136,11 @@ function ready() {
   document.documentElement.dataset.ready = "true";
   if (state.focusNext) {
     state.focusNext = false;
-    focusHeading();
+    // A link to a list's results (#results: an endpoint's "Failed jobs")
+    // lands on the first job, as a link to a fragment lands on it: the
+    // filters it set are above, a Shift+Tab away.
+    const first = location.hash === "#results" && document.querySelector('#jobs-table tbody a[href^="/jobs/"]');
+    if (first) first.focus(); else focusHeading();
   }
 }
 
@@ -546,9 +550,11 @@ function endpointCard(ep) {
     outcomeTable(ep),
     h("div", { class: "ep-foot" },
       h("span", { class: "muted small" }, `${policyLabel(ep.policy)} · version ${ep.version} · lease ${span(ep.defaultTimeoutMs)}`),
+      // Trouble first, here too: Failed jobs is the first of the card's
+      // buttons (and the fewest Tabs from the overview's heading).
       h("span", { class: "actions" },
+        h("a", { href: "/jobs" + query({ endpoint: ep.name, state: FAILED_FILTER }) + "#results", class: "button small failed-jobs", text: "Failed jobs", "aria-label": `Failed jobs of ${ep.name}` }),
         link("/jobs" + query({ endpoint: ep.name }), "Jobs", "button small"),
-        h("a", { href: "/jobs" + query({ endpoint: ep.name, state: FAILED_FILTER }), class: "button small failed-jobs", text: "Failed jobs", "aria-label": `Failed jobs of ${ep.name}` }),
         link("/endpoints/" + name, "Edit policy", "button small"))));
 }
 
