@@ -335,6 +335,8 @@ function liveLine() {
       if (s.state === "live") {
         if (el.dataset.state !== "live") say("live", "Live", shownAt ? ` · updated ${when(shownAt)} · updates as they happen` : " · updates as they happen");
         el.dataset.heard = String(s.at);
+      } else if (s.state === "held") {
+        say("reconnecting", "Paused", `${from()} · live updates are paused; the list stays as it is until you resume them`);
       } else if (s.state === "paused") {
         say("reconnecting", "Paused", `${from()} · the tab is hidden; updates resume when you come back`);
       } else if (s.state === "connecting") {
@@ -1151,18 +1153,22 @@ async function jobsView(_, stale) {
     return h("a", { href, class: "state-tab state-tab-" + s, "data-state": s, "aria-current": active ? "page" : null },
       h("span", { class: "tab-name", text: s }), h("span", { class: "tab-count", text: n === null ? "…" : num(n) + plus(st.countsCapped && n > 0) }));
   });
-  // Row selection: ids of this page's jobs; the bar acts on them with
-  // POST /v1/jobs/bulk and ids (each job is checked by the server again).
-  const selected = new Set();
+  // Row selection: the checked jobs by id, each as it was when checked;
+  // the bar acts on them with POST /v1/jobs/bulk and ids (each job is
+  // checked by the server again). A checked job that live updates push off
+  // the page stays selected, and the bar says so (it was dropped silently).
+  const selected = new Map();
   const selBar = h("div", { id: "selection-bar", class: "selection-bar card", hidden: true, role: "region", "aria-label": "Selected jobs" });
-  const jobOf = (id) => st.page.jobs.find((j) => j.id === id);
+  const onPage = (id) => st.page.jobs.find((j) => j.id === id);
+  const jobOf = (id) => onPage(id) || selected.get(id);
   const syncSelection = () => {
-    for (const id of [...selected]) if (!jobOf(id)) selected.delete(id);
     for (const cb of listBox.querySelectorAll(".row-select")) cb.checked = selected.has(Number(cb.dataset.id));
+    const here = st.page.jobs.filter((j) => selected.has(j.id)).length;
+    const away = [...selected.keys()].filter((id) => !onPage(id));
     const all = $("select-page");
     if (all) {
-      all.checked = selected.size > 0 && selected.size === st.page.jobs.length;
-      all.indeterminate = selected.size > 0 && selected.size < st.page.jobs.length;
+      all.checked = here > 0 && here === st.page.jobs.length;
+      all.indeterminate = here > 0 && here < st.page.jobs.length;
     }
     selBar.hidden = selected.size === 0;
     if (!selected.size) { selBar.replaceChildren(); return; }
@@ -1175,7 +1181,8 @@ async function jobsView(_, stale) {
         text: `${label} ${ids.length === selected.size ? "" : num(ids.length) + " of "}${num(selected.size)}…` });
     };
     morphChildren(selBar, [
-      h("p", { id: "selection-count" }, h("strong", { text: `${num(selected.size)} selected` }), " on this page"),
+      h("p", { id: "selection-count" }, h("strong", { text: `${num(selected.size)} selected` }),
+        away.length ? ` · ${num(away.length)} no longer on this page (live updates moved ${away.length === 1 ? "it" : "them"}): ${away.slice(0, 5).map((id) => "#" + id).join(", ")}${away.length > 5 ? "…" : ""}` : " on this page"),
       h("div", { class: "button-row" },
         canOwner ? btn("run_now", "Run now", RUNNABLE) : null,
         btn("cancel", "Cancel", CANCELLABLE, "danger"),
@@ -1184,7 +1191,7 @@ async function jobsView(_, stale) {
     ].filter(Boolean));
   };
   const ACTION_STATES = { run_now: RUNNABLE, cancel: CANCELLABLE, replay: REPLAYABLE };
-  const eligibleIds = (states) => [...selected].map(jobOf).filter((j) => j && states.includes(j.state)).map((j) => j.id);
+  const eligibleIds = (states) => [...selected.keys()].map(jobOf).filter((j) => j && states.includes(j.state)).map((j) => j.id);
   selBar.addEventListener("click", (ev) => {
     const b = ev.target.closest && ev.target.closest("button[data-sel-action]");
     if (!b || b.disabled) return;
@@ -1234,9 +1241,10 @@ async function jobsView(_, stale) {
   listBox.addEventListener("change", (ev) => {
     const t = ev.target;
     if (t.id === "select-page") {
-      if (t.checked) for (const j of st.page.jobs) selected.add(j.id); else selected.clear();
+      if (t.checked) for (const j of st.page.jobs) selected.set(j.id, j); else selected.clear();
     } else if (t.classList.contains("row-select")) {
-      if (t.checked) selected.add(Number(t.dataset.id)); else selected.delete(Number(t.dataset.id));
+      const id = Number(t.dataset.id);
+      if (t.checked) selected.set(id, onPage(id)); else selected.delete(id);
     } else return;
     syncSelection();
   });
@@ -1274,7 +1282,29 @@ async function jobsView(_, stale) {
   // opened, but the page may be older than that: the first connection
   // compares the counts, and a reconnection refreshes whatever they say.
   let connected = false, reconnected = false;
+  // Live updates can be paused while a person reads or checks rows: the
+  // stream stays open, its last event waits, and Resume applies it.
+  let held = false, waiting = null;
+  const toggle = h("button", { type: "button", id: "live-toggle", class: "button small", "aria-pressed": "false", text: "Pause live updates" });
+  toggle.addEventListener("click", () => {
+    held = !held;
+    toggle.setAttribute("aria-pressed", String(held));
+    toggle.textContent = held ? "Resume live updates" : "Pause live updates";
+    if (held) { line.status({ state: "held" }); return; }
+    line.status({ state: "live" });
+    newBox.replaceChildren();
+    const ev = waiting;
+    waiting = null;
+    if (ev) onJobs({ ...ev, changed: true });
+  });
   const onJobs = (ev) => {
+    if (held) {
+      waiting = waiting ? { ...ev, changed: waiting.changed || ev.changed } : ev;
+      if (ev.changed || countOf(ev.counts) !== st.loadedCount) {
+        newBox.replaceChildren(h("p", { class: "callout", id: "jobs-held", text: "Live updates are paused; the list has changed since. Resume live updates to see it." }));
+      }
+      return;
+    }
     st.counts = ev.counts;
     st.countsCapped = ev.capped;
     morphChildren(tabsBox, tabs());
@@ -1294,7 +1324,7 @@ async function jobsView(_, stale) {
     filterForm,
     bulk,
     tabsBox,
-    line.el,
+    h("div", { class: "live-row" }, line.el, toggle),
     newBox,
     selBar,
     listBox);
@@ -1307,7 +1337,7 @@ async function jobsView(_, stale) {
   }
   ready();
   // Each (re)connect's first event is compared with what the page shows.
-  live({ view: "jobs", ...f, limit: PAGE_SIZE }, { el: line.el, shown: line.shown, status: (s) => { if (s.state === "connecting" && connected) reconnected = true; line.status(s); } },
+  live({ view: "jobs", ...f, limit: PAGE_SIZE }, { el: line.el, shown: line.shown, status: (s) => { if (s.state === "connecting" && connected) reconnected = true; if (!(held && s.state === "live")) line.status(s); } },
     (name, ev) => { if (name === "jobs") onJobs(ev); }, stale,
     () => { for (const t of listBox.querySelectorAll("time.rel")) t.textContent = relative(t.getAttribute("datetime")); });
 }
