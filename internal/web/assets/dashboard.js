@@ -17,6 +17,7 @@ import { num, when, span, clockEl, clockBoth, timeEl, msText, timesIn, plainTime
 // Relative times ("in 12 s") are rewritten this often between events.
 const TICK_MS = 5000;
 const PAGE_SIZE = 50;
+const RUNS_PAGE = 50;
 // The job states (tabs, filters, counts) and which of them each action
 // takes come from the server's state machine (limits.js is generated from
 // package wire); none is typed here.
@@ -1676,23 +1677,32 @@ async function toolsView(_, stale) {
 
 async function runsView(_, stale) {
   setTitle("Runs");
-  // The API reads runs one at a time; the newest jobs show which runs are
-  // active without loading more than one page.
-  const page = await api("GET", "/v1/jobs" + query({ limit: 500 }));
+  // GET /v1/runs lists the project's runs, newest first (the page guessed
+  // them from the newest 500 jobs, and said there were none when their
+  // jobs were older).
+  const first = await api("GET", "/v1/runs" + query({ limit: RUNS_PAGE }));
   if (stale()) return;
-  const seen = new Map();
-  for (const j of page.jobs) if (j.runId) seen.set(j.runId, (seen.get(j.runId) || 0) + 1);
   const open = h("form", { class: "card open-run", id: "open-run", novalidate: true },
     h("div", { class: "field" }, h("label", { for: "run-id", text: "Open a run by id" }),
       h("div", { class: "inline-field" }, h("input", { id: "run-id", type: "text", inputmode: "numeric", placeholder: "42" }),
         h("button", { type: "submit", class: "button primary", text: "Open" }))));
   open.addEventListener("submit", (ev) => { ev.preventDefault(); const v = $("run-id").value.trim(); if (/^\d+$/.test(v)) navigate("/runs/" + v); });
-  const ids = [...seen.keys()].sort((a, b) => b - a);
+  const item = (r) => h("li", { "data-run": r.id }, link("/runs/" + r.id, `Run #${r.id}${r.name ? " · " + r.name : ""}`), " ", stateBadge(r.state),
+    h("span", { class: "muted small" }, " · started ", relEl(r.createdAt), r.finishedAt ? [" · finished ", relEl(r.finishedAt)] : null));
+  const list = h("ul", { class: "run-list", id: "recent-runs" }, first.runs.map(item));
+  let cursor = first.nextCursor;
+  const more = h("button", { type: "button", class: "button small", id: "more-runs", text: "Older runs", hidden: !cursor });
+  more.addEventListener("click", async () => {
+    const page = await api("GET", "/v1/runs" + query({ limit: RUNS_PAGE, cursor }));
+    if (stale()) return;
+    list.append(...page.runs.map(item));
+    cursor = page.nextCursor;
+    more.hidden = !cursor;
+  });
   setView(heading("Runs", "A run groups the steps of one piece of work. Open one to see its steps and their states."),
     h("div", { class: "split" }, open,
-      h("section", { class: "card" }, h("h2", { text: "Runs among the newest 500 jobs" }),
-        ids.length ? h("ul", { class: "run-list", id: "recent-runs" }, ids.map((id) => h("li", {}, link("/runs/" + id, "Run #" + id), h("span", { class: "muted small", text: ` · ${seen.get(id)} recent step${seen.get(id) === 1 ? "" : "s"}` }))))
-          : h("p", { class: "empty", text: "No recent job belongs to a run." }))));
+      h("section", { class: "card" }, h("h2", { text: "Runs, newest first" }),
+        first.runs.length ? [list, more] : h("p", { class: "empty", id: "no-runs", text: "No runs yet: a producer starts one with POST /v1/runs." }))));
   ready();
 }
 
