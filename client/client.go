@@ -152,6 +152,8 @@ type (
 	EndpointPause = wire.EndpointPause
 	// AuditEntry is one operator action.
 	AuditEntry = wire.AuditEntry
+	// RunPage is one page of the runs, newest first; NextCursor is nil on the last page.
+	RunPage = wire.RunList
 	// AuditPage is one page of the audit log; NextCursor is nil on the last page.
 	AuditPage = wire.AuditList
 	// FailureGroupList is an endpoint's failures grouped by classification
@@ -340,6 +342,22 @@ func (c *Client) GetRun(ctx context.Context, id int64) (*Run, error) {
 	var r Run
 	_, err := c.do(ctx, "GET", "/v1/runs/"+strconv.FormatInt(id, 10), nil, &r)
 	return &r, err
+}
+
+// ListRuns reads a page of the project's runs, newest first, without their
+// steps; cursor is the previous page's NextCursor ("" for the first page),
+// limit 0 for the server's default.
+func (c *Client) ListRuns(ctx context.Context, cursor string, limit int) (*RunPage, error) {
+	v := url.Values{}
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	var p RunPage
+	_, err := c.do(ctx, "GET", "/v1/runs?"+v.Encode(), nil, &p)
+	return &p, err
 }
 
 // FinishRun closes a run.

@@ -56,6 +56,7 @@ func (a *API) table() []Route {
 		route(a, "GET", "/v1/tools", "List tool contracts", anyKey, 200, a.listTools),
 		route(a, "GET", "/v1/tools/{name}/{version}", "Read a tool contract", anyKey, 200, a.getTool),
 		route(a, "POST", "/v1/runs", "Start a run", producer, 201, a.startRun),
+		route(a, "GET", "/v1/runs", "List runs, newest first, without their steps", producer, 200, a.listRuns, inQuery()),
 		route(a, "GET", "/v1/runs/{id}", "Read a run with its steps", producer, 200, a.getRun),
 		route(a, "POST", "/v1/runs/{id}/finish", "Finish a run", producer, 200, a.finishRun),
 		route(a, "POST", "/v1/jobs", "Enqueue a job (201 created, 200 when the idempotency key returns an existing job)", producer, 201, a.enqueue,
@@ -381,6 +382,26 @@ func (a *API) getRun(c *call[none]) (*wire.Run, error) {
 	}
 	v := runView(run, steps)
 	return &v, nil
+}
+
+func (a *API) listRuns(c *call[wire.RunQuery]) (*wire.RunList, error) {
+	after, limit, err := pageParams(c.in.Cursor, c.in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := a.e.ListRuns(c.ctx(), c.p, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.RunList{Runs: []wire.Run{}}
+	for i := range runs {
+		out.Runs = append(out.Runs, runView(&runs[i], nil))
+	}
+	if len(runs) == limit {
+		next := strconv.FormatInt(runs[len(runs)-1].ID, 10)
+		out.NextCursor = &next
+	}
+	return out, nil
 }
 
 func (a *API) finishRun(c *call[none]) (*wire.Run, error) {

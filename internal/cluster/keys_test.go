@@ -536,8 +536,8 @@ func keyKill(t *testing.T, ctx context.Context, dbURL string, nodes []*proctest.
 
 // nodeMidRequest finds a node running a job of endpoint name whose
 // request is in fresh (it just reached the provider, which holds it for
-// a while yet), by the worker ids of the database
-// ("ratchet-delivery/<host>/<pid>"); -1 for none. It returns the node's
+// a while yet), by the worker ids of the database (each node's
+// DeliveryWorkerID); -1 for none. It returns the node's
 // worker id and its running jobs.
 func nodeMidRequest(t *testing.T, dbURL string, nodes []*proctest.Server, name string, fresh map[int64]bool) (int, string, int) {
 	t.Helper()
@@ -550,9 +550,8 @@ func nodeMidRequest(t *testing.T, dbURL string, nodes []*proctest.Server, name s
 			}
 		}
 	}
-	pid, _ := strconv.Atoi(holding[strings.LastIndex(holding, "/")+1:])
 	for i, nd := range nodes {
-		if holding != "" && nd.Pid() == pid {
+		if holding != "" && nd.DeliveryWorkerID(t) == holding {
 			return i, holding, running[holding]
 		}
 	}

@@ -58,7 +58,7 @@ type Config struct {
 	Policy      webhook.Policy // where requests may connect
 	Logger      *slog.Logger
 	Observer    Observer // nil for none
-	WorkerID    string   // names this node's attempts; default "ratchet-delivery/<host>/<pid>"
+	WorkerID    string   // names this node's attempts; default "ratchet-delivery/<host>/<pid>" (the server gives one that lasts across restarts)
 	// Clock stamps webhook-timestamp, times requests and the waits after
 	// a failed claim, and measures how much of a lease is left; default
 	// clock.Real. It must not be a development clock that jumps (a

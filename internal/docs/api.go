@@ -30,13 +30,57 @@ type apiSchema struct {
 	Props []apiProp
 }
 
-// renderAPI renders the OpenAPI document as one HTML page: the routes in
-// path order with their keys, parameters, bodies and responses, then every
-// schema as a table of its properties.
+// apiResource is the routes of one resource (the first segment of a /v1
+// path: endpoints, jobs, …) on the API page.
+type apiResource struct {
+	Key, Name string
+	Ops       []apiOp
+}
+
+// resourceOrder is the order of the API page's resources: what a reader
+// sets up first (endpoints, tools), then jobs and what runs them, then
+// the rest by name; the operational routes outside /v1 come last.
+var resourceOrder = []string{"endpoints", "tools", "jobs", "claims", "reports", "runs", "schedules", "keys"}
+
+// resourceOf is the resource of a path: its first segment under /v1, or
+// "operations" for the paths outside /v1 (/healthz, /openapi.json, …).
+func resourceOf(path string) string {
+	rest, ok := strings.CutPrefix(path, "/v1/")
+	if !ok {
+		return "operations"
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	return first
+}
+
+func resourceRank(key string) int {
+	for i, k := range resourceOrder {
+		if k == key {
+			return i
+		}
+	}
+	if key == "operations" {
+		return len(resourceOrder) + 2
+	}
+	return len(resourceOrder) + 1
+}
+
+// resourceName is the heading of a resource: "Jobs", "Operations".
+func resourceName(key string) string {
+	if key == "" {
+		return key
+	}
+	return strings.ToUpper(key[:1]) + key[1:]
+}
+
+// renderAPI renders the OpenAPI document as one HTML page: the routes by
+// resource (endpoints, tools, jobs, … then the operational routes), each
+// with its keys, parameters, bodies and responses, then every schema as a
+// table of its properties.
 func renderAPI(doc map[string]any) (template.HTML, error) {
 	var data struct {
 		Title, Version, Description string
-		Ops                         []apiOp
+		Resources                   []apiResource
 		Schemas                     []apiSchema
 	}
 	info, _ := doc["info"].(map[string]any)
@@ -44,14 +88,31 @@ func renderAPI(doc map[string]any) (template.HTML, error) {
 	data.Version, _ = info["version"].(string)
 	data.Description, _ = info["description"].(string)
 	paths, _ := doc["paths"].(map[string]any)
+	byRes := map[string]*apiResource{}
 	for _, path := range sortedKeys(paths) {
 		item, _ := paths[path].(map[string]any)
 		for _, method := range []string{"get", "post", "put", "patch", "delete"} {
 			if o, ok := item[method].(map[string]any); ok {
-				data.Ops = append(data.Ops, apiOpOf(method, path, o))
+				key := resourceOf(path)
+				r := byRes[key]
+				if r == nil {
+					r = &apiResource{Key: key, Name: resourceName(key)}
+					byRes[key] = r
+				}
+				r.Ops = append(r.Ops, apiOpOf(method, path, o))
 			}
 		}
 	}
+	for _, r := range byRes {
+		data.Resources = append(data.Resources, *r)
+	}
+	sort.Slice(data.Resources, func(i, j int) bool {
+		a, b := resourceRank(data.Resources[i].Key), resourceRank(data.Resources[j].Key)
+		if a != b {
+			return a < b
+		}
+		return data.Resources[i].Key < data.Resources[j].Key
+	})
 	comps, _ := doc["components"].(map[string]any)
 	schemas, _ := comps["schemas"].(map[string]any)
 	for _, name := range sortedKeys(schemas) {
@@ -198,12 +259,16 @@ func typeOf(v any) string {
 var apiTmpl = template.Must(template.New("api").Parse(`<h1>API reference</h1>
 <p>{{.Title}} {{.Version}}. {{.Description}} This page is rendered from the server's own OpenAPI document, <a href="/openapi.json">/openapi.json</a>. Requests and responses are JSON; send an API key as <code>Authorization: Bearer rk_…</code>. Errors have one shape, <a href="#schema-Error">Error</a>, naming every rejected field with its value and what is allowed. The <a href="/docs/workers">worker reference</a> walks through the calls in order.</p>
 <h2 id="routes">Routes</h2>
+<p>By resource: {{range $i, $r := .Resources}}{{if $i}} · {{end}}<a href="#resource-{{$r.Key}}">{{$r.Name}}</a>{{end}}.</p>
 <table>
 <thead><tr><th>Method</th><th>Path</th><th>What</th></tr></thead>
-<tbody>
+{{range .Resources}}<tbody>
+<tr><th colspan="3" scope="colgroup">{{.Name}}</th></tr>
 {{range .Ops}}<tr><td>{{.Method}}</td><td><a href="#{{.ID}}"><code>{{.Path}}</code></a></td><td>{{.Summary}}</td></tr>
 {{end}}</tbody>
-</table>
+{{end}}</table>
+{{range .Resources}}
+<h2 id="resource-{{.Key}}" class="api-resource">{{.Name}}</h2>
 {{range .Ops}}
 <section class="api-op">
 <h3 id="{{.ID}}"><code>{{.Method}} {{.Path}}</code></h3>
@@ -220,7 +285,7 @@ var apiTmpl = template.Must(template.New("api").Parse(`<h1>API reference</h1>
 {{end}}</tbody>
 </table>
 </section>
-{{end}}
+{{end}}{{end}}
 <h2 id="schemas">Schemas</h2>
 {{range .Schemas}}
 <h3 id="schema-{{.Name}}">{{.Name}}</h3>

@@ -83,9 +83,10 @@ func rewriteLink(dest string) string {
 }
 
 type site struct {
-	pages []Page
-	html  map[string]template.HTML // slug → rendered body
-	api   template.HTML
+	pages    []Page
+	html     map[string]template.HTML // slug → rendered body
+	api      template.HTML
+	sections []section // every page's sections, in the index's order, for the search
 }
 
 // load renders every page of docs/ (in Order, then the rest by name) and
@@ -97,13 +98,15 @@ func load(openapi []byte) (*site, error) {
 		return nil, err
 	}
 	bySlug := map[string]Page{}
+	secs := map[string][]section{}
 	for _, name := range names {
-		p, body, err := loadPage(name)
+		p, body, ps, err := loadPage(name)
 		if err != nil {
 			return nil, err
 		}
 		s.html[p.Slug] = body
 		bySlug[p.Slug] = p
+		secs[p.Slug] = ps
 	}
 	for _, slug := range Order {
 		if p, ok := bySlug[slug]; ok {
@@ -115,6 +118,9 @@ func load(openapi []byte) (*site, error) {
 		if p, ok := bySlug[strings.TrimSuffix(name, ".md")]; ok {
 			s.pages = append(s.pages, p)
 		}
+	}
+	for _, p := range s.pages {
+		s.sections = append(s.sections, secs[p.Slug]...)
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(openapi, &doc); err != nil {
@@ -130,29 +136,31 @@ func load(openapi []byte) (*site, error) {
 
 // loadPage renders the page name of docs/: its body, and its title and
 // intro for the index.
-func loadPage(name string) (Page, template.HTML, error) {
+func loadPage(name string) (Page, template.HTML, []section, error) {
 	src, err := fs.ReadFile(mddocs.FS, name)
 	if err != nil {
-		return Page{}, "", err
+		return Page{}, "", nil, err
 	}
 	// The expected output in the pages holds the tests' placeholders
 	// (<TIME>); readers get real-looking examples instead.
 	src = mddocs.Readable(src)
 	body, err := Render(src)
 	if err != nil {
-		return Page{}, "", fmt.Errorf("render %s: %w", name, err)
+		return Page{}, "", nil, fmt.Errorf("render %s: %w", name, err)
 	}
 	p := Page{Slug: strings.TrimSuffix(name, ".md")}
 	p.Title, p.Intro = titleAndIntro(string(src))
 	intro, err := Render([]byte(p.Intro))
 	if err != nil {
-		return Page{}, "", fmt.Errorf("render the intro of %s: %w", name, err)
+		return Page{}, "", nil, fmt.Errorf("render the intro of %s: %w", name, err)
 	}
 	intro = strings.TrimSpace(intro)
 	intro = strings.TrimSuffix(strings.TrimPrefix(intro, "<p>"), "</p>")
 	p.IntroHTML = template.HTML(intro) // goldmark output, as for the page bodies
-	// goldmark escapes raw HTML: the source is ours and embedded.
-	return p, template.HTML(body), nil
+	// goldmark escapes raw HTML: the source is ours and embedded. The
+	// page gets its "on this page" box; the search gets its sections.
+	secs := sectionsOf(p.Slug, p.Title, src)
+	return p, template.HTML(withTOC(body, secs)), secs, nil
 }
 
 func titleAndIntro(src string) (title, intro string) {
@@ -177,17 +185,12 @@ func titleAndIntro(src string) (title, intro string) {
 	return title, intro
 }
 
-// Handler serves GET /docs (the index), /docs/{page} and /docs/api.
-// openapi is the server's OpenAPI document as served at /openapi.json.
+// Handler serves GET /docs (the index), /docs/{page}, /docs/api and
+// /docs/search. openapi is the server's OpenAPI document as served at
+// /openapi.json.
 func Handler(openapi []byte) http.Handler {
-	var once sync.Once
-	var s *site
-	var loadErr error
+	get := sync.OnceValues(func() (*site, error) { return load(openapi) })
 	mux := http.NewServeMux()
-	get := func() (*site, error) {
-		once.Do(func() { s, loadErr = load(openapi) })
-		return s, loadErr
-	}
 	mux.HandleFunc("GET /docs", func(w http.ResponseWriter, r *http.Request) {
 		s, err := get()
 		if err != nil {
@@ -199,6 +202,7 @@ func Handler(openapi []byte) http.Handler {
 		writePage(w, r, "Documentation", template.HTML(b.String()))
 	})
 	mux.Handle("GET /docs/{$}", http.RedirectHandler("/docs", http.StatusMovedPermanently))
+	mux.HandleFunc("GET /docs/search", searchHandler(get))
 	mux.HandleFunc("GET /docs/api", func(w http.ResponseWriter, r *http.Request) {
 		s, err := get()
 		if err != nil {
@@ -232,23 +236,43 @@ func Handler(openapi []byte) http.Handler {
 
 var indexTmpl = template.Must(template.New("index").Parse(`<h1>Documentation</h1>
 <p class="lede">Ratchet's guides, rendered from the Markdown files of the repository's <code>docs</code> directory, and the HTTP API reference.</p>
+{{template "form" ""}}
 <ul class="docs-index">
 {{range .}}<li><h2><a href="/docs/{{.Slug}}">{{.Title}}</a></h2><p>{{.IntroHTML}}</p></li>
 {{end}}<li><h2><a href="/docs/api">API reference</a></h2><p>Every route of the HTTP API with its keys, parameters, bodies and responses, from the server's OpenAPI document (<a href="/openapi.json">/openapi.json</a>).</p></li>
 </ul>
 `))
 
+func init() { template.Must(indexTmpl.New("form").Parse(searchForm)) }
+
 // tableScroll puts every table in a box that scrolls sideways by itself, so
 // a wide table never widens the page on a phone. The box can take focus, so
-// a keyboard can scroll it too.
-var tableScroll = strings.NewReplacer(
-	"<table>", `<div class="table-scroll" tabindex="0" role="region" aria-label="Table (scrolls sideways)"><table>`,
-	"</table>", "</table></div>")
+// a keyboard can scroll it too; so can a code block, which scrolls sideways
+// when its lines are longer than the page is wide (axe-core's
+// scrollable-region-focusable). Each box is a region named by its number
+// on the page, as landmarks of one role need names of their own
+// (landmark-unique).
+func tableScroll(body string) string {
+	var b strings.Builder
+	n := 0
+	for {
+		i := strings.Index(body, "<table>")
+		if i < 0 {
+			break
+		}
+		n++
+		b.WriteString(body[:i])
+		fmt.Fprintf(&b, `<div class="table-scroll" tabindex="0" role="region" aria-label="Table %d (scrolls sideways)"><table>`, n)
+		body = body[i+len("<table>"):]
+	}
+	b.WriteString(body)
+	return strings.NewReplacer("</table>", "</table></div>", "<pre>", `<pre tabindex="0">`).Replace(b.String())
+}
 
 // writePage serves a page of the documentation in the shared shell.
 func writePage(w http.ResponseWriter, r *http.Request, title string, body template.HTML) {
 	// goldmark escapes raw HTML in the Markdown, so "<table>" only ever
 	// appears as a tag the renderer wrote.
-	wrapped := tableScroll.Replace(string(body))
+	wrapped := tableScroll(string(body))
 	web.WritePage(w, r, title, template.HTML("\n<div class=\"page docs-page\">\n<article class=\"docs\">\n"+wrapped+"</article>\n</div>\n"))
 }

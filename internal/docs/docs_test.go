@@ -56,8 +56,10 @@ func TestServedDocs(t *testing.T) {
 		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
 			t.Errorf("/docs/%s: CSP %q", slug, csp)
 		}
-		if strings.Contains(body, "style=") || strings.Contains(body, "<script") {
-			t.Errorf("/docs/%s has inline style or a script", slug)
+		// The shell's one script (nav.js, which keeps the current link of
+		// the phone header in view) is a file; none is inline.
+		if strings.Contains(body, "style=") || inlineScript.MatchString(body) {
+			t.Errorf("/docs/%s has inline style or an inline script", slug)
 		}
 		for _, want := range []string{`class="site-header"`, `ratchet.css`, `<a href="/docs" aria-current="page">`, "</html>"} {
 			if !strings.Contains(body, want) {
@@ -152,3 +154,7 @@ func TestServedDocsShowNoPlaceholders(t *testing.T) {
 		t.Errorf("/docs/workers does not show the example time %s after updated:", mddocs.Examples["TIME"])
 	}
 }
+
+// inlineScript is a script tag without a src: the tags before its ">"
+// name no source.
+var inlineScript = regexp.MustCompile(`<script(\s+(type|nonce)="[^"]*")*\s*>`)

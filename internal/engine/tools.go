@@ -290,6 +290,20 @@ func (e *Engine) FinishRun(ctx context.Context, p *Principal, id int64) (*store.
 	return r, storeErr(err, "run "+strconv.FormatInt(id, 10))
 }
 
+// ListRuns lists the project's runs newest first, below afterID when set,
+// at most limit (wire.DefaultListLimit when out of range).
+func (e *Engine) ListRuns(ctx context.Context, p *Principal, afterID int64, limit int) ([]store.Run, error) {
+	if limit <= 0 || limit > wire.MaxListLimit {
+		limit = wire.DefaultListLimit
+	}
+	var out []store.Run
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		out, err = q.RunList(ctx, &store.RunListParams{ProjectID: p.ProjectID, AfterID: afterID, Limit: limit})
+		return err
+	})
+	return out, storeErr(err, "runs")
+}
+
 // GetRun reads a run with its steps (newest first, up to limit).
 func (e *Engine) GetRun(ctx context.Context, p *Principal, id int64, limit int) (*store.Run, []store.Job, error) {
 	var r *store.Run

@@ -182,9 +182,21 @@ func (s *Server) Kill() {
 	<-s.done
 }
 
-// Pid is the process id; a delivering node's attempts carry it in their
-// worker id ("ratchet-delivery/<host>/<pid>").
+// Pid is the process id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+// DeliveryWorkerID is the worker id the node's HTTP deliveries carry
+// ("ratchet-delivery/<host>/<hash>", the same across restarts of one
+// node), from the line the server prints at start.
+func (s *Server) DeliveryWorkerID(t testing.TB) string {
+	t.Helper()
+	const prefix = "Ratchet delivers HTTP tools as worker "
+	l, ok := s.Line(prefix, 10*time.Second)
+	if !ok {
+		t.Fatalf("the server printed no %q line:\n%s", prefix, s.Output.String())
+	}
+	return strings.TrimSpace(strings.TrimPrefix(l, prefix))
+}
 
 // Exited reports whether the process has ended.
 func (s *Server) Exited() bool {

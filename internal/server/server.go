@@ -4,6 +4,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,8 +155,22 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	// claiming with the API; requests in flight and jobs claimed ahead get the
 	// shutdown timeout, then are left to their leases (timed out, retried).
 	disp := delivery.New(delivery.Config{Engine: eng, Concurrency: cfg.DeliveryConcurrency, Policy: webhook.Policy{Allow: cfg.DeliveryAllow},
-		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock, Tracer: tracer})
+		Logger: log, Observer: metrics, UserAgent: "Ratchet/" + cfg.Version, Clock: sysClock, Tracer: tracer, WorkerID: deliveryWorkerID(cfg)})
 	return serve(ctx, cfg, ln, srv, eng, disp, draining, log)
+}
+
+// deliveryWorkerID names this node's HTTP deliveries in attempts and the
+// workers list: "ratchet-delivery/<host>/<8 hex digits>", the digits a
+// hash of the node's working directory, database and listen address. It
+// stays the same across restarts of the node (a name with the process id
+// made every restart a new worker, and the old one lingered as dead), and
+// differs between nodes of one host, which serve on different addresses
+// or databases. The hash keeps a database password out of the name.
+func deliveryWorkerID(cfg Config) string {
+	host, _ := os.Hostname()
+	wd, _ := os.Getwd()
+	sum := sha256.Sum256([]byte(wd + "\x00" + cfg.DatabaseURL + "\x00" + cfg.Addr))
+	return "ratchet-delivery/" + host + "/" + hex.EncodeToString(sum[:4])
 }
 
 // withDefaults fills in the defaults Run applies: the address and the
@@ -255,8 +271,9 @@ func announce(cfg Config, driver string, ln, mln net.Listener, stdout io.Writer,
 		fmt.Fprintf(stdout, "Ratchet metrics on %s\n", metricsURL)
 	}
 	fmt.Fprintf(stdout, "Ratchet listening on %s (store: %s)\n", apiURL, driver)
+	fmt.Fprintf(stdout, "Ratchet delivers HTTP tools as worker %s\n", deliveryWorkerID(cfg))
 	log.Info("ratchet started", "version", cfg.Version, "store", driver, "database", DescribeDatabase(cfg.DatabaseURL),
-		"addr", apiURL, "metrics", metricsURL)
+		"addr", apiURL, "metrics", metricsURL, "deliveryWorker", deliveryWorkerID(cfg))
 }
 
 // listen binds --addr and, when set, --metrics-addr. Binding comes first:

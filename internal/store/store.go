@@ -432,6 +432,8 @@ type Queries interface {
 	// RunFinish finishes an open run of the project; ErrNotFound when the
 	// project has no such open run.
 	RunFinish(ctx context.Context, p *RunFinishParams) error
+	// RunList lists a project's runs newest first (by id).
+	RunList(ctx context.Context, p *RunListParams) ([]Run, error)
 
 	// ScheduleCreate stores a schedule and sets its ID; ErrConflict when
 	// the project has a schedule of that name.
@@ -831,6 +833,13 @@ type ScheduleSetPausedParams struct {
 type ScheduleTickListParams struct {
 	ScheduleID int64 // the schedule
 	Limit      int   // at most this many
+}
+
+// RunListParams selects a page of a project's runs.
+type RunListParams struct {
+	ProjectID int64 // the project whose runs are listed
+	AfterID   int64 // cursor: runs with ids below this, 0 for none
+	Limit     int   // at most this many; 0 or less for 100
 }
 
 // RunFinishParams names an open run to finish.

@@ -137,8 +137,23 @@ func TestCalculatorInBrowser(t *testing.T) {
 	t.Run("seed 001 blocks", func(t *testing.T) {
 		p := newPage(t)
 		p.open("")
+		// A fresh page opens on the sample, computed: its fields hold
+		// values, not grey placeholders that look like values, and the
+		// schedule is there (defect 16: placeholders and an empty schedule).
+		if p.visible("#calc-empty") || !p.visible("#calc-output") {
+			t.Error("a fresh page shows no schedule")
+		}
+		got := browsertest.Eval[[]string](p.tab, `["base", "multiplier", "cap", "attempts"].map(id => { const e = document.getElementById(id); return e.value + "|" + e.placeholder; })`)
+		if strings.Join(got, " ") != "1000| 2| 30000| 4|" {
+			t.Errorf("a fresh page's fields (value|placeholder) = %q, want the sample's values and no placeholders", got)
+		}
+		p.shot("01-fresh")
+		// Emptied, the form invites to type or load the sample.
+		for _, id := range []string{"base", "multiplier", "cap", "attempts"} {
+			p.typeInto(id, "")
+		}
 		if !p.visible("#calc-empty") || p.visible("#calc-output") {
-			t.Error("a fresh page should invite to type or load the sample, with no schedule")
+			t.Error("an emptied form should invite to type or load the sample, with no schedule")
 		}
 		p.shot("01-empty")
 		p.click("load-sample")

@@ -78,8 +78,10 @@ func docsStyled(t *testing.T, tab *browsertest.Tab, path string) {
 
 // TestPagesFitTheWindow opens every page (the docs, the calculator, the
 // simulator, each dashboard view and the sign-in screen) at 1280×900 and at
-// 390×844: none may scroll sideways, and the header must offer every
-// navigation link on a phone.
+// 390×844: none may scroll sideways, none may have ids twice, and axe-core
+// (checkAxe) may find no serious or critical violation on any. One tab per
+// width visits every page, so the accessibility check costs only axe's own
+// run.
 func TestPagesFitTheWindow(t *testing.T) {
 	t.Parallel()
 	b := browsertest.New(t)
@@ -102,7 +104,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 		MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute, KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &five, KeyRateLimitPerMinute: &sixty, KeyOrdered: true, FairKeys: true}}))(t)
 	shots := browsertest.ScreenshotDir(t)
 
-	pages := []layoutPage{{"/docs", ""}, {"/docs/api", ""}}
+	pages := []layoutPage{{"/docs", ""}, {"/docs/api", ""}, {"/docs/search?q=circuit+open", ""}}
 	names, _ := fs.Glob(mddocs.FS, "*.md")
 	for _, n := range names {
 		pages = append(pages, layoutPage{"/docs/" + strings.TrimSuffix(n, ".md"), ""})
@@ -113,13 +115,16 @@ func TestPagesFitTheWindow(t *testing.T) {
 		layoutPage{"/nope", ""},
 		layoutPage{"/", "overview"},
 		layoutPage{"/endpoints/openai", "endpoint"},
+		layoutPage{"/endpoints/stripe", "endpoint"},
 		layoutPage{"/jobs", "jobs"},
+		layoutPage{"/jobs?state=exhausted", "jobs"},
 		layoutPage{"/jobs?flowKey=" + flowKey, "jobs"},
 		layoutPage{fmt.Sprintf("/jobs/%d", fx.arithJob), "job"},
 		layoutPage{fmt.Sprintf("/jobs/%d", keyed.ID), "job"},
 		layoutPage{"/tools", "tools"},
 		layoutPage{"/runs", "runs"},
 		layoutPage{fmt.Sprintf("/runs/%d", fx.runID), "run"},
+		layoutPage{"/schedules", "schedules"},
 		layoutPage{"/workers", "workers"},
 		layoutPage{"/history", "history"},
 	)
@@ -134,6 +139,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 			d.open("/")
 			d.waitView("signin")
 			noSideScroll(t, tab, "sign in")
+			checkAxe(t, tab, vp.name+" px sign in")
 			d.shot(vp.name + "-signin")
 			d.tab.Do("sign in", chromedp.SendKeys(chromedp.CSS("#api-key"), ownerKey), chromedp.Click(chromedp.CSS("#signin-button")))
 			d.waitView("overview")
@@ -150,6 +156,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 					waitSweep(&page{t: t, tab: tab, base: srv.URL}, 1)
 				}
 				noSideScroll(t, tab, p.path)
+				checkAxe(t, tab, vp.name+" px "+p.path)
 				if dup := browsertest.Eval[[]string](tab, `(() => { const seen = new Set(), dup = []; for (const e of document.querySelectorAll("[id]")) { if (seen.has(e.id)) dup.push(e.id); seen.add(e.id); } return dup; })()`); len(dup) > 0 {
 					t.Errorf("%s: duplicate ids %q", p.path, dup)
 				}
@@ -166,26 +173,39 @@ func TestPagesFitTheWindow(t *testing.T) {
 	}
 }
 
-// TestHeaderOnPhone checks the header at 390 px: every navigation link can
-// be reached (in view, inside the window, and clickable), on a server page
-// without script (/docs) and on the dashboard.
+// TestHeaderOnPhone checks the header at 390 px: it is one row (it took
+// 190 px in three wrapped rows), the current page's link is in view, and
+// every navigation link can be reached: scrolled into view in the row (as
+// a swipe or a Tab does), it is inside the window and clickable. On server
+// pages (/docs, /calculator) and on the dashboard, whose router moves the
+// current link.
 func TestHeaderOnPhone(t *testing.T) {
 	t.Parallel()
 	b := browsertest.New(t)
-	srv := proctest.Start(t, "", nil)
+	dir := t.TempDir()
+	prepareDB(t, dir)
+	srv := proctest.Start(t, dir, nil)
 	tab := b.NewTab(t)
 	shots := browsertest.ScreenshotDir(t)
 	setViewport(t, tab, 390, 844)
-	for _, path := range []string{"/docs", "/calculator"} {
-		tab.Do("open "+path, chromedp.Navigate(srv.URL+path))
-		tab.WaitFor(`document.readyState === "complete"`)
-		// Open the menu if the page offers one.
-		browsertest.Eval[chromedp.Void](tab, `(() => { const m = document.querySelector(".nav-toggle"); if (m && m.getClientRects().length && m.getAttribute("aria-expanded") !== "true") m.click(); })()`)
-		bad := browsertest.Eval[[]string](tab, `Array.from(document.querySelectorAll(".site-nav a")).filter(a => {
-			const r = a.getBoundingClientRect();
-			if (r.width === 0 || r.height === 0 || r.left < 0 || r.right > window.innerWidth || r.top < 0 || r.bottom > window.innerHeight) return true;
+	d := &dash{t: t, tab: tab, base: srv.URL, dir: shots}
+	check := func(path, current string) {
+		t.Helper()
+		if hgt := browsertest.Eval[float64](tab, `document.querySelector(".site-header").getBoundingClientRect().height`); hgt > 56 {
+			t.Errorf("%s at 390 px: the header is %.0f px high, want one row (≤ 56 px)", path, hgt)
+		}
+		inView := `(a => { const r = a.getBoundingClientRect(), n = a.closest(".site-nav").getBoundingClientRect();
+			if (r.width === 0 || r.height === 0 || r.left < Math.max(0, n.left) || r.right > Math.min(window.innerWidth, n.right) || r.top < 0 || r.bottom > window.innerHeight) return false;
 			const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
-			return !hit || !a.contains(hit);
+			return !!hit && a.contains(hit); })`
+		if !browsertest.Eval[bool](tab, fmt.Sprintf(`%s(document.querySelector('.site-nav a[href=%q]'))`, inView, current)) {
+			t.Errorf("%s at 390 px: the current page's link %s is out of view", path, current)
+		}
+		tab.Screenshot(shots, "header"+strings.ReplaceAll(path, "/", "-"))
+		bad := browsertest.Eval[[]string](tab, `Array.from(document.querySelectorAll(".site-nav a")).filter(a => {
+			const nav = a.closest(".site-nav");
+			nav.scrollLeft = a.offsetLeft - nav.offsetLeft - 8;
+			return !`+inView+`(a);
 		}).map(a => a.textContent + " " + JSON.stringify(a.getBoundingClientRect()))`)
 		if len(bad) > 0 {
 			t.Errorf("%s at 390 px: navigation links out of reach: %s", path, strings.Join(bad, "; "))
@@ -193,8 +213,21 @@ func TestHeaderOnPhone(t *testing.T) {
 		if n := browsertest.Eval[int](tab, `document.querySelectorAll(".site-nav a").length`); n != 10 {
 			t.Errorf("%s: %d navigation links, want 10 (Schedules is the tenth)", path, n)
 		}
-		tab.Screenshot(shots, "header"+strings.ReplaceAll(path, "/", "-"))
 	}
+	for _, path := range []string{"/docs", "/calculator"} {
+		tab.Do("open "+path, chromedp.Navigate(srv.URL+path))
+		tab.WaitFor(`document.readyState === "complete"`)
+		check(path, path)
+	}
+	// The dashboard: its router moves the current link as it goes, and the
+	// link of a section far along the row comes into view.
+	d.signIn(ownerKey)
+	d.open("/history")
+	d.waitView("history")
+	check("/history", "/history")
+	d.press(`.site-nav a[href="/"]`)
+	d.waitView("overview")
+	check("/", "/")
 }
 
 var longInt = regexp.MustCompile(`(^|[^\d.eE])(\d{5,})`)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,9 @@ func TestWorkersAndHistoryPages(t *testing.T) {
 	c := client.New(srv.URL, ownerKey)
 	must(c.CreateEndpoint(ctx, "payments", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 600_000, MaxConcurrent: 50}))(t)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "payments"}))(t)
+	// A second endpoint with one claim, so the page adds the project up.
+	must(c.CreateEndpoint(ctx, "refunds", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}}))(t)
+	must(c.PublishTool(ctx, client.ToolSpec{Name: "refund", Version: "1", Endpoint: "refunds"}))(t)
 	wk := must(c.CreateKey(ctx, "worker", "worker", []string{"charge@1"}))(t)
 	w := client.New(srv.URL, wk.Secret)
 	claim := func(worker string, n int) []client.ClaimedJob {
@@ -50,7 +54,14 @@ func TestWorkersAndHistoryPages(t *testing.T) {
 		for i := range 3 {
 			enqueue(t, c, client.EnqueueRequest{Tool: "charge@1", Payload: json.RawMessage(fmt.Sprintf(`{"n":%d}`, round*3+i))})
 		}
+		if round == 0 {
+			enqueue(t, c, client.EnqueueRequest{Tool: "refund@1", Payload: json.RawMessage(`{}`)})
+		}
 		must(struct{}{}, c.AdvanceClock(ctx, time.Duration(5+round*4)*time.Second))(t)
+		if round == 0 {
+			r := must(c.Claim(ctx, client.ClaimRequest{WorkerID: "billing-beta", Tools: []string{"refund@1"}, Max: 1}))(t)
+			must(c.ReportOne(ctx, client.Report{JobID: r[0].ID, LeaseToken: r[0].LeaseToken, Success: true, HTTPStatus: 200}))(t)
+		}
 		for i, j := range claim("billing-beta", 3) {
 			rep := client.Report{JobID: j.ID, LeaseToken: j.LeaseToken, Success: true, HTTPStatus: 200}
 			if i == 0 && round%2 == 1 {
@@ -115,23 +126,24 @@ func TestWorkersAndHistoryPages(t *testing.T) {
 		a.waitView("history")
 		a.tab.WaitFor(`document.querySelector('[data-endpoint="payments"] svg.history-chart rect[data-v]') !== null`)
 		// The throughput chart's bars add up to the claims of the API.
-		sum := browsertest.Eval[int64](a.tab, `Array.from(document.querySelectorAll('[id$="-throughput"] rect[data-v]')).reduce((n, r) => n + Number(r.dataset.v), 0)`)
+		sum := browsertest.Eval[int64](a.tab, `Array.from(document.querySelectorAll('[data-endpoint="payments"] [id$="-throughput"] rect[data-v]')).reduce((n, r) => n + Number(r.dataset.v), 0)`)
 		if sum != 18 {
 			t.Errorf("%s: throughput bars add up to %d claims, want 18", vp.name, sum)
 		}
-		failed := browsertest.Eval[int64](a.tab, `Array.from(document.querySelectorAll('[id$="-failures"] rect[data-v]')).reduce((n, r) => n + Number(r.dataset.v), 0)`)
+		failed := browsertest.Eval[int64](a.tab, `Array.from(document.querySelectorAll('[data-endpoint="payments"] [id$="-failures"] rect[data-v]')).reduce((n, r) => n + Number(r.dataset.v), 0)`)
 		if failed != 2 {
 			t.Errorf("%s: failure bars add up to %d, want 2", vp.name, failed)
 		}
-		if n := browsertest.Eval[int](a.tab, `document.querySelectorAll('[id$="-lag"] circle.point').length`); n == 0 {
+		if n := browsertest.Eval[int](a.tab, `document.querySelectorAll('[data-endpoint="payments"] [id$="-lag"] circle.point').length`); n == 0 {
 			t.Errorf("%s: the lag chart has no points", vp.name)
 		}
-		if label := browsertest.Eval[string](a.tab, `document.querySelector('[id$="-throughput"] svg').getAttribute("aria-label")`); !strings.Contains(label, "18 claims") {
+		if label := browsertest.Eval[string](a.tab, `document.querySelector('[data-endpoint="payments"] [id$="-throughput"] svg').getAttribute("aria-label")`); !strings.Contains(label, "18 claims") {
 			t.Errorf("%s: throughput aria-label = %q", vp.name, label)
 		}
 		if n := browsertest.Eval[int](a.tab, `document.querySelectorAll('[data-endpoint="payments"] .history-table tbody tr').length`); n != 6 {
 			t.Errorf("%s: the data table has %d minutes, want 6", vp.name, n)
 		}
+		historyFits(t, a, vp.name)
 		noSideScroll(t, a.tab, "history "+vp.name)
 		a.shot("history-" + vp.name)
 		// The last hour, where the minutes stand apart.
@@ -174,6 +186,50 @@ func TestWorkersAndHistoryPages(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// historyFits checks the History page opened without a range (defect 9,
+// seen at 1280 px): it picks the shortest range holding the data (1 h for
+// minutes of it, not 6 h), labels the lag axis in whole units of its step
+// with no "ms" caption over seconds, lines the time ticks of a row's charts
+// up and gives its two count charts one scale, and adds the endpoints up
+// in a project-wide row first.
+func historyFits(t *testing.T, a *dash, vp string) {
+	t.Helper()
+	if got := a.text(`.hours-picker a[aria-current="true"]`); got != "1 h" {
+		t.Errorf("%s: the range picked for minutes of data is %q, want 1 h", vp, got)
+	}
+	if got := a.text(`#history-range`); !strings.HasPrefix(got, "The last 1 h") {
+		t.Errorf("%s: range line %q", vp, got)
+	}
+	lag := a.texts(`[data-endpoint="payments"] [id$="-lag"] .axis text[text-anchor="end"]`)
+	whole := regexp.MustCompile(`^(0|[\d,]+ (ms|s|min|h))$`)
+	for _, l := range lag {
+		if !whole.MatchString(l) {
+			t.Errorf("%s: lag axis label %q in %q; want whole numbers of one unit", vp, l, lag)
+		}
+	}
+	if cap := a.text(`[data-endpoint="payments"] [id$="-lag"] figcaption`); strings.Contains(cap, "(ms") {
+		t.Errorf("%s: the lag chart's caption says %q", vp, cap)
+	}
+	row := browsertest.Eval[[][]string](a.tab, `Array.from(document.querySelectorAll('[data-endpoint="payments"] svg.history-chart'), s => {
+		const x = Array.from(s.querySelectorAll('.axis text[text-anchor="middle"]'), e => e.getAttribute("x"));
+		const y = Array.from(s.querySelectorAll('.axis text[text-anchor="end"]'), e => e.textContent);
+		return [x.join(" "), y[y.length - 1] || ""];
+	})`)
+	if len(row) != 3 || row[0][0] != row[1][0] || row[1][0] != row[2][0] || row[0][0] == "" {
+		t.Errorf("%s: the time ticks of the row's charts stand at %q; want the same places", vp, row)
+	}
+	if len(row) == 3 && row[0][1] != row[1][1] {
+		t.Errorf("%s: the count charts' scales end at %q and %q; want one scale", vp, row[0][1], row[1][1])
+	}
+	first := browsertest.Eval[[]string](a.tab, `Array.from(document.querySelectorAll("#history > section"), s => s.querySelector("h2").textContent)`)
+	if len(first) != 3 || first[0] != "All endpoints" {
+		t.Errorf("%s: history rows %q; want All endpoints first, then each endpoint", vp, first)
+	}
+	if sum := browsertest.Eval[int64](a.tab, `Array.from(document.querySelectorAll('.project-history [id$="-throughput"] rect[data-v]')).reduce((n, r) => n + Number(r.dataset.v), 0)`); sum != 19 {
+		t.Errorf("%s: the project's throughput bars add up to %d claims, want 19", vp, sum)
+	}
+}
 
 // startOfMinute advances the dev clock of the server at base to one second
 // past the start of its next minute.

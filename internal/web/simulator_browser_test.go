@@ -87,6 +87,27 @@ func TestSimulatorInBrowser(t *testing.T) {
 		return &page{t: t, tab: b.NewTab(t), base: srv.URL, dir: dir}
 	}
 
+	// A page opened on a sweep larger than a first look draws a quick
+	// sweep of 10 runs per point, then the full one (defect 19: "Running…"
+	// and empty charts for 2 s on load); a person's Run is run as asked.
+	t.Run("first look", func(t *testing.T) {
+		p := newPage(t)
+		openSimulator(p, "?step=60&runs=40")
+		if got := browsertest.Eval[string](p.tab, `document.documentElement.dataset.simDrawn || ""`); got != "10,40" {
+			t.Errorf("runs per point of the results drawn = %q, want a first look of 10, then 40", got)
+		}
+		if st := p.text("#sim-status"); !strings.HasPrefix(st, "Simulated 4 points × 40 runs") {
+			t.Errorf("status after the full sweep: %q", st)
+		}
+		p.shot("first-look-done-1280")
+		// (After a screenshot a pointer click can land off target.)
+		browsertest.Eval[chromedp.Void](p.tab, `document.getElementById("run").click()`)
+		waitSweep(p, 2)
+		if got := browsertest.Eval[string](p.tab, `document.documentElement.dataset.simDrawn || ""`); got != "10,40,40" {
+			t.Errorf("after Run, runs per point drawn = %q, want 10,40,40", got)
+		}
+	})
+
 	t.Run("reduced study sweep", func(t *testing.T) {
 		p := newPage(t)
 		openSimulator(p, reducedQuery)

@@ -201,8 +201,10 @@ func TestWritePage(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if strings.Contains(body, "<script") {
-		t.Error("a content page loads a script")
+	// Only the shell's nav.js (it keeps the phone header's current link in
+	// view); no page script.
+	if n := strings.Count(body, "<script"); n != 1 || !strings.Contains(body, `nav.js"></script>`) {
+		t.Errorf("a content page loads %d scripts, want only the shell's nav.js", n)
 	}
 	if rec.Code != 200 || !strings.Contains(rec.Header().Get("Content-Security-Policy"), "script-src 'self'") {
 		t.Errorf("status %d, CSP %q", rec.Code, rec.Header().Get("Content-Security-Policy"))

@@ -131,3 +131,52 @@ func testAudit(t *testing.T, s store.Store) {
 		t.Errorf("a rolled-back entry was kept: %+v", got)
 	}
 }
+
+// testRunList: RunList returns a project's runs newest first, only that
+// project's, with what RunCreate and RunFinish stored, paged by the id
+// cursor.
+func testRunList(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	p := newProject(t, s, "a")
+	other := newProject(t, s, "b")
+	var ids []int64
+	tx(t, s, func(q store.Queries) error {
+		for i, r := range []store.Run{{ProjectID: p.ID, Name: "nightly", CreatedAt: 1000}, {ProjectID: other.ID, Name: "x", CreatedAt: 1500},
+			{ProjectID: p.ID, Name: "", CreatedAt: 2000}, {ProjectID: p.ID, Name: "weekly", CreatedAt: 3000}} {
+			if err := q.RunCreate(ctx, &r); err != nil {
+				return err
+			}
+			if r.ID == 0 || (i > 0 && r.ID <= ids[i-1]) {
+				t.Errorf("run %d: id %d after %v", i, r.ID, ids)
+			}
+			ids = append(ids, r.ID)
+		}
+		return q.RunFinish(ctx, &store.RunFinishParams{ProjectID: p.ID, ID: ids[0], Now: 5000})
+	})
+	list := func(params store.RunListParams) []store.Run {
+		t.Helper()
+		var out []store.Run
+		read(t, s, func(q store.Queries) (err error) {
+			out, err = q.RunList(ctx, &params)
+			return err
+		})
+		return out
+	}
+	all := list(store.RunListParams{ProjectID: p.ID})
+	if len(all) != 3 || all[0].ID != ids[3] || all[1].ID != ids[2] || all[2].ID != ids[0] {
+		t.Fatalf("RunList: %+v", all)
+	}
+	if r := all[2]; r.Name != "nightly" || r.State != "finished" || r.CreatedAt != 1000 || r.FinishedAt != 5000 || r.ProjectID != p.ID {
+		t.Errorf("run read back: %+v", r)
+	}
+	if r := all[0]; r.Name != "weekly" || r.State != "open" || r.FinishedAt != 0 {
+		t.Errorf("open run read back: %+v", r)
+	}
+	page := list(store.RunListParams{ProjectID: p.ID, Limit: 2})
+	if len(page) != 2 || page[1].ID != ids[2] {
+		t.Fatalf("first page: %+v", page)
+	}
+	if got := list(store.RunListParams{ProjectID: p.ID, Limit: 2, AfterID: page[1].ID}); len(got) != 1 || got[0].ID != ids[0] {
+		t.Errorf("second page: %+v", got)
+	}
+}

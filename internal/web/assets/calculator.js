@@ -267,7 +267,10 @@ function calcCSV() {
   return lines.join("\n") + "\n";
 }
 
-function loadSample() {
+// fillSample puts seed 001's sample into the calculator's fields. A fresh
+// page opens with it, computed: grey placeholders looked like values beside
+// an empty schedule.
+function fillSample() {
   const s = B.SAMPLE;
   $("base").value = String(s.baseMs);
   $("multiplier").value = String(s.multiplier);
@@ -277,6 +280,10 @@ function loadSample() {
   setRadio("first", s.firstWait);
   $("seed").value = String(s.seed);
   state.raw.jitter = state.raw.first = null;
+}
+
+function loadSample() {
+  fillSample();
   update();
 }
 
@@ -608,6 +615,9 @@ function writeURL() {
 function readURL() {
   const q = new URLSearchParams(location.search);
   state.mode = q.get("mode") === "policy" ? "policy" : "calc";
+  // A link without the calculator's inputs opens on the sample; a link
+  // with some of them shows what it carries, errors and all.
+  if (!["base", "multiplier", "cap", "attempts", "jitter", "first", "seed"].some((k) => q.has(k))) fillSample();
   for (const id of ["base", "multiplier", "cap", "attempts", "seed"]) if (q.has(id)) $(id).value = q.get(id);
   if (q.has("jitter")) {
     const j = q.get("jitter");

@@ -88,3 +88,27 @@ export function timeEl(iso, ms = false) {
   const l = local(iso, ms);
   return h("time", { datetime: iso || "", title: iso || "" }, utc(iso, ms), l ? h("span", { class: "local", text: l }) : null);
 }
+
+// The server's sentences (a hold's detail: "endpoint x was paused by ops at
+// 2026-03-04T10:02:13.000Z: deploy") carry RFC 3339 times. timesIn splits
+// such a text into its words and its times, each time with the " at " that
+// leads to it dropped, so the page can put a relative time in its place
+// ("paused by ops 5 min ago"): [{text}, {iso}, {text}, …].
+const ISO_IN_TEXT = /( at )?(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))/g;
+export function timesIn(text) {
+  const parts = [];
+  let last = 0;
+  for (const m of (text || "").matchAll(ISO_IN_TEXT)) {
+    if (m.index > last) parts.push({ text: text.slice(last, m.index) });
+    parts.push({ iso: m[2], at: !!m[1] });
+    last = m.index + m[0].length;
+  }
+  if (last < (text || "").length) parts.push({ text: text.slice(last) });
+  return parts;
+}
+
+// plainTimes is a server sentence for a tooltip: its times as "2026-03-04
+// 10:02:13 UTC (11:02:13 local)".
+export function plainTimes(text) {
+  return timesIn(text).map((p) => p.iso ? (p.at ? " at " : "") + when(p.iso) : p.text).join("");
+}

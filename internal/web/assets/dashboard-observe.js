@@ -153,7 +153,10 @@ function workersTable(ws, now) {
     return h("tr", { "data-worker": w.workerId },
       h("th", { scope: "row", class: "mono worker-id", text: w.workerId }),
       h("td", { "data-label": "Last claim" }, seen(w.lastClaimAt, now)),
-      h("td", { "data-label": "Last heartbeat" }, seen(w.lastHeartbeatAt, now)),
+      h("td", { "data-label": "Last heartbeat" }, w.lastHeartbeatAt || !w.lastReportAt ? seen(w.lastHeartbeatAt, now)
+        // A worker whose jobs end well within their leases never needs to
+        // heartbeat (HTTP delivery's do not): "never" read as a fault.
+        : h("span", { class: "muted no-heartbeat", title: "Its jobs ended within their leases, so it had no lease to extend", text: "none needed" })),
       h("td", { "data-label": "Last report" }, seen(w.lastReportAt, now)),
       h("td", { class: "num holding", "data-label": "Holding", text: num(w.holding) }),
       h("td", { "data-label": "Jobs held" }, jobs));
@@ -174,11 +177,16 @@ export async function historyView(_, stale) {
   ensureStyle();
   document.title = "History · Ratchet";
   const params = new URLSearchParams(location.search);
-  let hours = Number(params.get("hours") || 6);
+  // Without a range in the address the page shows the shortest range that
+  // holds all the data of the last 48 h: 6 h made 20 minutes of data a
+  // spike at the chart's edge.
+  let fit = !params.has("hours");
+  let hours = Number(params.get("hours") || 48);
   if (!HOURS.includes(hours)) hours = 6;
   const endpoint = params.get("endpoint") || "";
   const picker = h("nav", { class: "hours-picker", "aria-label": "Time range" },
-    HOURS.map((n) => h("a", { href: "/history" + query({ hours: n, endpoint }), class: "button small", "aria-current": n === hours ? "true" : null, text: `${n} h` })));
+    HOURS.map((n) => h("a", { href: "/history" + query({ hours: n, endpoint }), class: "button small", "data-hours": n, text: `${n} h` })));
+  const mark = () => { for (const a of picker.children) a.setAttribute("aria-current", String(Number(a.dataset.hours) === hours)); };
   const body = h("div", { id: "history" });
   const problem = h("div", { id: "history-error" });
   const status = h("p", { class: "muted small", id: "history-range" });
@@ -194,15 +202,55 @@ export async function historyView(_, stale) {
       if (first) { first = false; ready(); }
     }
     if (stale()) return;
+    if (fit) {
+      fit = false;
+      hours = fitHours(res);
+      res = trim(res, hours);
+    }
+    mark();
     const from = Date.parse(res.from), to = Date.parse(res.to);
     status.textContent = `The last ${hours} h: ${stamp(new Date(from), false).slice(0, 16)} – ${stamp(new Date(to), false).slice(11, 16)} ${zone()}` +
       (sameZone() ? "" : ` (${stamp(new Date(from), true).slice(0, 16)} – ${stamp(new Date(to), true).slice(11, 16)} UTC)`) + ", one point per minute.";
+    // Beside the endpoints, when there are several, the project as a whole.
+    const all = res.series.length > 1 ? [endpointHistory(projectSeries(res.series), from, to, res.minuteMs)] : [];
     body.replaceChildren(...(res.series.length
-      ? res.series.map((s) => endpointHistory(s, from, to, res.minuteMs))
+      ? [...all, ...res.series.map((s) => endpointHistory(s, from, to, res.minuteMs))]
       : [h("p", { class: "card empty", text: "No endpoints yet." })]));
     drawCharts(body);
     ready();
   });
+}
+
+// fitHours is the shortest range of the picker that holds every point of
+// res (48 h of history).
+function fitHours(res) {
+  const to = Date.parse(res.to);
+  let first = to;
+  for (const s of res.series) for (const p of s.points) first = Math.min(first, Date.parse(p.at));
+  return HOURS.find((n) => to - n * 3_600_000 <= first) || HOURS[HOURS.length - 1];
+}
+
+// trim is res cut to its last hours.
+function trim(res, hours) {
+  const from = Date.parse(res.to) - hours * 3_600_000;
+  return { ...res, from: new Date(from).toISOString(),
+    series: res.series.map((s) => ({ ...s, points: s.points.filter((p) => Date.parse(p.at) >= from) })) };
+}
+
+// projectSeries adds the endpoints' series up minute by minute: counts
+// summed, the lag's maximum the largest and its average weighted by claims.
+function projectSeries(series) {
+  const by = new Map();
+  for (const s of series) {
+    for (const p of s.points) {
+      const q = by.get(p.at) || { at: p.at, claims: 0, succeeded: 0, failed: 0, timedOut: 0, lagAvgMs: 0, lagMaxMs: 0 };
+      q.lagAvgMs = q.claims + p.claims ? (q.lagAvgMs * q.claims + p.lagAvgMs * p.claims) / (q.claims + p.claims) : 0;
+      q.claims += p.claims; q.succeeded += p.succeeded; q.failed += p.failed; q.timedOut += p.timedOut;
+      q.lagMaxMs = Math.max(q.lagMaxMs, p.claims ? p.lagMaxMs : 0);
+      by.set(p.at, q);
+    }
+  }
+  return { project: true, endpoint: "", points: [...by.values()].sort((a, b) => Date.parse(a.at) - Date.parse(b.at)) };
 }
 
 function endpointHistory(s, from, to, minuteMs) {
@@ -227,27 +275,29 @@ function endpointHistory(s, from, to, minuteMs) {
   const peak = (v) => { let best = -1, k = -1; v.forEach((x, i) => { if (x !== null && x > best) { best = x; k = i; } }); return k < 0 ? null : { v: best, at: from + k * minuteMs }; };
   const when = (p) => p ? ` at ${hm(p.at)}` : "";
   const pc = peak(claims), pf = peak(failed.map((x, i) => x + timedOut[i])), pl = peak(lagMax);
+  // The two count charts of a row share their scale (and so their ticks).
+  const countMax = Math.max(0, ...claims, ...succeeded, ...failed, ...timedOut);
   const tick = (i) => hm(from + i * minuteMs);
-  const id = "ep-" + s.endpoint.replace(/[^A-Za-z0-9_-]/g, "_");
+  const id = s.project ? "project" : "ep-" + s.endpoint.replace(/[^A-Za-z0-9_-]/g, "_");
   const charts = [
     chart({
       id: id + "-throughput", title: "Throughput", unit: "per minute",
       summary: s.points.length ? `${num(total("claims"))} claims and ${num(total("succeeded"))} successes in ${num(s.points.length)} active minutes; at most ${num(pc.v)} claims a minute${when(pc)}.` : "No claims in this range.",
-      n, tick, bars: [{ values: claims, cls: "bar-claims", label: "claims" }], lines: [{ values: succeeded, cls: "line-ok", label: "succeeded" }],
+      n, tick, yMax: countMax, bars: [{ values: claims, cls: "bar-claims", label: "claims" }], lines: [{ values: succeeded, cls: "line-ok", label: "succeeded" }],
     }),
     chart({
       id: id + "-failures", title: "Failures", unit: "per minute",
       summary: total("failed") + total("timedOut") ? `${num(total("failed"))} failed and ${num(total("timedOut"))} timed out; at most ${num(pf.v)} a minute${when(pf)}.` : "No failures or timeouts in this range.",
-      n, tick, bars: [{ values: failed, cls: "bar-failed", label: "failed" }], lines: [{ values: timedOut, cls: "line-timeout", label: "timed out" }],
+      n, tick, yMax: countMax, bars: [{ values: failed, cls: "bar-failed", label: "failed" }], lines: [{ values: timedOut, cls: "line-timeout", label: "timed out" }],
     }),
     chart({
-      id: id + "-lag", title: "Due-to-claim lag", unit: "ms", durations: true,
+      id: id + "-lag", title: "Due-to-claim lag", unit: "time", durations: true,
       summary: pl ? `Largest lag ${ms(pl.v)}${when(pl)}; average over the range ${ms(weightedLag(s.points))}.` : "No claims, so no lag, in this range.",
       n, tick, bars: [], lines: [{ values: lagAvg, cls: "line-avg", label: "average" }, { values: lagMax, cls: "line-max", label: "maximum" }],
     }),
   ];
-  return h("section", { class: "card endpoint-history", "data-endpoint": s.endpoint, "aria-labelledby": id + "-h" },
-    h("div", { class: "card-head" }, h("h2", { id: id + "-h", class: "mono", text: s.endpoint }),
+  return h("section", { class: "card endpoint-history" + (s.project ? " project-history" : ""), "data-endpoint": s.project ? null : s.endpoint, "aria-labelledby": id + "-h" },
+    h("div", { class: "card-head" }, h("h2", { id: id + "-h", class: s.project ? "" : "mono", text: s.project ? "All endpoints" : s.endpoint }),
       h("span", { class: "muted small", text: `${num(total("claims"))} claims · ${num(total("succeeded"))} succeeded · ${num(total("failed"))} failed · ${num(total("timedOut"))} timed out` })),
     h("div", { class: "chart-row" }, charts),
     dataTable(s, id));
@@ -267,7 +317,7 @@ function dataTable(s, id) {
     h("summary", { text: `Data table (${s.points.length} active minute${s.points.length === 1 ? "" : "s"}${s.points.length > 120 ? ", newest 120 shown" : ""})` }),
     s.points.length ? h("div", { class: "table-wrap" },
       h("table", { class: "data history-table", id: id + "-table" },
-        h("caption", { class: "visually-hidden", text: `Per-minute history of ${s.endpoint}` }),
+        h("caption", { class: "visually-hidden", text: `Per-minute history of ${s.project ? "all endpoints" : s.endpoint}` }),
         h("thead", {}, h("tr", {}, h("th", { scope: "col", text: `Minute (${zone()})` }), sameZone() ? null : h("th", { scope: "col", text: "UTC" }),
           ["Claims", "Succeeded", "Failed", "Timed out", "Lag avg", "Lag max"].map((t) => h("th", { scope: "col", class: "num", text: t })))),
         h("tbody", {}, rows.map((p) => {
@@ -289,9 +339,18 @@ function svgEl(name, attrs = {}, text) {
   return e;
 }
 
+// Steps of a duration axis that read as whole milliseconds, seconds,
+// minutes or hours.
+const DURATION_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 250, 500, 1e3, 2e3, 5e3, 10e3, 15e3, 30e3, 60e3, 120e3, 300e3, 600e3,
+  900e3, 1800e3, 3600e3, 7200e3, 10800e3, 21600e3, 43200e3, 86400e3];
+
 function niceTop(max, durations) {
   if (!(max > 0)) return { top: durations ? 1000 : 1, step: durations ? 250 : 1 };
   const raw = max / 4;
+  if (durations && raw <= DURATION_STEPS[DURATION_STEPS.length - 1]) {
+    const step = DURATION_STEPS.find((st) => st >= raw);
+    return { top: Math.ceil(max / step) * step, step };
+  }
   const mag = 10 ** Math.floor(Math.log10(raw));
   let step = 10 * mag;
   for (const m of [1, 2, 2.5, 5, 10]) if (m * mag >= raw) { step = m * mag; break; }
@@ -299,7 +358,15 @@ function niceTop(max, durations) {
   return { top: Math.ceil(max / step) * step, step };
 }
 
-const yLabel = (v, durations) => durations ? (v === 0 ? "0" : ms(v)) : num(v);
+// A duration axis is labelled in the unit of its step, so every label is a
+// whole number: "250 ms", "30 s", "2 min" (steps of 250 s read "4 min 10 s").
+const DURATION_UNITS = [[3_600_000, "h"], [60_000, "min"], [1000, "s"], [1, "ms"]];
+const yLabel = (v, durations, step) => {
+  if (!durations) return num(v);
+  if (v === 0) return "0";
+  const [size, name] = DURATION_UNITS.find(([u]) => step % u === 0 && step >= u);
+  return `${num(v / size)} ${name}`;
+};
 
 // chart makes one small chart's figure: a caption, an SVG with an
 // aria-label summary, and a legend. The SVG is drawn by draw once the
@@ -339,8 +406,10 @@ function draw(svg) {
   const W = Math.round(Math.max(240, svg.parentElement.clientWidth || 480)), H = W < 420 ? 170 : 190;
   svg.dataset.w = String(Math.round(svg.parentElement.clientWidth || 0));
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-  const M = { l: spec.durations ? 56 : 40, r: 8, t: 10, b: 24 };
-  let max = 0;
+  // One left margin for every chart, so the time ticks of a row's charts
+  // stand at the same places.
+  const M = { l: 56, r: 8, t: 10, b: 24 };
+  let max = spec.yMax || 0;
   for (const b of spec.bars) for (const v of b.values) max = Math.max(max, v);
   for (const l of spec.lines) for (const v of l.values) if (v !== null) max = Math.max(max, v);
   const { top, step } = niceTop(max, spec.durations);
@@ -351,7 +420,7 @@ function draw(svg) {
   const axis = svgEl("g", { class: "axis" });
   for (let v = 0; v <= top + step / 1e6; v += step) {
     axis.append(svgEl("line", { x1: M.l, x2: W - M.r, y1: y(v), y2: y(v), class: "grid" }));
-    axis.append(svgEl("text", { x: M.l - 6, y: y(v) + 4, "text-anchor": "end" }, yLabel(v, spec.durations)));
+    axis.append(svgEl("text", { x: M.l - 6, y: y(v) + 4, "text-anchor": "end" }, yLabel(v, spec.durations, step)));
   }
   // A few time ticks on whole minutes that read well: about one per 80 px.
   const want = Math.max(2, Math.floor((W - M.l - M.r) / 80));

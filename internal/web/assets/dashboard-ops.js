@@ -5,7 +5,7 @@
 // through the public /v1 API (dashboard-api.js), like the rest of the page.
 import { h, toast } from "./ui.js";
 import { api, ApiError, query } from "./dashboard-api.js";
-import { when, timeEl } from "./dashboard-format.js";
+import { when, timeEl, plainTimes } from "./dashboard-format.js";
 import { REPLAYABLE_STATES } from "./limits.js";
 
 // The card's styles live beside it, so dashboard.css stays as it is.
@@ -65,6 +65,20 @@ function askReason(name) {
     const input = h("textarea", { id: "pause-reason", name: "reason", rows: "3", maxlength: String(REASON_MAX), "aria-describedby": "pause-reason-help" });
     const count = h("span", { id: "pause-reason-count" });
     input.addEventListener("input", () => { count.textContent = `${input.value.length} / ${REASON_MAX}`; });
+    // The reason is one line wherever it is shown: Enter pauses, as in a
+    // one-line field (Shift+Enter still breaks the line, made a space).
+    // The dialog closes on the key's release: closed on the press, focus
+    // went back to the Pause button, whose click the rest of the key
+    // press then fired, opening the dialog again.
+    let enter = false;
+    input.addEventListener("keydown", (ev) => {
+      enter = ev.key === "Enter" && !ev.shiftKey && !ev.isComposing;
+      if (enter) ev.preventDefault();
+    });
+    input.addEventListener("keypress", (ev) => { if (enter) ev.preventDefault(); });
+    input.addEventListener("keyup", (ev) => {
+      if (ev.key === "Enter" && enter) { enter = false; d.close("ok"); }
+    });
     d = h("dialog", { id: "pause-dialog", class: "dialog", "aria-labelledby": "pause-title" },
       h("form", { method: "dialog" },
         h("h2", { id: "pause-title" }),
@@ -72,7 +86,7 @@ function askReason(name) {
         h("div", { class: "field" },
           h("label", { for: "pause-reason" }, "Reason ", h("span", { class: "unit", text: "optional" })),
           input,
-          h("p", { class: "help", id: "pause-reason-help" }, "Shown with the pause, e.g. a link to the incident. ", count)),
+          h("p", { class: "help", id: "pause-reason-help" }, "Shown with the pause, e.g. a link to the incident. Enter pauses. ", count)),
         h("div", { class: "button-row end" },
           h("button", { type: "submit", value: "cancel", id: "pause-no", class: "button", text: "Back" }),
           h("button", { type: "submit", value: "ok", id: "pause-yes", class: "button primary", text: "Pause endpoint" }))));
@@ -105,10 +119,12 @@ export function operatorControls(initial, canWrite, stale) {
   const heldMore = h("button", { type: "button", class: "button small", id: "ops-held-more", text: "More held jobs", hidden: true });
   const auditList = h("ol", { class: "ops-audit", id: "ops-audit" });
   const card = h("section", { class: "card", id: "ops-card", "aria-labelledby": "ops-title" },
-    h("div", { class: "card-head" }, h("h2", { id: "ops-title", text: "Operator controls" }),
-      h("span", { class: "small ops-links" }, h("a", { href: "/jobs" + query({ endpoint: initial.name, state: "scheduled" }), text: "Scheduled jobs" }), " · ",
-        h("a", { href: "/jobs" + query({ endpoint: initial.name, state: REPLAYABLE_STATES.filter((s) => s !== "cancelled").join(",") }), id: "ops-failed-jobs", text: "Failed jobs" }))),
+    h("div", { class: "card-head" }, h("h2", { id: "ops-title", text: "Operator controls" })),
+    // The state and its buttons first, the links to the jobs after them:
+    // Pause is two Tabs from the page's heading.
     stateBox, buttons, problem,
+    h("p", { class: "small ops-links" }, h("a", { href: "/jobs" + query({ endpoint: initial.name, state: "scheduled" }), text: "Scheduled jobs" }), " · ",
+      h("a", { href: "/jobs" + query({ endpoint: initial.name, state: REPLAYABLE_STATES.filter((s) => s !== "cancelled").join(",") }) + "#results", id: "ops-failed-jobs", text: "Failed jobs" })),
     h("h3", { text: "Held jobs" }), heldNote, heldTable, heldMore,
     h("h3", { text: "Recent actions" }),
     canWrite ? auditList : h("p", { class: "help", text: "Only owner keys read the audit log." }));
@@ -119,7 +135,7 @@ export function operatorControls(initial, canWrite, stale) {
     h("td", { text: j.tool + "@" + j.version }),
     h("td", { text: `${j.attempt} / ${j.maxAttempts}` }),
     h("td", {}, timeEl(j.dueAt)),
-    h("td", { "data-gate": j.heldBy ? j.heldBy.gate : "", title: j.heldBy ? j.heldBy.detail || "" : "", text: j.heldBy ? j.heldBy.gate.replaceAll("_", " ") : "—" }));
+    h("td", { "data-gate": j.heldBy ? j.heldBy.gate : "", title: j.heldBy ? plainTimes(j.heldBy.detail) : "", text: j.heldBy ? j.heldBy.gate.replaceAll("_", " ") : "—" }));
 
   const loadHeld = async (more) => {
     const page = await api("GET", `/v1/endpoints/${enc}/held` + query({ limit: HELD_PAGE, cursor: more ? cursor : "" }));

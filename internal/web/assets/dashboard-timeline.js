@@ -3,7 +3,6 @@
 // scheduler chose: the jitter range band, the capped base delay, the jittered
 // sample, the retry-after hint and the selected next due time. Colours come
 // from CSS classes, so it follows the light and dark themes.
-import { duration } from "./chart.js";
 import { h } from "./ui.js";
 
 const NS = "http://www.w3.org/2000/svg";
@@ -18,6 +17,14 @@ function el(name, attrs = {}, text) {
 }
 
 const t = (iso) => (iso ? Date.parse(iso) : NaN);
+
+// tickLabel prints an axis tick in the unit of the step, so every label is
+// a whole number: steps of 15 s read "+60 s", "+75 s", not "+1.25 min".
+const UNITS = [[86_400_000, "d"], [3_600_000, "h"], [60_000, "min"], [1000, "s"], [1, "ms"]];
+export function tickLabel(v, step) {
+  const [size, name] = UNITS.find(([u]) => step % u === 0 && step >= u);
+  return `${v / size} ${name}`;
+}
 
 // MIN_W is the narrowest the timeline is drawn, in CSS pixels.
 const MIN_W = 560;
@@ -76,7 +83,7 @@ export function draw(svg, ls, now) {
   const axis = el("g", { class: "axis" });
   for (let v = 0; v <= top + 1e-6; v += step) {
     axis.append(el("line", { x1: x(t0 + v), x2: x(t0 + v), y1: M.t - 4, y2: H - M.b + 4, class: "grid" }));
-    axis.append(el("text", { x: x(t0 + v), y: H - M.b + 20, "text-anchor": "middle" }, v === 0 ? "first claim" : "+" + duration(v)));
+    axis.append(el("text", { x: x(t0 + v), y: H - M.b + 20, "text-anchor": "middle" }, v === 0 ? "first claim" : "+" + tickLabel(v, step)));
   }
   axis.append(el("text", { x: M.l + (W - M.l - M.r) / 2, y: H - 4, "text-anchor": "middle", class: "axis-title" }, "time since the first claim"));
   svg.append(axis);

@@ -13,11 +13,12 @@ import { operatorControls } from "./dashboard-ops.js";
 import { failuresCard } from "./dashboard-failures.js";
 import { workersView, historyView } from "./dashboard-observe.js";
 import { schedulesView } from "./dashboard-schedules.js";
-import { num, when, span, clockEl, clockBoth, timeEl, msText } from "./dashboard-format.js";
+import { num, when, span, clockEl, clockBoth, timeEl, msText, timesIn, plainTimes } from "./dashboard-format.js";
 
 // Relative times ("in 12 s") are rewritten this often between events.
 const TICK_MS = 5000;
 const PAGE_SIZE = 50;
+const RUNS_PAGE = 50;
 // The job states (tabs, filters, counts) and which of them each action
 // takes come from the server's state machine (limits.js is generated from
 // package wire); none is typed here.
@@ -137,7 +138,11 @@ function ready() {
   document.documentElement.dataset.ready = "true";
   if (state.focusNext) {
     state.focusNext = false;
-    focusHeading();
+    // A link to a list's results (#results: an endpoint's "Failed jobs")
+    // lands on the first job, as a link to a fragment lands on it: the
+    // filters it set are above, a Shift+Tab away.
+    const first = location.hash === "#results" && document.querySelector('#jobs-table tbody a[href^="/jobs/"]');
+    if (first) first.focus(); else focusHeading();
   }
 }
 
@@ -332,6 +337,8 @@ function liveLine() {
       if (s.state === "live") {
         if (el.dataset.state !== "live") say("live", "Live", shownAt ? ` · updated ${when(shownAt)} · updates as they happen` : " · updates as they happen");
         el.dataset.heard = String(s.at);
+      } else if (s.state === "held") {
+        say("reconnecting", "Paused", `${from()} · live updates are paused; the list stays as it is until you resume them`);
       } else if (s.state === "paused") {
         say("reconnecting", "Paused", `${from()} · the tab is hidden; updates resume when you come back`);
       } else if (s.state === "connecting") {
@@ -473,8 +480,9 @@ function meter(value, max) {
   return track;
 }
 
+// The meter (extra) sits in the dd: a dl's groups hold only dt and dd.
 function metric(label, value, extra, cls) {
-  return h("div", { class: "metric " + (cls || "") }, h("dt", { text: label }), h("dd", {}, value), extra || null);
+  return h("div", { class: "metric " + (cls || "") }, h("dt", { text: label }), h("dd", {}, value, extra || null));
 }
 
 // What each gate is called in a sentence; the gate names are the server's
@@ -497,7 +505,7 @@ function heldLine(ep) {
   const g = ep.heldBy;
   return h("p", { class: "held held-gated", "data-gate": g.gate },
     `${num(ep.due)} due, held by `, h("strong", { text: GATE_NAMES[g.gate] || g.gate }),
-    g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".");
+    g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? [" — ", detailEl(g.detail)] : ".");
 }
 
 // How the outcome table heads and colours each ended attempt outcome
@@ -546,9 +554,11 @@ function endpointCard(ep) {
     outcomeTable(ep),
     h("div", { class: "ep-foot" },
       h("span", { class: "muted small" }, `${policyLabel(ep.policy)} · version ${ep.version} · lease ${span(ep.defaultTimeoutMs)}`),
+      // Trouble first, here too: Failed jobs is the first of the card's
+      // buttons (and the fewest Tabs from the overview's heading).
       h("span", { class: "actions" },
+        h("a", { href: "/jobs" + query({ endpoint: ep.name, state: FAILED_FILTER }) + "#results", class: "button small failed-jobs", text: "Failed jobs", "aria-label": `Failed jobs of ${ep.name}` }),
         link("/jobs" + query({ endpoint: ep.name }), "Jobs", "button small"),
-        h("a", { href: "/jobs" + query({ endpoint: ep.name, state: FAILED_FILTER }), class: "button small failed-jobs", text: "Failed jobs", "aria-label": `Failed jobs of ${ep.name}` }),
         link("/endpoints/" + name, "Edit policy", "button small"))));
 }
 
@@ -671,7 +681,7 @@ function flowKeysCard(name, stale) {
     body);
   const heldCell = (k) => {
     if (!k.heldBy) return h("td", { class: "held-col", text: k.held ? num(k.held) : "—" });
-    return h("td", { class: "held-col", title: k.heldBy.detail }, h("strong", { text: num(k.held) }), " by " + (GATE_NAMES[k.heldBy.gate] || k.heldBy.gate));
+    return h("td", { class: "held-col", title: plainTimes(k.heldBy.detail) }, h("strong", { text: num(k.held) }), " by " + (GATE_NAMES[k.heldBy.gate] || k.heldBy.gate));
   };
   const show = (l) => {
     $("flow-keys-note").textContent = l.keyed ? "limits per key apply" : "no limits per key";
@@ -975,11 +985,19 @@ function relEl(iso) {
   return h("time", { class: "rel", datetime: iso, title: when(iso, true), text: relative(iso) });
 }
 
+// detailEl is a server sentence (a hold's detail) for the page: each time
+// in it relative ("paused by ops 5 min ago", "scheduled to run in 1 h"),
+// with the exact time, UTC and local, in its tooltip, ending in a full stop.
+function detailEl(text) {
+  const parts = timesIn(text.replace(/\.?$/, "."));
+  return h("span", { class: "detail" }, parts.flatMap((p) => p.iso ? [p.at ? " " : "", relEl(p.iso)] : [p.text]));
+}
+
 // jobColumns are the jobs list's columns after the checkbox: a label, a
 // class and a cell for a job (null when it has nothing to say).
 function jobColumns(f, canOwner) {
   const held = (j) => j.state === "scheduled" && j.heldBy && j.heldBy.gate !== "none"
-    ? h("span", { class: "held-cell", title: j.heldBy.detail || "" }, h("strong", { text: j.heldBy.gate === "due_time" ? "due time" : GATE_WORDS_SHORT[j.heldBy.gate] || j.heldBy.gate.replaceAll("_", " ") }),
+    ? h("span", { class: "held-cell", title: plainTimes(j.heldBy.detail) }, h("strong", { text: j.heldBy.gate === "due_time" ? "due time" : GATE_WORDS_SHORT[j.heldBy.gate] || j.heldBy.gate.replaceAll("_", " ") }),
       j.heldBy.until ? h("span", { class: "until" }, " ", relEl(j.heldBy.until)) : null)
     : null;
   const last = (j) => {
@@ -1137,18 +1155,22 @@ async function jobsView(_, stale) {
     return h("a", { href, class: "state-tab state-tab-" + s, "data-state": s, "aria-current": active ? "page" : null },
       h("span", { class: "tab-name", text: s }), h("span", { class: "tab-count", text: n === null ? "…" : num(n) + plus(st.countsCapped && n > 0) }));
   });
-  // Row selection: ids of this page's jobs; the bar acts on them with
-  // POST /v1/jobs/bulk and ids (each job is checked by the server again).
-  const selected = new Set();
+  // Row selection: the checked jobs by id, each as it was when checked;
+  // the bar acts on them with POST /v1/jobs/bulk and ids (each job is
+  // checked by the server again). A checked job that live updates push off
+  // the page stays selected, and the bar says so (it was dropped silently).
+  const selected = new Map();
   const selBar = h("div", { id: "selection-bar", class: "selection-bar card", hidden: true, role: "region", "aria-label": "Selected jobs" });
-  const jobOf = (id) => st.page.jobs.find((j) => j.id === id);
+  const onPage = (id) => st.page.jobs.find((j) => j.id === id);
+  const jobOf = (id) => onPage(id) || selected.get(id);
   const syncSelection = () => {
-    for (const id of [...selected]) if (!jobOf(id)) selected.delete(id);
     for (const cb of listBox.querySelectorAll(".row-select")) cb.checked = selected.has(Number(cb.dataset.id));
+    const here = st.page.jobs.filter((j) => selected.has(j.id)).length;
+    const away = [...selected.keys()].filter((id) => !onPage(id));
     const all = $("select-page");
     if (all) {
-      all.checked = selected.size > 0 && selected.size === st.page.jobs.length;
-      all.indeterminate = selected.size > 0 && selected.size < st.page.jobs.length;
+      all.checked = here > 0 && here === st.page.jobs.length;
+      all.indeterminate = here > 0 && here < st.page.jobs.length;
     }
     selBar.hidden = selected.size === 0;
     if (!selected.size) { selBar.replaceChildren(); return; }
@@ -1161,7 +1183,8 @@ async function jobsView(_, stale) {
         text: `${label} ${ids.length === selected.size ? "" : num(ids.length) + " of "}${num(selected.size)}…` });
     };
     morphChildren(selBar, [
-      h("p", { id: "selection-count" }, h("strong", { text: `${num(selected.size)} selected` }), " on this page"),
+      h("p", { id: "selection-count" }, h("strong", { text: `${num(selected.size)} selected` }),
+        away.length ? ` · ${num(away.length)} no longer on this page (live updates moved ${away.length === 1 ? "it" : "them"}): ${away.slice(0, 5).map((id) => "#" + id).join(", ")}${away.length > 5 ? "…" : ""}` : " on this page"),
       h("div", { class: "button-row" },
         canOwner ? btn("run_now", "Run now", RUNNABLE) : null,
         btn("cancel", "Cancel", CANCELLABLE, "danger"),
@@ -1170,7 +1193,7 @@ async function jobsView(_, stale) {
     ].filter(Boolean));
   };
   const ACTION_STATES = { run_now: RUNNABLE, cancel: CANCELLABLE, replay: REPLAYABLE };
-  const eligibleIds = (states) => [...selected].map(jobOf).filter((j) => j && states.includes(j.state)).map((j) => j.id);
+  const eligibleIds = (states) => [...selected.keys()].map(jobOf).filter((j) => j && states.includes(j.state)).map((j) => j.id);
   selBar.addEventListener("click", (ev) => {
     const b = ev.target.closest && ev.target.closest("button[data-sel-action]");
     if (!b || b.disabled) return;
@@ -1220,9 +1243,10 @@ async function jobsView(_, stale) {
   listBox.addEventListener("change", (ev) => {
     const t = ev.target;
     if (t.id === "select-page") {
-      if (t.checked) for (const j of st.page.jobs) selected.add(j.id); else selected.clear();
+      if (t.checked) for (const j of st.page.jobs) selected.set(j.id, j); else selected.clear();
     } else if (t.classList.contains("row-select")) {
-      if (t.checked) selected.add(Number(t.dataset.id)); else selected.delete(Number(t.dataset.id));
+      const id = Number(t.dataset.id);
+      if (t.checked) selected.set(id, onPage(id)); else selected.delete(id);
     } else return;
     syncSelection();
   });
@@ -1260,7 +1284,29 @@ async function jobsView(_, stale) {
   // opened, but the page may be older than that: the first connection
   // compares the counts, and a reconnection refreshes whatever they say.
   let connected = false, reconnected = false;
+  // Live updates can be paused while a person reads or checks rows: the
+  // stream stays open, its last event waits, and Resume applies it.
+  let held = false, waiting = null;
+  const toggle = h("button", { type: "button", id: "live-toggle", class: "button small", "aria-pressed": "false", text: "Pause live updates" });
+  toggle.addEventListener("click", () => {
+    held = !held;
+    toggle.setAttribute("aria-pressed", String(held));
+    toggle.textContent = held ? "Resume live updates" : "Pause live updates";
+    if (held) { line.status({ state: "held" }); return; }
+    line.status({ state: "live" });
+    newBox.replaceChildren();
+    const ev = waiting;
+    waiting = null;
+    if (ev) onJobs({ ...ev, changed: true });
+  });
   const onJobs = (ev) => {
+    if (held) {
+      waiting = waiting ? { ...ev, changed: waiting.changed || ev.changed } : ev;
+      if (ev.changed || countOf(ev.counts) !== st.loadedCount) {
+        newBox.replaceChildren(h("p", { class: "callout", id: "jobs-held", text: "Live updates are paused; the list has changed since. Resume live updates to see it." }));
+      }
+      return;
+    }
     st.counts = ev.counts;
     st.countsCapped = ev.capped;
     morphChildren(tabsBox, tabs());
@@ -1280,7 +1326,7 @@ async function jobsView(_, stale) {
     filterForm,
     bulk,
     tabsBox,
-    line.el,
+    h("div", { class: "live-row" }, line.el, toggle),
     newBox,
     selBar,
     listBox);
@@ -1293,7 +1339,7 @@ async function jobsView(_, stale) {
   }
   ready();
   // Each (re)connect's first event is compared with what the page shows.
-  live({ view: "jobs", ...f, limit: PAGE_SIZE }, { el: line.el, shown: line.shown, status: (s) => { if (s.state === "connecting" && connected) reconnected = true; line.status(s); } },
+  live({ view: "jobs", ...f, limit: PAGE_SIZE }, { el: line.el, shown: line.shown, status: (s) => { if (s.state === "connecting" && connected) reconnected = true; if (!(held && s.state === "live")) line.status(s); } },
     (name, ev) => { if (name === "jobs") onJobs(ev); }, stale,
     () => { for (const t of listBox.querySelectorAll("time.rel")) t.textContent = relative(t.getAttribute("datetime")); });
 }
@@ -1511,7 +1557,7 @@ function jobContent(j, act) {
     const g = j.heldBy;
     hold = h("div", { class: "callout " + (g.gate === "none" ? "" : "callout-warn"), id: "held-by" },
       h("strong", {}, g.gate === "due_time" ? (j.attempt === 0 ? "Scheduled for later" : "Waiting out its backoff delay") : g.gate === "none" ? "Ready to be claimed" : `Held by ${GATE_NAMES[g.gate] || g.gate}`),
-      g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? " — " + g.detail.replace(/\.?$/, ".") : ".",
+      g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? [" — ", detailEl(g.detail)] : ".",
       holdActions(j, owner, act));
   }
   // Why it failed, up top: the last failed attempt's classification and
@@ -1524,7 +1570,7 @@ function jobContent(j, act) {
   const attempts = j.attempts || [];
   const rows = attempts.map((a) => h("tr", { "data-attempt": a.number, "data-key": "attempt-" + a.number },
     h("td", { class: "num", text: String(a.number) }),
-    h("td", { class: "mono small", text: a.workerId }),
+    h("td", { class: "mono small worker-col", title: a.workerId, text: a.workerId }),
     h("td", { class: "small" }, clockEl(a.claimedAt, true)),
     h("td", { class: "num", text: a.durationMs == null ? "running" : msText(a.durationMs) }),
     h("td", {}, badge(a.outcome, "outcome-" + a.outcome)),
@@ -1632,23 +1678,32 @@ async function toolsView(_, stale) {
 
 async function runsView(_, stale) {
   setTitle("Runs");
-  // The API reads runs one at a time; the newest jobs show which runs are
-  // active without loading more than one page.
-  const page = await api("GET", "/v1/jobs" + query({ limit: 500 }));
+  // GET /v1/runs lists the project's runs, newest first (the page guessed
+  // them from the newest 500 jobs, and said there were none when their
+  // jobs were older).
+  const first = await api("GET", "/v1/runs" + query({ limit: RUNS_PAGE }));
   if (stale()) return;
-  const seen = new Map();
-  for (const j of page.jobs) if (j.runId) seen.set(j.runId, (seen.get(j.runId) || 0) + 1);
   const open = h("form", { class: "card open-run", id: "open-run", novalidate: true },
     h("div", { class: "field" }, h("label", { for: "run-id", text: "Open a run by id" }),
       h("div", { class: "inline-field" }, h("input", { id: "run-id", type: "text", inputmode: "numeric", placeholder: "42" }),
         h("button", { type: "submit", class: "button primary", text: "Open" }))));
   open.addEventListener("submit", (ev) => { ev.preventDefault(); const v = $("run-id").value.trim(); if (/^\d+$/.test(v)) navigate("/runs/" + v); });
-  const ids = [...seen.keys()].sort((a, b) => b - a);
+  const item = (r) => h("li", { "data-run": r.id }, link("/runs/" + r.id, `Run #${r.id}${r.name ? " · " + r.name : ""}`), " ", stateBadge(r.state),
+    h("span", { class: "muted small" }, " · started ", relEl(r.createdAt), r.finishedAt ? [" · finished ", relEl(r.finishedAt)] : null));
+  const list = h("ul", { class: "run-list", id: "recent-runs" }, first.runs.map(item));
+  let cursor = first.nextCursor;
+  const more = h("button", { type: "button", class: "button small", id: "more-runs", text: "Older runs", hidden: !cursor });
+  more.addEventListener("click", async () => {
+    const page = await api("GET", "/v1/runs" + query({ limit: RUNS_PAGE, cursor }));
+    if (stale()) return;
+    list.append(...page.runs.map(item));
+    cursor = page.nextCursor;
+    more.hidden = !cursor;
+  });
   setView(heading("Runs", "A run groups the steps of one piece of work. Open one to see its steps and their states."),
     h("div", { class: "split" }, open,
-      h("section", { class: "card" }, h("h2", { text: "Runs among the newest 500 jobs" }),
-        ids.length ? h("ul", { class: "run-list", id: "recent-runs" }, ids.map((id) => h("li", {}, link("/runs/" + id, "Run #" + id), h("span", { class: "muted small", text: ` · ${seen.get(id)} recent step${seen.get(id) === 1 ? "" : "s"}` }))))
-          : h("p", { class: "empty", text: "No recent job belongs to a run." }))));
+      h("section", { class: "card" }, h("h2", { text: "Runs, newest first" }),
+        first.runs.length ? [list, more] : h("p", { class: "empty", id: "no-runs", text: "No runs yet: a producer starts one with POST /v1/runs." }))));
   ready();
 }
 

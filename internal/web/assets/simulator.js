@@ -363,6 +363,13 @@ function failed(userRun) {
   box.scrollIntoView({ block: "center", behavior: "instant" });
 }
 
+// FIRST_LOOK_RUNS is the runs per point of the quick sweep a page opened
+// on a larger sweep shows first: the study's sweep takes seconds of the
+// server's CPU, and the page sat on "Running…" with empty charts until it
+// came. The quick one takes a tenth of it and is replaced when the full
+// sweep arrives.
+const FIRST_LOOK_RUNS = 10;
+
 async function run(userRun = false) {
   writeURL();
   const { cfg, errors } = readForm();
@@ -378,18 +385,31 @@ async function run(userRun = false) {
   setBusy(true);
   document.documentElement.dataset.sim = "running";
   const points = cfg.to >= cfg.from && cfg.step > 0 ? Math.floor((cfg.to - cfg.from) / cfg.step) + 1 : 0;
-  const what = `${plural(points, "point", "points")} × ${plural(cfg.runs, "run", "runs")} × ${plural(cfg.modes.length, "mode", "modes")}`;
-  status(`Running ${what} on the server…`);
+  const sweepOf = (c) => `${plural(points, "point", "points")} × ${plural(c.runs, "run", "runs")} × ${plural(c.modes.length, "mode", "modes")}`;
+  const what = sweepOf(cfg);
+  // The page's own first sweep, when it is large, is preceded by a quick
+  // one of FIRST_LOOK_RUNS runs per point (a person's Run is run as asked).
+  let first = !userRun && !state.result && cfg.runs > FIRST_LOOK_RUNS ? { ...cfg, runs: FIRST_LOOK_RUNS } : null;
+  status(first ? `Running a first look, ${sweepOf(first)}, on the server…` : `Running ${what} on the server…`);
   const started = performance.now();
   try {
     for (let attempt = 1; ; attempt++) {
       const resp = await fetch("/api/simulate", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify(cfg),
+        body: JSON.stringify(first || cfg),
         signal: controller.signal,
       });
       const text = await resp.text();
+      if (resp.ok && first) {
+        state.result = JSON.parse(text);
+        staleResult(false);
+        render();
+        status(`A first look from ${plural(first.runs, "run", "runs")} per point; running the full sweep, ${what}, on the server…`);
+        first = null;
+        attempt = 0;
+        continue;
+      }
       if (resp.ok) {
         showErrors([]);
         const timing = resp.headers.get("Server-Timing") || "";
@@ -857,6 +877,10 @@ function command() {
 }
 
 function render() {
+  // The runs per point of each result drawn, in order (a first look, then
+  // the full sweep), for the page's tests.
+  const d = document.documentElement.dataset;
+  d.simDrawn = (d.simDrawn ? d.simDrawn + "," : "") + state.result.config.runs;
   drawCharts();
   renderTable();
   headline();

@@ -99,6 +99,7 @@ __all__ = [
     "ReportResult",
     "Run",
     "RunCreate",
+    "RunList",
     "ScheduleTick",
     "Schedule",
     "ScheduleCreate",
@@ -1027,6 +1028,13 @@ class RunCreate(TypedDict):
     """The RunCreate schema: the body of POST /v1/runs."""
 
     name: NotRequired[str]
+
+
+class RunList(TypedDict):
+    """The RunList schema: the 200 answer of GET /v1/runs."""
+
+    nextCursor: str | None
+    runs: list[Run]
 
 
 class ScheduleTick(TypedDict):

@@ -53,6 +53,7 @@ from ._types import (
     ReportBatchItem,
     ReportResult,
     Run,
+    RunList,
     Schedule,
     ScheduleCreate,
     ScheduleFire,
@@ -95,6 +96,7 @@ OPERATIONS = {
     "getTools": "list_tools",
     "getToolsNameVersion": "get_tool",
     "postRuns": "start_run",
+    "getRuns": "list_runs",
     "getRunsId": "get_run",
     "postRunsIdFinish": "finish_run",
     "postSchedules": "create_schedule",
@@ -487,6 +489,12 @@ class Client:
 
     def start_run(self, name: str = "") -> Run:
         return self._call("POST", "/v1/runs", {"name": name} if name else {}, retry=False)[1]
+
+    def list_runs(self, *, cursor: str | None = None, limit: int | None = None) -> RunList:
+        """The project's runs newest first, without their steps; ``cursor`` is
+        the previous page's ``nextCursor``."""
+        q = {k: v for k, v in {"cursor": cursor, "limit": None if limit is None else str(int(limit))}.items() if v}
+        return self._call("GET", "/v1/runs", retry=True, query=q)[1]
 
     def get_run(self, run_id: int) -> Run:
         return self._call("GET", f"/v1/runs/{int(run_id)}", retry=True)[1]

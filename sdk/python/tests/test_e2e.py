@@ -358,6 +358,7 @@ class ClientAgainstServer(ServerTestCase):
         self.assertEqual(len(items), 3)
         self.assertEqual(c.get_run(run["id"])["steps"][0]["id"], job["id"])
         self.assertEqual(c.finish_run(run["id"])["state"], "finished")
+        self.assertIn((run["id"], "finished"), [(r["id"], r["state"]) for r in c.list_runs()["runs"]])
         self.assertEqual(c.count_jobs(tool="route@2"), 4)
         page = c.list_jobs(tool="route@2", limit=2)
         self.assertEqual(len(page["jobs"]), 2)

@@ -5,6 +5,7 @@ import { fetchTransport, nodeTransport, type Transport } from "./transport.js";
 import type { paths } from "./schema.js";
 import type {
   AuditList,
+  RunList,
   ClaimRequest,
   ClaimedJob,
   ClockAdvance,
@@ -358,6 +359,12 @@ export class Client {
   /** Deletes a schedule and its ticks; the jobs it made stay (owner key). */
   async deleteSchedule(name: string, o?: RequestOptions): Promise<void> {
     await this.#do("delete", "/v1/schedules/{name}", `/v1/schedules/${seg(name)}`, { safe: false }, o);
+  }
+
+  /** Lists the project's runs newest first, without their steps; cursor is the previous page's nextCursor. */
+  async listRuns(q: { cursor?: string; limit?: number } = {}, o?: RequestOptions): Promise<RunList> {
+    const p = params({ cursor: q.cursor, limit: q.limit === undefined ? undefined : String(q.limit) });
+    return (await this.#do("get", "/v1/runs", "/v1/runs", { query: p, safe: true }, o)).data;
   }
 
   /** Reads a run with its steps and counts. */

@@ -30,6 +30,7 @@ export type EndpointPause = S["EndpointPause"];
 export type AuditEntry = S["AuditEntry"];
 /** One page of the audit log (GET /v1/audit); nextCursor is null on the last page. */
 export type AuditList = S["AuditList"];
+export type RunList = S["RunList"];
 /** POST /v1/tools: a tool contract to publish. */
 export type ToolPublish = S["ToolPublish"];
 /** A published tool contract. */

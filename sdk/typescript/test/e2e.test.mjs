@@ -247,6 +247,7 @@ test("every route of the document answers through the typed client", async (t) =
   assert.equal(batch.length, 3);
   assert.equal((await c.getRun(run.id)).steps.length, 1);
   assert.equal((await c.finishRun(run.id)).state, "finished");
+  assert.ok((await c.listRuns()).runs.some((r) => r.id === run.id && r.state === "finished"));
   assert.equal(await c.countJobs({ state: "scheduled", tool: "call@1" }), 4);
   const page = await c.listJobs({ limit: 2 });
   assert.equal(page.jobs.length, 2);
