@@ -35,6 +35,7 @@ var Examples = map[string]string{
 	"BYTES":      "270336",
 	"PATH":       "/var/lib/ratchet",
 	"PORT":       "8080",
+	"WORKER":     "ratchet-delivery/ratchet-1/6f1c3292",
 }
 
 // Readable returns a page with each placeholder replaced by its example,

@@ -150,7 +150,8 @@ export function failuresCard(ep, canReplay, stale) {
     }
     body.replaceChildren(
       h("div", { class: "table-wrap" }, h("table", { class: "data failures-table", id: "failures-table" },
-        h("thead", {}, h("tr", {}, ["Failure", "Jobs", "First seen", "Last seen", "Trend", ""].map((t, i) => h("th", { class: ["", "num", "fail-seen", "fail-seen", "", ""][i], text: t })))),
+        h("thead", {}, h("tr", {}, ["Failure", "Jobs", "First seen", "Last seen", "Trend", "Actions"].map((t, i) =>
+          i === 5 ? h("th", {}, h("span", { class: "visually-hidden", text: t })) : h("th", { class: ["", "num", "fail-seen", "fail-seen", ""][i], text: t })))),
         h("tbody", {}, l.groups.map(row)))),
       h("div", { class: "fail-foot" },
         h("p", { class: "help" }, l.capped ? "Grouped from the latest 10,000 failures of the range. " : "",
