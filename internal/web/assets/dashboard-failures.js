@@ -10,6 +10,7 @@ import { h, toast } from "./ui.js";
 import { api, ApiError, query } from "./dashboard-api.js";
 import { num, when, timeEl } from "./dashboard-format.js";
 import { REPLAYABLE_STATES } from "./limits.js";
+import { confirmAction } from "./dashboard-ops.js";
 
 if (!document.getElementById("failures-style")) {
   document.head.append(h("link", { id: "failures-style", rel: "stylesheet", href: new URL("./dashboard-failures.css", import.meta.url).href }));
@@ -47,20 +48,6 @@ export function sparkline(counts, unit) {
   return svg;
 }
 
-// confirmReplay asks through the page's #confirm dialog (dashboard.html).
-function confirmReplay(title, body, yes) {
-  const d = document.getElementById("confirm");
-  document.getElementById("confirm-title").textContent = title;
-  document.getElementById("confirm-body").textContent = body;
-  document.getElementById("confirm-yes").textContent = yes;
-  d.returnValue = "";
-  return new Promise((resolve) => {
-    d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true });
-    d.showModal();
-    document.getElementById("confirm-no").focus();
-  });
-}
-
 // gatesText says what paces the new jobs on this endpoint.
 function gatesText(ep) {
   const parts = [];
@@ -96,7 +83,7 @@ export function failuresCard(ep, canReplay, stale) {
         return;
       }
       const jobs = `${num(pre.count)} failed ${pre.count === 1 ? "job" : "jobs"}`;
-      const ok = await confirmReplay(`Replay ${jobs}?`,
+      const ok = await confirmAction(`Replay ${jobs}?`,
         `Each becomes a new scheduled job, due now: ${what}. The endpoint's gates pace them: ${gatesText(ep)}.` +
         (pre.skipped ? ` ${num(pre.skipped)} already replayed ${pre.skipped === 1 ? "is" : "are"} left out.` : "") +
         (pre.capped ? " Only the latest 10,000 failures of the range were read." : ""),

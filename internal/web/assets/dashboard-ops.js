@@ -41,8 +41,9 @@ function circuitText(c) {
   return h("span", {}, "Circuit ", h("strong", { text: "closed" }), ` · ${c.failures} consecutive failure${c.failures === 1 ? "" : "s"} counted.`);
 }
 
-// confirmAction asks through the page's #confirm dialog (dashboard.html).
-function confirmAction(title, body, yes) {
+// confirmAction asks through the page's #confirm dialog (dashboard.html);
+// the Failures card's replays ask through it too.
+export function confirmAction(title, body, yes) {
   const d = document.getElementById("confirm");
   document.getElementById("confirm-title").textContent = title;
   document.getElementById("confirm-body").textContent = body;
