@@ -47,14 +47,70 @@ func Path() string {
 	return ""
 }
 
-// Browser is one headless Chromium process with its own profile.
+// Browser is one test's browser: a browser context of its own (like a
+// separate profile: its own storage, cookies and BroadcastChannel) in the
+// headless Chromium that the test binary's browser tests share.
 type Browser struct {
-	ctx context.Context // the browser's first tab; new tabs derive from it
+	ctx context.Context // the context's first tab; new tabs derive from it
 	t   testing.TB
 }
 
-// New starts Chromium for the test and stops it when the test ends. It skips
-// the test when Chromium is missing, or fails it when RATCHET_REQUIRE_BROWSER=1.
+// shared is the one Chromium process of the test binary, started by the
+// first New and stopped by Main. Starting Chromium took about 2.5 CPU
+// seconds, and the browser tests started it over thirty times per run
+// of internal/web, twice per suite run: one process with a browser
+// context per test isolates the tests as well (a context shares no
+// storage with another) for a fraction of the CPU.
+var shared struct {
+	mu       sync.Mutex
+	inMain   bool
+	ctx      context.Context // the browser's first tab
+	stop     func()
+	err      error
+	started  bool
+	userData string
+	tmp      string
+}
+
+// Main runs the tests of a package whose tests call New, and then stops
+// the browser they shared and removes its profile. It wraps the package's
+// testing.M:
+//
+//	func TestMain(m *testing.M) { os.Exit(proctest.Main(browsertest.Main(m))) }
+func Main(m interface{ Run() int }) interface{ Run() int } {
+	shared.mu.Lock()
+	shared.inMain = true
+	shared.mu.Unlock()
+	return runner(func() int {
+		code := m.Run()
+		shared.mu.Lock()
+		defer shared.mu.Unlock()
+		if shared.stop != nil {
+			shared.stop()
+		}
+		for _, d := range []string{shared.userData, shared.tmp} {
+			if d == "" {
+				continue
+			}
+			// The browser's last helpers may still be exiting and
+			// writing: try again for up to 5 s; what is left is
+			// reported by scripts/test's check of the temporary
+			// directory.
+			for i := 0; i < 250 && os.RemoveAll(d) != nil; i++ {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		return code
+	})
+}
+
+type runner func() int
+
+func (r runner) Run() int { return r() }
+
+// New gives the test a browser context of its own in the shared Chromium
+// (started on first use), closed when the test ends. It skips the test
+// when Chromium is missing, or fails it when RATCHET_REQUIRE_BROWSER=1.
 func New(t testing.TB) *Browser {
 	t.Helper()
 	bin := Path()
@@ -64,6 +120,41 @@ func New(t testing.TB) *Browser {
 			t.Fatal(msg + "; RATCHET_REQUIRE_BROWSER=1 forbids skipping")
 		}
 		t.Skip(msg)
+	}
+	root, err := sharedBrowser(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := chromedp.NewContext(root, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a browser context in Chromium %s: %v", bin, err)
+	}
+	return &Browser{ctx: ctx, t: t}
+}
+
+// sharedBrowser starts the test binary's Chromium once, and says why it
+// could not.
+func sharedBrowser(bin string) (context.Context, error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if !shared.inMain {
+		return nil, fmt.Errorf("browsertest: the package's TestMain must wrap its testing.M in browsertest.Main, which stops the shared browser when the tests end")
+	}
+	if shared.started {
+		return shared.ctx, shared.err
+	}
+	shared.started = true
+	mk := func(prefix string) string {
+		d, err := os.MkdirTemp("", prefix)
+		if err != nil && shared.err == nil {
+			shared.err = err
+		}
+		return d
+	}
+	shared.userData, shared.tmp = mk("crp"), mk("cr")
+	if shared.err != nil {
+		return nil, shared.err
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
@@ -80,47 +171,27 @@ func New(t testing.TB) *Browser {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
 		chromedp.WindowSize(1280, 900),
-		// Not t.TempDir: the browser's last helpers may still write to the
-		// profile when the test ends, and TempDir's removal then fails the
-		// test ("directory not empty", seen on a loaded machine).
-		chromedp.UserDataDir(ownedDir(t, "crp")),
+		chromedp.UserDataDir(shared.userData),
 		// Chromium keeps its shared-memory files (disable-dev-shm-usage),
-		// its singleton socket and crash folders in TMPDIR and leaves them
-		// when it is killed at the end of a test: give it a folder of the
-		// test's, removed with it — short, as a socket path has at most 107
-		// bytes and t.TempDir names the test.
-		chromedp.Env("TMPDIR=" + ownedDir(t, "cr")),
+		// its singleton socket and crash folders in TMPDIR: give it a
+		// folder removed with the profile — short, as a socket path has
+		// at most 107 bytes.
+		chromedp.Env("TMPDIR=" + shared.tmp),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
+	shared.stop = func() {
 		cancel()
 		cancelAlloc()
-	})
+	}
 	// Start the browser now, so a broken installation fails here with a
 	// clear message rather than in the middle of the first step.
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start Chromium %s: %v", bin, err)
+		shared.err = fmt.Errorf("start Chromium %s: %v", bin, err)
+		return nil, shared.err
 	}
-	return &Browser{ctx: ctx, t: t}
-}
-
-// ownedDir is a short-named temporary folder removed when the test ends
-// (after the browser, whose cleanup is registered later and so runs
-// first). The browser's last helpers may still be exiting and writing: the
-// removal tries again for up to 5 s; what is still left is reported by
-// scripts/test's check of the temporary directory.
-func ownedDir(t testing.TB, prefix string) string {
-	d, err := os.MkdirTemp("", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := 0; i < 250 && os.RemoveAll(d) != nil; i++ {
-			time.Sleep(20 * time.Millisecond)
-		}
-	})
-	return d
+	shared.ctx = ctx
+	return ctx, nil
 }
 
 // Tab is one page of the browser. Its context carries a per-step timeout
@@ -137,8 +208,9 @@ type Tab struct {
 
 // NewTab opens a tab that closes when the test ends. Uncaught exceptions and
 // console.error calls in the page fail the test at its end. The tabs of one
-// Browser share a profile, as the tabs of one window do: local storage,
-// cookies and BroadcastChannel messages (sessionStorage stays per tab).
+// Browser share a browser context, as the tabs of one profile do: local
+// storage, cookies and BroadcastChannel messages (sessionStorage stays per
+// tab).
 func (b *Browser) NewTab(t testing.TB) *Tab {
 	t.Helper()
 	return b.newTab(t)
@@ -397,6 +469,8 @@ func (tab *Tab) AllowClipboard(origin string) {
 			Permission: &browser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true},
 			Setting:    browser.PermissionSettingGranted,
 			Origin:     origin,
+			// The test's own browser context: the browser is shared.
+			BrowserContextID: chromedp.FromContext(tab.Ctx).BrowserContextID,
 		})
 		if err != nil {
 			tab.t.Fatalf("grant %s: %v", name, err)

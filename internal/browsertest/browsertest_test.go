@@ -1,6 +1,8 @@
 package browsertest_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +13,9 @@ import (
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/clock"
 )
+
+// TestMain stops the browser the tests shared.
+func TestMain(m *testing.M) { os.Exit(browsertest.Main(m).Run()) }
 
 func TestBrowserRunsAPage(t *testing.T) {
 	b := browsertest.New(t)
@@ -63,5 +68,36 @@ func TestScreenshotDirRemovedOnPass(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("screenshot folder %s of a passing test is still there (stat: %v)", dir, err)
 		os.RemoveAll(dir)
+	}
+}
+
+// TestBrowsersShareNoStorage: the tests share one Chromium, but each
+// Browser is a profile of its own — what a page stores in one test's
+// browser is not there in another's — while the tabs of one Browser share
+// it, as the tabs of one window do.
+func TestBrowsersShareNoStorage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(`<title>t</title><p>t</p>`))
+	}))
+	defer srv.Close()
+	read := `localStorage.getItem("k") || document.cookie || ""`
+	one := browsertest.New(t)
+	a := one.NewTab(t)
+	a.Do("open", chromedp.Navigate(srv.URL))
+	browsertest.Eval[chromedp.Void](a, `localStorage.setItem("k", "one"); document.cookie = "c=one"`)
+	same := one.NewTab(t)
+	same.Do("open", chromedp.Navigate(srv.URL))
+	if got := browsertest.Eval[string](same, read); got != "one" {
+		t.Errorf("a second tab of the same Browser reads %q, want what the first stored", got)
+	}
+	for name, tab := range map[string]*browsertest.Tab{
+		"another Browser": browsertest.New(t).NewTab(t),
+		"an isolated tab": one.NewIsolatedTab(t),
+	} {
+		tab.Do("open", chromedp.Navigate(srv.URL))
+		if got := browsertest.Eval[string](tab, read); got != "" {
+			t.Errorf("%s reads %q that the first Browser stored", name, got)
+		}
 	}
 }

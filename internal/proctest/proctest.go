@@ -31,6 +31,7 @@ var (
 	binPath   string
 	buildErr  error
 	inMain    bool
+	prebuilt  string // PrebuiltEnv's binary, when Binary uses it
 )
 
 // Main runs a test package that starts servers with this package: it builds
@@ -39,7 +40,10 @@ var (
 // directory. Call it from the package's TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(proctest.Main(m)) }
-func Main(m *testing.M) int {
+//
+// m is the package's *testing.M, or a wrapper of it such as
+// browsertest.Main's.
+func Main(m interface{ Run() int }) int {
 	inMain = true
 	code := m.Run()
 	if binPath != "" {
@@ -56,6 +60,20 @@ func Binary(t testing.TB) string {
 		t.Fatal("proctest: the package's TestMain must call proctest.Main, which removes the binary when the tests end")
 	}
 	buildOnce.Do(func() {
+		// scripts/test builds the server once, before the suites start,
+		// and names it here: linking it again in each test binary took
+		// about 3 CPU seconds a package. Not under -race, whose binary is
+		// another build. The binary is the caller's, left in place.
+		if bin := os.Getenv(PrebuiltEnv); bin != "" && !raceEnabled {
+			if _, err := os.Stat(bin); err != nil {
+				buildErr = fmt.Errorf("%s=%s: %v", PrebuiltEnv, bin, err)
+			} else if filepath.Base(bin) != "ratchet" {
+				// The docs tests run it by name, from PATH, as a reader does.
+				buildErr = fmt.Errorf("%s=%s: the binary must be named ratchet", PrebuiltEnv, bin)
+			}
+			prebuilt = bin
+			return
+		}
 		dir, err := os.MkdirTemp("", "ratchet-bin-")
 		if err != nil {
 			buildErr = err
@@ -85,8 +103,16 @@ func Binary(t testing.TB) string {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
+	if prebuilt != "" {
+		return prebuilt
+	}
 	return binPath
 }
+
+// PrebuiltEnv names a ratchet binary (named ratchet) built from this checkout that Binary
+// returns instead of building one (when the tests run without -race).
+// scripts/test sets it to the binary it builds before the suites start.
+const PrebuiltEnv = "RATCHET_TEST_SERVER_BIN"
 
 // Server is a running `ratchet serve` child process.
 type Server struct {

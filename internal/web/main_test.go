@@ -4,8 +4,10 @@ import (
 	"os"
 	"testing"
 
+	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/proctest"
 )
 
-// TestMain removes the ratchet binary the tests built once they all ran.
-func TestMain(m *testing.M) { os.Exit(proctest.Main(m)) }
+// TestMain stops the browser the tests shared and removes the ratchet
+// binary they built once they all ran.
+func TestMain(m *testing.M) { os.Exit(proctest.Main(browsertest.Main(m))) }

@@ -492,6 +492,8 @@ func download(p *page, id string) (name, body string) {
 	on := true
 	if _, err := chromedp.CallBrowser(p.tab.Ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: &on,
+		// The test's own browser context: the browser is shared.
+		BrowserContextID: chromedp.FromContext(p.tab.Ctx).BrowserContextID,
 	}); err != nil {
 		p.t.Fatal(err)
 	}
