@@ -391,8 +391,13 @@ type JobFilter struct {
 	FlowKey       string // jobs of this flow key (exact match)
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
-	Cursor        string
-	Limit         int
+	// Sort is the order of ListJobs ("" is wire.SortIDDesc, newest
+	// first); the finished orders need States of failed, exhausted or
+	// both. Keep it with the Cursor of its pages: a cursor is of one
+	// order.
+	Sort   wire.JobSort
+	Cursor string
+	Limit  int
 	// Q is search text: a job id, an exact idempotency key, tool or
 	// endpoint name, or a substring of the payload or the last error.
 	Q string
@@ -405,7 +410,7 @@ func (f JobFilter) Wire() wire.JobQuery {
 	for i, s := range f.States {
 		states[i] = string(s)
 	}
-	q.State, q.Tool, q.Endpoint, q.Cursor, q.Q, q.FlowKey = strings.Join(states, ","), f.Tool, f.Endpoint, f.Cursor, f.Q, f.FlowKey
+	q.State, q.Tool, q.Endpoint, q.Cursor, q.Q, q.FlowKey, q.Sort = strings.Join(states, ","), f.Tool, f.Endpoint, f.Cursor, f.Q, f.FlowKey, f.Sort
 	if f.RunID != 0 {
 		q.RunID = strconv.FormatInt(f.RunID, 10)
 	}
@@ -425,7 +430,7 @@ func (f JobFilter) Wire() wire.JobQuery {
 func (f JobFilter) Query() url.Values {
 	q, v := f.Wire(), url.Values{}
 	for name, val := range map[string]string{"state": q.State, "tool": q.Tool, "endpoint": q.Endpoint, "runId": q.RunID, "flowKey": q.FlowKey,
-		"createdAfter": q.CreatedAfter, "createdBefore": q.CreatedBefore, "cursor": q.Cursor, "limit": q.Limit, "q": q.Q} {
+		"createdAfter": q.CreatedAfter, "createdBefore": q.CreatedBefore, "cursor": q.Cursor, "limit": q.Limit, "q": q.Q, "sort": string(q.Sort)} {
 		if val != "" {
 			v.Set(name, val)
 		}
@@ -433,7 +438,7 @@ func (f JobFilter) Query() url.Values {
 	return v
 }
 
-// ListJobs lists jobs newest first.
+// ListJobs lists jobs in f.Sort's order, newest first by default.
 func (c *Client) ListJobs(ctx context.Context, f JobFilter) (*JobPage, error) {
 	var p JobPage
 	_, err := c.do(ctx, "GET", "/v1/jobs?"+f.Query().Encode(), nil, &p)

@@ -66,6 +66,7 @@ func enums() []enum {
 		{name: "schedule catch-up", values: values(wire.ScheduleCatchUps()), schema: "Schedule", prop: "catchUp", py: "CatchUp", js: "SCHEDULE_CATCH_UPS"},
 		{name: "tick outcome", values: values(wire.TickOutcomes()), schema: "ScheduleTick", prop: "outcome", py: "ScheduleTickOutcome", js: "TICK_OUTCOMES", css: "tick-"},
 		{name: "bulk action", values: values(wire.BulkActions()), schema: "JobBulk", prop: "action", py: "JobBulkAction", quotedOnly: true},
+		{name: "job sort", values: values(wire.JobSorts()), schema: "JobQuery", prop: "sort", py: "JobQuerySort", js: "JOB_SORTS"},
 	}
 }
 
@@ -190,10 +191,11 @@ func TestEnumsEverywhere(t *testing.T) {
 
 		// The subsets the pages act on are the wire predicates.
 		for name, keep := range map[string]func(wire.JobState) bool{
-			"FINISHED_STATES":    wire.JobState.Finished,
-			"REPLAYABLE_STATES":  wire.JobState.Replayable,
-			"CANCELLABLE_STATES": wire.JobState.Cancellable,
-			"CLAIMABLE_STATES":   wire.JobState.Claimable,
+			"FINISHED_STATES":     wire.JobState.Finished,
+			"REPLAYABLE_STATES":   wire.JobState.Replayable,
+			"CANCELLABLE_STATES":  wire.JobState.Cancellable,
+			"CLAIMABLE_STATES":    wire.JobState.Claimable,
+			"UNSUCCESSFUL_STATES": wire.JobState.Unsuccessful,
 		} {
 			if want := values(wire.JobStatesWhere(keep)); !slices.Equal(limits[name], want) {
 				t.Errorf("limits.js %s is %q, want %q: regenerate limits.js", name, limits[name], want)

@@ -125,19 +125,44 @@ type JobBatchItem struct {
 // /v1/jobs/count, and the filter of a bulk action. Every value is a string,
 // as in a URL.
 type JobQuery struct {
-	State         string `json:"state,omitempty" doc:"comma-separated states"`
-	Tool          string `json:"tool,omitempty" doc:"\"name\" or \"name@version\""`
-	Endpoint      string `json:"endpoint,omitempty"`
-	RunID         string `json:"runId,omitempty" doc:"a run id"`
-	FlowKey       string `json:"flowKey,omitempty" maxLength:"128" doc:"only jobs of this flow key (exact match)"`
-	CreatedAfter  string `json:"createdAfter,omitempty" doc:"RFC 3339 time, inclusive"`
-	CreatedBefore string `json:"createdBefore,omitempty" doc:"RFC 3339 time, exclusive"`
-	Cursor        string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
-	Limit         string `json:"limit,omitempty" query:"listLimit" doc:"1–500, default 100"`
-	Q             string `json:"q,omitempty" maxLength:"200" doc:"search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search"`
+	State         string  `json:"state,omitempty" doc:"comma-separated states"`
+	Tool          string  `json:"tool,omitempty" doc:"\"name\" or \"name@version\""`
+	Endpoint      string  `json:"endpoint,omitempty"`
+	RunID         string  `json:"runId,omitempty" doc:"a run id"`
+	FlowKey       string  `json:"flowKey,omitempty" maxLength:"128" doc:"only jobs of this flow key (exact match)"`
+	CreatedAfter  string  `json:"createdAfter,omitempty" doc:"RFC 3339 time, inclusive"`
+	CreatedBefore string  `json:"createdBefore,omitempty" doc:"RFC 3339 time, exclusive"`
+	Cursor        string  `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
+	Limit         string  `json:"limit,omitempty" query:"listLimit" doc:"1–500, default 100"`
+	Sort          JobSort `json:"sort,omitempty" doc:"the order of the list, id_desc (newest first) when left out; finished_desc and finished_asc need a state filter of failed, exhausted or both"`
+	Q             string  `json:"q,omitempty" maxLength:"200" doc:"search text: a number matches the job id exactly; other text matches an exact idempotency key, tool name or endpoint name, or a substring of the payload or of the last error message (case-insensitive for ASCII). A text search reads at most the newest 20000 jobs of the other filters per page: a page may then hold fewer jobs than the limit, even none, and still have a nextCursor that continues the search"`
 }
 
-// JobList is GET /v1/jobs: newest first; NextCursor is null on the last page.
+// JobSort is the order of GET /v1/jobs. Every order is served by an
+// index on both drivers (internal/store/sqlstore/jobs_list.go says which),
+// so a page costs its rows, not the table.
+type JobSort string
+
+// Orders of a jobs list.
+const (
+	SortIDDesc       JobSort = "id_desc"       // newest first (the default)
+	SortIDAsc        JobSort = "id_asc"        // oldest first
+	SortFinishedDesc JobSort = "finished_desc" // most recently finished first, then highest id; failed and exhausted jobs only
+	SortFinishedAsc  JobSort = "finished_asc"  // earliest finished first, then lowest id; failed and exhausted jobs only
+)
+
+// JobSorts lists every order of a jobs list.
+func JobSorts() []JobSort { return []JobSort{SortIDDesc, SortIDAsc, SortFinishedDesc, SortFinishedAsc} }
+
+// ByFinish says whether the order is by finish time (and needs a state
+// filter of JobState.Unsuccessful states).
+func (s JobSort) ByFinish() bool { return s == SortFinishedDesc || s == SortFinishedAsc }
+
+// Ascending says whether the order runs from the lowest key up.
+func (s JobSort) Ascending() bool { return s == SortIDAsc || s == SortFinishedAsc }
+
+// JobList is GET /v1/jobs, in the order of JobQuery.Sort (newest first by
+// default); NextCursor is null on the last page.
 type JobList struct {
 	Jobs       []Job   `json:"jobs"`
 	NextCursor *string `json:"nextCursor"`

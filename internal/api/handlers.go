@@ -540,7 +540,25 @@ func (a *API) jobFilter(ctx context.Context, p *engine.Principal, q wire.JobQuer
 		*dst = v
 	}
 	intParam("runId", q.RunID, 1, 1<<62, &f.RunID)
-	intParam("cursor", q.Cursor, 1, 1<<62, &f.AfterID)
+	switch {
+	case q.Sort == "":
+	case !slices.Contains(wire.JobSorts(), q.Sort):
+		errs.Add("sort", strconv.QuoteToASCII(cutChars(string(q.Sort), 40)), "must be "+wire.JoinOr(wire.JobSorts()))
+	case q.Sort.ByFinish() && (len(f.States) == 0 || !allUnsuccessful(f.States)):
+		// Only failed and exhausted jobs are in an index by finish time
+		// (internal/store/sqlstore/jobs_list.go, jobOrder); another
+		// state would read and sort all its jobs for every page.
+		errs.Add("sort", string(q.Sort), "needs a state filter of "+wire.JoinOr(wire.JobStatesWhere(wire.JobState.Unsuccessful))+" or both (the states an index orders by finish time); state is "+strconv.Quote(q.State)+"; sort by "+wire.JoinOr(idSorts)+" instead")
+	default:
+		f.Sort = q.Sort
+	}
+	if q.Cursor != "" {
+		k, err := parseJobCursor(q.Cursor, q.Sort)
+		if fes, ok := field.As(err); ok {
+			errs = append(errs, fes...)
+		}
+		f.AfterID, f.AfterFinishedAt = k.ID, k.FinishedAt
+	}
 	limit := int64(wire.DefaultListLimit)
 	intParam("limit", q.Limit, 1, wire.MaxListLimit, &limit)
 	f.Limit = int(limit)
@@ -565,6 +583,16 @@ func (a *API) jobFilter(ctx context.Context, p *engine.Principal, q wire.JobQuer
 	return f, errs.Err()
 }
 
+// allUnsuccessful says whether every state is failed or exhausted.
+func allUnsuccessful(states []wire.JobState) bool {
+	for _, s := range states {
+		if !s.Unsuccessful() {
+			return false
+		}
+	}
+	return true
+}
+
 func (a *API) listJobs(c *call[wire.JobQuery]) (*wire.JobList, error) {
 	f, err := a.jobFilter(c.ctx(), c.p, c.in)
 	if err != nil {
@@ -578,8 +606,7 @@ func (a *API) listJobs(c *call[wire.JobQuery]) (*wire.JobList, error) {
 	for i := range jobs {
 		out.Jobs = append(out.Jobs, jobView(&jobs[i], nil, holds[i], false))
 	}
-	if next != 0 {
-		s := strconv.FormatInt(next, 10)
+	if s := formatJobCursor(next, f.Sort); s != "" {
 		out.NextCursor = &s
 	}
 	return out, nil
@@ -725,7 +752,9 @@ func (a *API) bulk(c *call[wire.JobBulk]) (*wire.JobBulkResult, error) {
 		if req.Filter != nil {
 			q = *req.Filter
 		}
-		q.Cursor, q.Limit = "", ""
+		// The order of a list does not change its selection: a bulk
+		// action acts on the filter, newest first, whatever the sort.
+		q.Cursor, q.Limit, q.Sort = "", "", ""
 		f, err := a.jobFilter(c.ctx(), c.p, q)
 		if fes, ok := field.As(err); ok {
 			errs = append(errs, fes.Prefixed("filter.")...)

@@ -159,6 +159,7 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[wire.Scope]():           strs(wire.Scopes()),
 	reflect.TypeFor[wire.Plan]():            strs(wire.Plans()),
 	reflect.TypeFor[wire.BulkAction]():      strs(wire.BulkActions()),
+	reflect.TypeFor[wire.JobSort]():         strs(wire.JobSorts()),
 	reflect.TypeFor[wire.ScheduleOverlap](): strs(wire.ScheduleOverlaps()),
 	reflect.TypeFor[wire.ScheduleCatchUp](): strs(wire.ScheduleCatchUps()),
 	reflect.TypeFor[wire.TickOutcome]():     strs(wire.TickOutcomes()),

@@ -88,7 +88,7 @@ list, read, enqueue, cancel, replay, run now and explain jobs (on a server)
 
 Subcommands:
   ratchet jobs list [--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--flow-key K]
-                       [--q TEXT] [--limit N] [--cursor C]
+                       [--q TEXT] [--sort ORDER] [--limit N] [--cursor C]
       list jobs a page at a time, filtered by state, tool, endpoint, run or flow key
   ratchet jobs get ID
       print a job with its policy and every attempt

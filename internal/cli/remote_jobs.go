@@ -21,7 +21,7 @@ func jobsGroup() *group {
 	return &group{name: "jobs", dispatch: runClientGroup, footer: commonFlagsHelp, subs: []subcommand{
 		{"list", "list jobs a page at a time, filtered by state, tool, endpoint, run or flow key",
 			"[--state S[,S]] [--tool NAME[@VERSION]] [--endpoint NAME] [--run-id N] [--flow-key K]\n" +
-				"                       [--q TEXT] [--limit N] [--cursor C]", &jobsListCommand{}},
+				"                       [--q TEXT] [--sort ORDER] [--limit N] [--cursor C]", &jobsListCommand{}},
 		{"get", "print a job with its policy and every attempt", "ID", jobsGetCommand{}},
 		{"enqueue", "enqueue a job for a published tool",
 			"--tool NAME@VERSION [--payload JSON | --payload-file FILE] [--idempotency-key K]\n" +
@@ -41,7 +41,7 @@ func parseRunID(f *flagSet, text string) int64 {
 
 // jobsListCommand is `ratchet jobs list`.
 type jobsListCommand struct {
-	state, tool, endpoint, runID, flowKey, limit, cursor, q *string
+	state, tool, endpoint, runID, flowKey, limit, cursor, q, sort *string
 }
 
 // Run prints one page, and the cursor of the next when there is one.
@@ -53,7 +53,8 @@ func (c *jobsListCommand) Run(ctx context.Context, env *Env, args []string) erro
 	c.runID = f.String("run-id", "", "run id")
 	c.flowKey = f.String("flow-key", "", "only jobs of this flow key (exact match)")
 	c.limit = f.String("limit", "", "jobs per page, 1–500 (server default 100)")
-	c.cursor = f.String("cursor", "", "the next cursor a previous page printed")
+	c.cursor = f.String("cursor", "", "the next cursor a previous page printed (with the same --sort)")
+	c.sort = f.String("sort", "", "the order: "+wire.Join(wire.JobSorts(), ", ")+" (server default: newest first); the finished orders need --state of "+wire.JoinOr(wire.JobStatesWhere(wire.JobState.Unsuccessful))+" or both")
 	c.q = f.String("q", "", "search: a job id, an exact idempotency key, tool or endpoint name, or text in the payload or the last error")
 	if err := f.parse(args); err != nil {
 		return err
@@ -69,7 +70,9 @@ func (c *jobsListCommand) Run(ctx context.Context, env *Env, args []string) erro
 	}
 	return r.show(func(w io.Writer) {
 		printJobRows(w, page.Jobs)
-		if page.NextCursor != nil {
+		if page.NextCursor != nil && *c.sort != "" {
+			fmt.Fprintf(w, "\nmore: --sort %s --cursor %s\n", *c.sort, *page.NextCursor)
+		} else if page.NextCursor != nil {
 			fmt.Fprintf(w, "\nmore: --cursor %s\n", *page.NextCursor)
 		}
 	})
@@ -84,6 +87,7 @@ func (c *jobsListCommand) filter(f *flagSet) client.JobFilter {
 		}
 	}
 	filter.Tool, filter.Endpoint, filter.Cursor, filter.Q, filter.FlowKey = *c.tool, *c.endpoint, *c.cursor, *c.q, *c.flowKey
+	filter.Sort = wire.JobSort(*c.sort) // checked by the server, whose 400 names the orders
 	if *c.runID != "" {
 		filter.RunID = parseRunID(f, *c.runID)
 	}

@@ -163,6 +163,17 @@ func TestClientCommands(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "HTTP 400") || !strings.Contains(errOut, "flowKey") {
 		t.Errorf("bad flow key: exit %d, stderr %q", code, errOut)
 	}
+
+	// --sort orders the list, and the next page's hint carries it with the
+	// cursor; an order the server does not know is its 400 naming sort.
+	out = must(t, "jobs", "list", "--sort", "id_asc", "--limit", "1")
+	if !strings.HasPrefix(strings.SplitN(out, "\n", 2)[1], first+" ") || !strings.Contains(out, "\nmore: --sort id_asc --cursor "+first+"\n") {
+		t.Errorf("jobs list --sort id_asc --limit 1 does not start at job %s or hint the next page:\n%s", first, out)
+	}
+	_, errOut, code = remote(t, "jobs", "list", "--sort", "newest")
+	if code != 1 || !strings.Contains(errOut, "HTTP 400") || !strings.Contains(errOut, "sort") || !strings.Contains(errOut, "finished_desc") {
+		t.Errorf("bad sort: exit %d, stderr %q", code, errOut)
+	}
 }
 
 // TestClientUsageErrors needs no server: bad input exits 2 and names the flag.

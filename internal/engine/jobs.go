@@ -502,7 +502,7 @@ func (e *Engine) Job(ctx context.Context, p *Principal, id int64) (*store.Job, [
 	return j, as, h, storeErr(err, "job "+strconv.FormatInt(id, 10))
 }
 
-// Jobs lists jobs, newest first. The next cursor is the last id returned.
+// Jobs lists jobs in f.Sort's order (newest first by default).
 func (e *Engine) Jobs(ctx context.Context, p *Principal, f store.JobFilter) ([]store.Job, error) {
 	f.ProjectID = p.ProjectID
 	if f.Limit <= 0 || f.Limit > 500 {
@@ -525,9 +525,10 @@ const SearchScanLimit = 20_000
 // ListJobs is Jobs with what holds each scheduled job (nil for the
 // others), read in the same snapshot: the gates of each endpoint on the
 // page are evaluated once, and each job adds only its due time. next is
-// the cursor of the next page, 0 on the last: the last job's id on a full
-// page, or where a text search stopped reading (SearchScanLimit).
-func (e *Engine) ListJobs(ctx context.Context, p *Principal, f store.JobFilter) (jobs []store.Job, holds []*Hold, next int64, err error) {
+// the cursor of the next page in f.Sort's order, the zero key on the
+// last: the last job's key on a full page, or where a text search stopped
+// reading (SearchScanLimit).
+func (e *Engine) ListJobs(ctx context.Context, p *Principal, f store.JobFilter) (jobs []store.Job, holds []*Hold, next store.JobKey, err error) {
 	f.ProjectID = p.ProjectID
 	if f.Limit <= 0 || f.Limit > 500 {
 		f.Limit = 100
@@ -541,7 +542,7 @@ func (e *Engine) ListJobs(ctx context.Context, p *Principal, f store.JobFilter) 
 			return err
 		}
 		if len(out) == f.Limit {
-			next = out[len(out)-1].ID
+			next = store.JobKeyOf(&out[len(out)-1], f.Sort)
 		} else if next, err = q.JobScanEnd(ctx, f); err != nil {
 			return err
 		}
@@ -595,13 +596,17 @@ func (e *Engine) CountJobsByState(ctx context.Context, p *Principal, f store.Job
 // and says whether the window left older jobs unsearched.
 func (e *Engine) countIn(ctx context.Context, p *Principal, f store.JobFilter, count func(store.Queries, store.JobFilter) error) (capped bool, err error) {
 	f.ProjectID = p.ProjectID
+	// A count's window is the newest jobs whatever order a list shows
+	// them in: a sort never changes which jobs are counted or acted on
+	// in bulk (and a finished order would count failed jobs only).
+	f.Sort, f.AfterID, f.AfterFinishedAt = "", 0, 0
 	f.ScanLimit = e.cfg.SearchWindow
 	err = e.st.Read(ctx, func(q store.Queries) error {
 		if err := count(q, f); err != nil {
 			return err
 		}
 		end, err := q.JobScanEnd(ctx, f)
-		capped = end != 0
+		capped = end != (store.JobKey{})
 		return err
 	})
 	return capped, storeErr(err, "jobs")

@@ -329,7 +329,18 @@ type JobFilter struct {
 	CreatedAfter  int64           // created at or after, 0 for none
 	CreatedBefore int64           // created before, 0 for none
 	DueBefore     int64           // due at or before, 0 for none
-	AfterID       int64           // cursor: ids below this (newest first), 0 for none
+	// Sort is the order of JobList (and of the window of a bounded text
+	// search); "" is wire.SortIDDesc, newest first. The finished orders
+	// (wire.JobSort.ByFinish) select failed and exhausted jobs only (of
+	// States, when given): the partial indexes that order jobs by finish
+	// time hold those states alone (internal/store/sqlstore/jobs_list.go).
+	Sort wire.JobSort
+	// AfterID and AfterFinishedAt are the cursor: the key of the last job
+	// of the previous page (JobKeyOf), whose successors in Sort's order
+	// are read. AfterID 0 for none; AfterFinishedAt is read with the
+	// finished orders only.
+	AfterID         int64
+	AfterFinishedAt int64
 	// Q is search text: digits only match the job id exactly; other text
 	// matches an exact idempotency key, tool name or endpoint name, or a
 	// substring of the payload or of LastError, case-insensitive for ASCII.
@@ -342,6 +353,22 @@ type JobFilter struct {
 	// 0 searches every job.
 	ScanLimit int
 	Limit     int // JobList's page size, 0 for 100; JobCount ignores it
+}
+
+// JobKey is a job's place in a list's order: its id and, for the finished
+// orders, its finish time. It is the cursor of the next page
+// (JobFilter.AfterID, AfterFinishedAt); the zero key is none.
+type JobKey struct {
+	ID         int64
+	FinishedAt int64
+}
+
+// JobKeyOf is j's key in order s.
+func JobKeyOf(j *Job, s wire.JobSort) JobKey {
+	if s.ByFinish() {
+		return JobKey{ID: j.ID, FinishedAt: j.FinishedAt}
+	}
+	return JobKey{ID: j.ID}
 }
 
 // Queries are the operations available inside a transaction.
@@ -490,12 +517,14 @@ type Queries interface {
 	// job) a job is written only while its row still holds its guard, and
 	// ErrConflict says one did not: the caller rolls back and reads again.
 	JobsUpdate(ctx context.Context, jobs []*Job, guards []JobGuard) error
+	// JobList reads a page of the jobs f selects in f.Sort's order (ties
+	// of finish time broken by id), after the cursor.
 	JobList(ctx context.Context, f JobFilter) ([]Job, error)
-	// JobScanEnd is the id of the last job a bounded search with f reads:
-	// the f.ScanLimit-th newest job matching f's filters but Q (below
-	// f.AfterID); 0 when fewer jobs match, so the search read them all, and
-	// when f has no ScanLimit or no text search.
-	JobScanEnd(ctx context.Context, f JobFilter) (int64, error)
+	// JobScanEnd is the key of the last job a bounded search with f reads:
+	// the f.ScanLimit-th job in f.Sort's order matching f's filters but Q
+	// (after the cursor); the zero key when fewer jobs match, so the search
+	// read them all, and when f has no ScanLimit or no text search.
+	JobScanEnd(ctx context.Context, f JobFilter) (JobKey, error)
 	JobCount(ctx context.Context, f JobFilter) (int64, error)
 	// JobCountsByState counts a project's jobs per state; projectID 0 counts
 	// every project's. It reads the counters the drivers keep in the same

@@ -52,6 +52,9 @@ func LimitsJS() []byte {
 	def("REPLAYABLE_STATES", wire.JobStatesWhere(wire.JobState.Replayable))
 	def("CANCELLABLE_STATES", wire.JobStatesWhere(wire.JobState.Cancellable))
 	def("CLAIMABLE_STATES", wire.JobStatesWhere(wire.JobState.Claimable))
+	// The states a list sorted by finish time may select (wire.JobSort.ByFinish).
+	def("UNSUCCESSFUL_STATES", wire.JobStatesWhere(wire.JobState.Unsuccessful))
+	def("JOB_SORTS", wire.JobSorts())
 	def("ATTEMPT_OUTCOMES", wire.AttemptOutcomes())
 	def("GATES", wire.Gates())
 	def("CIRCUIT_STATES", wire.CircuitStates())

@@ -208,7 +208,7 @@ func testJobSearch(t *testing.T, s store.Store) {
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(ids(got), []int64{c.ID}) || end != b.ID {
+		if !slices.Equal(ids(got), []int64{c.ID}) || end.ID != b.ID {
 			t.Errorf("bounded search: got %v, scan end %d; want [%d] and %d", ids(got), end, c.ID, b.ID)
 		}
 		// Counts read the same window: c only, not a below it.
@@ -231,18 +231,18 @@ func testJobSearch(t *testing.T, s store.Store) {
 		if n != 1 || sum != 1 || byState[c.State] != 1 || all != 2 {
 			t.Errorf("bounded counts: JobCount %d, by state %v, unbounded %d; want 1, {%s:1}, 2", n, byState, all, c.State)
 		}
-		f.AfterID = end
+		f.AfterID = end.ID
 		if got, err = q.JobList(ctx, f); err != nil {
 			return err
 		}
 		if end, err = q.JobScanEnd(ctx, f); err != nil {
 			return err
 		}
-		if !slices.Equal(ids(got), []int64{a.ID}) || end != 0 {
+		if !slices.Equal(ids(got), []int64{a.ID}) || end != (store.JobKey{}) {
 			t.Errorf("bounded search, next window: got %v, scan end %d; want [%d] and 0", ids(got), end, a.ID)
 		}
 		for _, nf := range []store.JobFilter{{ProjectID: f.ProjectID, ScanLimit: 2}, {ProjectID: f.ProjectID, Q: strconv.FormatInt(a.ID, 10), ScanLimit: 1}} {
-			if end, err := q.JobScanEnd(ctx, nf); err != nil || end != 0 {
+			if end, err := q.JobScanEnd(ctx, nf); err != nil || end != (store.JobKey{}) {
 				t.Errorf("JobScanEnd(%+v) = %d, %v; want 0 without a text search", nf, end, err)
 			}
 		}
@@ -257,5 +257,159 @@ func testJobSearch(t *testing.T, s store.Store) {
 	})
 	if !slices.Equal(ids(got), []int64{c.ID}) {
 		t.Errorf("q stripe, state failed: got %v, want [%d]", ids(got), c.ID)
+	}
+}
+
+// testJobSort: JobFilter.Sort orders JobList by id either way or by finish
+// time either way (ties split by id), a finished order selects failed and
+// exhausted jobs only, the cursor (JobKeyOf the last job) continues a walk
+// without skipping or repeating a job even across ties of finished_at, and
+// a bounded text search's window and JobScanEnd follow the order.
+func testJobSort(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	j := make([]*store.Job, 8)
+	for i := range j {
+		j[i] = job(f.p, f.ep, f.tool, 1)
+		if i == 7 {
+			j[i] = job(f.p, ep2, chat, 1)
+		}
+	}
+	f.insert(t, s, j...)
+	// Finish order differs from id order, with three jobs finished in the
+	// same millisecond (2000); j[4] succeeded and j[6] is scheduled.
+	for _, x := range []struct {
+		i     int
+		state wire.JobState
+		at    int64
+		err   string
+	}{
+		{0, wire.JobFailed, 3000, "boom"},
+		{1, wire.JobExhausted, 1000, "boom"},
+		{2, wire.JobFailed, 2000, "boom"},
+		{3, wire.JobFailed, 2000, "boom"},
+		{4, wire.JobSucceeded, 1500, "boom"},
+		{5, wire.JobExhausted, 2000, ""},
+		{7, wire.JobFailed, 500, ""},
+	} {
+		j[x.i].LastError = x.err
+		setState(t, s, j[x.i], x.state, x.at)
+	}
+	idsOf := func(is ...int) []int64 {
+		var out []int64
+		for _, i := range is {
+			out = append(out, j[i].ID)
+		}
+		return out
+	}
+	failed := []wire.JobState{wire.JobFailed}
+	cases := []struct {
+		name string
+		f    store.JobFilter
+		want []int64
+	}{
+		{"id_desc", store.JobFilter{Sort: wire.SortIDDesc}, idsOf(7, 6, 5, 4, 3, 2, 1, 0)},
+		{"default is id_desc", store.JobFilter{}, idsOf(7, 6, 5, 4, 3, 2, 1, 0)},
+		{"id_asc", store.JobFilter{Sort: wire.SortIDAsc}, idsOf(0, 1, 2, 3, 4, 5, 6, 7)},
+		{"id_asc, failed", store.JobFilter{Sort: wire.SortIDAsc, States: failed}, idsOf(0, 2, 3, 7)},
+		{"finished_desc", store.JobFilter{Sort: wire.SortFinishedDesc}, idsOf(0, 5, 3, 2, 1, 7)},
+		{"finished_asc", store.JobFilter{Sort: wire.SortFinishedAsc}, idsOf(7, 1, 2, 3, 5, 0)},
+		{"finished_desc, failed", store.JobFilter{Sort: wire.SortFinishedDesc, States: failed}, idsOf(0, 3, 2, 7)},
+		{"finished_desc, failed and exhausted", store.JobFilter{Sort: wire.SortFinishedDesc, States: []wire.JobState{wire.JobFailed, wire.JobExhausted}}, idsOf(0, 5, 3, 2, 1, 7)},
+		{"finished_desc, endpoint", store.JobFilter{Sort: wire.SortFinishedDesc, EndpointID: f.ep.ID}, idsOf(0, 5, 3, 2, 1)},
+		{"finished_desc, tool", store.JobFilter{Sort: wire.SortFinishedDesc, Tool: "chat"}, idsOf(7)},
+		{"finished_desc, cursor in a tie", store.JobFilter{Sort: wire.SortFinishedDesc, AfterFinishedAt: 2000, AfterID: j[5].ID}, idsOf(3, 2, 1, 7)},
+		{"finished_asc, cursor in a tie", store.JobFilter{Sort: wire.SortFinishedAsc, AfterFinishedAt: 2000, AfterID: j[2].ID}, idsOf(3, 5, 0)},
+		{"id_asc, cursor", store.JobFilter{Sort: wire.SortIDAsc, AfterID: j[5].ID}, idsOf(6, 7)},
+		{"finished_desc, search", store.JobFilter{Sort: wire.SortFinishedDesc, Q: "boom"}, idsOf(0, 3, 2, 1)},
+	}
+	read(t, s, func(q store.Queries) error {
+		for _, c := range cases {
+			c.f.ProjectID = f.p.ID
+			got, err := q.JobList(ctx, c.f)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			if !slices.Equal(ids(got), c.want) {
+				t.Errorf("JobList %s = %v, want %v", c.name, ids(got), c.want)
+			}
+			if c.f.AfterID != 0 {
+				continue
+			}
+			if n, err := q.JobCount(ctx, c.f); err != nil || n != int64(len(c.want)) {
+				t.Errorf("JobCount %s = %d, %v; want %d", c.name, n, err, len(c.want))
+			}
+		}
+		return nil
+	})
+
+	// Walking each order page by page, the cursor the last job's key, visits
+	// every job once in order; pages of 2 and 3 end inside the tie at 2000.
+	for _, c := range cases[:8] {
+		for _, size := range []int{1, 2, 3} {
+			var seen []int64
+			fl := c.f
+			fl.ProjectID, fl.Limit = f.p.ID, size
+			for range 20 {
+				var page []store.Job
+				read(t, s, func(q store.Queries) (err error) {
+					page, err = q.JobList(ctx, fl)
+					return err
+				})
+				if len(page) == 0 {
+					break
+				}
+				seen = append(seen, ids(page)...)
+				k := store.JobKeyOf(&page[len(page)-1], fl.Sort)
+				fl.AfterID, fl.AfterFinishedAt = k.ID, k.FinishedAt
+			}
+			if !slices.Equal(seen, c.want) {
+				t.Errorf("%s in pages of %d = %v, want %v", c.name, size, seen, c.want)
+			}
+		}
+	}
+
+	// A bounded search reads windows of ScanLimit jobs in the list's order;
+	// JobScanEnd is the key of each window's last job, so continuing from it
+	// finds every match once, in order.
+	for _, c := range []struct {
+		sort wire.JobSort
+		want []int64
+	}{
+		{wire.SortFinishedDesc, idsOf(0, 3, 2, 1)},
+		{wire.SortFinishedAsc, idsOf(1, 2, 3, 0)},
+		{wire.SortIDAsc, idsOf(0, 1, 2, 3, 4)},
+		{wire.SortIDDesc, idsOf(4, 3, 2, 1, 0)},
+	} {
+		fl := store.JobFilter{ProjectID: f.p.ID, Sort: c.sort, Q: "boom", ScanLimit: 2}
+		var seen []int64
+		windows := 0
+		read(t, s, func(q store.Queries) error {
+			for range 20 {
+				got, err := q.JobList(ctx, fl)
+				if err != nil {
+					return err
+				}
+				seen = append(seen, ids(got)...)
+				windows++
+				end, err := q.JobScanEnd(ctx, fl)
+				if err != nil {
+					return err
+				}
+				if end == (store.JobKey{}) {
+					return nil
+				}
+				if c.sort.ByFinish() != (end.FinishedAt != 0) {
+					t.Errorf("%s: scan end %+v; want a finish time with the finished orders only", c.sort, end)
+				}
+				fl.AfterID, fl.AfterFinishedAt = end.ID, end.FinishedAt
+			}
+			return nil
+		})
+		if !slices.Equal(seen, c.want) {
+			t.Errorf("bounded search %s = %v in %d windows, want %v", c.sort, seen, windows, c.want)
+		}
 	}
 }

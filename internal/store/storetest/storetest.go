@@ -58,6 +58,7 @@ var cases = []testCase{
 	{name: "JobUpdate", fn: testJobUpdate, covers: []string{"JobUpdate"}},
 	{name: "JobsBatch", fn: testJobsBatch, covers: []string{"JobsGetInProject", "JobsUpdate"}},
 	{name: "JobList", fn: testJobList, covers: []string{"JobList", "JobCount"}},
+	{name: "JobSort", fn: testJobSort, covers: []string{"JobList", "JobCount", "JobScanEnd"}},
 	{name: "JobSearch", fn: testJobSearch, covers: []string{"JobList", "JobCount", "JobCountGroupByState", "JobScanEnd"}},
 	{name: "JobCounters", fn: testJobCounters, covers: []string{"JobCountsByState", "JobCountsByEndpoint", "JobCountGroupByState"}},
 	{name: "ConcurrentJobCounters", fn: testConcurrentJobCounters, covers: []string{"JobCountsByState"}},

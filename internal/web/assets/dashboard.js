@@ -5,7 +5,7 @@
 // (dashboard-api.js), and never loads more than one page of jobs: lists are
 // cursor-paged and counts come from GET /v1/jobs/count.
 import * as B from "./backoff.js";
-import { SEARCH_WINDOW, JOB_STATES, REPLAYABLE_STATES, CANCELLABLE_STATES, CLAIMABLE_STATES, CUSTOM_PLANS, ATTEMPT_OUTCOMES } from "./limits.js";
+import { SEARCH_WINDOW, JOB_STATES, REPLAYABLE_STATES, CANCELLABLE_STATES, CLAIMABLE_STATES, UNSUCCESSFUL_STATES, JOB_SORTS, CUSTOM_PLANS, ATTEMPT_OUTCOMES } from "./limits.js";
 import { $, h, toast as showToast, fieldText } from "./ui.js";
 import { api, ApiError, getKey, setKey, hooks, query, openStream, session, ASK_MS } from "./dashboard-api.js";
 import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
@@ -138,11 +138,14 @@ function ready() {
   document.documentElement.dataset.ready = "true";
   if (state.focusNext) {
     state.focusNext = false;
+    // A control that re-renders its own view (a sortable column's header)
+    // names itself in the history entry and keeps the focus.
+    const keep = history.state && history.state.focus && document.querySelector(history.state.focus);
     // A link to a list's results (#results: an endpoint's "Failed jobs")
     // lands on the first job, as a link to a fragment lands on it: the
     // filters it set are above, a Shift+Tab away.
     const first = location.hash === "#results" && document.querySelector('#jobs-table tbody a[href^="/jobs/"]');
-    if (first) first.focus(); else focusHeading();
+    if (keep) keep.focus(); else if (first) first.focus(); else focusHeading();
   }
 }
 
@@ -957,6 +960,29 @@ function filterOf(params) {
   return f;
 }
 
+// The jobs list's orders (JOB_SORTS, wire.JobSort) are a column's key and
+// a direction: "finished_desc" is the key "finished", descending. The
+// sort is not a filter (f): counts and bulk actions select the same jobs
+// whatever the order, so it travels beside f, in the URL as ?sort= when it
+// is not the filter's default.
+const sortKey = (s) => s.slice(0, s.lastIndexOf("_"));
+const sortDir = (s) => s.slice(s.lastIndexOf("_") + 1);
+const sortFor = (key, dir) => JOB_SORTS.find((s) => sortKey(s) === key && sortDir(s) === dir);
+// byFinishOk: the finish-time orders need a state filter of failed and/or
+// exhausted: only those jobs are in an index by finish time, and the API
+// refuses the orders otherwise (internal/store/sqlstore/jobs_list.go).
+const byFinishOk = (f) => !!f.state && f.state.split(",").every((s) => UNSUCCESSFUL_STATES.includes(s));
+// defaultSort: a list of failed jobs (the failed and exhausted tabs, an
+// endpoint's "Failed jobs") reads latest failure first; others newest first.
+const defaultSort = (f) => sortFor(byFinishOk(f) ? "finished" : "id", "desc");
+// sortOf is the order params ask for, if the filter allows it.
+function sortOf(params, f) {
+  const s = params.get("sort");
+  return JOB_SORTS.includes(s) && (sortKey(s) !== "finished" || byFinishOk(f)) ? s : defaultSort(f);
+}
+// urlSort is s as the URL keeps it: nothing for the filter's default.
+const urlSort = (s, f) => (s === defaultSort(f) ? "" : s);
+
 // scopeText says in words which jobs a filter selects.
 function scopeText(f, count, capped) {
   const states = f.state ? f.state.split(",").join(" or ") + " " : "";
@@ -995,6 +1021,9 @@ function detailEl(text) {
 
 // jobColumns are the jobs list's columns after the checkbox: a label, a
 // class and a cell for a job (null when it has nothing to say).
+// A column with a sort key is sortable: its header is a button (the
+// index-served orders only: by id and, on lists of failed jobs, by finish
+// time); words say each direction.
 function jobColumns(f, canOwner) {
   const held = (j) => j.state === "scheduled" && j.heldBy && j.heldBy.gate !== "none"
     ? h("span", { class: "held-cell", title: plainTimes(j.heldBy.detail) }, h("strong", { text: j.heldBy.gate === "due_time" ? "due time" : GATE_WORDS_SHORT[j.heldBy.gate] || j.heldBy.gate.replaceAll("_", " ") }),
@@ -1015,12 +1044,14 @@ function jobColumns(f, canOwner) {
   };
   const when2 = (j) => j.state === "scheduled" ? h("span", {}, "due ", relEl(j.dueAt)) : j.finishedAt ? h("span", {}, "ended ", relEl(j.finishedAt)) : j.state === "running" ? h("span", { text: "running" }) : null;
   return [
-    { label: "Job", cls: "job-id", always: true, cell: (j) => [link("/jobs/" + j.id, "#" + j.id, "mono"), j.runId ? h("span", { class: "sub small" }, "run ", link("/runs/" + j.runId, "#" + j.runId)) : null,
+    { label: "Job", cls: "job-id", always: true, sort: "id", words: { desc: "newest first", asc: "oldest first" }, cell: (j) => [link("/jobs/" + j.id, "#" + j.id, "mono"), j.runId ? h("span", { class: "sub small" }, "run ", link("/runs/" + j.runId, "#" + j.runId)) : null,
       j.flowKey ? h("span", { class: "sub small flow-key", title: "Flow key " + j.flowKey }, "key ", j.flowKey === f.flowKey ? h("span", { class: "mono", text: j.flowKey }) : link("/jobs" + query({ flowKey: j.flowKey }), j.flowKey, "mono")) : null] },
     { label: "Tool · endpoint", cls: "tool-col", always: true, cell: (j) => h("span", {}, h("span", { class: "mono", text: toolRef(j) }), " · ", link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)) },
     { label: "State", cls: "state-col", always: true, cell: (j) => stateBadge(j.state) },
     { label: "Attempt", cls: "num", always: true, cell: (j) => h("span", { text: `${j.attempt} / ${j.maxAttempts}` }) },
-    { label: "Due / ended", cls: "small time-col", cell: when2 },
+    byFinishOk(f)
+      ? { label: "Ended", cls: "small time-col", sort: "finished", words: { desc: "latest first", asc: "earliest first" }, cell: when2 }
+      : { label: "Due / ended", cls: "small time-col", cell: when2 },
     { label: "Held by", cls: "small held-col", cell: held },
     { label: "Last result", cls: "small last-col", cell: last },
     { label: "Created", cls: "small time-col created-col", always: true, cell: (j) => relEl(j.createdAt) },
@@ -1033,10 +1064,13 @@ async function jobsView(_, stale) {
   const canOwner = state.me.key.scope === "owner";
   const params = new URLSearchParams(location.search);
   const f = filterOf(params);
+  const sort = sortOf(params, f);
+  // at is this list's address with more parameters (a page's cursor).
+  const at = (more) => "/jobs" + query({ ...f, sort: urlSort(sort, f), ...more });
   const cursor = params.get("cursor") || "";
   const stack = (history.state && history.state.cursors) || [];
   const [page, count, tools, eps] = await Promise.all([
-    api("GET", "/v1/jobs" + query({ ...f, cursor, limit: PAGE_SIZE })),
+    api("GET", "/v1/jobs" + query({ ...f, sort, cursor, limit: PAGE_SIZE })),
     api("GET", "/v1/jobs/count" + query(f)),
     api("GET", "/v1/tools").catch(() => ({ tools: [] })),
     api("GET", "/v1/endpoints").catch(() => ({ endpoints: [] })),
@@ -1100,6 +1134,9 @@ async function jobsView(_, stale) {
       // does not slide while someone reads it and confirms a bulk action.
       nf2.createdAfter = new Date(serverNow() - WINDOW_MS[win]).toISOString();
     }
+    // The order chosen stays while the new filters allow it.
+    const ns = sortOf(params, nf2);
+    if (ns === sort) nf2.sort = urlSort(ns, nf2);
     navigate("/jobs" + query(nf2));
   });
 
@@ -1118,9 +1155,22 @@ async function jobsView(_, stale) {
       h("span", { class: "muted small", id: bottom ? null : "page-info" }, n ? `Page ${pageNo} · jobs ${num(first)}–${num(first + n - 1)} of ${num(st.count)}${plus(st.capped)}` : `Page ${pageNo}`),
       h("span", { class: "actions" },
         h("button", { type: "button", id: bottom ? null : "prev-page", class: "button small", text: "← Previous", disabled: stack.length === 0,
-          onclick: () => { const s2 = stack.slice(0, -1); navigate("/jobs" + query({ ...f, cursor: stack[stack.length - 1] }), false, { cursors: s2 }); } }),
+          onclick: () => { const s2 = stack.slice(0, -1); navigate(at({ cursor: stack[stack.length - 1] }), false, { cursors: s2 }); } }),
         h("button", { type: "button", id: bottom ? null : "next-page", class: "button small", text: "Next →", disabled: !st.page.nextCursor,
-          onclick: () => navigate("/jobs" + query({ ...f, cursor: st.page.nextCursor }), false, { cursors: [...stack, cursor] }) })));
+          onclick: () => navigate(at({ cursor: st.page.nextCursor }), false, { cursors: [...stack, cursor] }) })));
+  };
+  // headerCell is a column's header: a sortable column's is a button that
+  // sorts by it (descending first, then flips), with aria-sort on the th
+  // of the column the list is in the order of.
+  const headerCell = (c) => {
+    if (!c.sort) return h("th", { class: c.cls, scope: "col", text: c.label });
+    const active = sortKey(sort) === c.sort;
+    const dir = active ? sortDir(sort) : null;
+    const next = sortFor(c.sort, dir === "desc" ? "asc" : "desc");
+    return h("th", { class: c.cls + " sortable", scope: "col", "aria-sort": dir === "asc" ? "ascending" : dir === "desc" ? "descending" : null },
+      h("button", { type: "button", class: "sort-button", "data-sort-col": c.sort, "data-sort": next,
+        title: `${active ? "Sorted " + c.words[dir] + "; press" : "Press"} to sort by ${c.label.toLowerCase()}, ${c.words[sortDir(next)]}` },
+      h("span", { text: c.label }), h("span", { class: "sort-arrow", "aria-hidden": "true", text: dir === "asc" ? "↑" : dir === "desc" ? "↓" : "↕" })));
   };
   const listParts = () => {
     // One line per job; a column every job of the page leaves empty (held
@@ -1135,7 +1185,7 @@ async function jobsView(_, stale) {
     const allBox = h("input", { type: "checkbox", id: "select-page", "aria-label": "Select every job on this page" });
     const table = st.page.jobs.length
       ? h("div", { class: "table-wrap" }, h("table", { class: "data jobs", id: "jobs-table" },
-        h("thead", {}, h("tr", {}, h("th", { class: "select-col" }, allBox), cols.map((c) => h("th", { class: c.cls, text: c.label })))),
+        h("thead", {}, h("tr", {}, h("th", { class: "select-col" }, allBox), cols.map(headerCell))),
         h("tbody", {}, rows)))
       : h("p", { class: "empty", id: "jobs-empty", text: "No jobs match these filters." });
     return [
@@ -1251,6 +1301,15 @@ async function jobsView(_, stale) {
     syncSelection();
   });
   listBox.addEventListener("click", (ev) => {
+    // A new order starts at its first page, as a new filter does, and the
+    // header keeps the focus. Bulk actions and counts take f, not the
+    // order: sorting never changes which jobs they select.
+    const sb = ev.target.closest && ev.target.closest("button[data-sort]");
+    if (sb) {
+      const ns = sb.dataset.sort;
+      navigate("/jobs" + query({ ...f, sort: urlSort(ns, f) }), false, { focus: `#jobs-table thead button[data-sort-col="${sb.dataset.sortCol}"]` });
+      return;
+    }
     const b = ev.target.closest && ev.target.closest("button[data-action]");
     if (b) actOnRow(b.dataset.action, Number(b.dataset.id));
   });
@@ -1260,7 +1319,7 @@ async function jobsView(_, stale) {
     if (refreshing) { again = true; return; }
     refreshing = true;
     try {
-      const [p2, c2] = await Promise.all([api("GET", "/v1/jobs" + query({ ...f, limit: PAGE_SIZE })), api("GET", "/v1/jobs/count" + query(f))]);
+      const [p2, c2] = await Promise.all([api("GET", "/v1/jobs" + query({ ...f, sort, limit: PAGE_SIZE })), api("GET", "/v1/jobs/count" + query(f))]);
       if (stale()) return;
       st.page = p2;
       st.count = c2.count;
@@ -1317,7 +1376,7 @@ async function jobsView(_, stale) {
     if (onFirstPage) { refresh(); return; }
     const n = countOf(ev.counts) - st.loadedCount;
     newBox.replaceChildren(h("button", { type: "button", id: "show-new", class: "button small", text: n > 0 ? `${num(n)} new — show` : "The list changed — show the first page",
-      onclick: () => navigate("/jobs" + query(f)) }));
+      onclick: () => navigate(at({})) }));
   };
 
   const bulk = bulkPanel(f, count, stale);
@@ -1339,7 +1398,7 @@ async function jobsView(_, stale) {
   }
   ready();
   // Each (re)connect's first event is compared with what the page shows.
-  live({ view: "jobs", ...f, limit: PAGE_SIZE }, { el: line.el, shown: line.shown, status: (s) => { if (s.state === "connecting" && connected) reconnected = true; if (!(held && s.state === "live")) line.status(s); } },
+  live({ view: "jobs", ...f, sort, limit: PAGE_SIZE }, { el: line.el, shown: line.shown, status: (s) => { if (s.state === "connecting" && connected) reconnected = true; if (!(held && s.state === "live")) line.status(s); } },
     (name, ev) => { if (name === "jobs") onJobs(ev); }, stale,
     () => { for (const t of listBox.querySelectorAll("time.rel")) t.textContent = relative(t.getAttribute("datetime")); });
 }

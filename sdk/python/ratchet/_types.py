@@ -21,6 +21,7 @@ __all__ = [
     "HoldGate",
     "JobState",
     "JobBulkAction",
+    "JobQuerySort",
     "KeyScope",
     "MeProjectPlan",
     "PolicySnapshotSource",
@@ -135,6 +136,7 @@ HealthStatus = Literal["ok"]
 HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "key_order", "key_concurrency", "key_rate", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
 JobBulkAction = Literal["cancel", "replay", "run_now"]
+JobQuerySort = Literal["id_desc", "id_asc", "finished_desc", "finished_asc"]
 KeyScope = Literal["owner", "producer", "worker"]
 MeProjectPlan = Literal["FREE", "BASIC", "PRO"]
 PolicySnapshotSource = Literal["tool", "endpoint", "default"]
@@ -795,6 +797,8 @@ class JobQuery(TypedDict):
     q: NotRequired[str]
     # a run id
     runId: NotRequired[str]
+    # the order of the list, id_desc (newest first) when left out; finished_desc and finished_asc need a state filter of failed, exhausted or both
+    sort: NotRequired[JobQuerySort]
     # comma-separated states
     state: NotRequired[str]
     # "name" or "name@version"

@@ -44,6 +44,7 @@ from ._types import (
     JobEnqueue,
     JobList,
     JobQuery,
+    JobQuerySort,
     Key,
     KeyScope,
     History,
@@ -596,11 +597,15 @@ class Client:
         cursor: str | None = None,
         limit: int | None = None,
         q: str | None = None,
+        sort: JobQuerySort | None = None,
     ) -> JobList:
-        """One page of jobs, newest first; ``nextCursor`` is None on the last.
-        ``q`` searches: a job id, an exact idempotency key, tool or endpoint
-        name, or text in the payload or the last error message."""
-        query = _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit, q, flow_key)
+        """One page of jobs, newest first unless ``sort`` says otherwise
+        (``id_asc``; ``finished_desc`` or ``finished_asc`` with a ``state``
+        of failed and/or exhausted); ``nextCursor`` is None on the last, and
+        continues the same ``sort`` only. ``q`` searches: a job id, an exact
+        idempotency key, tool or endpoint name, or text in the payload or the
+        last error message."""
+        query = _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit, q, flow_key, sort)
         return self._call("GET", "/v1/jobs", retry=True, query=cast(dict, query))[1]
 
     def iter_jobs(self, **filters: Any) -> Iterator[Job]:
@@ -783,8 +788,8 @@ class Client:
         if filters:
             q.update(_query(filters.get("state"), filters.get("tool"), filters.get("endpoint"), filters.get("run_id"),
                             filters.get("created_after"), filters.get("created_before"), None, None, filters.get("q"),
-                            filters.get("flow_key")))
-            unknown = set(filters) - {"state", "tool", "endpoint", "run_id", "flow_key", "created_after", "created_before", "q"}
+                            filters.get("flow_key"), filters.get("sort")))
+            unknown = set(filters) - {"state", "tool", "endpoint", "run_id", "flow_key", "created_after", "created_before", "q", "sort"}
             if unknown:
                 raise TypeError(f"stream() got unknown filters: {sorted(unknown)}")
         path = "/v1/stream?" + urllib.parse.urlencode(q)
@@ -903,8 +908,10 @@ def _failure_filter(f: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit, search=None, flow_key=None) -> JobQuery:
+def _query(state, tool, endpoint, run_id, created_after, created_before, cursor, limit, search=None, flow_key=None, sort=None) -> JobQuery:
     q: dict[str, str] = {}
+    if sort:
+        q["sort"] = sort
     if search:
         q["q"] = search
     if state:

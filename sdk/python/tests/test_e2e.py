@@ -314,6 +314,23 @@ class ClientAgainstServer(ServerTestCase):
             self.owner.enqueue("refund@1", {"customer": {}})
         self.assertEqual([(f["field"], f["value"]) for f in cm.exception.fields], [("payload.customer.id", "(missing)")])
 
+    def test_sort(self) -> None:
+        """list_jobs takes a sort; its nextCursor continues that order; a
+        finished order without a failed or exhausted state filter is a field
+        error naming sort."""
+        self.owner.create_endpoint({"name": "sorted"})
+        self.owner.publish_tool({"name": "ordered", "version": "1", "endpoint": "sorted"})
+        ids = [self.owner.enqueue("ordered@1", {"i": i})[0]["id"] for i in range(3)]
+        first = self.owner.list_jobs(tool="ordered", sort="id_asc", limit=2)
+        cursor = first["nextCursor"]
+        assert cursor is not None
+        rest = self.owner.list_jobs(tool="ordered", sort="id_asc", limit=2, cursor=cursor)
+        self.assertEqual([j["id"] for j in first["jobs"] + rest["jobs"]], ids)
+        self.assertEqual(self.owner.list_jobs(state=["failed", "exhausted"], sort="finished_desc")["jobs"], [])
+        with self.assertRaises(ratchet.RatchetError) as cm:
+            self.owner.list_jobs(sort="finished_desc")
+        self.assertEqual([f["field"] for f in cm.exception.fields], ["sort"])
+
     def test_traceparent(self) -> None:
         """A traceparent given at enqueue is kept on the job and handed to
         the worker in the claim (the server runs without OTEL_* variables,

@@ -28,6 +28,7 @@ import type {
   JobCounts,
   JobList,
   JobQuery,
+  JobSort,
   JobState,
   Key,
   KeyCreate,
@@ -96,6 +97,8 @@ export interface JobFilter {
   limit?: number;
   /** Search: a job id, an exact idempotency key, tool or endpoint name, or text in the payload or the last error. */
   q?: string;
+  /** The order of listJobs: newest first when left out; "finished_desc" and "finished_asc" need a state of failed and/or exhausted. A cursor continues the sort it came from only. Counts and bulk actions ignore it. */
+  sort?: JobSort;
 }
 
 type Method = "get" | "post" | "put" | "delete";
@@ -139,6 +142,7 @@ function toQuery(f: JobFilter = {}): JobQuery {
   if (f.cursor) q.cursor = f.cursor;
   if (f.limit !== undefined) q.limit = String(f.limit);
   if (f.q) q.q = f.q;
+  if (f.sort) q.sort = f.sort;
   return q;
 }
 
@@ -397,7 +401,7 @@ export class Client {
     return (await this.#do("post", "/v1/jobs/batch", "/v1/jobs/batch", { body: { jobs }, safe }, o)).data.jobs;
   }
 
-  /** Lists jobs newest first; pass nextCursor as filter.cursor for the next page. */
+  /** Lists jobs newest first, or in filter.sort's order; pass nextCursor as filter.cursor (with the same sort) for the next page. */
   async listJobs(filter: JobFilter = {}, o?: RequestOptions): Promise<JobList> {
     return (await this.#do("get", "/v1/jobs", "/v1/jobs", { query: params(toQuery(filter)), safe: true }, o)).data;
   }

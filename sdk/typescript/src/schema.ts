@@ -1547,6 +1547,11 @@ export interface components {
             q?: string;
             /** @description a run id */
             runId?: string;
+            /**
+             * @description the order of the list, id_desc (newest first) when left out; finished_desc and finished_asc need a state filter of failed, exhausted or both
+             * @enum {string}
+             */
+            sort?: "id_desc" | "id_asc" | "finished_desc" | "finished_asc";
             /** @description comma-separated states */
             state?: string;
             /** @description "name" or "name@version" */
@@ -3410,6 +3415,8 @@ export interface operations {
                 q?: string;
                 /** @description a run id */
                 runId?: string;
+                /** @description the order of the list, id_desc (newest first) when left out; finished_desc and finished_asc need a state filter of failed, exhausted or both */
+                sort?: "id_desc" | "id_asc" | "finished_desc" | "finished_asc";
                 /** @description comma-separated states */
                 state?: string;
                 /** @description "name" or "name@version" */
@@ -3750,6 +3757,8 @@ export interface operations {
                 q?: string;
                 /** @description a run id */
                 runId?: string;
+                /** @description the order of the list, id_desc (newest first) when left out; finished_desc and finished_asc need a state filter of failed, exhausted or both */
+                sort?: "id_desc" | "id_asc" | "finished_desc" | "finished_asc";
                 /** @description comma-separated states */
                 state?: string;
                 /** @description "name" or "name@version" */

@@ -81,6 +81,8 @@ export type JobCounts = S["JobCounts"];
 export type JobStateCounts = S["JobStateCounts"];
 /** The job selection of list, count and bulk, as the API takes it (strings). */
 export type JobQuery = S["JobQuery"];
+/** The order of a jobs list (wire.JobSorts; newest first when left out). */
+export type JobSort = NonNullable<S["JobQuery"]["sort"]>;
 /** POST /v1/jobs/bulk. */
 export type JobBulk = S["JobBulk"];
 /** What a bulk action did. */

@@ -226,6 +226,21 @@ test("flow keys: given at enqueue or taken from the payload by flowKeyFrom, show
   assert.deepEqual(e.fields.map((f) => [f.field, f.value]), [["payload.customer.id", "(missing)"]]);
 });
 
+test("sort: listJobs takes an order, its cursor continues it, a bad one is a 400 naming sort", async (t) => {
+  const s = await scenario(t);
+  const ids = [];
+  for (let i = 0; i < 3; i++) ids.push((await s.owner.enqueue({ tool: "call@1", payload: { i } })).job.id);
+  const asc = await s.owner.listJobs({ state: "scheduled", sort: "id_asc", limit: 2 });
+  const rest = await s.owner.listJobs({ state: "scheduled", sort: "id_asc", limit: 2, cursor: asc.nextCursor });
+  const all = [...asc.jobs, ...rest.jobs].map((j) => j.id);
+  assert.deepEqual(all.filter((id) => ids.includes(id)), ids);
+  assert.deepEqual(all, [...all].sort((a, b) => a - b));
+  assert.deepEqual((await s.owner.listJobs({ state: ["failed", "exhausted"], sort: "finished_desc" })).jobs, []);
+  const e = await s.owner.listJobs({ sort: "finished_desc" }).catch((x) => x);
+  assert.ok(e instanceof RatchetError, String(e));
+  assert.deepEqual(e.fields.map((f) => f.field), ["sort"]);
+});
+
 test("every route of the document answers through the typed client", async (t) => {
   const s = await scenario(t);
   const c = s.owner;
