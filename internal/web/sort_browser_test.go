@@ -107,7 +107,7 @@ func TestJobsSortInBrowser(t *testing.T) {
 		cond := fmt.Sprintf(`JSON.stringify(Array.from(document.querySelectorAll("#jobs-table tbody tr"), (r) => Number(r.dataset.job))) === %q`, string(js))
 		wctx, cancel := context.WithTimeout(a.tab.Ctx, 10*time.Second)
 		defer cancel()
-		if _, err := chromedp.Run(wctx, chromedp.Poll[chromedp.Void](cond)); err != nil {
+		if _, err := chromedp.Run(wctx, browsertest.Poll(cond)); err != nil {
 			t.Fatalf("%s: rows %v, want %v", what, rows(), want)
 		}
 	}
