@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -13,7 +14,7 @@ import (
 // depend on the hour, and the two runs are bound by CPU). The pattern is
 // the one scripts/test passes to -skip; TestClockFreePages below keeps it
 // true.
-const clockFreeTests = "^(TestCalculatorInBrowser|TestCalculatorHistogram|TestSimulatorInBrowser)$"
+const clockFreeTests = "^(TestCalculatorInBrowser|TestCalculatorHistogram|TestSimulatorInBrowser|TestStaticPagesFitTheWindow)$"
 
 // clockReads are the ways a script reads the clock of the day or the
 // machine's zone. performance.now is allowed: it measures an elapsed time,
@@ -23,10 +24,15 @@ var clockReads = regexp.MustCompile(`Date\.now\(|new Date\(\s*\)|\.get(FullYear|
 
 var jsImport = regexp.MustCompile(`(?m)^import .* from "\./([a-z0-9-]+\.js)";`)
 
+// goClockReads are the ways Go code reads the clock.
+var goClockReads = regexp.MustCompile(`time\.(Now|Since|Until)\(|clock\.`)
+
 // TestClockFreePages reads the scripts of the calculator and the simulator
-// and every module they import, and fails on any read of the clock: a page
-// that starts reading it must leave clockFreeTests (and so run at both
-// shifted hours again).
+// and every module they import, the layout's nav.js (the only script of the
+// docs pages and the unknown-address page), and the Go that renders the
+// docs (internal/docs), and fails on any read of the clock: a page that
+// starts reading it must leave clockFreeTests (and so run at both shifted
+// hours again).
 func TestClockFreePages(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
@@ -52,6 +58,22 @@ func TestClockFreePages(t *testing.T) {
 	walk("nav.js") // the layout loads it on every page
 	if len(seen) < 7 {
 		t.Errorf("read %d scripts, want the two pages' and their imports: %v", len(seen), seen)
+	}
+	gofiles, err := filepath.Glob("../docs/*.go")
+	if err != nil || len(gofiles) < 2 {
+		t.Fatalf("internal/docs: %d Go files (%v)", len(gofiles), err)
+	}
+	for _, f := range gofiles {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, loc := range goClockReads.FindAllIndex(src, -1) {
+			t.Errorf("%s reads the clock at byte %d (%q): the docs pages' tests must run at both shifted hours; take TestStaticPagesFitTheWindow out of clockFreeTests and scripts/test's -skip", f, loc[0], src[loc[0]:loc[1]])
+		}
 	}
 }
 

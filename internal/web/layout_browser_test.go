@@ -76,12 +76,12 @@ func docsStyled(t *testing.T, tab *browsertest.Tab, path string) {
 	}
 }
 
-// TestPagesFitTheWindow opens every page (the docs, the calculator, the
-// simulator, each dashboard view and the sign-in screen) at 1280×900 and at
-// 390×844: none may scroll sideways, none may have ids twice, and axe-core
-// (checkAxe) may find no serious or critical violation on any. One tab per
-// width visits every page, so the accessibility check costs only axe's own
-// run.
+// TestPagesFitTheWindow opens each dashboard view and the sign-in screen
+// at 1280×900 and at 390×844: none may scroll sideways, none may have ids
+// twice, and axe-core (checkAxe) may find no serious or critical violation
+// on any. One tab per width visits every page, so the accessibility check
+// costs only axe's own run. TestStaticPagesFitTheWindow does the same for
+// the pages that never read the clock.
 func TestPagesFitTheWindow(t *testing.T) {
 	t.Parallel()
 	b := browsertest.New(t)
@@ -102,8 +102,35 @@ func TestPagesFitTheWindow(t *testing.T) {
 	five, sixty := int64(5), int64(60)
 	must(c.UpdateEndpointPolicy(context.Background(), "openai", ep.Version, client.EndpointPolicy{Policy: ep.Policy, DefaultTimeoutMs: ep.DefaultTimeoutMs,
 		MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute, KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &five, KeyRateLimitPerMinute: &sixty, KeyOrdered: true, FairKeys: true}}))(t)
-	shots := browsertest.ScreenshotDir(t)
+	pagesFit(t, b, srv.URL, true, []layoutPage{
+		{"/", "overview"},
+		{"/endpoints/openai", "endpoint"},
+		{"/endpoints/stripe", "endpoint"},
+		{"/jobs", "jobs"},
+		{"/jobs?state=exhausted", "jobs"},
+		{"/jobs?flowKey=" + flowKey, "jobs"},
+		{fmt.Sprintf("/jobs/%d", fx.arithJob), "job"},
+		{fmt.Sprintf("/jobs/%d", keyed.ID), "job"},
+		{"/tools", "tools"},
+		{"/runs", "runs"},
+		{fmt.Sprintf("/runs/%d", fx.runID), "run"},
+		{"/schedules", "schedules"},
+		{"/workers", "workers"},
+		{"/history", "history"},
+	})
+}
 
+// TestStaticPagesFitTheWindow is TestPagesFitTheWindow for the pages that
+// never read the clock, the date or the zone: every docs page, the API
+// reference, a search, the calculator, the simulator and the page for an
+// unknown address. The server renders the docs with no clock (internal/docs
+// reads none; TestClockFreePages checks it) and they load only the
+// layout's nav.js, so the test is in clockFreeTests and runs at one of
+// the two shifted hours.
+func TestStaticPagesFitTheWindow(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	srv := proctest.Start(t, "", nil)
 	pages := []layoutPage{{"/docs", ""}, {"/docs/api", ""}, {"/docs/search?q=circuit+open", ""}}
 	names, _ := fs.Glob(mddocs.FS, "*.md")
 	for _, n := range names {
@@ -113,36 +140,32 @@ func TestPagesFitTheWindow(t *testing.T) {
 		layoutPage{"/calculator", "ready"},
 		layoutPage{"/simulator" + reducedQuery, "ready"},
 		layoutPage{"/nope", ""},
-		layoutPage{"/", "overview"},
-		layoutPage{"/endpoints/openai", "endpoint"},
-		layoutPage{"/endpoints/stripe", "endpoint"},
-		layoutPage{"/jobs", "jobs"},
-		layoutPage{"/jobs?state=exhausted", "jobs"},
-		layoutPage{"/jobs?flowKey=" + flowKey, "jobs"},
-		layoutPage{fmt.Sprintf("/jobs/%d", fx.arithJob), "job"},
-		layoutPage{fmt.Sprintf("/jobs/%d", keyed.ID), "job"},
-		layoutPage{"/tools", "tools"},
-		layoutPage{"/runs", "runs"},
-		layoutPage{fmt.Sprintf("/runs/%d", fx.runID), "run"},
-		layoutPage{"/schedules", "schedules"},
-		layoutPage{"/workers", "workers"},
-		layoutPage{"/history", "history"},
 	)
+	pagesFit(t, b, srv.URL, false, pages)
+}
 
+// pagesFit opens pages at each of the viewports, in one tab per width (a
+// private window of its own, signed in first when signIn), and checks each
+// fits the window, has no id twice and passes axe-core.
+func pagesFit(t *testing.T, b *browsertest.Browser, base string, signIn bool, pages []layoutPage) {
+	t.Helper()
+	shots := browsertest.ScreenshotDir(t)
 	for _, vp := range viewports {
 		t.Run(vp.name, func(t *testing.T) {
 			// A private window of its own (no tab to hand the key over), so it starts signed out.
 			tab := b.NewIsolatedTab(t)
-			d := &dash{t: t, tab: tab, base: srv.URL, dir: shots}
+			d := &dash{t: t, tab: tab, base: base, dir: shots}
 			setViewport(t, tab, vp.w, vp.h)
-			// The sign-in screen first, then the pages with the key.
-			d.open("/")
-			d.waitView("signin")
-			noSideScroll(t, tab, "sign in")
-			checkAxe(t, tab, vp.name+" px sign in")
-			d.shot(vp.name + "-signin")
-			d.tab.Do("sign in", chromedp.SendKeys(chromedp.CSS("#api-key"), ownerKey), chromedp.Click(chromedp.CSS("#signin-button")))
-			d.waitView("overview")
+			if signIn {
+				// The sign-in screen first, then the pages with the key.
+				d.open("/")
+				d.waitView("signin")
+				noSideScroll(t, tab, "sign in")
+				checkAxe(t, tab, vp.name+" px sign in")
+				d.shot(vp.name + "-signin")
+				d.tab.Do("sign in", chromedp.SendKeys(chromedp.CSS("#api-key"), ownerKey), chromedp.Click(chromedp.CSS("#signin-button")))
+				d.waitView("overview")
+			}
 			for i, p := range pages {
 				d.open(p.path)
 				switch p.view {
@@ -153,7 +176,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 					d.waitView(p.view)
 				}
 				if strings.HasPrefix(p.path, "/simulator") {
-					waitSweep(&page{t: t, tab: tab, base: srv.URL}, 1)
+					waitSweep(&page{t: t, tab: tab, base: base}, 1)
 				}
 				noSideScroll(t, tab, p.path)
 				checkAxe(t, tab, vp.name+" px "+p.path)
