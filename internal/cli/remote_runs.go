@@ -12,6 +12,7 @@ import (
 
 func runsGroup() *group {
 	return &group{name: "runs", dispatch: runClientGroup, footer: commonFlagsHelp, subs: []subcommand{
+		{"list", "list the project's runs, newest first, with their steps counted by state", "[--limit N] [--cursor C]", runsListCommand{}},
 		{"start", "open a run that jobs can join with --run-id", "[--name NAME]", runsStartCommand{}},
 		{"get", "print a run with its step counts and jobs", "ID", runsGetCommand{}},
 		{"finish", "finish a run: its jobs go on, new ones may not join", "ID", runsFinishCommand{}},
@@ -22,6 +23,52 @@ func runsGroup() *group {
 // it as well because the runs commands always have.
 func runNameFlag(f *flagSet) *string {
 	return f.String("name", "", "start: a name for the run")
+}
+
+// runsListCommand is `ratchet runs list`.
+type runsListCommand struct{}
+
+// Run prints a page of the project's runs, newest first.
+func (runsListCommand) Run(ctx context.Context, env *Env, args []string) error {
+	f, rf := clientFlags(runsGroup(), "list", env)
+	limit := f.String("limit", "", "runs per page, 1–500 (server default 100)")
+	cursor := f.String("cursor", "", "the next cursor a previous page printed")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	n := 0
+	if *limit != "" {
+		n = int(f.integer("limit", *limit, 1, 500, "must be an integer from 1 through 500"))
+	}
+	r, err := rf.connect(f, env)
+	if err != nil {
+		return err
+	}
+	page, err := r.c.ListRuns(ctx, *cursor, n)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		fmt.Fprintln(w, "ID\tNAME\tSTATE\tCREATED\tSTEPS")
+		for _, run := range page.Runs {
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", run.ID, orDash(run.Name), run.State, run.CreatedAt, orDash(stepCounts(run.Counts)))
+		}
+		if page.NextCursor != nil {
+			fmt.Fprintf(w, "\nmore: --cursor %s\n", *page.NextCursor)
+		}
+	})
+}
+
+// stepCounts is a run's steps counted by state, in the states' order:
+// "2 succeeded, 1 failed".
+func stepCounts(counts map[wire.JobState]int64) string {
+	var parts []string
+	for _, s := range wire.JobStates() {
+		if n := counts[s]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // runsStartCommand is `ratchet runs start`.
@@ -82,13 +129,7 @@ func showRun(r *remote, run *client.Run, err error) error {
 			fmt.Fprintf(w, "finished:\t%s\n", run.FinishedAt)
 		}
 		if len(run.Counts) > 0 {
-			var parts []string
-			for _, s := range wire.JobStates() {
-				if n := run.Counts[s]; n > 0 {
-					parts = append(parts, fmt.Sprintf("%d %s", n, s))
-				}
-			}
-			fmt.Fprintf(w, "steps:\t%s\n", orDash(strings.Join(parts, ", ")))
+			fmt.Fprintf(w, "steps:\t%s\n", orDash(stepCounts(run.Counts)))
 		}
 		if len(run.Steps) > 0 {
 			fmt.Fprint(w, "\n")

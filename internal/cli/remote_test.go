@@ -120,6 +120,17 @@ func TestClientCommands(t *testing.T) {
 
 	out = must(t, "runs", "start", "--name", "nightly")
 	contains(t, out, "name:     nightly", "state:    open")
+	must(t, "runs", "start", "--name", "hourly")
+	out = must(t, "runs", "list", "--limit", "1")
+	contains(t, out, "ID  NAME    STATE  CREATED", "hourly", "more: --cursor ")
+	if strings.Contains(out, "nightly") {
+		t.Errorf("runs list --limit 1 printed the older run too:\n%s", out)
+	}
+	next := regexp.MustCompile(`more: --cursor (\S+)`).FindStringSubmatch(out)
+	contains(t, must(t, "runs", "list", "--cursor", next[1]), "nightly")
+	if _, errOut, code := remote(t, "runs", "list", "--limit", "0"); code != 2 || !strings.Contains(errOut, "limit") {
+		t.Errorf("runs list --limit 0: exit %d, stderr %q", code, errOut)
+	}
 
 	out = must(t, "keys", "create", "--scope", "worker", "--name", "billing", "--tool", "charge@1")
 	km := regexp.MustCompile(`created worker key (\d+) for charge@1\. It is shown once; keep it:\n\n    (rk_\S+)\n`).FindStringSubmatch(out)

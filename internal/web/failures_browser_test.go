@@ -126,6 +126,9 @@ func TestFailuresCardInBrowser(t *testing.T) {
 	if len(audit.Entries) < 2 || audit.Entries[0].Action != "failures.replay" || !strings.HasPrefix(audit.Entries[0].Detail, "replayed 2 of 2 failed jobs (endpoint payments, since ") {
 		t.Errorf("audit after replaying the range = %+v", audit.Entries)
 	}
+	// The operator controls' "Recent actions" on the same page shows the
+	// replays without a reload.
+	a.tab.WaitFor(`document.querySelectorAll('#ops-audit li[data-action="failures.replay"]').length === 2`)
 	a.shot("failures-04-replayed-1280")
 
 	setViewport(t, a.tab, 390, 844)

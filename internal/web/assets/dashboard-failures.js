@@ -10,7 +10,7 @@ import { h, toast } from "./ui.js";
 import { api, ApiError, query } from "./dashboard-api.js";
 import { num, when, timeEl } from "./dashboard-format.js";
 import { REPLAYABLE_STATES } from "./limits.js";
-import { confirmAction } from "./dashboard-ops.js";
+import { AUDITED, confirmAction } from "./dashboard-ops.js";
 
 if (!document.getElementById("failures-style")) {
   document.head.append(h("link", { id: "failures-style", rel: "stylesheet", href: new URL("./dashboard-failures.css", import.meta.url).href }));
@@ -92,6 +92,8 @@ export function failuresCard(ep, canReplay, stale) {
       const res = await api("POST", "/v1/failures/replay", { ...filter, expectedCount: pre.count });
       if (stale()) return;
       toast(`Replayed ${num(res.replayed)} ${res.replayed === 1 ? "job" : "jobs"}${res.failed.length ? `; ${res.failed.length} could not be` : ""}`);
+      // The operator controls' "Recent actions" and held jobs show it too.
+      document.dispatchEvent(new CustomEvent(AUDITED, { detail: { target: "endpoint:" + name } }));
       await load();
     } catch (e) {
       if (stale()) return;

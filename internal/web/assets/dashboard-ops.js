@@ -225,7 +225,21 @@ export function operatorControls(initial, canWrite, stale) {
     if (!stale()) problem.replaceChildren(h("div", { class: "alert" }, h("p", { class: "alert-title", text: "Could not load: " + e.message })));
   };
   heldMore.addEventListener("click", () => loadHeld(true).catch(showLoadError));
+  // Another card of the page acted on this endpoint (the failures card's
+  // replay): its audit entry and the jobs it made belong here too.
+  const onAudited = (e) => {
+    if (stale()) {
+      document.removeEventListener(AUDITED, onAudited);
+      return;
+    }
+    if (e.detail && e.detail.target === "endpoint:" + initial.name) Promise.all([loadHeld(false), loadAudit()]).catch(showLoadError);
+  };
+  document.addEventListener(AUDITED, onAudited);
   renderState();
   Promise.all([loadHeld(false), loadAudit()]).catch(showLoadError);
   return card;
 }
+
+// AUDITED is the event a card of the endpoint page sends on document when
+// it did something the audit log records: { detail: { target } }.
+export const AUDITED = "ratchet:audited";
