@@ -41,6 +41,12 @@ func TestExplainNotDue(t *testing.T) {
 		t.Errorf("a retry: %+v", hold)
 	}
 
+	hinted := h.enqueue("pay@1", nil)
+	h.fail(h.claimOne("pay@1"), 429, map[string]string{"Retry-After": "600"})
+	if hold := explain(hinted.ID); hold.Gate != wire.GateDueTime || hold.Detail != "not due yet: the provider's Retry-After hint or the backoff delay, whichever was longer, has not passed" {
+		t.Errorf("a retry after a Retry-After hint: %+v", hold)
+	}
+
 	if _, err := h.e.PauseEndpoint(h.ctx, h.owner, "payments", "provider incident #12"); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/field"
+	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/wire"
 )
@@ -810,10 +811,14 @@ func (e *Engine) endpointGate(ctx context.Context, q store.Queries, endpointID, 
 
 // dueHold is the hold of a job not due yet. A job never tried (attempt 0)
 // waits for the time it was scheduled for (runAt); a retry for its backoff
-// delay. A pause or an open circuit of its endpoint is said too: it will
+// delay, or the provider's Retry-After hint when it was longer. A pause or an open circuit of its endpoint is said too: it will
 // still hold the job when the time comes, unless someone acts.
 func dueHold(j *store.Job, g *gate) *Hold {
 	detail := "not due yet: the backoff delay has not passed"
+	if j.LastClassification == classify.CodeRetryAfter {
+		// The delay chosen was the longer of the backoff and the hint.
+		detail = "not due yet: the provider's Retry-After hint or the backoff delay, whichever was longer, has not passed"
+	}
 	if j.Attempt == 0 {
 		detail = "not due yet: scheduled to run at " + FormatTime(j.DueAt)
 	}

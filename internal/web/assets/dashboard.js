@@ -1602,6 +1602,14 @@ function holdActions(j, owner, act) {
 // jobContent is the job page below the breadcrumb, for one state of the
 // job. Every slot is always there (empty when it has nothing to show), so
 // an update patches each part in its place.
+// hintWon says whether the job waits for the provider's Retry-After hint
+// rather than its own backoff: its last attempt had a hint and chose no
+// longer a delay (the delay is the longer of the two, capped at 24 h).
+function hintWon(j) {
+  const a = (j.attempts || [])[j.attempts ? j.attempts.length - 1 : 0];
+  return !!a && a.retryAfterMs > 0 && a.selectedDelayMs <= a.retryAfterMs;
+}
+
 function jobContent(j, act) {
   const snap = j.policy || {};
   const policy = policyOf(j);
@@ -1615,7 +1623,7 @@ function jobContent(j, act) {
   if (j.state === "scheduled" && j.heldBy) {
     const g = j.heldBy;
     hold = h("div", { class: "callout " + (g.gate === "none" ? "" : "callout-warn"), id: "held-by" },
-      h("strong", {}, g.gate === "due_time" ? (j.attempt === 0 ? "Scheduled for later" : "Waiting out its backoff delay") : g.gate === "none" ? "Ready to be claimed" : `Held by ${GATE_NAMES[g.gate] || g.gate}`),
+      h("strong", {}, g.gate === "due_time" ? (j.attempt === 0 ? "Scheduled for later" : hintWon(j) ? "Waiting out the provider's Retry-After" : "Waiting out its backoff delay") : g.gate === "none" ? "Ready to be claimed" : `Held by ${GATE_NAMES[g.gate] || g.gate}`),
       g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? [" — ", detailEl(g.detail)] : ".",
       holdActions(j, owner, act));
   }
