@@ -179,6 +179,13 @@ func pagesFit(t *testing.T, b *browsertest.Browser, base string, signIn bool, pa
 					waitSweep(&page{t: t, tab: tab, base: base}, 1)
 				}
 				noSideScroll(t, tab, p.path)
+				if vp.w >= 1280 {
+					// At a laptop's width every table fits its card: none
+					// hides a column behind a sideways scroll.
+					if wide := browsertest.Eval[[]string](tab, `Array.from(document.querySelectorAll(".table-wrap")).filter(w => w.scrollWidth > w.clientWidth + 1).map(w => (w.querySelector("table") || w).id + " " + w.scrollWidth + ">" + w.clientWidth + " [" + Array.from(w.querySelectorAll("thead th"), th => (th.className || th.textContent) + "=" + Math.round(th.getBoundingClientRect().width)).join(" ") + "]")`); len(wide) > 0 {
+						t.Errorf("%s at %s px: tables wider than their card: %s", p.path, vp.name, strings.Join(wide, ", "))
+					}
+				}
 				checkAxe(t, tab, vp.name+" px "+p.path)
 				if dup := browsertest.Eval[[]string](tab, `(() => { const seen = new Set(), dup = []; for (const e of document.querySelectorAll("[id]")) { if (seen.has(e.id)) dup.push(e.id); seen.add(e.id); } return dup; })()`); len(dup) > 0 {
 					t.Errorf("%s: duplicate ids %q", p.path, dup)
