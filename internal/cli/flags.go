@@ -97,6 +97,20 @@ func (f *flagSet) integer(name, text string, lo, hi int64, allowed string) int64
 	return v
 }
 
+// pageFlags registers the --cursor and --limit of a paged list of what
+// ("jobs", "runs"). limit reads --limit once the flags are parsed: 0 when
+// it was not given (the server's default, 100), else 1–500.
+func pageFlags(f *flagSet, what string) (cursor *string, limit func() int) {
+	cursor = f.String("cursor", "", "the next cursor a previous page printed")
+	text := f.String("limit", "", what+" per page, 1–500 (server default 100)")
+	return cursor, func() int {
+		if *text == "" {
+			return 0
+		}
+		return int(f.integer("limit", *text, 1, 500, "must be an integer from 1 through 500"))
+	}
+}
+
 // done returns the collected errors as a usage error.
 func (f *flagSet) done() error {
 	if len(f.errs) == 0 {

@@ -63,15 +63,11 @@ func (endpointsHeldCommand) Run(ctx context.Context, env *Env, args []string) er
 		return err
 	}
 	f, rf := clientFlags(endpointsGroup(), "held", env)
-	cursor := f.String("cursor", "", "the next cursor a previous page printed")
-	limit := f.String("limit", "", "jobs per page, 1–500 (default 100)")
+	cursor, limit := pageFlags(f, "jobs")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	n := 0
-	if *limit != "" {
-		n = int(f.integer("limit", *limit, 1, 500, "must be an integer from 1 through 500"))
-	}
+	n := limit()
 	r, err := rf.connect(f, env)
 	if err != nil {
 		return err
@@ -163,15 +159,11 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("audit", auditUsage+"\n"+commonFlagsHelp, env.Stderr)
 	rf := addRemoteFlags(f, env)
 	target := f.String("target", "", "only actions on this target, e.g. endpoint:payments or job:42")
-	cursor := f.String("cursor", "", "the next cursor a previous page printed")
-	limit := f.String("limit", "", "entries per page, 1–500 (default 100)")
+	cursor, limit := pageFlags(f, "entries")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	n := 0
-	if *limit != "" {
-		n = int(f.integer("limit", *limit, 1, 500, "must be an integer from 1 through 500"))
-	}
+	n := limit()
 	r, err := rf.connect(f, env)
 	if err != nil {
 		return err

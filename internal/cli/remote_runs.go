@@ -31,15 +31,11 @@ type runsListCommand struct{}
 // Run prints a page of the project's runs, newest first.
 func (runsListCommand) Run(ctx context.Context, env *Env, args []string) error {
 	f, rf := clientFlags(runsGroup(), "list", env)
-	limit := f.String("limit", "", "runs per page, 1–500 (server default 100)")
-	cursor := f.String("cursor", "", "the next cursor a previous page printed")
+	cursor, limit := pageFlags(f, "runs")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	n := 0
-	if *limit != "" {
-		n = int(f.integer("limit", *limit, 1, 500, "must be an integer from 1 through 500"))
-	}
+	n := limit()
 	r, err := rf.connect(f, env)
 	if err != nil {
 		return err
