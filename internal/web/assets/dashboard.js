@@ -1606,7 +1606,7 @@ function holdActions(j, owner, act) {
 // rather than its own backoff: its last attempt had a hint and chose no
 // longer a delay (the delay is the longer of the two, capped at 24 h).
 function hintWon(j) {
-  const a = (j.attempts || [])[j.attempts ? j.attempts.length - 1 : 0];
+  const a = j.attempts && j.attempts[j.attempts.length - 1];
   return !!a && a.retryAfterMs > 0 && a.selectedDelayMs <= a.retryAfterMs;
 }
 
