@@ -185,7 +185,11 @@ type Result struct {
 	EnqueueRate, BurnDownRate float64 // jobs per second
 	Lag                       []time.Duration
 	LagP50, LagP99, LagMax    time.Duration
-	// Mode delivery: the same N jobs delivered by the dispatcher.
+	// Mode delivery: the same N jobs run by the Go SDK's Worker calling
+	// the provider, and delivered by the dispatcher.
+	CallingDuration  time.Duration
+	CallingRate      float64
+	CallingCPU       time.Duration // as BurnDownCPU, while the workers call
 	DeliveryDuration time.Duration
 	DeliveryRate     float64
 	DeliveryCPU      time.Duration // as BurnDownCPU, during the delivery
@@ -270,7 +274,7 @@ func printHeader(w io.Writer, cfg Config, res *Result) {
 		}
 	}
 	if cfg.Mode == "delivery" {
-		where = "mode http's worker burn-down, then HTTP delivery by the server's dispatcher, each against its own in-process server on a fresh SQLite file"
+		where = "mode http's worker burn-down, then the Go SDK's Worker calling a local provider, then HTTP delivery to it by the server's dispatcher, each against its own in-process server on a fresh SQLite file"
 	}
 	if cfg.Mode == "console" {
 		where = "the dashboard's reads over loopback HTTP against an in-process server on a seeded database"
@@ -286,7 +290,7 @@ func printHeader(w io.Writer, cfg Config, res *Result) {
 	}
 	fmt.Fprintf(w, "method:     enqueue N no-op jobs due now in batches (timed apart); then C claimers each loop: claim up to B due jobs without waiting, report them all succeeded in one batch report; the burn-down is timed from the first claim until every claimer found nothing left, and every job is checked succeeded.\n")
 	if cfg.Mode == "delivery" {
-		fmt.Fprintf(w, "delivery method: a local provider on 127.0.0.1 answers 200 at once (and counts requests); a tool of an endpoint without limits delivers to it (--delivery-allow 127.0.0.1/32, dispatcher concurrency %d); N jobs are enqueued due an hour ahead on the development clock, which then moves on an hour so all are due at once; timed from that move until the API counts N jobs succeeded (polled every 5 ms once the provider has counted N requests); the provider's count must be N. CPU per job: this process's CPU time (user and system, getrusage) during each timed phase over N — servers, provider and clients all run in it; on a shared machine it moves less than the rates. With --rounds R, R rounds (workers then delivery, each on fresh files) and the medians; quote those, never one run.\n", cfg.DeliveryConcurrency)
+		fmt.Fprintf(w, "delivery method: a local provider on 127.0.0.1 answers 200 at once (and counts requests); two phases call it, each on a fresh server and file: calling workers, the Go SDK's Worker (concurrency %d, its other options the defaults) whose handler POSTs the job's payload with its idempotency key to the provider over one keep-alive client and returns CheckResponse of the answer, which is what a team runs without delivery; and delivery, a tool of an endpoint without limits that delivers to the provider (--delivery-allow 127.0.0.1/32, dispatcher concurrency %d, each request signed). In each, N jobs are enqueued due an hour ahead on the development clock, which then moves on an hour so all are due at once; timed from that move until the API counts N jobs succeeded (polled every 5 ms once the provider has counted N requests); the provider's count must be N. The target is delivery / calling workers; delivery / workers compares with the no-op burn-down above, which calls nothing. CPU per job: this process's CPU time (user and system, getrusage) during each timed phase over N — servers, provider and clients all run in it; on a shared machine it moves less than the rates. With --rounds R, R rounds (workers, calling workers, delivery) and the medians; quote those, never one run.\n", cfg.DeliveryConcurrency, cfg.DeliveryConcurrency)
 		return
 	}
 	if !cfg.SkipLag {

@@ -124,13 +124,14 @@ func TestDeliveryModePrintsBoth(t *testing.T) {
 	text := out.String()
 	for _, re := range []string{`workers: +200 jobs in \S+ = \d+ jobs/s, CPU (\d+ µs|n/a) per job`,
 		`delivery: +200 jobs in \S+ = \d+ jobs/s, CPU (\d+ µs|n/a) per job \(dispatcher concurrency 8; provider served 200 requests\)`,
-		`ratio: +delivery / workers = [\d.]+`, `delivery method: `} {
+		`calling: +200 jobs in \S+ = \d+ jobs/s, CPU (\d+ µs|n/a) per job \(the Go SDK's Worker, concurrency 8; .*provider served 200 requests\)`,
+		`ratio: +delivery / calling workers = [\d.]+; delivery / workers = [\d.]+`, `delivery method: `} {
 		if !regexp.MustCompile(re).MatchString(text) {
 			t.Errorf("output lacks %s:\n%s", re, text)
 		}
 	}
-	if res.DeliveryRate <= 0 || res.BurnDownRate <= 0 {
-		t.Errorf("rates %v, %v", res.DeliveryRate, res.BurnDownRate)
+	if res.DeliveryRate <= 0 || res.BurnDownRate <= 0 || res.CallingRate <= 0 {
+		t.Errorf("rates %v, %v, %v", res.DeliveryRate, res.BurnDownRate, res.CallingRate)
 	}
 }
 
@@ -143,7 +144,7 @@ func TestDeliveryRoundsPrintMedians(t *testing.T) {
 	}
 	text := out.String()
 	for _, re := range []string{`round 1 of 2 \(load average \S+\)`, `round 2 of 2`, `(?s)(delivery: +100 jobs.*){2}`,
-		`median of 2 rounds: workers \d+ jobs/s, delivery \d+ jobs/s; ratio delivery / workers [\d.]+ \(median of the rounds' ratios, range [\d.]+–[\d.]+\)`} {
+		`median of 2 rounds: workers \d+ jobs/s, calling workers \d+ jobs/s, delivery \d+ jobs/s; ratio delivery / calling workers [\d.]+ \(median of the rounds' ratios, range [\d.]+–[\d.]+\); ratio delivery / workers [\d.]+ \(range [\d.]+–[\d.]+\)`} {
 		if !regexp.MustCompile(re).MatchString(text) {
 			t.Errorf("output lacks %s:\n%s", re, text)
 		}

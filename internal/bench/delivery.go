@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,7 +27,7 @@ import (
 // (with more than one) the median of each figure and of the rounds'
 // ratios, which res then holds.
 func runDelivery(ctx context.Context, cfg Config, dir string, w io.Writer, res *Result) error {
-	var workers, deliveries, ratios, cpuRatios []float64
+	var workers, calling, deliveries, ratios, callingRatios, cpuRatios []float64
 	rounds := max(cfg.Rounds, 1)
 	for r := range rounds {
 		if rounds > 1 {
@@ -40,19 +41,23 @@ func runDelivery(ctx context.Context, cfg Config, dir string, w io.Writer, res *
 			return err
 		}
 		workers, deliveries = append(workers, res.BurnDownRate), append(deliveries, res.DeliveryRate)
+		calling = append(calling, res.CallingRate)
 		ratios = append(ratios, res.DeliveryRate/res.BurnDownRate)
+		callingRatios = append(callingRatios, res.DeliveryRate/res.CallingRate)
 		if res.DeliveryCPU > 0 {
-			cpuRatios = append(cpuRatios, float64(res.BurnDownCPU)/float64(res.DeliveryCPU))
+			cpuRatios = append(cpuRatios, float64(res.CallingCPU)/float64(res.DeliveryCPU))
 		}
 	}
 	if rounds == 1 {
 		return nil
 	}
-	res.BurnDownRate, res.DeliveryRate = median(workers), median(deliveries)
-	fmt.Fprintf(w, "median of %d rounds: workers %.0f jobs/s, delivery %.0f jobs/s; ratio delivery / workers %.2f (median of the rounds' ratios, range %.2f–%.2f)",
-		rounds, res.BurnDownRate, res.DeliveryRate, median(ratios), slices.Min(ratios), slices.Max(ratios))
+	res.BurnDownRate, res.CallingRate, res.DeliveryRate = median(workers), median(calling), median(deliveries)
+	fmt.Fprintf(w, "median of %d rounds: workers %.0f jobs/s, calling workers %.0f jobs/s, delivery %.0f jobs/s; "+
+		"ratio delivery / calling workers %.2f (median of the rounds' ratios, range %.2f–%.2f); ratio delivery / workers %.2f (range %.2f–%.2f)",
+		rounds, res.BurnDownRate, res.CallingRate, res.DeliveryRate, median(callingRatios), slices.Min(callingRatios), slices.Max(callingRatios),
+		median(ratios), slices.Min(ratios), slices.Max(ratios))
 	if len(cpuRatios) > 0 {
-		fmt.Fprintf(w, "; CPU per job, workers / delivery %.2f", median(cpuRatios))
+		fmt.Fprintf(w, "; CPU per job, calling workers / delivery %.2f", median(cpuRatios))
 	}
 	fmt.Fprintln(w)
 	return nil
@@ -78,9 +83,11 @@ func loadAverage() string {
 }
 
 // deliveryRound is one round of mode delivery: the worker burn-down of
-// mode http, then the same N jobs delivered by the server's own dispatcher
-// to a local provider that answers 200 at once, each on a fresh SQLite
-// file.
+// mode http (no-op handlers); the same N jobs run by the Go SDK's Worker
+// whose handler makes the call delivery makes (POST the payload to a
+// local provider that answers 200 at once, report its answer); and the
+// same N jobs delivered by the server's own dispatcher to that provider.
+// Each phase runs on a fresh SQLite file.
 func deliveryRound(ctx context.Context, cfg Config, dir string, w io.Writer, res *Result) error {
 	if err := workersBurnDown(ctx, cfg, dir, res); err != nil {
 		return err
@@ -99,7 +106,15 @@ func deliveryRound(ctx context.Context, cfg Config, dir string, w io.Writer, res
 	}), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = provider.Serve(pln) }()
 	defer provider.Close()
+	providerURL := "http://" + pln.Addr().String() + "/deliver"
 
+	if err := callingWorkers(ctx, cfg, dir, providerURL, &served, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "calling:    %d jobs in %s = %.0f jobs/s, CPU %s per job (the Go SDK's Worker, concurrency %d; each handler POSTs the payload to the provider and returns CheckResponse; provider served %d requests)\n",
+		cfg.Jobs, round(res.CallingDuration), res.CallingRate, perJob(res.CallingCPU, cfg.Jobs), cfg.DeliveryConcurrency, served.Load())
+
+	served.Store(0)
 	key := engine.NewSecret()
 	base, stop, done, err := startServer(server.Config{Addr: "127.0.0.1:0", DatabaseURL: filepath.Join(dir, "delivery.db"), BootstrapKey: key,
 		SQLiteSynchronous: cfg.Synchronous, Retention: -1, DevClock: true, DeliveryConcurrency: cfg.DeliveryConcurrency,
@@ -109,18 +124,83 @@ func deliveryRound(ctx context.Context, cfg Config, dir string, w io.Writer, res
 		return err
 	}
 	c := client.New(base, key)
-	if err := enqueueForDelivery(ctx, c, cfg, "http://"+pln.Addr().String()+"/deliver"); err != nil {
+	if err := setUpDueLater(ctx, c, cfg, &wire.DeliveryTarget{URL: providerURL}); err != nil {
 		return err
 	}
-	if err := awaitDelivery(ctx, c, cfg, &served, res); err != nil {
+	stopProfile, err := startProfile(cfg.CPUProfile)
+	if err != nil {
 		return err
 	}
+	res.DeliveryDuration, res.DeliveryCPU, err = awaitSucceeded(ctx, c, cfg.Jobs, &served, "delivery")
+	stopProfile()
+	if err != nil {
+		return err
+	}
+	res.DeliveryRate = float64(cfg.Jobs) / res.DeliveryDuration.Seconds()
 	fmt.Fprintf(w, "delivery:   %d jobs in %s = %.0f jobs/s, CPU %s per job (dispatcher concurrency %d; provider served %d requests)\n", cfg.Jobs, round(res.DeliveryDuration), res.DeliveryRate, perJob(res.DeliveryCPU, cfg.Jobs), cfg.DeliveryConcurrency, served.Load())
-	fmt.Fprintf(w, "ratio:      delivery / workers = %.2f", res.DeliveryRate/res.BurnDownRate)
-	if res.DeliveryCPU > 0 {
-		fmt.Fprintf(w, "; CPU per job, workers / delivery = %.2f", float64(res.BurnDownCPU)/float64(res.DeliveryCPU))
+	fmt.Fprintf(w, "ratio:      delivery / calling workers = %.2f; delivery / workers = %.2f", res.DeliveryRate/res.CallingRate, res.DeliveryRate/res.BurnDownRate)
+	if res.DeliveryCPU > 0 && res.CallingCPU > 0 {
+		fmt.Fprintf(w, "; CPU per job, calling workers / delivery = %.2f", float64(res.CallingCPU)/float64(res.DeliveryCPU))
 	}
 	fmt.Fprintln(w)
+	return nil
+}
+
+// callingWorkers is the second phase of mode delivery: what a team that
+// does not use delivery runs instead. The Go SDK's Worker, with the
+// dispatcher's concurrency, claims the N jobs and runs a handler that
+// makes delivery's call (POST the payload with its idempotency key to the
+// provider, over one keep-alive client) and returns CheckResponse of the
+// answer, which the Worker reports in batches.
+func callingWorkers(ctx context.Context, cfg Config, dir, providerURL string, served *atomic.Int64, res *Result) error {
+	key := engine.NewSecret()
+	base, stop, done, err := startServer(server.Config{Addr: "127.0.0.1:0", DatabaseURL: filepath.Join(dir, "calling.db"), BootstrapKey: key,
+		SQLiteSynchronous: cfg.Synchronous, Retention: -1, DevClock: true}, "calling-workers bench server")
+	defer func() { stop(); <-done }()
+	if err != nil {
+		return err
+	}
+	c := client.New(base, key)
+	if err := setUpDueLater(ctx, c, cfg, nil); err != nil {
+		return err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = cfg.DeliveryConcurrency
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	defer tr.CloseIdleConnections()
+	var workerErr atomic.Pointer[error]
+	wk := client.NewWorker(c, client.WorkerOptions{ID: "bench-calling", Concurrency: cfg.DeliveryConcurrency, Wait: time.Second,
+		OnError: func(err error) { workerErr.CompareAndSwap(nil, &err) }})
+	wk.Handle("bench@1", func(ctx context.Context, j *client.ClaimedJob) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, providerURL, bytes.NewReader(j.Payload))
+		if err != nil {
+			return client.Permanent(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", j.IdempotencyKey)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return client.CheckResponse(resp)
+	})
+	wctx, cancel := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- wk.Run(wctx) }()
+	res.CallingDuration, res.CallingCPU, err = awaitSucceeded(ctx, c, cfg.Jobs, served, "calling workers")
+	cancel()
+	if rerr := <-ran; err == nil {
+		err = rerr
+	}
+	if p := workerErr.Load(); err == nil && p != nil {
+		err = fmt.Errorf("calling workers: %w", *p)
+	}
+	if err != nil {
+		return err
+	}
+	res.CallingRate = float64(cfg.Jobs) / res.CallingDuration.Seconds()
 	return nil
 }
 
@@ -147,16 +227,16 @@ func workersBurnDown(ctx context.Context, cfg Config, dir string, res *Result) e
 	return burnDown(ctx, hcfg, t, res)
 }
 
-// enqueueForDelivery creates the endpoint and the tool that delivers to
-// deliverURL, and enqueues the N jobs due an hour ahead on the server's
-// development clock, so none is delivered while they are enqueued.
-func enqueueForDelivery(ctx context.Context, c *client.Client, cfg Config, deliverURL string) error {
+// setUpDueLater creates the endpoint and the tool (which delivers to
+// target, when not nil), and enqueues the N jobs due an hour ahead on the
+// server's development clock, so none runs while they are enqueued.
+func setUpDueLater(ctx context.Context, c *client.Client, cfg Config, target *wire.DeliveryTarget) error {
 	if _, err := c.CreateEndpoint(ctx, "bench", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 300_000, MaxConcurrent: 100_000}); err != nil {
-		return fmt.Errorf("create the delivery bench endpoint: %w", err)
+		return fmt.Errorf("create the bench endpoint: %w", err)
 	}
 	if _, err := c.PublishTool(ctx, client.ToolSpec{Name: "bench", Version: "1", Endpoint: "bench",
-		Delivery: &wire.DeliveryTarget{URL: deliverURL}}); err != nil {
-		return fmt.Errorf("publish the delivery bench tool: %w", err)
+		Delivery: target}); err != nil {
+		return fmt.Errorf("publish the bench tool: %w", err)
 	}
 	runAt := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
 	for left := cfg.Jobs; left > 0; {
@@ -166,53 +246,49 @@ func enqueueForDelivery(ctx context.Context, c *client.Client, cfg Config, deliv
 			rs[i] = client.EnqueueRequest{Tool: "bench@1", Payload: json.RawMessage(`{}`), RunAt: runAt}
 		}
 		if _, err := c.EnqueueBatch(ctx, rs); err != nil {
-			return fmt.Errorf("delivery enqueue: %w", err)
+			return fmt.Errorf("enqueue: %w", err)
 		}
 		left -= n
 	}
 	return nil
 }
 
-// awaitDelivery moves the server's clock on, so every job is due at once
-// as in the worker burn-down, and times until all have succeeded and the
-// provider (whose count is served) answered each exactly once.
-func awaitDelivery(ctx context.Context, c *client.Client, cfg Config, served *atomic.Int64, res *Result) error {
-	stopProfile, err := startProfile(cfg.CPUProfile)
-	if err != nil {
-		return err
-	}
-	defer stopProfile()
+// awaitSucceeded moves the server's clock on, so every job is due at
+// once as in the worker burn-down, and times until all n have succeeded
+// and the provider (whose count is served) answered each exactly once. It
+// returns that time and this process's CPU time over it.
+func awaitSucceeded(ctx context.Context, c *client.Client, n int, served *atomic.Int64, what string) (time.Duration, time.Duration, error) {
 	cpu0, _ := processCPU()
 	start := time.Now()
 	if err := c.AdvanceClock(ctx, time.Hour+time.Second); err != nil {
-		return err
+		return 0, 0, err
 	}
 	deadline := start.Add(10 * time.Minute)
 	// Wait for the provider's count first: counting succeeded jobs in the
-	// database every few milliseconds would compete with the deliveries.
-	for served.Load() < int64(cfg.Jobs) && time.Now().Before(deadline) {
+	// database every few milliseconds would compete with the calls.
+	for served.Load() < int64(n) && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	for {
-		n, err := c.CountJobs(ctx, client.JobFilter{States: []wire.JobState{wire.JobSucceeded}})
+		got, err := c.CountJobs(ctx, client.JobFilter{States: []wire.JobState{wire.JobSucceeded}})
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
-		if n == int64(cfg.Jobs) {
+		if got == int64(n) {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("delivery: %d of %d jobs succeeded after 10 minutes", n, cfg.Jobs)
+			return 0, 0, fmt.Errorf("%s: %d of %d jobs succeeded after 10 minutes", what, got, n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	res.DeliveryDuration = time.Since(start)
+	elapsed := time.Since(start)
+	var cpu time.Duration
 	if cpu1, ok := processCPU(); ok {
-		res.DeliveryCPU = cpu1 - cpu0
+		cpu = cpu1 - cpu0
 	}
-	res.DeliveryRate = float64(cfg.Jobs) / res.DeliveryDuration.Seconds()
-	if n := served.Load(); n != int64(cfg.Jobs) {
-		return fmt.Errorf("delivery: the provider served %d requests for %d jobs", n, cfg.Jobs)
+	if got := served.Load(); got != int64(n) {
+		return 0, 0, fmt.Errorf("%s: the provider served %d requests for %d jobs", what, got, n)
 	}
-	return nil
+	return elapsed, cpu, nil
 }
