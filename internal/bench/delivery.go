@@ -95,19 +95,11 @@ func deliveryRound(ctx context.Context, cfg Config, dir string, w io.Writer, res
 	fmt.Fprintf(w, "workers:    %d jobs in %s = %.0f jobs/s, CPU %s per job (mode http: C %d claimers, B %d per claim and per batch report)\n", res.Jobs, round(res.BurnDownDuration), res.BurnDownRate, perJob(res.BurnDownCPU, res.Jobs), cfg.Claimers, cfg.Batch)
 
 	var served atomic.Int64
-	pln, err := net.Listen("tcp", "127.0.0.1:0")
+	providerURL, closeProvider, err := startProvider(&served)
 	if err != nil {
 		return err
 	}
-	provider := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		served.Add(1)
-		_, _ = io.WriteString(w, `{"ok":true}`)
-	}), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = provider.Serve(pln) }()
-	defer provider.Close()
-	providerURL := "http://" + pln.Addr().String() + "/deliver"
-
+	defer closeProvider()
 	if err := callingWorkers(ctx, cfg, dir, providerURL, &served, res); err != nil {
 		return err
 	}
@@ -115,6 +107,37 @@ func deliveryRound(ctx context.Context, cfg Config, dir string, w io.Writer, res
 		cfg.Jobs, round(res.CallingDuration), res.CallingRate, perJob(res.CallingCPU, cfg.Jobs), cfg.DeliveryConcurrency, served.Load())
 
 	served.Store(0)
+	if err := delivering(ctx, cfg, dir, providerURL, &served, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "delivery:   %d jobs in %s = %.0f jobs/s, CPU %s per job (dispatcher concurrency %d; provider served %d requests)\n", cfg.Jobs, round(res.DeliveryDuration), res.DeliveryRate, perJob(res.DeliveryCPU, cfg.Jobs), cfg.DeliveryConcurrency, served.Load())
+	fmt.Fprintf(w, "ratio:      delivery / calling workers = %.2f; delivery / workers = %.2f", res.DeliveryRate/res.CallingRate, res.DeliveryRate/res.BurnDownRate)
+	if res.DeliveryCPU > 0 && res.CallingCPU > 0 {
+		fmt.Fprintf(w, "; CPU per job, calling workers / delivery = %.2f", float64(res.CallingCPU)/float64(res.DeliveryCPU))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// startProvider serves the local provider of mode delivery on loopback: it
+// reads each request, counts it in served and answers 200 at once.
+func startProvider(served *atomic.Int64) (url string, closeIt func(), err error) {
+	pln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	provider := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		served.Add(1)
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = provider.Serve(pln) }()
+	return "http://" + pln.Addr().String() + "/deliver", func() { provider.Close() }, nil
+}
+
+// delivering is the last phase of mode delivery: the N jobs delivered by
+// the server's own dispatcher to the provider.
+func delivering(ctx context.Context, cfg Config, dir, providerURL string, served *atomic.Int64, res *Result) error {
 	key := engine.NewSecret()
 	base, stop, done, err := startServer(server.Config{Addr: "127.0.0.1:0", DatabaseURL: filepath.Join(dir, "delivery.db"), BootstrapKey: key,
 		SQLiteSynchronous: cfg.Synchronous, Retention: -1, DevClock: true, DeliveryConcurrency: cfg.DeliveryConcurrency,
@@ -131,18 +154,12 @@ func deliveryRound(ctx context.Context, cfg Config, dir string, w io.Writer, res
 	if err != nil {
 		return err
 	}
-	res.DeliveryDuration, res.DeliveryCPU, err = awaitSucceeded(ctx, c, cfg.Jobs, &served, "delivery")
+	res.DeliveryDuration, res.DeliveryCPU, err = awaitSucceeded(ctx, c, cfg.Jobs, served, "delivery")
 	stopProfile()
 	if err != nil {
 		return err
 	}
 	res.DeliveryRate = float64(cfg.Jobs) / res.DeliveryDuration.Seconds()
-	fmt.Fprintf(w, "delivery:   %d jobs in %s = %.0f jobs/s, CPU %s per job (dispatcher concurrency %d; provider served %d requests)\n", cfg.Jobs, round(res.DeliveryDuration), res.DeliveryRate, perJob(res.DeliveryCPU, cfg.Jobs), cfg.DeliveryConcurrency, served.Load())
-	fmt.Fprintf(w, "ratio:      delivery / calling workers = %.2f; delivery / workers = %.2f", res.DeliveryRate/res.CallingRate, res.DeliveryRate/res.BurnDownRate)
-	if res.DeliveryCPU > 0 && res.CallingCPU > 0 {
-		fmt.Fprintf(w, "; CPU per job, calling workers / delivery = %.2f", float64(res.CallingCPU)/float64(res.DeliveryCPU))
-	}
-	fmt.Fprintln(w)
 	return nil
 }
 
@@ -171,21 +188,7 @@ func callingWorkers(ctx context.Context, cfg Config, dir, providerURL string, se
 	var workerErr atomic.Pointer[error]
 	wk := client.NewWorker(c, client.WorkerOptions{ID: "bench-calling", Concurrency: cfg.DeliveryConcurrency, Wait: time.Second,
 		OnError: func(err error) { workerErr.CompareAndSwap(nil, &err) }})
-	wk.Handle("bench@1", func(ctx context.Context, j *client.ClaimedJob) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, providerURL, bytes.NewReader(j.Payload))
-		if err != nil {
-			return client.Permanent(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", j.IdempotencyKey)
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return client.CheckResponse(resp)
-	})
+	wk.Handle("bench@1", callProvider(hc, providerURL))
 	wctx, cancel := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	go func() { ran <- wk.Run(wctx) }()
@@ -202,6 +205,26 @@ func callingWorkers(ctx context.Context, cfg Config, dir, providerURL string, se
 	}
 	res.CallingRate = float64(cfg.Jobs) / res.CallingDuration.Seconds()
 	return nil
+}
+
+// callProvider is the calling workers' handler: delivery's call made by
+// hand, as the SDK's docs show it.
+func callProvider(hc *http.Client, providerURL string) client.Handler {
+	return func(ctx context.Context, j *client.ClaimedJob) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, providerURL, bytes.NewReader(j.Payload))
+		if err != nil {
+			return client.Permanent(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", j.IdempotencyKey)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return client.CheckResponse(resp)
+	}
 }
 
 // perJob is CPU time d spread over n jobs, in microseconds ("n/a" when
