@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/getratchet/ratchet/docs"
+	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/proctest"
 	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
 )
@@ -157,6 +158,30 @@ func TestPages(t *testing.T) {
 		blocks := parseBlocks(src)
 		t.Run(strings.TrimSuffix(name, ".md"), func(t *testing.T) {
 			t.Parallel()
+			runPage(t, bin, provider, blocks)
+		})
+	}
+}
+
+// TestSchedulesPageAtAnyMinute runs the schedules page with the server's
+// clock at minutes of the hour where the page's clock move once passed two
+// of the schedule's hourly fire times (the catch-up policy then recorded a
+// tick as missed, and the page's output differed): at 58:30, in that
+// window, and at 05:16, just after the fire time, where the move falls a
+// few seconds short of the next one. TestPages runs it at the machine's
+// minute, which failed it one run in six.
+func TestSchedulesPageAtAnyMinute(t *testing.T) {
+	bin := proctest.Binary(t)
+	provider := buildProvider(t)
+	blocks := parseBlocks(pages(t)["schedules.md"])
+	for _, at := range []time.Duration{58*time.Minute + 30*time.Second, 5*time.Minute + 16*time.Second} {
+		t.Run(fmt.Sprintf("at minute %s of the hour", at), func(t *testing.T) {
+			now := time.Now()
+			target := now.Truncate(time.Hour).Add(at)
+			if target.Before(now) {
+				target = target.Add(time.Hour)
+			}
+			t.Setenv(clock.TestOffsetEnv, target.Sub(now).Round(time.Second).String())
 			runPage(t, bin, provider, blocks)
 		})
 	}
