@@ -17,6 +17,18 @@
 // UPDATE … WHERE id = ANY(…), each statement its own transaction at the
 // server's durability. Timed from the first claim until every claimer
 // found nothing left; every job is checked done.
+//
+// With --record the floor keeps, in the least space, what Ratchet keeps of
+// each job: the claim also writes the indexes the gates and the rescue
+// read (the running jobs by endpoint and claim time, the leases by expiry)
+// and the one the lists by state read (project, state, id), and marking a
+// batch done also inserts one attempt row per job, in the same statement,
+// into a table indexed as Ratchet's attempts are (job and number; endpoint
+// and claim time, for rate limits; endpoint and finish time, for
+// circuits). The row stays narrow: no payload, policy, names or keys,
+// which a job's body written once at enqueue would hold. It is the
+// ceiling of any schema that keeps Ratchet's attempt history, lists and
+// gates, however few its statements.
 package main
 
 import (
@@ -37,30 +49,27 @@ func main() {
 	jobs := flag.Int("jobs", 100_000, "jobs to burn down")
 	batch := flag.Int("batch", 1000, "most jobs per claim and per completion")
 	claimers := flag.Int("claimers", 4, "concurrent claimers")
+	record := flag.Bool("record", false, "also keep Ratchet's record: attempt rows and the gates', rescue's and lists' indexes")
 	flag.Parse()
 	if *url == "" || *jobs < 1 || *batch < 1 || *claimers < 1 {
 		fmt.Fprintln(os.Stderr, "usage: pg-floor --database URL [--jobs N ≥ 1] [--batch B ≥ 1] [--claimers C ≥ 1]")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *url, *jobs, *batch, *claimers, os.Stdout); err != nil {
+	if err := run(context.Background(), *url, *jobs, *batch, *claimers, *record, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "pg-floor:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, url string, n, batch, claimers int, w io.Writer) error {
+func run(ctx context.Context, url string, n, batch, claimers int, record bool, w io.Writer) error {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 	table := fmt.Sprintf("floor_jobs_%d", os.Getpid())
-	if _, err := pool.Exec(ctx, `CREATE TABLE `+table+` (id bigserial PRIMARY KEY, state smallint NOT NULL DEFAULT 0,
-		due_at bigint NOT NULL, lease_expires_at bigint NOT NULL DEFAULT 0, payload jsonb NOT NULL)`); err != nil {
-		return err
-	}
-	defer pool.Exec(context.Background(), `DROP TABLE `+table) //nolint:errcheck // best effort
-	if _, err := pool.Exec(ctx, `CREATE INDEX `+table+`_due ON `+table+` (due_at, id) WHERE state = 0`); err != nil {
+	defer pool.Exec(context.Background(), `DROP TABLE IF EXISTS `+table+`, `+table+`_attempts`) //nolint:errcheck // best effort
+	if err := create(ctx, pool, table, record); err != nil {
 		return err
 	}
 	now := time.Now().UnixMilli()
@@ -73,7 +82,7 @@ func run(ctx context.Context, url string, n, batch, claimers int, w io.Writer) e
 	if _, err := pool.Exec(ctx, `ANALYZE `+table); err != nil {
 		return err
 	}
-	elapsed, err := burnDown(ctx, pool, table, batch, claimers)
+	elapsed, err := burnDown(ctx, pool, table, batch, claimers, record)
 	if err != nil {
 		return err
 	}
@@ -84,17 +93,59 @@ func run(ctx context.Context, url string, n, batch, claimers int, w io.Writer) e
 	if left != 0 {
 		return fmt.Errorf("%d of %d jobs not done", left, n)
 	}
-	fmt.Fprintf(w, "floor: %d jobs in %s = %.0f jobs/s (claim and mark done only; batch %d, %d claimers)\n",
-		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), batch, claimers)
+	what := "claim and mark done only"
+	if record {
+		what = "claim, mark done and Ratchet's record"
+		var attempts int64
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+table+`_attempts`).Scan(&attempts); err != nil {
+			return err
+		}
+		if attempts != int64(n) {
+			return fmt.Errorf("%d attempt rows for %d jobs", attempts, n)
+		}
+	}
+	fmt.Fprintf(w, "floor: %d jobs in %s = %.0f jobs/s (%s; batch %d, %d claimers)\n",
+		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), what, batch, claimers)
+	return nil
+}
+
+// create makes the floor's tables: the jobs and their due index, and with
+// record the indexes and the attempts table of Ratchet's record.
+func create(ctx context.Context, pool *pgxpool.Pool, table string, record bool) error {
+	ddl := []string{
+		`CREATE TABLE ` + table + ` (id bigserial PRIMARY KEY, state smallint NOT NULL DEFAULT 0, due_at bigint NOT NULL,
+			lease_expires_at bigint NOT NULL DEFAULT 0, payload jsonb NOT NULL,
+			project_id bigint NOT NULL DEFAULT 1, endpoint_id bigint NOT NULL DEFAULT 1, claimed_at bigint NOT NULL DEFAULT 0)`,
+		`CREATE INDEX ` + table + `_due ON ` + table + ` (due_at, id) WHERE state = 0`,
+	}
+	if record {
+		ddl = append(ddl,
+			`CREATE INDEX `+table+`_running ON `+table+` (endpoint_id, claimed_at) WHERE state = 1`,
+			`CREATE INDEX `+table+`_lease ON `+table+` (lease_expires_at) WHERE state = 1`,
+			`CREATE INDEX `+table+`_state ON `+table+` (project_id, state, id)`,
+			`CREATE TABLE `+table+`_attempts (job_id bigint NOT NULL, number bigint NOT NULL, endpoint_id bigint NOT NULL,
+				claimed_at bigint NOT NULL, finished_at bigint NOT NULL, outcome smallint NOT NULL, PRIMARY KEY (job_id, number))`,
+			`CREATE INDEX `+table+`_attempts_claims ON `+table+`_attempts (endpoint_id, claimed_at)`,
+			`CREATE INDEX `+table+`_attempts_finished ON `+table+`_attempts (endpoint_id, finished_at)`)
+	}
+	for _, q := range ddl {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // burnDown runs the claimers over table until none finds a due job, and
 // returns how long that took.
-func burnDown(ctx context.Context, pool *pgxpool.Pool, table string, batch, claimers int) (time.Duration, error) {
-	claim := `UPDATE ` + table + ` SET state = 1, lease_expires_at = $1 WHERE id IN (SELECT id FROM ` + table +
+func burnDown(ctx context.Context, pool *pgxpool.Pool, table string, batch, claimers int, record bool) (time.Duration, error) {
+	claim := `UPDATE ` + table + ` SET state = 1, lease_expires_at = $1, claimed_at = $2 WHERE id IN (SELECT id FROM ` + table +
 		` WHERE state = 0 AND due_at <= $2 ORDER BY due_at, id LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING id, payload`
 	done := `UPDATE ` + table + ` SET state = 2 WHERE id = ANY($1)`
+	if record {
+		done = `WITH d AS (UPDATE ` + table + ` SET state = 2 WHERE id = ANY($1) RETURNING id, endpoint_id, claimed_at)
+			INSERT INTO ` + table + `_attempts SELECT id, 1, endpoint_id, claimed_at, (extract(epoch FROM clock_timestamp()) * 1000)::bigint, 1 FROM d`
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, claimers)
 	start := time.Now()
