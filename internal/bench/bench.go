@@ -181,7 +181,14 @@ type Result struct {
 	BurnDownDuration          time.Duration
 	// BurnDownCPU is the CPU time the whole process (client and server)
 	// used during the burn-down; 0 where not measured.
-	BurnDownCPU               time.Duration
+	BurnDownCPU time.Duration
+	// BurnDownAllocs and BurnDownAllocBytes are the Go heap allocations of
+	// the whole process during the burn-down (runtime.MemStats' Mallocs
+	// and TotalAlloc).
+	BurnDownAllocs, BurnDownAllocBytes uint64
+	// Wire is what the Go SDK sent and received for claims and reports
+	// during the burn-down (mode http); nil in-process.
+	Wire                      *WireFigures
 	EnqueueRate, BurnDownRate float64 // jobs per second
 	Lag                       []time.Duration
 	LagP50, LagP99, LagMax    time.Duration
@@ -256,6 +263,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Result, error) {
 	}
 	fmt.Fprintf(w, "enqueue:    %d jobs in %s = %.0f jobs/s\n", res.Jobs, round(res.EnqueueDuration), res.EnqueueRate)
 	fmt.Fprintf(w, "burn-down:  %d jobs in %s = %.0f jobs/s\n", res.Jobs, round(res.BurnDownDuration), res.BurnDownRate)
+	printPerJob(w, res)
 	if !cfg.SkipLag {
 		if err := lag(ctx, cfg, t, res); err != nil {
 			return nil, err
@@ -263,6 +271,19 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (*Result, error) {
 		fmt.Fprintf(w, "lag:        %d jobs  p50 %s  p99 %s  max %s\n", len(res.Lag), ms(res.LagP50), ms(res.LagP99), ms(res.LagMax))
 	}
 	return res, nil
+}
+
+// printPerJob prints what one job of the burn-down cost this process
+// (CPU and allocations, client and server together) and, over HTTP, the
+// round trips and the bytes of the bodies on the wire.
+func printPerJob(w io.Writer, res *Result) {
+	n := float64(max(res.Jobs, 1))
+	fmt.Fprintf(w, "per job:    CPU %s, %.0f allocations (%.1f KiB) in this process during the burn-down\n",
+		perJob(res.BurnDownCPU, res.Jobs), float64(res.BurnDownAllocs)/n, float64(res.BurnDownAllocBytes)/n/1024)
+	if x := res.Wire; x != nil {
+		fmt.Fprintf(w, "wire:       %d claims and %d batch reports (HTTP round trips) for %d jobs; per job, bodies only: claim %.1f B sent, %.0f B received; report %.0f B sent, %.0f B received\n",
+			x.ClaimRequests, x.ReportRequests, res.Jobs, x.ClaimSent, x.ClaimReceived, x.ReportSent, x.ReportReceived)
+	}
 }
 
 func printHeader(w io.Writer, cfg Config, res *Result) {
@@ -319,7 +340,7 @@ func burnDown(ctx context.Context, cfg Config, t target, res *Result) error {
 		return err
 	}
 	defer stopProfile()
-	cpu0, _ := processCPU()
+	m := startMeter(t)
 	start = time.Now()
 	for i := range cfg.Claimers {
 		wg.Go(func() {
@@ -330,9 +351,7 @@ func burnDown(ctx context.Context, cfg Config, t target, res *Result) error {
 	}
 	wg.Wait()
 	res.BurnDownDuration = time.Since(start)
-	if cpu1, ok := processCPU(); ok {
-		res.BurnDownCPU = cpu1 - cpu0
-	}
+	m.stop(res, cfg.Jobs)
 	close(errc)
 	if err := <-errc; err != nil {
 		return err
@@ -342,6 +361,37 @@ func burnDown(ctx context.Context, cfg Config, t target, res *Result) error {
 	}
 	res.BurnDownRate = float64(cfg.Jobs) / res.BurnDownDuration.Seconds()
 	return nil
+}
+
+// meter measures what the process spends during the burn-down: CPU,
+// allocations and, over HTTP, the SDK's traffic.
+type meter struct {
+	m0   runtime.MemStats
+	cpu0 time.Duration
+	wire *wireCount
+}
+
+func startMeter(t target) *meter {
+	m := &meter{}
+	if wc, ok := t.(interface{ wireCounts() *wireCount }); ok {
+		m.wire = wc.wireCounts()
+		m.wire.reset()
+	}
+	runtime.ReadMemStats(&m.m0)
+	m.cpu0, _ = processCPU()
+	return m
+}
+
+func (m *meter) stop(res *Result, jobs int) {
+	if cpu1, ok := processCPU(); ok {
+		res.BurnDownCPU = cpu1 - m.cpu0
+	}
+	var m1 runtime.MemStats
+	runtime.ReadMemStats(&m1)
+	res.BurnDownAllocs, res.BurnDownAllocBytes = m1.Mallocs-m.m0.Mallocs, m1.TotalAlloc-m.m0.TotalAlloc
+	if m.wire != nil {
+		res.Wire = m.wire.figures(jobs)
+	}
 }
 
 // claimAll is one claimer of the burn-down: it claims up to batch jobs at

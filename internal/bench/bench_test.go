@@ -41,7 +41,34 @@ func TestRunPrintsFigures(t *testing.T) {
 			if res.BurnDownRate <= 0 || res.EnqueueRate <= 0 || len(res.Lag) != 20 || res.LagMax < res.LagP99 || res.LagP99 < res.LagP50 {
 				t.Errorf("result %+v", res)
 			}
+			checkPerJob(t, mode, text, res)
 		})
+	}
+}
+
+// checkPerJob checks the per-job line and, over HTTP, the wire line: each
+// claimer claims until a claim comes back empty and reports every
+// non-empty claim once, so the claims are the reports plus one per claimer.
+func checkPerJob(t *testing.T, mode, text string, res *Result) {
+	t.Helper()
+	if !regexp.MustCompile(`per job: +CPU (\d+ µs|n/a), [1-9]\d* allocations \([\d.]+ KiB\) in this process during the burn-down`).MatchString(text) || res.BurnDownAllocs == 0 {
+		t.Errorf("no per-job line with allocations (%d):\n%s", res.BurnDownAllocs, text)
+	}
+	if mode == "engine" {
+		if res.Wire != nil || strings.Contains(text, "wire:") {
+			t.Errorf("the engine mode counts a wire: %+v", res.Wire)
+		}
+		return
+	}
+	x := res.Wire
+	if x == nil || !strings.Contains(text, "wire:       "+strconv.FormatInt(x.ClaimRequests, 10)+" claims and "+strconv.FormatInt(x.ReportRequests, 10)+" batch reports") {
+		t.Fatalf("no wire figures: %+v\n%s", x, text)
+	}
+	if x.ReportRequests < 250/20 || x.ClaimRequests != x.ReportRequests+3 {
+		t.Errorf("%d claims and %d reports for 250 jobs at 20 per claim by 3 claimers", x.ClaimRequests, x.ReportRequests)
+	}
+	if x.ClaimSent <= 0 || x.ClaimReceived <= 0 || x.ReportSent <= 0 || x.ReportReceived <= 0 {
+		t.Errorf("bytes per job not all counted: %+v", x)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 // server on a loopback port, or an external one.
 type httpTarget struct {
 	c    *client.Client
+	wire wireCount // the SDK's claims and reports, counted
 	tool string
 	drv  string
 	stop context.CancelFunc
@@ -38,7 +39,7 @@ func newHTTPTarget(ctx context.Context, cfg Config, dir string) (*httpTarget, er
 			return nil, err
 		}
 	}
-	t.c = client.New(base, key)
+	t.c = client.New(base, key, client.WithHTTPClient(countedClient(&t.wire)))
 	name := fmt.Sprintf("bench-%d", time.Now().UnixNano()%1_000_000_000)
 	rate := (*int64)(nil)
 	if _, err := t.c.CreateEndpoint(ctx, name, client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 300_000, MaxConcurrent: 100_000, RateLimitPerMinute: rate}); err != nil {
@@ -203,3 +204,5 @@ func (t *httpTarget) close() error {
 	t.stop()
 	return <-t.done
 }
+
+func (t *httpTarget) wireCounts() *wireCount { return &t.wire }
