@@ -44,7 +44,7 @@ func (q *Queries) JobsClaimable(ctx context.Context, p *store.JobsClaimableParam
 	if q.D.Locking {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
-	return q.scanJobs(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND tool_id IN (`+
+	return q.scanJobsCap(claimHint(limit))(q.query(ctx, `SELECT `+jobCols+` FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND tool_id IN (`+
 		placeholders(len(toolIDs))+`) AND due_at <= ? ORDER BY due_at, id LIMIT `+strconv.Itoa(limit)+lock, args...))
 }
 
@@ -98,7 +98,7 @@ func (q *Queries) JobsClaimDue(ctx context.Context, p *store.JobsClaimDueParams)
 	if p.ByKey {
 		tool = "+tool_id"
 	}
-	jobs, err := q.scanJobs(q.query(ctx, claimSet+` WHERE id IN (SELECT id FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND `+tool+` IN (`+
+	jobs, err := q.scanJobsCap(claimHint(p.Limit))(q.query(ctx, claimSet+` WHERE id IN (SELECT id FROM jobs WHERE state = 'scheduled' AND endpoint_id = ? AND `+tool+` IN (`+
 		placeholders(len(p.ToolIDs))+`) AND due_at <= ?`+byKey+` ORDER BY due_at, id LIMIT `+strconv.Itoa(p.Limit)+lock+`) RETURNING `+jobColsClaimed, args...))
 	if err != nil {
 		return nil, err
@@ -106,6 +106,11 @@ func (q *Queries) JobsClaimDue(ctx context.Context, p *store.JobsClaimDueParams)
 	sortByDue(jobs)
 	return jobs, nil
 }
+
+// claimHint is the first capacity of a claim's jobs: its limit, up to 100
+// (a claim of up to 1,000 that finds 1 job should not allocate room for
+// 1,000).
+func claimHint(limit int) int { return min(limit, 100) }
 
 // CountScheduled reads only jobs_due (an index-only scan where the index
 // covers the query): the state is the index's predicate, written out.

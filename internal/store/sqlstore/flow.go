@@ -203,7 +203,7 @@ func (q *Queries) JobsClaimKeys(ctx context.Context, p *store.JobsClaimKeysParam
 		args = append(args, p.EndpointID, p.Now)
 		args = append(args, int64Args(p.ToolIDs)...)
 	}
-	jobs, err := q.scanJobs(q.query(ctx, s, append(args, keyArgs...)...))
+	jobs, err := q.scanJobsCap(claimHint(len(p.Keys)))(q.query(ctx, s, append(args, keyArgs...)...))
 	sortByDue(jobs)
 	return jobs, err
 }

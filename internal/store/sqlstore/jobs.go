@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -42,23 +41,49 @@ var (
 
 func scanJob(sc interface{ Scan(...any) error }) (*store.Job, error) {
 	var j store.Job
-	var payload, policy string
-	var key sql.NullString
-	var cancel int64
-	if err := sc.Scan(&j.ID, &j.ProjectID, &j.ToolID, &j.Tool, &j.Version, &j.EndpointID, &j.Endpoint, &j.RunID, &payload, &key, &policy,
-		&j.MaxAttempts, &j.TimeoutMs, &j.Attempt, &j.State, &j.DueAt, &j.LeaseToken, &j.LeaseExpiresAt, &j.WorkerID, &cancel, &j.ReplayOf,
-		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt, &j.ClaimedAt, &j.LastClassification, &j.LastError, &j.FlowKey, &j.Traceparent, &j.Tracestate); err != nil {
+	if err := scanJobInto(sc, &j); err != nil {
 		return nil, err
 	}
-	j.Payload = json.RawMessage(payload)
-	j.Policy = json.RawMessage(policy)
-	j.IdempotencyKey = key.String
-	j.CancelRequested = cancel != 0
 	return &j, nil
 }
 
+// scanJobInto scans a row of jobCols (or its variants) into j. The
+// payload and the policy are scanned straight into their byte slices: one
+// copy of each, not a string and then a copy of it.
+func scanJobInto(sc interface{ Scan(...any) error }, j *store.Job) error {
+	var key sql.NullString
+	var cancel int64
+	if err := sc.Scan(&j.ID, &j.ProjectID, &j.ToolID, &j.Tool, &j.Version, &j.EndpointID, &j.Endpoint, &j.RunID, (*[]byte)(&j.Payload), &key, (*[]byte)(&j.Policy),
+		&j.MaxAttempts, &j.TimeoutMs, &j.Attempt, &j.State, &j.DueAt, &j.LeaseToken, &j.LeaseExpiresAt, &j.WorkerID, &cancel, &j.ReplayOf,
+		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt, &j.ClaimedAt, &j.LastClassification, &j.LastError, &j.FlowKey, &j.Traceparent, &j.Tracestate); err != nil {
+		return err
+	}
+	j.IdempotencyKey = key.String
+	j.CancelRequested = cancel != 0
+	return nil
+}
+
 func (q *Queries) scanJobs(rows *sql.Rows, err error) ([]store.Job, error) {
-	return collect(q, rows, err, deref(scanJob))
+	return q.scanJobsCap(0)(rows, err)
+}
+
+// scanJobsCap reads every row into a slice of jobs, each scanned in
+// place, the slice's first capacity n (the rows expected; 0 when unknown).
+func (q *Queries) scanJobsCap(n int) func(*sql.Rows, error) ([]store.Job, error) {
+	return func(rows *sql.Rows, err error) ([]store.Job, error) {
+		var out []store.Job
+		if n > 0 {
+			out = make([]store.Job, 0, n)
+		}
+		err = each(q, rows, err, func(sc scanner) error {
+			out = append(out, store.Job{})
+			return scanJobInto(sc, &out[len(out)-1])
+		})
+		if err != nil || len(out) == 0 {
+			return nil, err // no rows is a nil slice, as collect's
+		}
+		return out, nil
+	}
 }
 
 // JobInsert skips a repeated idempotency key with ON CONFLICT DO NOTHING
@@ -196,11 +221,17 @@ func (q *Queries) JobsGetInProject(ctx context.Context, p *store.JobsGetInProjec
 		// small, sometimes read every job of the project through
 		// jobs_project and tested each against the thousand ids (0.4 s)
 		// instead of looking the ids up.
-		jobs, err := q.scanJobs(q.query(ctx, `SELECT `+jobColsReported+` FROM jobs WHERE `+in+` ORDER BY id`+forUpdate, args...))
+		jobs, err := q.scanJobsCap(len(part))(q.query(ctx, `SELECT `+jobColsReported+` FROM jobs WHERE `+in+` ORDER BY id`+forUpdate, args...))
+		kept := jobs[:0] // filtered in place: one chunk (the usual) is never copied
 		for _, j := range jobs {
 			if j.ProjectID == projectID {
-				out = append(out, j)
+				kept = append(kept, j)
 			}
+		}
+		if out == nil {
+			out = kept
+		} else {
+			out = append(out, kept...)
 		}
 		return err
 	})
