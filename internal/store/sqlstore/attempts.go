@@ -54,7 +54,7 @@ func (q *Queries) AttemptsByKeys(ctx context.Context, keys []store.AttemptKey) (
 	var out []store.Attempt
 	err := q.inChunks(len(keys), func(lo, hi int) error {
 		part := keys[lo:hi]
-		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT"}, func(i int) []any { return []any{part[i].JobID, part[i].Number} })
+		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT"}, func(i int, dst []any) []any { return append(dst, part[i].JobID, part[i].Number) })
 		rows, err := q.query(ctx, `WITH k AS (SELECT * FROM `+from+`)
 			SELECT `+attemptColsOf("a")+` FROM k JOIN attempts a ON a.job_id = k.column1 AND a.number = k.column2
 			UNION ALL `+runningAttempt+` JOIN k ON j.id = k.column1 AND j.attempt = k.column2 WHERE `+jobRunning, args...)
@@ -82,11 +82,11 @@ func (q *Queries) AttemptsFinish(ctx context.Context, as []*store.Attempt) error
 	return q.inChunks(len(as), func(lo, hi int) error {
 		part := as[lo:hi]
 		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "BIGINT", "TEXT",
-			"DOUBLE PRECISION", "DOUBLE PRECISION", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT"}, func(i int) []any {
+			"DOUBLE PRECISION", "DOUBLE PRECISION", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT"}, func(i int, dst []any) []any {
 			a := part[i]
-			return []any{a.JobID, a.Number, a.FinishedAt, a.Outcome, a.Classification, a.HTTPStatus, a.RetryAfterMs, a.Message,
+			return append(dst, a.JobID, a.Number, a.FinishedAt, a.Outcome, a.Classification, a.HTTPStatus, a.RetryAfterMs, a.Message,
 				a.BaseDelayMs, a.JitterSample, a.MinDelayMs, a.MaxDelayMs, a.SelectedMs, a.NextDueAt, b2i(a.Counted),
-				a.RequestMs, a.ResponseHeaders, a.ResponseExcerpt}
+				a.RequestMs, a.ResponseHeaders, a.ResponseExcerpt)
 		})
 		jobs := `JOIN jobs j ON j.id = v.column1 AND j.attempt = v.column2 WHERE ` + jobRunning
 		if q.D.Arrays {

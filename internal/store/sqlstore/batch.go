@@ -35,14 +35,14 @@ func casts(types []string, suffix string) string {
 
 // rowsFrom renders n rows as a relation named v with columns column1,
 // column2, ... of the given SQL types (BIGINT, TEXT or DOUBLE PRECISION),
-// for a FROM or JOIN, and returns its arguments. row(i) gives row i's
-// values, one per type. With Arrays each column goes as one array, else
-// each cell as one placeholder of a VALUES list.
-func (q *Queries) rowsFrom(n int, types []string, row func(i int) []any) (string, []any) {
+// for a FROM or JOIN, and returns its arguments. row(i, dst) appends row
+// i's values to dst, one per type (so no row needs a slice of its own). With Arrays each column goes as one array, else each cell as
+// one placeholder of a VALUES list.
+func (q *Queries) rowsFrom(n int, types []string, row func(i int, dst []any) []any) (string, []any) {
 	if !q.D.Arrays {
 		args := make([]any, 0, n*len(types))
 		for i := range n {
-			args = append(args, row(i)...)
+			args = row(i, args)
 		}
 		return "(VALUES " + valuesList(n, types...) + ") AS v", args
 	}
@@ -59,8 +59,10 @@ func (q *Queries) rowsFrom(n int, types []string, row func(i int) []any) (string
 			panic("rowsFrom: no array type for " + t)
 		}
 	}
+	cells := make([]any, 0, len(types))
 	for i := range n {
-		for c, v := range row(i) {
+		cells = row(i, cells[:0])
+		for c, v := range cells {
 			switch col := cols[c].(type) {
 			case []int64:
 				col[i] = cellOf(v, reflect.Value.Int, reflect.Int64)

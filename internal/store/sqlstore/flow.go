@@ -103,8 +103,8 @@ func (q *Queries) flowRows(m map[flowKeyOf]int64) (string, []any) {
 	slices.SortFunc(keys, func(a, b flowKeyOf) int {
 		return cmp.Or(cmp.Compare(a.endpointID, b.endpointID), cmp.Compare(a.key, b.key))
 	})
-	return q.rowsFrom(len(keys), []string{"BIGINT", "TEXT", "BIGINT"}, func(i int) []any {
-		return []any{keys[i].endpointID, keys[i].key, m[keys[i]]}
+	return q.rowsFrom(len(keys), []string{"BIGINT", "TEXT", "BIGINT"}, func(i int, dst []any) []any {
+		return append(dst, keys[i].endpointID, keys[i].key, m[keys[i]])
 	})
 }
 
@@ -183,7 +183,7 @@ func (q *Queries) JobsClaimKeys(ctx context.Context, p *store.JobsClaimKeysParam
 	if len(p.Keys) == 0 || len(p.ToolIDs) == 0 {
 		return nil, nil
 	}
-	from, keyArgs := q.rowsFrom(len(p.Keys), []string{"TEXT"}, func(i int) []any { return []any{p.Keys[i]} })
+	from, keyArgs := q.rowsFrom(len(p.Keys), []string{"TEXT"}, func(i int, dst []any) []any { return append(dst, p.Keys[i]) })
 	tools := placeholders(len(p.ToolIDs))
 	args := []any{p.LeaseToken, p.Now, p.WorkerID, p.Now, p.Now}
 	var s string
@@ -242,7 +242,7 @@ func (q *Queries) FlowKeysNext(ctx context.Context, endpointID int64, keys []str
 	if ordered {
 		next = `SELECT j.due_at FROM jobs j WHERE j.state = 'scheduled' AND j.endpoint_id = ? AND j.flow_key = v.column1 AND j.flow_key <> '' ORDER BY j.id LIMIT 1`
 	}
-	from, args := q.rowsFrom(len(keyed), []string{"TEXT"}, func(i int) []any { return []any{keyed[i]} })
+	from, args := q.rowsFrom(len(keyed), []string{"TEXT"}, func(i int, dst []any) []any { return append(dst, keyed[i]) })
 	rows, err := q.query(ctx, `SELECT v.column1, (`+next+`) FROM `+from, append([]any{endpointID}, args...)...)
 	err = each(q, rows, err, func(sc scanner) error {
 		var k string

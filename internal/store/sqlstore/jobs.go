@@ -144,11 +144,11 @@ func (q *Queries) JobsInsert(ctx context.Context, jobs []*store.Job) error {
 	}
 	slices.Sort(ids)
 	from, args := q.rowsFrom(len(jobs), []string{"BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "TEXT",
-		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT"}, func(i int) []any {
+		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT"}, func(i int, dst []any) []any {
 		j := jobs[i]
-		return []any{ids[i], j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), string(j.Policy),
+		return append(dst, ids[i], j.ProjectID, j.ToolID, j.Tool, j.Version, j.EndpointID, j.Endpoint, j.RunID, string(j.Payload), string(j.Policy),
 			j.MaxAttempts, j.TimeoutMs, j.Attempt, j.State, j.DueAt, j.ReplayOf, j.CreatedAt, j.UpdatedAt, j.FinishedAt, j.LastClassification, j.LastError,
-			j.FlowKey, j.Traceparent, j.Tracestate}
+			j.FlowKey, j.Traceparent, j.Tracestate)
 	})
 	r, err := q.exec(ctx, `INSERT INTO jobs (id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, policy,
 		max_attempts, timeout_ms, attempt, state, due_at, replay_of, created_at, updated_at, finished_at, last_classification, last_error, flow_key, traceparent, tracestate)
@@ -258,14 +258,14 @@ func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job, guards []st
 	err := q.inChunks(len(jobs), func(lo, hi int) error {
 		part := jobs[lo:hi]
 		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT",
-			"TEXT", "TEXT", "BIGINT", "TEXT", "TEXT"}, func(i int) []any {
+			"TEXT", "TEXT", "BIGINT", "TEXT", "TEXT"}, func(i int, dst []any) []any {
 			j := part[i]
 			var g store.JobGuard
 			if guards != nil {
 				g = guards[lo+i]
 			}
-			return []any{j.ID, j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
-				g.State, g.LeaseToken, b2i(g.CancelRequested), j.LastClassification, j.LastError}
+			return append(dst, j.ID, j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
+				g.State, g.LeaseToken, b2i(g.CancelRequested), j.LastClassification, j.LastError)
 		})
 		r, err := q.exec(ctx, `UPDATE jobs SET attempt = v.column2, state = v.column3, due_at = v.column4, lease_token = v.column5,
 			lease_expires_at = v.column6, worker_id = v.column7, cancel_requested = v.column8, updated_at = v.column9, finished_at = v.column10,
