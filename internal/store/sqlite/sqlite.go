@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/getratchet/ratchet/internal/store"
@@ -51,10 +52,16 @@ type DB struct {
 	ckpt   *sql.DB // one connection for background checkpoints
 	wake   chan struct{}
 
-	dirty    chan struct{} // a write committed; the checkpointer may run
-	stop     chan struct{}
-	stopOnce sync.Once
-	done     chan struct{}
+	dirty  chan struct{}   // a write committed; the checkpointer may run
+	txq    chan *txRequest // transactions waiting for the writer (commits)
+	txDone chan struct{}   // closed when commits has returned
+	// waiting counts the callers of Tx waiting to hand their transaction
+	// to the writer, and largestGroup is the most transactions one commit
+	// has carried: what the tests watch to know that groups formed.
+	waiting, largestGroup atomic.Int64
+	stop                  chan struct{}
+	stopOnce              sync.Once
+	done                  chan struct{}
 }
 
 // checkpointEvery paces the background checkpoints. Checkpointing is what
@@ -100,8 +107,10 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	c := sql.OpenDB(&cachingConnector{dsn: dsn, drv: &sqlite.Driver{}})
 	c.SetMaxOpenConns(1)
 	db := &DB{path: path, writer: w, reader: r, ckpt: c, wake: make(chan struct{}, 1),
-		dirty: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		dirty: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		txq: make(chan *txRequest), txDone: make(chan struct{})}
 	go db.checkpoints()
+	go db.commits()
 	if err := w.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -168,6 +177,7 @@ func (db *DB) ConcurrentWriters() bool { return false }
 func (db *DB) Close() error {
 	db.stopOnce.Do(func() { close(db.stop) })
 	<-db.done
+	<-db.txDone
 	return errors.Join(db.ckpt.Close(), db.reader.Close(), db.writer.Close())
 }
 
@@ -192,24 +202,34 @@ func (db *DB) Notify(context.Context) error {
 // Wakeups delivers Notify calls.
 func (db *DB) Wakeups() <-chan struct{} { return db.wake }
 
-// Tx runs fn in a write transaction (BEGIN IMMEDIATE on the single writer).
+// Tx runs fn in a write transaction on the single writer, grouped with
+// the transactions queued beside it (see group.go). It returns once the
+// transaction committed durably, or failed; a caller whose context ends
+// while it waits for its turn is answered with the context's error and its
+// function never runs.
 func (db *DB) Tx(ctx context.Context, fn func(store.Queries) error) error {
-	tx, err := db.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return translate(err)
-	}
-	if err := fn(&sqlstore.Queries{Tx: tx, D: dialect}); err != nil {
-		_ = tx.Rollback()
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return commitErr(ctx, err)
-	}
+	r := &txRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	var err error
+	db.waiting.Add(1)
 	select {
-	case db.dirty <- struct{}{}:
-	default:
+	case db.txq <- r:
+	case <-ctx.Done():
+		err = ctx.Err() // not handed over: it never runs
+	case <-db.stop:
+		err = errClosed
 	}
-	return nil
+	db.waiting.Add(-1)
+	if err != nil {
+		return err
+	}
+	err = <-r.done
+	if p, ok := err.(*panicked); ok {
+		panic(p.value)
+	}
+	return err
 }
 
 // Read runs fn in a read transaction on the reader pool.

@@ -50,6 +50,17 @@ type Queries struct {
 	Tx *sql.Tx
 	// D is the dialect of the driver that began Tx.
 	D *Dialect
+	// Detached runs every statement without its context's cancellation
+	// (its values kept): a transaction shared by several callers (SQLite's
+	// group commit) must not be interrupted by one of them going away.
+	Detached bool
+}
+
+func (q *Queries) ctx(ctx context.Context) context.Context {
+	if q.Detached {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 var rebindCache sync.Map // string → string
@@ -77,16 +88,16 @@ func (q *Queries) sql(s string) string {
 }
 
 func (q *Queries) exec(ctx context.Context, s string, args ...any) (sql.Result, error) {
-	r, err := q.Tx.ExecContext(ctx, q.sql(s), args...)
+	r, err := q.Tx.ExecContext(q.ctx(ctx), q.sql(s), args...)
 	return r, q.D.Translate(err)
 }
 
 func (q *Queries) row(ctx context.Context, s string, args ...any) *sql.Row {
-	return q.Tx.QueryRowContext(ctx, q.sql(s), args...)
+	return q.Tx.QueryRowContext(q.ctx(ctx), q.sql(s), args...)
 }
 
 func (q *Queries) query(ctx context.Context, s string, args ...any) (*sql.Rows, error) {
-	r, err := q.Tx.QueryContext(ctx, q.sql(s), args...)
+	r, err := q.Tx.QueryContext(q.ctx(ctx), q.sql(s), args...)
 	return r, q.D.Translate(err)
 }
 
