@@ -3,7 +3,6 @@ package bench
 import (
 	"io"
 	"net/http"
-
 	"sync/atomic"
 )
 

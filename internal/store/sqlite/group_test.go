@@ -196,6 +196,9 @@ func TestGroupCommitContextEnded(t *testing.T) {
 			return nil
 		})
 	}()
+	for db.waiting.Load() < 1 { // queued before the others, so it runs in their group
+		time.Sleep(time.Millisecond)
+	}
 	wait := queueTxs(t, db, 3, func(i int) func(store.Queries) error { return createProject(fmt.Sprintf("kept%d", i)) })
 	release()
 	if err := <-gone; !errors.Is(err, context.Canceled) || projectExists(t, db, "gone") {

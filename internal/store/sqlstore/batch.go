@@ -36,8 +36,9 @@ func casts(types []string, suffix string) string {
 // rowsFrom renders n rows as a relation named v with columns column1,
 // column2, ... of the given SQL types (BIGINT, TEXT or DOUBLE PRECISION),
 // for a FROM or JOIN, and returns its arguments. row(i, dst) appends row
-// i's values to dst, one per type (so no row needs a slice of its own). With Arrays each column goes as one array, else each cell as
-// one placeholder of a VALUES list.
+// i's values to dst, one per type (so no row needs a slice of its own).
+// With Arrays each column goes as one array, else each cell as one
+// placeholder of a VALUES list.
 func (q *Queries) rowsFrom(n int, types []string, row func(i int, dst []any) []any) (string, []any) {
 	if !q.D.Arrays {
 		args := make([]any, 0, n*len(types))
