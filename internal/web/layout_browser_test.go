@@ -38,15 +38,6 @@ func setViewport(t *testing.T, tab *browsertest.Tab, w, h int64) {
 	tab.Do(fmt.Sprintf("viewport %dx%d", w, h), chromedp.EmulateViewport(w, h))
 }
 
-// tablesFit fails on any table wider than its card (its .table-wrap
-// scrolls sideways), and names each column's width.
-func tablesFit(t *testing.T, tab *browsertest.Tab, what string) {
-	t.Helper()
-	if wide := browsertest.Eval[[]string](tab, `Array.from(document.querySelectorAll(".table-wrap")).filter(w => w.scrollWidth > w.clientWidth + 1).map(w => (w.querySelector("table") || w).id + " " + w.scrollWidth + ">" + w.clientWidth + " [" + Array.from(w.querySelectorAll("thead th"), th => (th.className || th.textContent) + "=" + Math.round(th.getBoundingClientRect().width)).join(" ") + "]")`); len(wide) > 0 {
-		t.Errorf("%s: tables wider than their card: %s", what, strings.Join(wide, ", "))
-	}
-}
-
 // noSideScroll fails when the page is wider than the window, and names the
 // elements that stick out past its right edge.
 func noSideScroll(t *testing.T, tab *browsertest.Tab, what string) {
@@ -191,7 +182,9 @@ func pagesFit(t *testing.T, b *browsertest.Browser, base string, signIn bool, pa
 				if vp.w >= 1280 {
 					// At a laptop's width every table fits its card: none
 					// hides a column behind a sideways scroll.
-					tablesFit(t, tab, p.path+" at "+vp.name+" px")
+					if wide := browsertest.Eval[[]string](tab, `Array.from(document.querySelectorAll(".table-wrap")).filter(w => w.scrollWidth > w.clientWidth + 1).map(w => (w.querySelector("table") || w).id + " " + w.scrollWidth + ">" + w.clientWidth + " [" + Array.from(w.querySelectorAll("thead th"), th => (th.className || th.textContent) + "=" + Math.round(th.getBoundingClientRect().width)).join(" ") + "]")`); len(wide) > 0 {
+						t.Errorf("%s at %s px: tables wider than their card: %s", p.path, vp.name, strings.Join(wide, ", "))
+					}
 				}
 				checkAxe(t, tab, vp.name+" px "+p.path)
 				if dup := browsertest.Eval[[]string](tab, `(() => { const seen = new Set(), dup = []; for (const e of document.querySelectorAll("[id]")) { if (seen.has(e.id)) dup.push(e.id); seen.add(e.id); } return dup; })()`); len(dup) > 0 {
@@ -205,30 +198,9 @@ func pagesFit(t *testing.T, b *browsertest.Browser, base string, signIn bool, pa
 					name = "overview"
 				}
 				d.shot(fmt.Sprintf("%s-%02d-%s", vp.name, i, name))
-				if p.path == "/jobs" && vp.w >= 1280 {
-					longestJobRows(t, tab, p.path+" at "+vp.name+" px")
-					d.shot(fmt.Sprintf("%s-%02d-%s-longest", vp.name, i, name))
-				}
 			}
 		})
 	}
-}
-
-// longestJobRows gives every row of the jobs table the longest hold and
-// times a row can show, and checks the table still fits its card. Which
-// gate holds a job, and how long until, depends on when the page is drawn
-// (a loaded machine drew "key concurrency in 1 min 10 s" where a quiet one
-// drew "rate limit in 1 min 10 s", and the table overflowed by 52 px).
-func longestJobRows(t *testing.T, tab *browsertest.Tab, what string) {
-	t.Helper()
-	n := browsertest.Eval[int](tab, `(() => { let n = 0; for (const tr of document.querySelectorAll("#jobs-table tbody tr")) {
-		const held = tr.querySelector(".held-cell");
-		if (held) { held.querySelector("strong").textContent = "key concurrency"; const u = held.querySelector(".until time"); if (u) u.textContent = "in 59 min 59 s"; n++ }
-		for (const t of tr.querySelectorAll("td.time-col time")) t.textContent = "59 min 59 s ago"; } return n })()`)
-	if n == 0 {
-		t.Fatalf("%s: no row shows a hold to lengthen", what)
-	}
-	tablesFit(t, tab, what+", with the longest holds and times")
 }
 
 // TestHeaderOnPhone checks the header at 390 px: it is one row (it took
