@@ -62,12 +62,14 @@ func (e *Engine) FireScheduleNow(ctx context.Context, p *Principal, name string)
 		if err != nil {
 			return err
 		}
+		at, err := manualTickAt(ctx, q, s.ID, now)
+		if err != nil {
+			return err
+		}
 		manual := *s
-		manual.Overlap, manual.SpreadOffsetMs = wire.OverlapAllow, 0
-		tk = &store.ScheduleTick{ScheduleID: s.ID, TickAt: now, FireAt: now, FiredAt: now, Outcome: wire.TickEnqueued, Overlap: wire.OverlapAllow}
-		if err := e.fireTick(ctx, q, &manual, tk, now); errors.Is(err, store.ErrConflict) {
-			return conflict("schedule %q fired a tick at this millisecond; try again", name)
-		} else if err != nil {
+		manual.Overlap = wire.OverlapAllow
+		tk = &store.ScheduleTick{ScheduleID: s.ID, TickAt: at, FireAt: now, FiredAt: now, Outcome: wire.TickEnqueued, Overlap: wire.OverlapAllow}
+		if err := e.fireTick(ctx, q, &manual, tk, now); err != nil {
 			return err
 		}
 		if tk.JobID != 0 && !s.Paused {
@@ -90,6 +92,27 @@ func (e *Engine) FireScheduleNow(ctx context.Context, p *Principal, name string)
 		e.signal(ctx)
 	}
 	return tk, nil
+}
+
+// manualTickAt is the tick time of a tick fired by hand at now: now, or
+// the first millisecond after the schedule's newest tick when that is
+// later (two fires in one millisecond), and never a whole second. The
+// cron's ticks all fall on whole seconds, so a tick fired by hand never
+// takes the time (nor the job's idempotency key) of one the ticker will
+// fire.
+func manualTickAt(ctx context.Context, q store.Queries, scheduleID, now int64) (int64, error) {
+	at := now
+	newest, err := q.ScheduleTickList(ctx, &store.ScheduleTickListParams{ScheduleID: scheduleID, Limit: 1})
+	if err != nil {
+		return 0, err
+	}
+	if len(newest) == 1 && newest[0].TickAt >= at {
+		at = newest[0].TickAt + 1
+	}
+	if at%1000 == 0 {
+		at++
+	}
+	return at, nil
 }
 
 // tickSentence says what a tick did, for the audit log.

@@ -125,25 +125,33 @@ func TestFireScheduleNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	j, _ := h.job(tk.JobID)
-	if tk.TickAt != now || tk.Outcome != wire.TickEnqueued || j == nil || j.DueAt != now || j.State != wire.JobScheduled {
-		t.Fatalf("fired tick %+v, job %+v; want a job due now", tk, j)
+	if tk.TickAt != now+1 || tk.FireAt != now || tk.Outcome != wire.TickEnqueued || j == nil || j.DueAt != now || j.State != wire.JobScheduled {
+		t.Fatalf("fired tick %+v, job %+v; want a job due now, its tick a millisecond past the whole second", tk, j)
+	}
+	// Again in the same millisecond: another tick and job, not a conflict.
+	again, err := h.e.FireScheduleNow(h.ctx, h.owner, "nightly")
+	if err != nil || again.TickAt != now+2 || again.JobID == j.ID {
+		t.Fatalf("a second fire in the same millisecond: %+v %v; want tick %d and a new job", again, err, now+2)
 	}
 	d, err := h.e.Schedule(h.ctx, h.owner, "nightly", 10)
-	if err != nil || !d.Schedule.Paused || len(d.Ticks) != 1 || d.Ticks[0].JobID != j.ID {
+	if err != nil || !d.Schedule.Paused || len(d.Ticks) != 2 || d.Ticks[1].JobID != j.ID {
 		t.Fatalf("nightly after fire now: %+v %v", d, err)
 	}
 	audit, err := h.e.Audit(h.ctx, h.owner, "schedule:nightly", 0, 10)
-	if err != nil || len(audit) != 1 || audit[0].Action != "schedule.fire_now" || !strings.Contains(audit[0].Detail, "job ") {
+	if err != nil || len(audit) != 2 || audit[0].Action != "schedule.fire_now" || !strings.Contains(audit[0].Detail, "job ") {
 		t.Fatalf("audit of fire now: %+v %v", audit, err)
 	}
-	// An active schedule with overlap skip: the next tick waits for the job fired by hand.
+	// An active schedule with overlap skip, fired by hand at the very
+	// millisecond of its next tick: the ticker still fires that tick, and
+	// it waits for the job fired by hand.
+	h.clk.Advance(50 * time.Minute) // t0 + 1 h: hourly's next tick
 	fired, err := h.e.FireScheduleNow(h.ctx, h.owner, "hourly")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.fire(time.Hour)
+	h.fire(0)
 	d, _ = h.e.Schedule(h.ctx, h.owner, "hourly", 10)
-	if len(d.Ticks) != 2 || d.Ticks[0].Outcome != wire.TickSkipped || d.Ticks[0].PreviousJobID != fired.JobID {
+	if len(d.Ticks) != 2 || d.Ticks[1].Outcome != wire.TickSkipped || d.Ticks[1].PreviousJobID != fired.JobID || d.Ticks[1].TickAt != t0.Add(time.Hour).UnixMilli() {
 		t.Fatalf("hourly's tick after a fire now: %+v; want skipped over job %d", d.Ticks, fired.JobID)
 	}
 }
