@@ -27,7 +27,7 @@ type tickMetrics struct {
 func newTickMetrics(reg *prometheus.Registry) tickMetrics {
 	t := tickMetrics{
 		ticks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ratchet_schedule_ticks_total",
-			Help: "Schedule ticks this node fired, by outcome (enqueued, skipped, replaced, failed)."}, []string{"outcome"}),
+			Help: "Schedule ticks this node fired, by outcome: " + wire.JoinOr(wire.TickOutcomes()) + "."}, []string{"outcome"}),
 		missed: prometheus.NewCounter(prometheus.CounterOpts{Name: "ratchet_schedule_ticks_missed_total",
 			Help: "Schedule ticks the catch-up policy dropped after no node fired them in time."}),
 		lag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ratchet_schedule_tick_lag_seconds",

@@ -134,7 +134,7 @@ func TestSchedulePage(t *testing.T) {
 	if top.JobID == 0 || a.text("#ticks-table tbody tr td:nth-child(3)") != fmt.Sprintf("#%d", top.JobID) {
 		t.Errorf("after Fire now the newest tick reads %q, want its job #%d", a.text("#ticks-table tbody tr td:nth-child(3)"), top.JobID)
 	}
-	if audit := must(c.Audit(ctx, "schedule:ledger-close", "", 10))(t); len(audit.Entries) != 52 || audit.Entries[0].Action != "schedule.fire_now" {
+	if audit := must(c.Audit(ctx, "schedule:ledger-close", "", 100))(t); len(audit.Entries) != 52 || audit.Entries[0].Action != "schedule.fire_now" {
 		t.Errorf("audit after Fire now: %d entries, newest %+v", len(audit.Entries), audit.Entries[0])
 	}
 

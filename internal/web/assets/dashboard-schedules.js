@@ -2,7 +2,7 @@
 // schedules a page at a time (GET /v1/schedules), each with its next fire
 // time and its latest ticks, each tick linking to its job, and pause /
 // resume. /schedules/NAME: one schedule, its tick counts over 24 h
-// (missed, skipped, failed), its tick history a page at a time (GET
+// (the missed ones, the skipped and the failed), its tick history a page at a time (GET
 // /v1/schedules/NAME/ticks), and fire now, pause and resume for an owner.
 // dashboard.js routes both here; the views take (args, stale) like the
 // others, refresh themselves every 5 s while current and mark the page
