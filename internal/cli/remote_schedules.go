@@ -154,7 +154,7 @@ func showSchedule(r *remote, s *client.Schedule, err error) error {
 		fmt.Fprintf(w, "next tick:\t%s\n", orDash(s.NextTickAt))
 		fmt.Fprintf(w, "next fire:\t%s\n", orDash(s.NextFireAt))
 		if n := s.Last24h; n != nil {
-			fmt.Fprintf(w, "last 24 h:\t%d ticks: %d enqueued, %d skipped, %d replaced, %d failed; %d missed\n", n.Ticks, n.Enqueued, n.Skipped, n.Replaced, n.Failed, n.Missed)
+			fmt.Fprintf(w, "last 24 h:\t%d ticks: %d made a job, %d skipped, %d replaced, %d failed; %d missed\n", n.Ticks, n.Enqueued, n.Skipped, n.Replaced, n.Failed, n.Missed)
 		}
 		if len(s.LastTicks) > 0 {
 			fmt.Fprint(w, "\nTICK\tOUTCOME\tJOB\tPREVIOUS JOB\tMISSED\n")
