@@ -73,7 +73,8 @@ func TestSchedulesPage(t *testing.T) {
 	a.waitView("job")
 }
 
-// TestSchedulePage: a schedule's name opens its page: the counts of its
+// TestSchedulePage: the list comes 100 schedules a page, with Next page
+// and First page links; a schedule's name opens its page: the counts of its
 // ticks over 24 h as the API gives them, its tick history a page of 50 at
 // a time (Older and Newer ticks), and Fire now, which makes a job at once
 // (a paused schedule too) and shows its tick at the top. A producer key
@@ -97,11 +98,27 @@ func TestSchedulePage(t *testing.T) {
 		}
 	}
 
+	// 101 schedules: the list shows 100 a page.
+	for i := range 100 {
+		must(c.CreateSchedule(ctx, client.ScheduleCreate{Name: fmt.Sprintf("z-%03d", i), Cron: "0 3 * * *", Tool: "sync@1", Paused: true}))(t)
+	}
+
 	shots := browsertest.ScreenshotDir(t)
 	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: shots}
 	a.signIn(ownerKey)
 	a.click(`.site-nav a[href="/schedules"]`)
 	a.waitView("schedules")
+	if n := len(a.texts("#schedules-table tbody tr")); n != 100 {
+		t.Errorf("the first page of the list has %d schedules, want 100", n)
+	}
+	a.press("#schedules-next")
+	a.tab.WaitFor(`location.search === "?after=z-098" && document.documentElement.dataset.ready === "true" && document.querySelectorAll("#schedules-table tbody tr").length === 1`)
+	if got := a.texts("#schedules-table tbody th"); len(got) != 1 || got[0] != "z-099" || a.visible("#schedules-next") {
+		t.Errorf("the second page lists %v (a next link: %v), want z-099 and no next page", got, a.visible("#schedules-next"))
+	}
+	a.press("#schedules-first")
+	a.waitView("schedules")
+	a.tab.WaitFor(`location.search === "" && document.querySelectorAll("#schedules-table tbody tr").length === 100`)
 	a.click(`#schedules-table tr[data-schedule="ledger-close"] th a`)
 	a.waitView("schedule")
 	api := must(c.GetSchedule(ctx, "ledger-close"))(t)
