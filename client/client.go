@@ -118,6 +118,14 @@ type (
 	ScheduleTick = wire.ScheduleTick
 	// ScheduleFire is one coming tick of a preview.
 	ScheduleFire = wire.ScheduleFire
+	// SchedulePage is one page of the schedules by name; NextCursor is nil
+	// on the last page.
+	SchedulePage = wire.ScheduleList
+	// ScheduleTickPage is one page of a schedule's ticks, newest first;
+	// NextCursor is nil on the last page.
+	ScheduleTickPage = wire.ScheduleTickList
+	// TickCounts counts a schedule's ticks since a time by outcome.
+	TickCounts = wire.TickCounts
 	// Job is a job as the API returns it.
 	Job = wire.Job
 	// Hold says which gate keeps a scheduled job waiting.
@@ -865,11 +873,58 @@ func (c *Client) CreateSchedule(ctx context.Context, s ScheduleCreate) (*Schedul
 	return &out, err
 }
 
-// Schedules lists the project's schedules with their latest ticks.
+// Schedules lists every schedule of the project with its latest ticks,
+// reading page after page.
 func (c *Client) Schedules(ctx context.Context) ([]Schedule, error) {
-	var out wire.ScheduleList
-	_, err := c.do(ctx, "GET", "/v1/schedules", nil, &out)
-	return out.Schedules, err
+	var all []Schedule
+	cursor := ""
+	for {
+		p, err := c.SchedulePage(ctx, cursor, wire.MaxListLimit)
+		if err != nil {
+			return all, err
+		}
+		all = append(all, p.Schedules...)
+		if p.NextCursor == nil {
+			return all, nil
+		}
+		cursor = *p.NextCursor
+	}
+}
+
+// SchedulePage lists one page of the schedules by name; cursor is the
+// previous page's NextCursor ("" for the first page), limit 0 the
+// server's default (100).
+func (c *Client) SchedulePage(ctx context.Context, cursor string, limit int) (*SchedulePage, error) {
+	var p SchedulePage
+	_, err := c.do(ctx, "GET", "/v1/schedules?"+pageQuery(cursor, limit), nil, &p)
+	return &p, err
+}
+
+// ScheduleTicks lists one page of a schedule's ticks, newest first;
+// cursor and limit as for SchedulePage.
+func (c *Client) ScheduleTicks(ctx context.Context, name, cursor string, limit int) (*ScheduleTickPage, error) {
+	var p ScheduleTickPage
+	_, err := c.do(ctx, "GET", "/v1/schedules/"+url.PathEscape(name)+"/ticks?"+pageQuery(cursor, limit), nil, &p)
+	return &p, err
+}
+
+// FireSchedule fires a tick of the schedule now (even while it is
+// paused) and returns it.
+func (c *Client) FireSchedule(ctx context.Context, name string) (*ScheduleTick, error) {
+	var out ScheduleTick
+	_, err := c.do(ctx, "POST", "/v1/schedules/"+url.PathEscape(name)+"/fire", nil, &out)
+	return &out, err
+}
+
+func pageQuery(cursor string, limit int) string {
+	v := url.Values{}
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	return v.Encode()
 }
 
 // GetSchedule reads a schedule with its latest ticks and their jobs.

@@ -61,11 +61,44 @@ type Schedule struct {
 	NextFireAt     string          `json:"nextFireAt,omitempty" format:"date-time" doc:"the next tick plus the spread offset: when its job is due; absent while paused"`
 	CreatedAt      string          `json:"createdAt" format:"date-time"`
 	LastTicks      []ScheduleTick  `json:"lastTicks" doc:"the latest ticks, newest first"`
+	Last24h        *TickCounts     `json:"last24h,omitempty" doc:"its ticks over the last 24 hours by outcome; in a read of one schedule only"`
 }
 
-// ScheduleList is GET /v1/schedules.
+// TickCounts counts a schedule's ticks since a time.
+type TickCounts struct {
+	Since    string `json:"since" format:"date-time" doc:"ticks at or after this time count"`
+	Ticks    int64  `json:"ticks" doc:"ticks recorded (the cron's ticks that fired, skipped or failed, and ticks fired by hand)"`
+	Enqueued int64  `json:"enqueued"`
+	Skipped  int64  `json:"skipped" doc:"overlap skip: the previous job had not finished"`
+	Replaced int64  `json:"replaced"`
+	Failed   int64  `json:"failed" doc:"no job could be made"`
+	Missed   int64  `json:"missed" doc:"ticks the catch-up policy dropped after no node ran"`
+}
+
+// ScheduleQuery is the query of GET /v1/schedules.
+type ScheduleQuery struct {
+	Cursor string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
+	Limit  string `json:"limit,omitempty" query:"listLimit" doc:"1–500, default 100"`
+}
+
+// ScheduleList is GET /v1/schedules: by name; NextCursor is null on the
+// last page.
 type ScheduleList struct {
-	Schedules []Schedule `json:"schedules"`
+	Schedules  []Schedule `json:"schedules"`
+	NextCursor *string    `json:"nextCursor"`
+}
+
+// ScheduleTickQuery is the query of GET /v1/schedules/{name}/ticks.
+type ScheduleTickQuery struct {
+	Cursor string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`
+	Limit  string `json:"limit,omitempty" query:"listLimit" doc:"1–500, default 100"`
+}
+
+// ScheduleTickList is GET /v1/schedules/{name}/ticks: newest first;
+// NextCursor is null on the last page.
+type ScheduleTickList struct {
+	Ticks      []ScheduleTick `json:"ticks"`
+	NextCursor *string        `json:"nextCursor"`
 }
 
 // ScheduleTick is one tick of a schedule and what it did.

@@ -95,6 +95,9 @@ func New(e *engine.Engine, log *slog.Logger, m *Metrics, draining <-chan struct{
 	if m != nil {
 		m.observeStreams(a.streams)
 	}
+	if m != nil && e != nil {
+		m.observeSchedules(e.Store(), e.Clock().Now)
+	}
 	return a
 }
 

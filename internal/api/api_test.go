@@ -187,6 +187,9 @@ func TestErrorsNameTheField(t *testing.T) {
 		{"POST", "/v1/schedules", `{"name":"s","cron":"@hourly","tool":"charge@1","flowKey":"a\u0000"}`, `"field":"flowKey"`},
 		{"POST", "/v1/schedules", `{"name":"s","cron":"@hourly\u0000","tool":"charge@1"}`, `"field":"cron"`},
 		{"GET", "/v1/schedules/none/preview?count=101", ``, `"field":"count"`},
+		{"GET", "/v1/schedules?limit=501", ``, `"field":"limit","value":"\"501\"","allowed":"must be an integer from 1 through 500"`},
+		{"GET", "/v1/schedules?cursor=%20x", ``, `"field":"cursor","value":"\" x\"","allowed":"must be the nextCursor of the previous page"`},
+		{"GET", "/v1/schedules/none/ticks?cursor=x", ``, `"field":"cursor"`},
 		{"GET", "/v1/jobs/count?flowKey=" + strings.Repeat("k", 129), ``, `"field":"flowKey"`},
 		{"GET", "/v1/stream?view=jobs&flowKey=%20k", ``, `"field":"flowKey"`},
 	}
@@ -214,6 +217,9 @@ func FuzzRoutes(f *testing.F) {
 	f.Add("GET /v1/me", []byte(`{}`), "1", "")
 	f.Add("POST /v1/schedules", []byte(`{"name":"s","cron":"*/5 * * * *","timeZone":"America/New_York","tool":"charge@1","payload":{"at":"{{tickAt}}"},"spreadMs":60000,"overlap":"cancel_previous","catchUp":"all","catchUpLimit":3}`), "1", "")
 	f.Add("GET /v1/schedules/{name}/preview", []byte(``), "s", "count=5")
+	f.Add("GET /v1/schedules", []byte(``), "s", "cursor=a-sync&limit=2")
+	f.Add("GET /v1/schedules/{name}/ticks", []byte(``), "s", "cursor=1796205600000&limit=50")
+	f.Add("POST /v1/schedules/{name}/fire", []byte(``), "s", "")
 	f.Add("POST /v1/jobs", []byte(`{"tool":"charge@1","payload":{"a":1},"maxAttempts":3,"runAt":"2026-12-02T09:00:00Z"}`), "1", "")
 	f.Add("POST /v1/jobs/batch", []byte(`{"jobs":[{"tool":"charge@1"},{"tool":"nope@1"}]}`), "1", "")
 	f.Add("POST /v1/jobs", []byte(`{"tool":"charge@1","flowKey":"acct_42","payload":{"customer":{"id":7}}}`), "1", "")

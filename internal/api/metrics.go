@@ -26,6 +26,8 @@ type Metrics struct {
 	// HTTP deliveries (internal/delivery).
 	deliveries       *prometheus.CounterVec
 	deliveryDuration *prometheus.HistogramVec
+	// Schedule ticks (metrics_schedules.go).
+	ticks tickMetrics
 }
 
 // NewMetrics registers the metrics; st is read at scrape time for jobs by
@@ -45,6 +47,7 @@ func NewMetrics(st store.Store) *Metrics {
 		[]string{"endpoint", "classification", "outcome"})
 	m.deliveryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ratchet_delivery_duration_seconds", Help: "HTTP delivery request latency (connect to end of body), by endpoint.",
 		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}}, []string{"endpoint"})
+	m.ticks = newTickMetrics(m.reg)
 	m.reg.MustRegister(m.claims, m.reports, m.holds, m.lag, m.requests, m.deliveries, m.deliveryDuration, &stateCollector{st: st},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

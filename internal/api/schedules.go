@@ -13,8 +13,10 @@ import (
 func (a *API) scheduleRoutes() []Route {
 	return []Route{
 		route(a, "POST", "/v1/schedules", "Create a schedule: one job per tick of a cron expression in a time zone, with overlap, catch-up and spread", owner, 201, a.createSchedule),
-		route(a, "GET", "/v1/schedules", "List schedules by name, each with its next tick and its latest ticks", producer, 200, a.listSchedules),
+		route(a, "GET", "/v1/schedules", "List schedules by name with cursor paging, each with its next tick and its latest ticks", producer, 200, a.listSchedules, inQuery()),
 		route(a, "GET", "/v1/schedules/{name}", "Read a schedule with its latest ticks and their jobs", producer, 200, a.getSchedule),
+		route(a, "GET", "/v1/schedules/{name}/ticks", "List a schedule's ticks, newest first, with cursor paging (ticks older than the retention go, each schedule's newest aside)", producer, 200, a.scheduleTicks, inQuery()),
+		route(a, "POST", "/v1/schedules/{name}/fire", "Fire a tick of the schedule now, even while it is paused: one job due now; audited as schedule.fire_now", owner, 200, a.fireScheduleNow),
 		route(a, "GET", "/v1/schedules/{name}/preview", "The schedule's next fire times, each its tick plus the spread offset", producer, 200, a.previewSchedule, inQuery()),
 		route(a, "POST", "/v1/schedules/{name}/pause", "Pause a schedule: no tick fires until it is resumed", owner, 200, a.pauseSchedule),
 		route(a, "POST", "/v1/schedules/{name}/resume", "Resume a schedule from its next tick after now (ticks passed while paused never fire)", owner, 200, a.resumeSchedule),
@@ -38,14 +40,26 @@ func (a *API) createSchedule(c *call[wire.ScheduleCreate]) (*wire.Schedule, erro
 	return &v, nil
 }
 
-func (a *API) listSchedules(c *call[none]) (*wire.ScheduleList, error) {
-	list, err := a.e.Schedules(c.ctx(), c.p, listTicks)
+func (a *API) listSchedules(c *call[wire.ScheduleQuery]) (*wire.ScheduleList, error) {
+	var errs field.Errors
+	if c.in.Cursor != "" && !engine.ValidName(c.in.Cursor) {
+		errs.Add("cursor", strconv.Quote(c.in.Cursor), "must be the nextCursor of the previous page")
+	}
+	limit := limitParam(&errs, c.in.Limit, wire.DefaultListLimit, wire.MaxListLimit)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	list, err := a.e.Schedules(c.ctx(), c.p, c.in.Cursor, limit, listTicks)
 	if err != nil {
 		return nil, err
 	}
 	out := &wire.ScheduleList{Schedules: []wire.Schedule{}}
 	for i := range list {
 		out.Schedules = append(out.Schedules, scheduleView(&list[i].Schedule, list[i].Ticks))
+	}
+	if len(list) == limit {
+		next := list[len(list)-1].Schedule.Name
+		out.NextCursor = &next
 	}
 	return out, nil
 }
@@ -56,6 +70,38 @@ func (a *API) getSchedule(c *call[none]) (*wire.Schedule, error) {
 		return nil, err
 	}
 	v := scheduleView(&d.Schedule, d.Ticks)
+	if n := d.Counts; n != nil {
+		v.Last24h = &wire.TickCounts{Since: ft(d.Since), Ticks: n.Ticks, Enqueued: n.Enqueued, Skipped: n.Skipped, Replaced: n.Replaced, Failed: n.Failed, Missed: n.Missed}
+	}
+	return &v, nil
+}
+
+func (a *API) scheduleTicks(c *call[wire.ScheduleTickQuery]) (*wire.ScheduleTickList, error) {
+	before, limit, err := pageParams(c.in.Cursor, c.in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	ticks, err := a.e.ScheduleTicks(c.ctx(), c.p, c.r.PathValue("name"), before, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.ScheduleTickList{Ticks: []wire.ScheduleTick{}}
+	for i := range ticks {
+		out.Ticks = append(out.Ticks, tickView(&ticks[i]))
+	}
+	if len(ticks) == limit {
+		next := strconv.FormatInt(ticks[len(ticks)-1].TickAt, 10)
+		out.NextCursor = &next
+	}
+	return out, nil
+}
+
+func (a *API) fireScheduleNow(c *call[none]) (*wire.ScheduleTick, error) {
+	tk, err := a.e.FireScheduleNow(c.ctx(), c.p, c.r.PathValue("name"))
+	if err != nil {
+		return nil, err
+	}
+	v := tickView(tk)
 	return &v, nil
 }
 
@@ -108,9 +154,13 @@ func scheduleView(s *store.Schedule, ticks []store.ScheduleTick) wire.Schedule {
 	if !s.Paused && s.NextTickAt < engine.NeverMs {
 		v.NextTickAt, v.NextFireAt = ft(s.NextTickAt), ft(s.NextFireAt)
 	}
-	for _, t := range ticks {
-		v.LastTicks = append(v.LastTicks, wire.ScheduleTick{TickAt: ft(t.TickAt), FireAt: ft(t.FireAt), FiredAt: ft(t.FiredAt), Outcome: t.Outcome,
-			Overlap: t.Overlap, JobID: t.JobID, PreviousJobID: t.PreviousJobID, Missed: t.Missed, Error: t.Error})
+	for i := range ticks {
+		v.LastTicks = append(v.LastTicks, tickView(&ticks[i]))
 	}
 	return v
+}
+
+func tickView(t *store.ScheduleTick) wire.ScheduleTick {
+	return wire.ScheduleTick{TickAt: ft(t.TickAt), FireAt: ft(t.FireAt), FiredAt: ft(t.FiredAt), Outcome: t.Outcome,
+		Overlap: t.Overlap, JobID: t.JobID, PreviousJobID: t.PreviousJobID, Missed: t.Missed, Error: t.Error}
 }

@@ -150,7 +150,7 @@ func (b *schedBench) minutes(ctx context.Context, res *ScheduleResult) error {
 // check reads every schedule's ticks and their jobs back.
 func (b *schedBench) check(ctx context.Context, res *ScheduleResult) error {
 	return b.st.Read(ctx, func(q store.Queries) error {
-		list, err := q.ScheduleList(ctx, b.p.ProjectID)
+		list, err := q.ScheduleList(ctx, &store.ScheduleListParams{ProjectID: b.p.ProjectID, Limit: 1 << 30})
 		if err != nil {
 			return err
 		}

@@ -28,6 +28,8 @@ func schedulesGroup() *group {
 		{"resume", "resume a schedule from its next tick after now", "NAME", scheduleNameCommand{"resume", func(c *client.Client, ctx context.Context, n string) (*client.Schedule, error) {
 			return c.PauseSchedule(ctx, n, false)
 		}}},
+		{"ticks", "list a schedule's ticks, newest first, a page at a time", "NAME [--cursor CURSOR] [--limit N]", schedulesTicksCommand{}},
+		{"fire", "fire a tick now, even while paused: one job due now (audited)", "NAME", schedulesFireCommand{}},
 		{"delete", "delete a schedule and its ticks (its jobs stay)", "NAME", schedulesDeleteCommand{}},
 	}}
 }
@@ -151,6 +153,9 @@ func showSchedule(r *remote, s *client.Schedule, err error) error {
 		fmt.Fprintf(w, "spread:\t%d ms (this schedule fires %d ms after each tick)\n", s.SpreadMs, s.SpreadOffsetMs)
 		fmt.Fprintf(w, "next tick:\t%s\n", orDash(s.NextTickAt))
 		fmt.Fprintf(w, "next fire:\t%s\n", orDash(s.NextFireAt))
+		if n := s.Last24h; n != nil {
+			fmt.Fprintf(w, "last 24 h:\t%d ticks: %d made a job, %d skipped, %d replaced, %d failed; %d missed\n", n.Ticks, n.Enqueued, n.Skipped, n.Replaced, n.Failed, n.Missed)
+		}
 		if len(s.LastTicks) > 0 {
 			fmt.Fprint(w, "\nTICK\tOUTCOME\tJOB\tPREVIOUS JOB\tMISSED\n")
 			for _, t := range s.LastTicks {
@@ -195,6 +200,68 @@ func (schedulesPreviewCommand) Run(ctx context.Context, env *Env, args []string)
 		fmt.Fprintln(w, "TICK\tFIRES AT")
 		for _, f := range fires {
 			fmt.Fprintf(w, "%s\t%s\n", f.TickAt, f.FireAt)
+		}
+	})
+}
+
+// schedulesTicksCommand is `ratchet schedules ticks`.
+type schedulesTicksCommand struct{}
+
+// Run prints a page of the schedule's ticks and the next page's cursor.
+func (schedulesTicksCommand) Run(ctx context.Context, env *Env, args []string) error {
+	name, args, err := positional("schedules ticks", "a schedule NAME", args)
+	if err != nil {
+		return err
+	}
+	var cursor, limit string
+	r, err := connectClient(schedulesGroup(), "ticks", env, args, func(f *flagSet) {
+		f.StringVar(&cursor, "cursor", "", "the next cursor a previous page printed")
+		f.StringVar(&limit, "limit", "100", "how many ticks, 1 through 500")
+	})
+	if err != nil {
+		return err
+	}
+	n, perr := strconv.Atoi(limit)
+	if perr != nil || n < 1 || n > wire.MaxListLimit {
+		return usagef("ratchet schedules ticks: --limit %s is not allowed; must be an integer from 1 through 500", quoteValue(limit))
+	}
+	page, err := r.c.ScheduleTicks(ctx, name, cursor, n)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		fmt.Fprintln(w, "TICK\tFIRED AT\tOUTCOME\tJOB\tPREVIOUS JOB\tMISSED\tERROR")
+		for _, t := range page.Ticks {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.TickAt, t.FiredAt, t.Outcome, idOrDash(t.JobID), idOrDash(t.PreviousJobID), t.Missed, orDash(t.Error))
+		}
+		if page.NextCursor != nil {
+			fmt.Fprintf(w, "\nnext page: --cursor %s\n", *page.NextCursor)
+		}
+	})
+}
+
+// schedulesFireCommand is `ratchet schedules fire`.
+type schedulesFireCommand struct{}
+
+// Run fires a tick now and prints it.
+func (schedulesFireCommand) Run(ctx context.Context, env *Env, args []string) error {
+	name, args, err := positional("schedules fire", "a schedule NAME", args)
+	if err != nil {
+		return err
+	}
+	r, err := connectClient(schedulesGroup(), "fire", env, args, nil)
+	if err != nil {
+		return err
+	}
+	t, err := r.c.FireSchedule(ctx, name)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		if t.JobID != 0 {
+			fmt.Fprintf(w, "fired schedule %s at %s: job %d\n", name, t.TickAt, t.JobID)
+		} else {
+			fmt.Fprintf(w, "fired schedule %s at %s: no job: %s\n", name, t.TickAt, t.Error)
 		}
 	})
 }

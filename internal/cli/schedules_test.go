@@ -55,6 +55,12 @@ func TestScheduleCommands(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "HTTP 400") || !strings.Contains(errOut, "cron") {
 		t.Errorf("@every 1s: exit %d, stderr %q", code, errOut)
 	}
+	contains(must("schedules", "fire", "nightly"), "fired schedule nightly at ", ": job ")
+	contains(must("schedules", "get", "nightly"), "last 24 h:  1 ticks: 1 made a job, 0 skipped, 0 replaced, 0 failed; 0 missed")
+	contains(must("schedules", "ticks", "nightly", "--limit", "1"), "TICK", "enqueued", "next page: --cursor ")
+	if _, errOut, code := remote("schedules", "ticks", "nightly", "--limit", "501"); code != 2 || !strings.Contains(errOut, `--limit "501" is not allowed`) {
+		t.Errorf("ticks --limit 501: exit %d, stderr %q", code, errOut)
+	}
 	contains(must("schedules", "delete", "nightly"), "deleted schedule nightly")
 	if _, _, code := remote("schedules", "get", "nightly"); code != 1 {
 		t.Errorf("get after delete: exit %d, want 1", code)

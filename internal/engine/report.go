@@ -608,7 +608,8 @@ func (e *Engine) Rescue(ctx context.Context) (int, error) {
 	}
 }
 
-// Prune deletes finished jobs older than the retention.
+// Prune deletes finished jobs older than the retention, and then schedule
+// ticks older than it (pruneTicks); it returns how many jobs went.
 func (e *Engine) Prune(ctx context.Context) (int64, error) {
 	if e.cfg.Retention < 0 {
 		return 0, nil
@@ -635,7 +636,9 @@ func (e *Engine) Prune(ctx context.Context) (int64, error) {
 		}
 		total += n
 		if n < 500 {
-			return total, nil
+			break
 		}
 	}
+	_, err := e.pruneTicks(ctx)
+	return total, err
 }

@@ -59,10 +59,11 @@ func (e *Engine) FireSchedules(ctx context.Context) (int, error) {
 			return made, err
 		}
 		n := 0
+		rec := &tickRecorder{}
 		err = e.st.Tx(ctx, func(q store.Queries) error {
-			n = 0
+			n, rec.Queries, rec.ticks = 0, q, nil
 			for i := range due {
-				k, err := e.fireSchedule(ctx, q, &due[i])
+				k, err := e.fireSchedule(ctx, rec, &due[i])
 				if err != nil {
 					return err
 				}
@@ -74,6 +75,7 @@ func (e *Engine) FireSchedules(ctx context.Context) (int, error) {
 			return made, err
 		}
 		made += n
+		e.observeTicks(rec.ticks)
 		if n > 0 {
 			e.signal(ctx)
 		}

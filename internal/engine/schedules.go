@@ -17,6 +17,8 @@ import (
 type ScheduleDetail struct {
 	Schedule store.Schedule
 	Ticks    []store.ScheduleTick
+	Counts   *store.TickCounts // its ticks since Since by outcome; nil in a list
+	Since    int64             // unix ms
 }
 
 // checkSchedule validates a schedule before anything is stored: every
@@ -124,30 +126,39 @@ func tickKey(scheduleID, tick int64) string {
 	return "schedule:" + strconv.FormatInt(scheduleID, 10) + ":" + strconv.FormatInt(tick, 10)
 }
 
-// Schedules lists the project's schedules, each with its latest ticks.
-func (e *Engine) Schedules(ctx context.Context, p *Principal, ticks int) ([]ScheduleDetail, error) {
+// Schedules lists a page of the project's schedules by name, after
+// afterName, each with its latest ticks: two queries whatever the page's
+// length.
+func (e *Engine) Schedules(ctx context.Context, p *Principal, afterName string, limit, ticks int) ([]ScheduleDetail, error) {
 	if err := p.Require(wire.ScopeProducer); err != nil {
 		return nil, err
 	}
+	if limit <= 0 || limit > wire.MaxListLimit {
+		limit = wire.DefaultListLimit
+	}
 	var out []ScheduleDetail
 	err := e.st.Read(ctx, func(q store.Queries) error {
-		list, err := q.ScheduleList(ctx, p.ProjectID)
+		list, err := q.ScheduleList(ctx, &store.ScheduleListParams{ProjectID: p.ProjectID, AfterName: afterName, Limit: limit})
 		if err != nil {
 			return err
 		}
+		ids := make([]int64, len(list))
+		at := make(map[int64]int, len(list))
 		out = make([]ScheduleDetail, len(list))
 		for i := range list {
-			out[i].Schedule = list[i]
-			if out[i].Ticks, err = q.ScheduleTickList(ctx, &store.ScheduleTickListParams{ScheduleID: list[i].ID, Limit: ticks}); err != nil {
-				return err
-			}
+			out[i].Schedule, ids[i], at[list[i].ID] = list[i], list[i].ID, i
 		}
-		return nil
+		latest, err := q.ScheduleTicksLatest(ctx, &store.ScheduleTicksLatestParams{ScheduleIDs: ids, PerSchedule: ticks})
+		for _, t := range latest {
+			out[at[t.ScheduleID]].Ticks = append(out[at[t.ScheduleID]].Ticks, t)
+		}
+		return err
 	})
 	return out, storeErr(err, "schedules")
 }
 
-// Schedule reads one schedule with its latest ticks.
+// Schedule reads one schedule with its latest ticks and the counts of its
+// ticks over the last 24 hours.
 func (e *Engine) Schedule(ctx context.Context, p *Principal, name string, ticks int) (*ScheduleDetail, error) {
 	if err := p.Require(wire.ScopeProducer); err != nil {
 		return nil, err
@@ -159,7 +170,11 @@ func (e *Engine) Schedule(ctx context.Context, p *Principal, name string, ticks 
 			return err
 		}
 		out.Schedule = *s
-		out.Ticks, err = q.ScheduleTickList(ctx, &store.ScheduleTickListParams{ScheduleID: s.ID, Limit: ticks})
+		if out.Ticks, err = q.ScheduleTickList(ctx, &store.ScheduleTickListParams{ScheduleID: s.ID, Limit: ticks}); err != nil {
+			return err
+		}
+		out.Since = e.clk.Now().UnixMilli() - tickCountWindowMs
+		out.Counts, err = q.ScheduleTickCounts(ctx, &store.ScheduleTickCountsParams{ScheduleID: s.ID, Since: out.Since})
 		return err
 	})
 	return &out, storeErr(err, "schedule "+strconv.Quote(name))

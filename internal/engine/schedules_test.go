@@ -209,7 +209,7 @@ func TestScheduleBadInput(t *testing.T) {
 			t.Errorf("%+v: %v; want a field error on %s", c.in, err, c.field)
 		}
 	}
-	if list, _ := h.e.Schedules(h.ctx, h.owner, 0); len(list) != 0 {
+	if list, _ := h.e.Schedules(h.ctx, h.owner, "", 0, 0); len(list) != 0 {
 		t.Fatalf("stored %d schedules after bad input", len(list))
 	}
 	h.schedule(wire.ScheduleCreate{Name: "x", Cron: "@hourly"})

@@ -468,8 +468,8 @@ type Queries interface {
 	// ScheduleGetInProject finds the project's schedule by name;
 	// ErrNotFound when it has none.
 	ScheduleGetInProject(ctx context.Context, p *ScheduleGetInProjectParams) (*Schedule, error)
-	// ScheduleList lists the project's schedules by name.
-	ScheduleList(ctx context.Context, projectID int64) ([]Schedule, error)
+	// ScheduleList lists a page of the project's schedules by name.
+	ScheduleList(ctx context.Context, p *ScheduleListParams) ([]Schedule, error)
 	// SchedulesDue lists active schedules of every project whose
 	// NextFireAt is at or before p.Now, earliest first, without locking.
 	SchedulesDue(ctx context.Context, p *SchedulesDueParams) ([]Schedule, error)
@@ -488,6 +488,17 @@ type Queries interface {
 	ScheduleTickInsert(ctx context.Context, t *ScheduleTick) error
 	// ScheduleTickList lists a schedule's latest ticks, newest first.
 	ScheduleTickList(ctx context.Context, p *ScheduleTickListParams) ([]ScheduleTick, error)
+	// ScheduleTicksLatest lists the latest p.PerSchedule ticks of each of
+	// the schedules p.ScheduleIDs in one query, by schedule id and then
+	// newest first.
+	ScheduleTicksLatest(ctx context.Context, p *ScheduleTicksLatestParams) ([]ScheduleTick, error)
+	// ScheduleTickCounts counts a schedule's ticks since p.Since by
+	// outcome, and the missed ticks they name.
+	ScheduleTickCounts(ctx context.Context, p *ScheduleTickCountsParams) (*TickCounts, error)
+	// ScheduleTicksPrune deletes ticks older than p.TickBefore, at most
+	// p.Limit of them, but never a schedule's newest tick; it returns how
+	// many went.
+	ScheduleTicksPrune(ctx context.Context, p *ScheduleTicksPruneParams) (int64, error)
 
 	// JobInsert stores a new job and sets its ID. A repeated idempotency key
 	// in the project returns ErrConflict and stores nothing.
@@ -858,10 +869,46 @@ type ScheduleSetPausedParams struct {
 	Now        int64  // stored as UpdatedAt
 }
 
+// ScheduleListParams selects a page of a project's schedules by name.
+type ScheduleListParams struct {
+	ProjectID int64  // the project whose schedules are listed
+	AfterName string // cursor: schedules named after this, "" for the first page
+	Limit     int    // at most this many
+}
+
 // ScheduleTickListParams selects a schedule's latest ticks.
 type ScheduleTickListParams struct {
 	ScheduleID int64 // the schedule
+	BeforeTick int64 // cursor: ticks before this tick time, 0 for the newest
 	Limit      int   // at most this many
+}
+
+// ScheduleTicksLatestParams selects the latest ticks of several schedules.
+type ScheduleTicksLatestParams struct {
+	ScheduleIDs []int64 // the schedules
+	PerSchedule int     // at most this many ticks of each
+}
+
+// ScheduleTickCountsParams selects a schedule's recent ticks to count.
+type ScheduleTickCountsParams struct {
+	ScheduleID int64 // the schedule
+	Since      int64 // ticks at or after this tick time count
+}
+
+// TickCounts counts ticks by outcome.
+type TickCounts struct {
+	Ticks    int64 // every tick recorded
+	Enqueued int64 // outcome enqueued
+	Skipped  int64 // outcome skipped
+	Replaced int64 // outcome replaced
+	Failed   int64 // outcome failed
+	Missed   int64 // the ticks the catch-up policy dropped, summed
+}
+
+// ScheduleTicksPruneParams selects old ticks to delete.
+type ScheduleTicksPruneParams struct {
+	TickBefore int64 // ticks before this tick time go, each schedule's newest aside
+	Limit      int   // at most this many go
 }
 
 // RunListParams selects a page of a project's runs.

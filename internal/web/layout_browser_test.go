@@ -102,6 +102,11 @@ func TestPagesFitTheWindow(t *testing.T) {
 	five, sixty := int64(5), int64(60)
 	must(c.UpdateEndpointPolicy(context.Background(), "openai", ep.Version, client.EndpointPolicy{Policy: ep.Policy, DefaultTimeoutMs: ep.DefaultTimeoutMs,
 		MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute, KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &five, KeyRateLimitPerMinute: &sixty, KeyOrdered: true, FairKeys: true}}))(t)
+	// Schedules, one paused (its badge must meet contrast) and one with a
+	// tick fired by hand, so the list and a schedule's page have rows.
+	must(c.CreateSchedule(context.Background(), client.ScheduleCreate{Name: "digest", Cron: "@every 1m", Tool: "post@1", Payload: json.RawMessage(`{"text":"digest {{tickAt}}"}`)}))(t)
+	must(c.CreateSchedule(context.Background(), client.ScheduleCreate{Name: "nightly-report", Cron: "0 2 * * *", TimeZone: "America/New_York", Tool: "post@1", Paused: true}))(t)
+	must(c.FireSchedule(context.Background(), "digest"))(t)
 	pagesFit(t, b, srv.URL, true, []layoutPage{
 		{"/", "overview"},
 		{"/endpoints/openai", "endpoint"},
@@ -115,6 +120,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 		{"/runs", "runs"},
 		{fmt.Sprintf("/runs/%d", fx.runID), "run"},
 		{"/schedules", "schedules"},
+		{"/schedules/digest", "schedule"},
 		{"/workers", "workers"},
 		{"/history", "history"},
 	})

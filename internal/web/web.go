@@ -78,7 +78,7 @@ type page struct {
 
 var pages = []page{
 	{Path: "/", Template: "dashboard.html", Title: "Dashboard", Script: "dashboard.js", Style: "dashboard.css",
-		Routes: []string{"/endpoints/{name}", "/jobs", "/jobs/{id}", "/tools", "/runs", "/runs/{id}", "/schedules", "/workers", "/history"}},
+		Routes: []string{"/endpoints/{name}", "/jobs", "/jobs/{id}", "/tools", "/runs", "/runs/{id}", "/schedules", "/schedules/{name}", "/workers", "/history"}},
 	{Path: "/calculator", Template: "calculator.html", Title: "Backoff calculator", Script: "calculator.js"},
 	{Path: "/simulator", Template: "simulator.html", Title: "Contention simulator", Script: "simulator.js"},
 }

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/getratchet/ratchet/internal/store"
 )
@@ -41,9 +42,10 @@ func (q *Queries) ScheduleGetInProject(ctx context.Context, p *store.ScheduleGet
 	return s, q.D.Translate(err)
 }
 
-// ScheduleList lists the project's schedules by name.
-func (q *Queries) ScheduleList(ctx context.Context, projectID int64) ([]store.Schedule, error) {
-	rows, err := q.query(ctx, `SELECT `+scheduleCols+` FROM schedules WHERE project_id = ? ORDER BY name`, projectID)
+// ScheduleList lists a page of the project's schedules by name, after
+// p.AfterName, through the (project_id, name) index.
+func (q *Queries) ScheduleList(ctx context.Context, p *store.ScheduleListParams) ([]store.Schedule, error) {
+	rows, err := q.query(ctx, `SELECT `+scheduleCols+` FROM schedules WHERE project_id = ? AND name > ? ORDER BY name LIMIT ?`, p.ProjectID, p.AfterName, p.Limit)
 	return collect(q, rows, err, deref(scanSchedule))
 }
 
@@ -97,14 +99,61 @@ func (q *Queries) ScheduleTickInsert(ctx context.Context, t *store.ScheduleTick)
 	return err
 }
 
-// ScheduleTickList lists schedule p.ScheduleID's latest p.Limit ticks,
-// newest first.
+// ScheduleTickList lists schedule p.ScheduleID's latest p.Limit ticks
+// before p.BeforeTick (none: the newest), newest first.
 func (q *Queries) ScheduleTickList(ctx context.Context, p *store.ScheduleTickListParams) ([]store.ScheduleTick, error) {
-	rows, err := q.query(ctx, `SELECT id, schedule_id, tick_at, fire_at, fired_at, outcome, overlap, job_id, previous_job_id, missed, error
-		FROM schedule_ticks WHERE schedule_id = ? ORDER BY tick_at DESC LIMIT ?`, p.ScheduleID, p.Limit)
-	return collect(q, rows, err, func(sc scanner) (store.ScheduleTick, error) {
-		var t store.ScheduleTick
-		err := sc.Scan(&t.ID, &t.ScheduleID, &t.TickAt, &t.FireAt, &t.FiredAt, &t.Outcome, &t.Overlap, &t.JobID, &t.PreviousJobID, &t.Missed, &t.Error)
-		return t, err
-	})
+	before := p.BeforeTick
+	if before == 0 {
+		before = 1 << 62
+	}
+	rows, err := q.query(ctx, `SELECT `+tickCols+` FROM schedule_ticks WHERE schedule_id = ? AND tick_at < ? ORDER BY tick_at DESC LIMIT ?`, p.ScheduleID, before, p.Limit)
+	return collect(q, rows, err, scanTick)
+}
+
+const tickCols = `id, schedule_id, tick_at, fire_at, fired_at, outcome, overlap, job_id, previous_job_id, missed, error`
+
+func scanTick(sc scanner) (store.ScheduleTick, error) {
+	var t store.ScheduleTick
+	err := sc.Scan(&t.ID, &t.ScheduleID, &t.TickAt, &t.FireAt, &t.FiredAt, &t.Outcome, &t.Overlap, &t.JobID, &t.PreviousJobID, &t.Missed, &t.Error)
+	return t, err
+}
+
+// ScheduleTicksLatest lists the latest p.PerSchedule ticks of each
+// schedule of p.ScheduleIDs in one query: a page of the list costs two
+// queries whatever its length, not one per schedule.
+func (q *Queries) ScheduleTicksLatest(ctx context.Context, p *store.ScheduleTicksLatestParams) ([]store.ScheduleTick, error) {
+	if len(p.ScheduleIDs) == 0 || p.PerSchedule <= 0 {
+		return nil, nil
+	}
+	args := append(int64Args(p.ScheduleIDs), int64(p.PerSchedule))
+	rows, err := q.query(ctx, `SELECT `+tickCols+` FROM (SELECT `+tickCols+`, ROW_NUMBER() OVER (PARTITION BY schedule_id ORDER BY tick_at DESC) AS n
+		FROM schedule_ticks WHERE schedule_id IN (`+placeholders(len(p.ScheduleIDs))+`)) t WHERE n <= ? ORDER BY schedule_id, tick_at DESC`, args...)
+	return collect(q, rows, err, scanTick)
+}
+
+// ScheduleTickCounts counts schedule p.ScheduleID's ticks at or after
+// p.Since by outcome, through the (schedule_id, tick_at) index.
+func (q *Queries) ScheduleTickCounts(ctx context.Context, p *store.ScheduleTickCountsParams) (*store.TickCounts, error) {
+	var c store.TickCounts
+	err := q.row(ctx, `SELECT COUNT(*), COUNT(CASE WHEN outcome = 'enqueued' THEN 1 END), COUNT(CASE WHEN outcome = 'skipped' THEN 1 END),
+		COUNT(CASE WHEN outcome = 'replaced' THEN 1 END), COUNT(CASE WHEN outcome = 'failed' THEN 1 END), CAST(COALESCE(SUM(missed), 0) AS BIGINT)
+		FROM schedule_ticks WHERE schedule_id = ? AND tick_at >= ?`, p.ScheduleID, p.Since).Scan(&c.Ticks, &c.Enqueued, &c.Skipped, &c.Replaced, &c.Failed, &c.Missed)
+	return &c, q.D.Translate(err)
+}
+
+// ScheduleTicksPrune deletes up to p.Limit ticks older than p.TickBefore,
+// keeping each schedule's newest tick. It walks the schedules and, for
+// each, the (schedule_id, tick_at) index, so it needs no index of its own.
+func (q *Queries) ScheduleTicksPrune(ctx context.Context, p *store.ScheduleTicksPruneParams) (int64, error) {
+	rows, err := q.query(ctx, `SELECT t.id FROM schedules s JOIN schedule_ticks t ON t.schedule_id = s.id
+		WHERE t.tick_at < ? AND t.tick_at < (SELECT MAX(u.tick_at) FROM schedule_ticks u WHERE u.schedule_id = s.id) LIMIT `+strconv.Itoa(p.Limit), p.TickBefore)
+	ids, err := collect(q, rows, err, scanInt64)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	r, err := q.exec(ctx, `DELETE FROM schedule_ticks WHERE id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
 }

@@ -41,9 +41,17 @@ func testSchedules(t *testing.T, s store.Store) {
 		}
 		_, err = q.ScheduleGetInProject(ctx, &store.ScheduleGetInProjectParams{ProjectID: other.ID, Name: "a-sync"})
 		wantErr(t, "ScheduleGetInProject from another project", err, store.ErrNotFound)
-		list, err := q.ScheduleList(ctx, p.ID)
+		list, err := q.ScheduleList(ctx, &store.ScheduleListParams{ProjectID: p.ID, Limit: 10})
 		if err != nil || len(list) != 2 || list[0].Name != "a-sync" || list[1].Name != "b-nightly" {
 			t.Errorf("ScheduleList = %+v, %v; want a-sync, b-nightly", list, err)
+		}
+		list, err = q.ScheduleList(ctx, &store.ScheduleListParams{ProjectID: p.ID, Limit: 1})
+		if err != nil || len(list) != 1 || list[0].Name != "a-sync" {
+			t.Errorf("ScheduleList(limit 1) = %+v, %v; want a-sync", list, err)
+		}
+		list, err = q.ScheduleList(ctx, &store.ScheduleListParams{ProjectID: p.ID, AfterName: "a-sync", Limit: 1})
+		if err != nil || len(list) != 1 || list[0].Name != "b-nightly" {
+			t.Errorf("ScheduleList(after a-sync) = %+v, %v; want b-nightly", list, err)
 		}
 		due, err := q.SchedulesDue(ctx, &store.SchedulesDueParams{Now: 11_234, Limit: 10})
 		if err != nil || len(due) != 2 || due[0].ID != c.ID || due[1].ID != a.ID {

@@ -51,6 +51,7 @@ var cases = []testCase{
 	{name: "Tools", fn: testTools, covers: []string{"ToolCreate", "ToolGetInProject", "ToolGetAnyProject", "ToolList", "ToolListDelivery"}},
 	{name: "Schedules", fn: testSchedules, covers: []string{"ScheduleCreate", "ScheduleGetInProject", "ScheduleList", "SchedulesDue", "ScheduleAdvance",
 		"ScheduleSetPaused", "ScheduleDelete", "ScheduleTickInsert", "ScheduleTickList"}},
+	{name: "ScheduleTicks", fn: testScheduleTicks, covers: []string{"ScheduleTickList", "ScheduleTicksLatest", "ScheduleTickCounts", "ScheduleTicksPrune"}},
 	{name: "Runs", fn: testRuns, covers: []string{"RunCreate", "RunGetInProject", "RunFinish"}},
 	{name: "JobInsert", fn: testJobInsert, covers: []string{"JobInsert", "JobGetInProject", "JobGetAnyProject", "JobByIdempotencyKey"}},
 	{name: "JobsInsert", fn: testJobsInsert, covers: []string{"JobsInsert"}},

@@ -12,7 +12,7 @@ import { lanes, draw, deliveryDetails } from "./dashboard-timeline.js";
 import { operatorControls } from "./dashboard-ops.js";
 import { failuresCard } from "./dashboard-failures.js";
 import { workersView, historyView } from "./dashboard-observe.js";
-import { schedulesView } from "./dashboard-schedules.js";
+import { schedulesView, scheduleView } from "./dashboard-schedules.js";
 import { num, when, span, clockEl, clockBoth, timeEl, msText, timesIn, plainTimes } from "./dashboard-format.js";
 
 // Relative times ("in 12 s") are rewritten this often between events.
@@ -224,6 +224,7 @@ const ROUTES = [
   { re: /^\/runs$/, name: "runs", view: runsView },
   { re: /^\/runs\/(\d+)$/, name: "run", view: runView },
   { re: /^\/schedules$/, name: "schedules", view: schedulesView },
+  { re: /^\/schedules\/([^/]+)$/, name: "schedule", view: scheduleView },
   { re: /^\/workers$/, name: "workers", view: workersView },
   { re: /^\/history$/, name: "history", view: historyView },
 ];

@@ -102,11 +102,13 @@ __all__ = [
     "RunCreate",
     "RunList",
     "ScheduleTick",
+    "TickCounts",
     "Schedule",
     "ScheduleCreate",
     "ScheduleFire",
     "ScheduleFires",
     "ScheduleList",
+    "ScheduleTickList",
     "SimulateBudget",
     "SimulateRetryAfter",
     "SimulateConfig",
@@ -182,7 +184,7 @@ class Attempt(TypedDict):
 class AuditEntry(TypedDict):
     """The AuditEntry schema."""
 
-    # endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, failures.replay, policy.update, key.create, key.revoke or key.recover (a new owner key made on the database by ratchet keys recover, its actor "offline recovery")
+    # endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, failures.replay, schedule.fire_now, policy.update, key.create, key.revoke or key.recover (a new owner key made on the database by ratchet keys recover, its actor "offline recovery")
     action: str
     # the acting key's name, or its prefix when it has none
     actor: str
@@ -1042,7 +1044,7 @@ class RunList(TypedDict):
 
 
 class ScheduleTick(TypedDict):
-    """The ScheduleTick schema."""
+    """The ScheduleTick schema: the 200 answer of POST /v1/schedules/{name}/fire."""
 
     # why a failed tick made no job
     error: NotRequired[str]
@@ -1062,6 +1064,23 @@ class ScheduleTick(TypedDict):
     tickAt: str
 
 
+class TickCounts(TypedDict):
+    """The TickCounts schema."""
+
+    enqueued: int
+    # no job could be made
+    failed: int
+    # ticks the catch-up policy dropped after no node ran
+    missed: int
+    replaced: int
+    # ticks at or after this time count
+    since: str
+    # overlap skip: the previous job had not finished
+    skipped: int
+    # ticks recorded (the cron's ticks that fired, skipped or failed, and ticks fired by hand)
+    ticks: int
+
+
 class Schedule(TypedDict):
     """The Schedule schema: the 201 answer of POST /v1/schedules; the 200 answer of GET /v1/schedules/{name}; the 200 answer of POST /v1/schedules/{name}/pause; the 200 answer of POST /v1/schedules/{name}/resume."""
 
@@ -1071,6 +1090,8 @@ class Schedule(TypedDict):
     cron: str
     # empty for none
     flowKey: str
+    # its ticks over the last 24 hours by outcome; in a read of one schedule only
+    last24h: NotRequired[TickCounts | None]
     # the latest ticks, newest first
     lastTicks: list[ScheduleTick]
     name: str
@@ -1130,7 +1151,15 @@ class ScheduleFires(TypedDict):
 class ScheduleList(TypedDict):
     """The ScheduleList schema: the 200 answer of GET /v1/schedules."""
 
+    nextCursor: str | None
     schedules: list[Schedule]
+
+
+class ScheduleTickList(TypedDict):
+    """The ScheduleTickList schema: the 200 answer of GET /v1/schedules/{name}/ticks."""
+
+    nextCursor: str | None
+    ticks: list[ScheduleTick]
 
 
 class SimulateBudget(TypedDict):

@@ -58,6 +58,9 @@ from ._types import (
     Schedule,
     ScheduleCreate,
     ScheduleFire,
+    ScheduleList,
+    ScheduleTick,
+    ScheduleTickList,
     SimulateConfig,
     SimulateResult,
     Health,
@@ -104,6 +107,8 @@ OPERATIONS = {
     "getSchedules": "schedules",
     "getSchedulesName": "get_schedule",
     "getSchedulesNamePreview": "preview_schedule",
+    "getSchedulesNameTicks": "schedule_ticks",
+    "postSchedulesNameFire": "fire_schedule",
     "postSchedulesNamePause": "pause_schedule",
     "postSchedulesNameResume": "resume_schedule",
     "deleteSchedulesName": "delete_schedule",
@@ -511,8 +516,33 @@ class Client:
         return self._call("POST", "/v1/schedules", dict(schedule), retry=False)[1]
 
     def schedules(self) -> list[Schedule]:
-        """The project's schedules by name, each with its latest ticks."""
-        return self._call("GET", "/v1/schedules", retry=True)[1]["schedules"]
+        """Every schedule of the project by name, each with its latest
+        ticks, read page after page."""
+        out: list[Schedule] = []
+        cursor: str | None = None
+        while True:
+            page = self.schedule_page(cursor=cursor, limit=500)
+            out.extend(page["schedules"])
+            if page["nextCursor"] is None:
+                return out
+            cursor = page["nextCursor"]
+
+    def schedule_page(self, *, cursor: str | None = None, limit: int | None = None) -> ScheduleList:
+        """One page of the schedules by name (``limit`` 1–500, default
+        100); ``cursor`` is the previous page's ``nextCursor``."""
+        q = {k: v for k, v in {"cursor": cursor, "limit": None if limit is None else str(int(limit))}.items() if v}
+        return self._call("GET", "/v1/schedules", retry=True, query=q)[1]
+
+    def schedule_ticks(self, name: str, *, cursor: str | None = None, limit: int | None = None) -> ScheduleTickList:
+        """One page of a schedule's ticks, newest first (``limit`` 1–500,
+        default 100)."""
+        q = {k: v for k, v in {"cursor": cursor, "limit": None if limit is None else str(int(limit))}.items() if v}
+        return self._call("GET", "/v1/schedules/" + _seg(name) + "/ticks", retry=True, query=q)[1]
+
+    def fire_schedule(self, name: str) -> ScheduleTick:
+        """Fire a tick of the schedule now, even while it is paused: one
+        job due now (owner key; audited as ``schedule.fire_now``)."""
+        return self._call("POST", "/v1/schedules/" + _seg(name) + "/fire", retry=False)[1]
 
     def get_schedule(self, name: str) -> Schedule:
         """A schedule with its latest ticks and their jobs."""

@@ -39,6 +39,24 @@ class Schedules(ServerTestCase):
             self.owner.get_schedule("nightly")
         self.assertEqual(cm.exception.status, 404)
 
+    def test_pages_fire_now_and_ticks(self) -> None:
+        """The list comes a page at a time and schedules() reads every page;
+        an owner fires a paused schedule now and its tick is in the
+        history and the 24 h counts."""
+        tool = self.tool()
+        for name in ["c", "a", "b"]:
+            self.owner.create_schedule({"name": name, "cron": "0 2 * * *", "tool": tool, "paused": True})
+        first = self.owner.schedule_page(limit=2)
+        self.assertEqual(([x["name"] for x in first["schedules"]], first["nextCursor"]), (["a", "b"], "b"))
+        second = self.owner.schedule_page(cursor=first["nextCursor"], limit=2)
+        self.assertEqual(([x["name"] for x in second["schedules"]], second["nextCursor"]), (["c"], None))
+        self.assertEqual([x["name"] for x in self.owner.schedules()], ["a", "b", "c"])
+        tick = self.owner.fire_schedule("a")
+        self.assertEqual(tick["outcome"], "enqueued")
+        ticks = self.owner.schedule_ticks("a", limit=10)
+        self.assertEqual(([x["jobId"] for x in ticks["ticks"]], ticks["nextCursor"]), ([tick["jobId"]], None))
+        self.assertEqual(self.owner.get_schedule("a")["last24h"]["enqueued"], 1)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -43,6 +43,9 @@ import type {
   Schedule,
   ScheduleCreate,
   ScheduleFire,
+  ScheduleList,
+  ScheduleTick,
+  ScheduleTickList,
   SimulateConfig,
   SimulateResult,
   Tool,
@@ -334,9 +337,32 @@ export class Client {
     return (await this.#do("post", "/v1/schedules", "/v1/schedules", { body: req, safe: false }, o)).data;
   }
 
-  /** Lists the project's schedules by name, each with its latest ticks. */
+  /** Lists every schedule of the project by name, each with its latest ticks, reading page after page. */
   async schedules(o?: RequestOptions): Promise<Schedule[]> {
-    return (await this.#do("get", "/v1/schedules", "/v1/schedules", { safe: true }, o)).data.schedules;
+    const all: Schedule[] = [];
+    for (let cursor: string | undefined; ; ) {
+      const page = await this.schedulePage({ cursor, limit: 500 }, o);
+      all.push(...page.schedules);
+      if (page.nextCursor === null) return all;
+      cursor = page.nextCursor;
+    }
+  }
+
+  /** Lists one page of the schedules by name (limit 1–500, default 100); cursor is the previous page's nextCursor. */
+  async schedulePage(q: { cursor?: string; limit?: number } = {}, o?: RequestOptions): Promise<ScheduleList> {
+    const query = params({ cursor: q.cursor, limit: q.limit === undefined ? undefined : String(q.limit) });
+    return (await this.#do("get", "/v1/schedules", "/v1/schedules", { query, safe: true }, o)).data;
+  }
+
+  /** Lists one page of a schedule's ticks, newest first (limit 1–500, default 100). */
+  async scheduleTicks(name: string, q: { cursor?: string; limit?: number } = {}, o?: RequestOptions): Promise<ScheduleTickList> {
+    const query = params({ cursor: q.cursor, limit: q.limit === undefined ? undefined : String(q.limit) });
+    return (await this.#do("get", "/v1/schedules/{name}/ticks", `/v1/schedules/${seg(name)}/ticks`, { query, safe: true }, o)).data;
+  }
+
+  /** Fires a tick of the schedule now, even while it is paused: one job due now (owner key; audited). */
+  async fireSchedule(name: string, o?: RequestOptions): Promise<ScheduleTick> {
+    return (await this.#do("post", "/v1/schedules/{name}/fire", `/v1/schedules/${seg(name)}/fire`, { safe: false }, o)).data;
   }
 
   /** Reads a schedule with its latest ticks and their jobs. */

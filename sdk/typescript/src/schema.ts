@@ -796,7 +796,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List schedules by name, each with its next tick and its latest ticks
+         * List schedules by name with cursor paging, each with its next tick and its latest ticks
          * @description Key scopes: producer (owner keys may do everything).
          */
         get: operations["getSchedules"];
@@ -831,6 +831,26 @@ export interface paths {
          * @description Key scopes: owner (owner keys may do everything).
          */
         delete: operations["deleteSchedulesName"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{name}/fire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fire a tick of the schedule now, even while it is paused: one job due now; audited as schedule.fire_now
+         * @description Key scopes: owner (owner keys may do everything).
+         */
+        post: operations["postSchedulesNameFire"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -890,6 +910,26 @@ export interface paths {
          * @description Key scopes: owner (owner keys may do everything).
          */
         post: operations["postSchedulesNameResume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{name}/ticks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a schedule's ticks, newest first, with cursor paging (ticks older than the retention go, each schedule's newest aside)
+         * @description Key scopes: producer (owner keys may do everything).
+         */
+        get: operations["getSchedulesNameTicks"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1017,7 +1057,7 @@ export interface components {
             workerId: string;
         };
         AuditEntry: {
-            /** @description endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, failures.replay, policy.update, key.create, key.revoke or key.recover (a new owner key made on the database by ratchet keys recover, its actor "offline recovery") */
+            /** @description endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, failures.replay, schedule.fire_now, policy.update, key.create, key.revoke or key.recover (a new owner key made on the database by ratchet keys recover, its actor "offline recovery") */
             action: string;
             /** @description the acting key's name, or its prefix when it has none */
             actor: string;
@@ -1767,6 +1807,8 @@ export interface components {
             cron: string;
             /** @description empty for none */
             flowKey: string;
+            /** @description its ticks over the last 24 hours by outcome; in a read of one schedule only */
+            last24h?: components["schemas"]["TickCounts"] | null;
             /** @description the latest ticks, newest first */
             lastTicks: components["schemas"]["ScheduleTick"][];
             name: string;
@@ -1831,6 +1873,7 @@ export interface components {
             fires: components["schemas"]["ScheduleFire"][];
         };
         ScheduleList: {
+            nextCursor: string | null;
             schedules: components["schemas"]["Schedule"][];
         };
         ScheduleRow: {
@@ -1869,6 +1912,10 @@ export interface components {
             previousJobId?: number;
             /** Format: date-time */
             tickAt: string;
+        };
+        ScheduleTickList: {
+            nextCursor: string | null;
+            ticks: components["schemas"]["ScheduleTick"][];
         };
         SimulateBudget: {
             capacity: number;
@@ -1938,6 +1985,23 @@ export interface components {
             };
             /** @description the sum of counts */
             total: number;
+        };
+        TickCounts: {
+            enqueued: number;
+            /** @description no job could be made */
+            failed: number;
+            /** @description ticks the catch-up policy dropped after no node ran */
+            missed: number;
+            replaced: number;
+            /**
+             * Format: date-time
+             * @description ticks at or after this time count
+             */
+            since: string;
+            /** @description overlap skip: the previous job had not finished */
+            skipped: number;
+            /** @description ticks recorded (the cron's ticks that fired, skipped or failed, and ticks fired by hand) */
+            ticks: number;
         };
         Tool: {
             /** Format: date-time */
@@ -5217,7 +5281,12 @@ export interface operations {
     };
     getSchedules: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                /** @description 1–500, default 100 */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5517,6 +5586,82 @@ export interface operations {
             };
         };
     };
+    postSchedulesNameFire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleTick"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key's scope or allowlist does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     postSchedulesNamePause: {
         parameters: {
             query?: never;
@@ -5690,6 +5835,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key's scope or allowlist does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getSchedulesNameTicks: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                /** @description 1–500, default 100 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleTickList"];
                 };
             };
             /** @description Invalid request: every bad field is named with its value and what is allowed */

@@ -47,6 +47,12 @@ export type Schedule = S["Schedule"];
 export type ScheduleTick = S["ScheduleTick"];
 /** One coming tick of a preview: the tick and its fire time (tick plus spread). */
 export type ScheduleFire = S["ScheduleFire"];
+/** One page of the schedules by name; nextCursor is null on the last page. */
+export type ScheduleList = S["ScheduleList"];
+/** One page of a schedule's ticks, newest first; nextCursor is null on the last page. */
+export type ScheduleTickList = S["ScheduleTickList"];
+/** A schedule's ticks since a time, by outcome. */
+export type TickCounts = S["TickCounts"];
 /** A job as the API returns it. */
 export type Job = S["Job"];
 /** A job's state. */

@@ -33,3 +33,28 @@ test("schedules: create, list, preview, pause, resume, delete", async (t) => {
   await owner.deleteSchedule("nightly");
   await assert.rejects(owner.getSchedule("nightly"), (e) => e.status === 404);
 });
+
+test("schedules: the list comes a page at a time; schedules() reads them all; fire now and the tick history", async (t) => {
+  const srv = await startServer();
+  t.after(() => srv.stop());
+  const owner = new Client(srv.url, ownerKey);
+  await owner.createEndpoint(fastEndpoint("partners"));
+  await owner.publishTool({ name: "sync", version: "1", endpoint: "partners" });
+  for (const name of ["c", "a", "b"]) await owner.createSchedule({ name, cron: "0 2 * * *", tool: "sync@1", paused: true });
+  const first = await owner.schedulePage({ limit: 2 });
+  assert.deepEqual(first.schedules.map((x) => x.name), ["a", "b"]);
+  assert.equal(first.nextCursor, "b");
+  const second = await owner.schedulePage({ cursor: first.nextCursor, limit: 2 });
+  assert.deepEqual(second.schedules.map((x) => x.name), ["c"]);
+  assert.equal(second.nextCursor, null);
+  assert.deepEqual((await owner.schedules()).map((x) => x.name), ["a", "b", "c"]);
+  const tick = await owner.fireSchedule("a");
+  assert.equal(tick.outcome, "enqueued");
+  assert.ok(tick.jobId > 0);
+  const ticks = await owner.scheduleTicks("a", { limit: 10 });
+  assert.deepEqual(ticks.ticks.map((x) => x.jobId), [tick.jobId]);
+  assert.equal(ticks.nextCursor, null);
+  assert.equal((await owner.getSchedule("a")).last24h.enqueued, 1);
+  const pk = await owner.createKey({ name: "producer", scope: "producer" });
+  await assert.rejects(new Client(srv.url, pk.key).fireSchedule("a"), (e) => e.status === 403);
+});
