@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"net/http"
 	"net/url"
@@ -178,6 +179,11 @@ func (c *call[Req]) decode(w http.ResponseWriter, mode decoding, timeout time.Du
 		if !utf8.Valid(body) {
 			return field.New("body", "JSON with invalid UTF-8", "must be valid UTF-8 JSON")
 		}
+		if json.Valid(body) {
+			var errs field.Errors
+			rawTextErrors(body, reflect.TypeFor[Req](), &errs)
+			return errs.Err()
+		}
 		return nil
 	}
 	if err := decodeBytes(body, &c.in); err != nil {
@@ -185,6 +191,7 @@ func (c *call[Req]) decode(w http.ResponseWriter, mode decoding, timeout time.Du
 	}
 	var errs field.Errors
 	checkText(reflect.ValueOf(&c.in).Elem(), "", false, &errs)
+	rawTextErrors(body, reflect.TypeFor[Req](), &errs)
 	return errs.Err()
 }
 
