@@ -88,6 +88,9 @@ func (a *API) OpenAPI(version string) map[string]any {
 			responses["401"] = errResp("Missing, unknown or revoked key")
 			responses["403"] = errResp("The key's scope or allowlist does not allow this")
 		}
+		if r.Method != "GET" {
+			responses["413"] = errResp("The request body is larger than " + maxBodyText)
+		}
 		responses["404"] = errResp("Not found (also for ids of other projects)")
 		responses["409"] = errResp("Conflict: stale expectedVersion, stale lease token, or a state that forbids the action")
 		if r.stream {
@@ -103,6 +106,19 @@ func (a *API) OpenAPI(version string) map[string]any {
 		item[strings.ToLower(r.Method)] = op
 	}
 	health, ready := g.schema(reflect.TypeFor[wire.Health]()), g.schema(reflect.TypeFor[wire.Readiness]())
+	// The document describes itself by its required members, each typed,
+	// and stays open to the rest of OpenAPI 3.1: a required member missing
+	// from properties made openapi-typescript type the answer
+	// Record<string, never>, an object that may hold nothing.
+	open := map[string]any{"type": "object", "additionalProperties": true}
+	documentSchema := map[string]any{"type": "object", "description": "an OpenAPI 3.1 document", "required": []string{"openapi", "info", "paths"},
+		"additionalProperties": true, "properties": map[string]any{
+			"openapi": map[string]any{"type": "string", "description": "the OpenAPI version, 3.1.0"},
+			"info": map[string]any{"type": "object", "additionalProperties": true, "required": []string{"title", "version"}, "properties": map[string]any{
+				"title": map[string]any{"type": "string"}, "version": map[string]any{"type": "string", "description": "the server's version"}}},
+			"paths":      map[string]any{"type": "object", "description": "every route, by path", "additionalProperties": open},
+			"components": open,
+		}}
 	for _, p := range []struct {
 		path, summary string
 		schema        any
@@ -110,7 +126,7 @@ func (a *API) OpenAPI(version string) map[string]any {
 	}{
 		{"/healthz", "Liveness: the process serves HTTP", health, ""},
 		{"/readyz", "Readiness: the store answers", ready, "The store does not answer (status unavailable): send traffic elsewhere"},
-		{"/openapi.json", "This document", map[string]any{"type": "object", "description": "an OpenAPI 3.1 document", "required": []string{"openapi", "info", "paths"}}, ""},
+		{"/openapi.json", "This document", documentSchema, ""},
 	} {
 		content := map[string]any{"application/json": map[string]any{"schema": p.schema}}
 		responses := map[string]any{"200": map[string]any{"description": "OK", "content": content}}

@@ -1099,6 +1099,7 @@ export interface components {
             version: string;
         };
         ClockAdvance: {
+            /** @description milliseconds, at most 30 days */
             advanceMs: number;
             /** Format: date-time */
             now?: string;
@@ -1257,7 +1258,7 @@ export interface components {
         };
         ErrorDetail: {
             /** @enum {string} */
-            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "unavailable" | "storage_full" | "internal" | "client_closed";
+            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "request_too_large" | "conflict" | "unavailable" | "storage_full" | "internal" | "client_closed";
             current?: components["schemas"]["Endpoint"] | null;
             /** @description the rejected fields, at most 20 */
             fields?: components["schemas"]["FieldError"][];
@@ -2064,6 +2065,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -2110,7 +2120,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        components?: {
+                            [key: string]: unknown;
+                        };
+                        info: {
+                            title: string;
+                            /** @description the server's version */
+                            version: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @description the OpenAPI version, 3.1.0 */
+                        openapi: string;
+                        /** @description every route, by path */
+                        paths: {
+                            [key: string]: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
@@ -2292,6 +2323,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -2363,6 +2403,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2522,6 +2571,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -2674,6 +2732,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -2743,6 +2810,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3073,6 +3149,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -3146,6 +3231,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3229,6 +3323,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -3300,6 +3403,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3572,6 +3684,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -3650,6 +3771,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -3721,6 +3851,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4055,6 +4194,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -4211,6 +4359,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -4280,6 +4437,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4367,6 +4533,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -4436,6 +4611,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4595,6 +4779,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -4662,6 +4855,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4895,6 +5097,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -5045,6 +5256,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5204,6 +5424,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -5349,6 +5578,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5506,6 +5744,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -5575,6 +5822,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5730,6 +5986,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5970,6 +6235,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
