@@ -106,19 +106,6 @@ func (a *API) OpenAPI(version string) map[string]any {
 		item[strings.ToLower(r.Method)] = op
 	}
 	health, ready := g.schema(reflect.TypeFor[wire.Health]()), g.schema(reflect.TypeFor[wire.Readiness]())
-	// The document describes itself by its required members, each typed,
-	// and stays open to the rest of OpenAPI 3.1: a required member missing
-	// from properties made openapi-typescript type the answer
-	// Record<string, never>, an object that may hold nothing.
-	open := map[string]any{"type": "object", "additionalProperties": true}
-	documentSchema := map[string]any{"type": "object", "description": "an OpenAPI 3.1 document", "required": []string{"openapi", "info", "paths"},
-		"additionalProperties": true, "properties": map[string]any{
-			"openapi": map[string]any{"type": "string", "description": "the OpenAPI version, 3.1.0"},
-			"info": map[string]any{"type": "object", "additionalProperties": true, "required": []string{"title", "version"}, "properties": map[string]any{
-				"title": map[string]any{"type": "string"}, "version": map[string]any{"type": "string", "description": "the server's version"}}},
-			"paths":      map[string]any{"type": "object", "description": "every route, by path", "additionalProperties": open},
-			"components": open,
-		}}
 	for _, p := range []struct {
 		path, summary string
 		schema        any
@@ -126,7 +113,7 @@ func (a *API) OpenAPI(version string) map[string]any {
 	}{
 		{"/healthz", "Liveness: the process serves HTTP", health, ""},
 		{"/readyz", "Readiness: the store answers", ready, "The store does not answer (status unavailable): send traffic elsewhere"},
-		{"/openapi.json", "This document", documentSchema, ""},
+		{"/openapi.json", "This document", documentSchema(), ""},
 	} {
 		content := map[string]any{"application/json": map[string]any{"schema": p.schema}}
 		responses := map[string]any{"200": map[string]any{"description": "OK", "content": content}}
@@ -486,4 +473,20 @@ func policySchema() map[string]any {
 	s["then"] = map[string]any{"required": []string{"preset", "maxAttempts", "initialDelayMs", "multiplier", "maxDelayMs", "jitterPercent"}}
 	s["else"] = map[string]any{"maxProperties": 1}
 	return s
+}
+
+// documentSchema describes GET /openapi.json: the document by its required
+// members, each typed, open to the rest of OpenAPI 3.1. A required member
+// missing from properties made openapi-typescript type the answer
+// Record<string, never>, an object that may hold nothing.
+func documentSchema() map[string]any {
+	open := map[string]any{"type": "object", "additionalProperties": true}
+	return map[string]any{"type": "object", "description": "an OpenAPI 3.1 document", "required": []string{"openapi", "info", "paths"},
+		"additionalProperties": true, "properties": map[string]any{
+			"openapi": map[string]any{"type": "string", "description": "the OpenAPI version, 3.1.0"},
+			"info": map[string]any{"type": "object", "additionalProperties": true, "required": []string{"title", "version"}, "properties": map[string]any{
+				"title": map[string]any{"type": "string"}, "version": map[string]any{"type": "string", "description": "the server's version"}}},
+			"paths":      map[string]any{"type": "object", "description": "every route, by path", "additionalProperties": open},
+			"components": open,
+		}}
 }

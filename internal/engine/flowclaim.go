@@ -269,16 +269,21 @@ func (e *Engine) flowAfter(ctx context.Context, q store.Queries, p *claimPass, e
 	if err := q.FlowKeysSet(ctx, ep.ID, ready); err != nil {
 		return err
 	}
-	// A key's limit holds its due jobs whether or not the claim took jobs
-	// of other keys, or of this key up to its limit: counted only when the
-	// claim took nothing, a key at its keyMaxConcurrent was never counted
-	// (the claim that filled it took a job, and later claims skip it).
+	p.holdKeys(held)
+	return e.flowWake(ctx, q, p, ep)
+}
+
+// holdKeys notes each limit of a key that holds a due job, in the order of
+// wire.Gates. A key's limit holds its due jobs whether or not the claim
+// took jobs of other keys, or of this key up to its limit: counted only
+// when the claim took nothing, a key at its keyMaxConcurrent was never
+// counted (the claim that filled it took a job, and later claims skip it).
+func (p *claimPass) holdKeys(held map[wire.Gate]gate) {
 	for _, g := range wire.Gates() {
 		if h, ok := held[g]; ok {
 			p.hold(h)
 		}
 	}
-	return e.flowWake(ctx, q, p, ep)
 }
 
 // flowWake sets the claim's wake-up to the earliest time a key of the
