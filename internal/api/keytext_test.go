@@ -74,6 +74,8 @@ func TestKeysMustBeTheTextTheySpell(t *testing.T) {
 		{"batch idempotencyKey", "/v1/jobs/batch", `{"jobs":[{"tool":"charge@1","payload":{},"idempotencyKey":"\udcff"}]}`, "", "jobs[0].idempotencyKey", `"\udcff"`},
 		{"flowKeyFrom", "/v1/jobs", `{"tool":"acct@1","payload":{"acct":"a\udcff"}}`, "", "payload.acct", `"a\udcff"`},
 		{"schedule flowKey", "/v1/schedules", `{"name":"s","cron":"*/5 * * * *","tool":"charge@1","payload":{},"flowKey":"acct` + "\xff" + `"}`, "", "flowKey", `"acct\xff"`},
+		{"tool name bytes", "/v1/tools", `{"name":"t` + "\xff" + `","version":"1","endpoint":"stripe"}`, "", "name", `"t\xff"`},
+		{"tool flowKeyFrom surrogate", "/v1/tools", `{"name":"t","version":"1","endpoint":"stripe","flowKeyFrom":"/acct\udcff"}`, "", "flowKeyFrom", `"/acct\udcff"`},
 		{"schedule flowKey surrogate", "/v1/schedules", `{"name":"s","cron":"*/5 * * * *","tool":"charge@1","payload":{},"flowKey":"\udfff"}`, "", "flowKey", `"\udfff"`},
 	}
 	for driver, f := range keyFixtures(t) {

@@ -176,13 +176,16 @@ func (c *call[Req]) decode(w http.ResponseWriter, mode decoding, timeout time.Du
 		return nil
 	}
 	if mode == decodeRaw {
-		if !utf8.Valid(body) {
-			return field.New("body", "JSON with invalid UTF-8", "must be valid UTF-8 JSON")
-		}
+		// Bad text in a member is named first; what is left (invalid
+		// bytes in free text or a schema) is the body's.
 		if json.Valid(body) {
 			var errs field.Errors
-			rawTextErrors(body, reflect.TypeFor[Req](), &errs)
-			return errs.Err()
+			if rawTextErrors(body, reflect.TypeFor[Req](), &errs); len(errs) > 0 {
+				return errs
+			}
+		}
+		if !utf8.Valid(body) {
+			return field.New("body", "JSON with invalid UTF-8", "must be valid UTF-8 JSON")
 		}
 		return nil
 	}
