@@ -219,6 +219,9 @@ func hasStatus(err error, status int) bool {
 func (c *Client) do(ctx context.Context, method, path string, in, out any) (int, error) {
 	var body io.Reader
 	if in != nil {
+		if err := checkRequestText(in); err != nil {
+			return 0, fmt.Errorf("%s %s: %w", method, path, err)
+		}
 		b, err := json.Marshal(in)
 		if err != nil {
 			return 0, fmt.Errorf("encode %s %s: %w", method, path, err)

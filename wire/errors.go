@@ -14,7 +14,7 @@ type ErrorBody struct {
 // Current is the endpoint as it is now, on a 409 for a stale
 // expectedVersion.
 type ErrorDetail struct {
-	Code    string         `json:"code" enum:"invalid_request,unauthenticated,forbidden,not_found,method_not_allowed,request_timeout,conflict,unavailable,storage_full,internal,client_closed"`
+	Code    string         `json:"code" enum:"invalid_request,unauthenticated,forbidden,not_found,method_not_allowed,request_timeout,request_too_large,conflict,unavailable,storage_full,internal,client_closed"`
 	Message string         `json:"message"`
 	Fields  []*field.Error `json:"fields,omitempty" doc:"the rejected fields, at most 20"`
 	// FieldsOmitted counts the rejected fields left out of Fields.

@@ -22,6 +22,6 @@ type OverviewEndpoint struct {
 // ClockAdvance is POST /v1/dev/clock on a server started with --dev-clock:
 // AdvanceMs moves its clock; the answer carries the new Now.
 type ClockAdvance struct {
-	AdvanceMs int64  `json:"advanceMs" minimum:"0"`
+	AdvanceMs int64  `json:"advanceMs" minimum:"1" maximum:"2592000000" doc:"milliseconds, at most 30 days"`
 	Now       string `json:"now,omitempty" format:"date-time"`
 }

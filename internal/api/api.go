@@ -31,6 +31,9 @@ import (
 // payloads fits comfortably; a single payload is limited to 256 KiB).
 const MaxBodyBytes = 8 << 20
 
+// maxBodyText is MaxBodyBytes for people (MaxBodyBytes is 8 << 20).
+var maxBodyText = "8 MiB (" + strconv.Itoa(MaxBodyBytes) + " bytes)"
+
 // BodyTimeout is how long a request body may take to arrive.
 const BodyTimeout = 10 * time.Second
 
@@ -243,7 +246,7 @@ func writeError(w http.ResponseWriter, err error) {
 		status, d.Code = http.StatusBadRequest, "invalid_request"
 		d.Message, d.Fields = invalidMessage(be), be
 	case errors.As(err, &te):
-		status, d.Code, d.Message = te.status, te.code, te.message
+		status, d.Code, d.Message, d.Fields = te.status, te.code, te.message, te.fields
 	case errors.Is(err, store.ErrStorageFull):
 		status, d.Code, d.Message = http.StatusServiceUnavailable, "storage_full",
 			"the database cannot write: its storage is full, so nothing of this request was stored; an operator must free disk space on the database's volume, then retry"
@@ -319,6 +322,7 @@ func clip(s string, n int) string {
 type transportError struct {
 	status        int
 	code, message string
+	fields        field.Errors // what was refused, when a field can say it
 }
 
 func (e *transportError) Error() string { return e.message }
@@ -372,7 +376,9 @@ func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]
 				message: "the request body did not arrive within " + timeout.String() + "; send it at once"}
 		}
 		if errors.As(err, &mbe) {
-			return nil, field.Errors{{Field: "body", Value: "more than " + strconv.Itoa(MaxBodyBytes) + " bytes", Allowed: "must be at most 8 MiB"}}
+			return nil, &transportError{status: http.StatusRequestEntityTooLarge, code: "request_too_large",
+				message: "the request body is larger than " + maxBodyText + ", the most a request may carry; send smaller payloads or split a batch",
+				fields:  field.Errors{{Field: "body", Value: "more than " + strconv.Itoa(MaxBodyBytes) + " bytes", Allowed: "must be at most " + maxBodyText}}}
 		}
 		return nil, field.Errors{{Field: "body", Value: "unreadable", Allowed: "must be a complete JSON document"}}
 	}

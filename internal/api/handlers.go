@@ -920,8 +920,11 @@ func (a *API) reportBatch(c *call[wire.ReportBatch]) (*wire.ReportBatchResult, e
 }
 
 func (a *API) advanceClock(c *call[wire.ClockAdvance]) (*wire.ClockAdvance, error) {
-	if c.in.AdvanceMs < 0 {
-		return nil, field.New("advanceMs", strconv.FormatInt(c.in.AdvanceMs, 10), "must be 0 or more milliseconds")
+	// Checked in milliseconds, as given: a value past what a
+	// time.Duration holds would wrap when converted, and the error would
+	// show the wrapped value.
+	if c.in.AdvanceMs < 1 || c.in.AdvanceMs > engine.MaxClockAdvanceMs {
+		return nil, field.New("advanceMs", strconv.FormatInt(c.in.AdvanceMs, 10), engine.ClockAdvanceAllowed)
 	}
 	if err := a.e.AdvanceClock(c.ctx(), time.Duration(c.in.AdvanceMs)*time.Millisecond); err != nil {
 		return nil, err

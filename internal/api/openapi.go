@@ -88,6 +88,9 @@ func (a *API) OpenAPI(version string) map[string]any {
 			responses["401"] = errResp("Missing, unknown or revoked key")
 			responses["403"] = errResp("The key's scope or allowlist does not allow this")
 		}
+		if r.Method != "GET" {
+			responses["413"] = errResp("The request body is larger than " + maxBodyText)
+		}
 		responses["404"] = errResp("Not found (also for ids of other projects)")
 		responses["409"] = errResp("Conflict: stale expectedVersion, stale lease token, or a state that forbids the action")
 		if r.stream {
@@ -110,7 +113,7 @@ func (a *API) OpenAPI(version string) map[string]any {
 	}{
 		{"/healthz", "Liveness: the process serves HTTP", health, ""},
 		{"/readyz", "Readiness: the store answers", ready, "The store does not answer (status unavailable): send traffic elsewhere"},
-		{"/openapi.json", "This document", map[string]any{"type": "object", "description": "an OpenAPI 3.1 document", "required": []string{"openapi", "info", "paths"}}, ""},
+		{"/openapi.json", "This document", documentSchema(), ""},
 	} {
 		content := map[string]any{"application/json": map[string]any{"schema": p.schema}}
 		responses := map[string]any{"200": map[string]any{"description": "OK", "content": content}}
@@ -470,4 +473,20 @@ func policySchema() map[string]any {
 	s["then"] = map[string]any{"required": []string{"preset", "maxAttempts", "initialDelayMs", "multiplier", "maxDelayMs", "jitterPercent"}}
 	s["else"] = map[string]any{"maxProperties": 1}
 	return s
+}
+
+// documentSchema describes GET /openapi.json: the document by its required
+// members, each typed, open to the rest of OpenAPI 3.1. A required member
+// missing from properties made openapi-typescript type the answer
+// Record<string, never>, an object that may hold nothing.
+func documentSchema() map[string]any {
+	open := map[string]any{"type": "object", "additionalProperties": true}
+	return map[string]any{"type": "object", "description": "an OpenAPI 3.1 document", "required": []string{"openapi", "info", "paths"},
+		"additionalProperties": true, "properties": map[string]any{
+			"openapi": map[string]any{"type": "string", "description": "the OpenAPI version, 3.1.0"},
+			"info": map[string]any{"type": "object", "additionalProperties": true, "required": []string{"title", "version"}, "properties": map[string]any{
+				"title": map[string]any{"type": "string"}, "version": map[string]any{"type": "string", "description": "the server's version"}}},
+			"paths":      map[string]any{"type": "object", "description": "every route, by path", "additionalProperties": open},
+			"components": open,
+		}}
 }

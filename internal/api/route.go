@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"net/http"
 	"net/url"
@@ -175,6 +176,14 @@ func (c *call[Req]) decode(w http.ResponseWriter, mode decoding, timeout time.Du
 		return nil
 	}
 	if mode == decodeRaw {
+		// Bad text in a member is named first; what is left (invalid
+		// bytes in free text or a schema) is the body's.
+		if json.Valid(body) {
+			var errs field.Errors
+			if rawTextErrors(body, reflect.TypeFor[Req](), &errs); len(errs) > 0 {
+				return errs
+			}
+		}
 		if !utf8.Valid(body) {
 			return field.New("body", "JSON with invalid UTF-8", "must be valid UTF-8 JSON")
 		}
@@ -185,6 +194,7 @@ func (c *call[Req]) decode(w http.ResponseWriter, mode decoding, timeout time.Du
 	}
 	var errs field.Errors
 	checkText(reflect.ValueOf(&c.in).Elem(), "", false, &errs)
+	rawTextErrors(body, reflect.TypeFor[Req](), &errs)
 	return errs.Err()
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/user"
 	"strconv"
@@ -108,11 +109,16 @@ func openExisting(ctx context.Context, db string) (store.Store, error) {
 		return nil, &UsageError{Err: err}
 	}
 	if driver == server.DriverSQLite {
-		if _, err := os.Stat(path); err != nil {
-			return nil, usagef("--database %s: there is no database there: %v", quoteValue(db), err)
+		if err := isSQLiteFile(path); err != nil {
+			return nil, usagef("--database %s: %v; nothing was changed", quoteValue(db), err)
 		}
 	}
-	st, err := server.OpenStore(ctx, db, "", false)
+	var st store.Store
+	if driver == server.DriverSQLite {
+		st, err = sqlite.Open(ctx, path, sqlite.Options{Existing: true})
+	} else {
+		st, err = server.OpenStore(ctx, db, "", false)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +134,35 @@ func openExisting(ctx context.Context, db string) (store.Store, error) {
 		}
 	}
 	return st, nil
+}
+
+// sqliteHeader starts every SQLite database file.
+const sqliteHeader = "SQLite format 3\x00"
+
+// isSQLiteFile checks that path is an SQLite database before the driver
+// opens it: SQLite takes an empty file, or a missing one, for a new
+// database and writes one there (and its -wal and -shm files beside it),
+// so a command that refuses would still have changed the file.
+func isSQLiteFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("there is no database there: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s cannot be read: %w", path, err)
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory, not an SQLite database", path)
+	case fi.Size() == 0:
+		return fmt.Errorf("%s is an empty file, not an SQLite database", path)
+	}
+	head := make([]byte, len(sqliteHeader))
+	if _, err := io.ReadFull(f, head); err != nil || string(head) != sqliteHeader {
+		return fmt.Errorf("%s is not an SQLite database (it does not start with %q)", path, strings.TrimSuffix(sqliteHeader, "\x00"))
+	}
+	return nil
 }
 
 // whoRuns names this process's user and machine for the audit log.

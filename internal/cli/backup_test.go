@@ -280,3 +280,47 @@ func TestCACertFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysRecoverChangesNothingItRefuses: `ratchet keys recover` on a path
+// that holds no SQLite database — an empty file, a text file, a directory,
+// nothing — refuses, names the file and why, and leaves it as it was: no
+// bytes written, no -wal, -shm or -journal file beside it. Before, the
+// driver took the empty file for a new database and turned it into one
+// (4,096 bytes, in WAL mode) while the command refused.
+func TestKeysRecoverChangesNothingItRefuses(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	text := filepath.Join(dir, "notes.db")
+	sub := filepath.Join(dir, "sub.db")
+	missing := filepath.Join(dir, "missing.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(text, []byte("not a database, but long enough to hold a header"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for path, why := range map[string]string{
+		empty:   "is an empty file, not an SQLite database",
+		text:    `is not an SQLite database (it does not start with "SQLite format 3")`,
+		sub:     "is a directory, not an SQLite database",
+		missing: "there is no database there",
+	} {
+		before, _ := os.ReadFile(path)
+		_, errOut, code := run(t, "", "keys", "recover", "--database", path)
+		if code == 0 || !strings.Contains(errOut, path) || !strings.Contains(errOut, why) || !strings.Contains(errOut, "nothing was changed") {
+			t.Errorf("keys recover --database %s: exit %d, want an error naming the file and %q:\n%s", path, code, why, errOut)
+		}
+		after, err := os.ReadFile(path)
+		if string(after) != string(before) || (path == missing) != errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s changed: %d bytes before, %d after (%v)", path, len(before), len(after), err)
+		}
+		for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+			if _, err := os.Stat(path + suffix); err == nil {
+				t.Errorf("keys recover left %s%s behind", path, suffix)
+			}
+		}
+	}
+}

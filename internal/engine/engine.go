@@ -151,6 +151,12 @@ func New(cfg Config) (*Engine, error) {
 	return &Engine{st: cfg.Store, clk: cfg.Clock, rnd: cfg.Rand, log: cfg.Logger, cfg: cfg, obs: cfg.Observer, wakeCh: make(chan struct{})}, nil
 }
 
+// MaxClockAdvanceMs is the most one AdvanceClock moves the clock: 30 days.
+const MaxClockAdvanceMs = 30 * 24 * 60 * 60 * 1000
+
+// ClockAdvanceAllowed says what AdvanceClock takes, for field errors.
+const ClockAdvanceAllowed = "must be from 1 through 2592000000 milliseconds (30 days)"
+
 // AdvanceClock moves a development clock (clock.Offset) forward and wakes
 // waiting claimers so they look at the new time. Other clocks refuse.
 func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
@@ -158,8 +164,8 @@ func (e *Engine) AdvanceClock(ctx context.Context, d time.Duration) error {
 	if !ok {
 		return forbidden("the clock can only be advanced on a server started with --dev-clock")
 	}
-	if d <= 0 || d > 30*24*time.Hour {
-		return invalidField("advanceMs", strconv.FormatInt(d.Milliseconds(), 10), "must be from 1 through 2592000000 milliseconds")
+	if d < time.Millisecond || d > MaxClockAdvanceMs*time.Millisecond {
+		return invalidField("advanceMs", strconv.FormatInt(d.Milliseconds(), 10), ClockAdvanceAllowed)
 	}
 	o.Advance(d)
 	e.signal(ctx)

@@ -120,7 +120,7 @@ func (e *Engine) claimKeyed(ctx context.Context, q store.Queries, p *claimPass, 
 		out = append(out, jobs...)
 		left -= int64(len(jobs))
 	}
-	return out, e.flowAfter(ctx, q, p, ep, lim, keys, len(out))
+	return out, e.flowAfter(ctx, q, p, ep, lim, keys)
 }
 
 // keyCounts reads what the endpoint's limits per key need of each key:
@@ -226,7 +226,7 @@ func (e *Engine) claimOfKey(ctx context.Context, q store.Queries, p *claimPass, 
 // parked at its concurrency limit, the end of its rate window, its next
 // job's due time, or now (it was served and has more due: it waits behind
 // the keys waiting longer); a key with nothing scheduled is forgotten.
-func (e *Engine) flowAfter(ctx context.Context, q store.Queries, p *claimPass, ep *store.Endpoint, lim flowLimits, keys []*keyTurn, took int) error {
+func (e *Engine) flowAfter(ctx context.Context, q store.Queries, p *claimPass, ep *store.Endpoint, lim flowLimits, keys []*keyTurn) error {
 	var offered []string
 	for _, k := range keys {
 		if k.offered {
@@ -239,7 +239,7 @@ func (e *Engine) flowAfter(ctx context.Context, q store.Queries, p *claimPass, e
 	}
 	ready := map[string]int64{}
 	var gone []string
-	var held *gate
+	held := map[wire.Gate]gate{} // each limit that holds a due job of a key, once
 	for _, k := range keys {
 		if !k.offered {
 			continue
@@ -257,8 +257,8 @@ func (e *Engine) flowAfter(ctx context.Context, q store.Queries, p *claimPass, e
 			} else {
 				at = store.FlowKeyParked
 			}
-			if held == nil {
-				held = &g
+			if _, seen := held[g.gate]; !seen && due <= p.now {
+				held[g.gate] = g
 			}
 		}
 		ready[k.key] = at
@@ -269,10 +269,21 @@ func (e *Engine) flowAfter(ctx context.Context, q store.Queries, p *claimPass, e
 	if err := q.FlowKeysSet(ctx, ep.ID, ready); err != nil {
 		return err
 	}
-	if held != nil && took == 0 {
-		p.hold(*held)
-	}
+	p.holdKeys(held)
 	return e.flowWake(ctx, q, p, ep)
+}
+
+// holdKeys notes each limit of a key that holds a due job, in the order of
+// wire.Gates. A key's limit holds its due jobs whether or not the claim
+// took jobs of other keys, or of this key up to its limit: counted only
+// when the claim took nothing, a key at its keyMaxConcurrent was never
+// counted (the claim that filled it took a job, and later claims skip it).
+func (p *claimPass) holdKeys(held map[wire.Gate]gate) {
+	for _, g := range wire.Gates() {
+		if h, ok := held[g]; ok {
+			p.hold(h)
+		}
+	}
 }
 
 // flowWake sets the claim's wake-up to the earliest time a key of the

@@ -76,40 +76,55 @@ func validUTF8NoNUL(s string) bool { return strings.IndexByte(s, 0) < 0 && utf8.
 // flowKeyAt reads the flow key at the pointer tokens of payload: a string
 // as it is, an integer as its decimal text. ok is false when the member is
 // missing or holds another type; shown is then what was found there, for
-// the error (field.Missing when nothing).
+// the error (field.Missing when nothing). A string that is not the text it
+// spells (invalid UTF-8, a \u escape of a lone surrogate) is found but
+// refused: key is "" and shown the string as sent, since encoding/json
+// would read "acct\xff" and "acct\xfe" as one key.
 func flowKeyAt(payload json.RawMessage, tokens []string) (key string, shown string, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
+	raw := json.RawMessage(bytes.TrimSpace(payload))
+	if !json.Valid(raw) {
 		return "", "invalid JSON", false
 	}
 	for _, tok := range tokens {
-		switch x := v.(type) {
-		case map[string]any:
-			m, found := x[tok]
-			if !found {
-				return "", field.Missing, false
-			}
-			v = m
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) || tok != strconv.Itoa(i) {
-				return "", field.Missing, false
-			}
-			v = x[i]
-		default:
+		next, found := memberAt(raw, tok)
+		if !found {
 			return "", field.Missing, false
 		}
+		raw = json.RawMessage(bytes.TrimSpace(next))
 	}
-	switch x := v.(type) {
-	case string:
-		return x, "", true
-	case json.Number:
-		if n := x.String(); strings.Trim(strings.TrimPrefix(n, "-"), "0123456789") == "" {
+	switch raw[0] {
+	case '"':
+		if _, shown, valid := ScanJSONString(raw); !valid {
+			return "", shown, true
+		}
+		_ = json.Unmarshal(raw, &key)
+		return key, "", true
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if n := string(raw); strings.Trim(strings.TrimPrefix(n, "-"), "0123456789") == "" {
 			return n, "", true
 		}
 	}
-	b, _ := json.Marshal(v)
-	return "", backoff.ShowJSON(b), false
+	return "", backoff.ShowJSON(raw), false
+}
+
+// memberAt is the member tok of the JSON object raw, or its element at the
+// decimal index tok when raw is an array.
+func memberAt(raw json.RawMessage, tok string) (json.RawMessage, bool) {
+	switch raw[0] {
+	case '{':
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return nil, false
+		}
+		v, found := m[tok]
+		return v, found
+	case '[':
+		var a []json.RawMessage
+		i, err := strconv.Atoi(tok)
+		if json.Unmarshal(raw, &a) != nil || err != nil || i < 0 || i >= len(a) || tok != strconv.Itoa(i) {
+			return nil, false
+		}
+		return a[i], true
+	}
+	return nil, false
 }

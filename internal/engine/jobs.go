@@ -366,6 +366,8 @@ func (b *enqueueBatch) flowKey(prefix string, r *EnqueueRequest, t *store.Tool) 
 	switch {
 	case !found:
 		b.errs = append(b.errs, &field.Error{Field: name, Value: shown, Allowed: "must be a string or an integer, the job's flow key" + of})
+	case shown != "": // found, but not the text it spells
+		b.errs = append(b.errs, &field.Error{Field: name, Value: shown, Allowed: "is the job's flow key" + of + ": " + FlowKeyAllowed})
 	case !ValidFlowKey(key):
 		b.errs = append(b.errs, &field.Error{Field: name, Value: showFlowKey(key), Allowed: "is the job's flow key" + of + ": " + FlowKeyAllowed})
 	default:

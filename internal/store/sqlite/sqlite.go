@@ -42,6 +42,10 @@ type Options struct {
 	// survives power loss) or "NORMAL" (survives a process crash, not power
 	// loss; faster).
 	Synchronous string
+	// Existing opens the file read-write without creating it (SQLite's
+	// mode=rw): for the commands that must find a database, never make
+	// one. Default false: the file is made, private, if missing.
+	Existing bool
 }
 
 // DB is the SQLite store.
@@ -83,10 +87,12 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if sync != "FULL" && sync != "NORMAL" {
 		return nil, fmt.Errorf("sqlite synchronous: %q is not allowed; must be FULL or NORMAL", opt.Synchronous)
 	}
-	if err := createPrivate(path); err != nil {
+	q := url.Values{}
+	if opt.Existing {
+		q.Add("mode", "rw")
+	} else if err := createPrivate(path); err != nil {
 		return nil, err
 	}
-	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+sync+")")

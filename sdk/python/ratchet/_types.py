@@ -133,7 +133,7 @@ CircuitState = Literal["closed", "open", "half_open"]
 DecisionOutcome = Literal["", "succeeded", "retry", "fail"]
 DeliveryTargetMethod = Literal["", "POST", "PUT", "PATCH", "DELETE"]
 RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
-ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "conflict", "unavailable", "storage_full", "internal", "client_closed"]
+ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "request_too_large", "conflict", "unavailable", "storage_full", "internal", "client_closed"]
 HealthStatus = Literal["ok"]
 HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "key_order", "key_concurrency", "key_rate", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
@@ -283,6 +283,7 @@ class ClaimResult(TypedDict):
 class ClockAdvance(TypedDict):
     """The ClockAdvance schema: the body of POST /v1/dev/clock; the 200 answer of POST /v1/dev/clock."""
 
+    # milliseconds, at most 30 days
     advanceMs: int
     now: NotRequired[str]
 

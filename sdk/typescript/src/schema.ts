@@ -1139,6 +1139,7 @@ export interface components {
             version: string;
         };
         ClockAdvance: {
+            /** @description milliseconds, at most 30 days */
             advanceMs: number;
             /** Format: date-time */
             now?: string;
@@ -1297,7 +1298,7 @@ export interface components {
         };
         ErrorDetail: {
             /** @enum {string} */
-            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "unavailable" | "storage_full" | "internal" | "client_closed";
+            code: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "request_too_large" | "conflict" | "unavailable" | "storage_full" | "internal" | "client_closed";
             current?: components["schemas"]["Endpoint"] | null;
             /** @description the rejected fields, at most 20 */
             fields?: components["schemas"]["FieldError"][];
@@ -2128,6 +2129,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -2174,7 +2184,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        components?: {
+                            [key: string]: unknown;
+                        };
+                        info: {
+                            title: string;
+                            /** @description the server's version */
+                            version: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @description the OpenAPI version, 3.1.0 */
+                        openapi: string;
+                        /** @description every route, by path */
+                        paths: {
+                            [key: string]: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
@@ -2356,6 +2387,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -2427,6 +2467,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2586,6 +2635,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -2738,6 +2796,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -2807,6 +2874,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3137,6 +3213,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -3210,6 +3295,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3293,6 +3387,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -3364,6 +3467,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3636,6 +3748,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -3714,6 +3835,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -3785,6 +3915,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4119,6 +4258,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -4275,6 +4423,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -4344,6 +4501,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4431,6 +4597,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -4500,6 +4675,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4659,6 +4843,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -4726,6 +4919,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4959,6 +5161,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -5116,6 +5327,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -5261,6 +5481,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5425,6 +5654,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -5568,6 +5806,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5727,6 +5974,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database is unavailable, or the server is busy; retry after Retry-After */
             503: {
                 headers: {
@@ -5875,6 +6131,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6196,6 +6461,15 @@ export interface operations {
             };
             /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
