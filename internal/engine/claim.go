@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -27,11 +26,6 @@ type Claimed struct {
 	LeaseExpiresAt int64
 	IdempotencyKey string // the job's key, or "ratchet-job-<id>" when it has none
 }
-
-// RateWindowMs is the rate limit window: a sliding 60 seconds over the claim
-// times of the endpoint's attempts. A claim is allowed while fewer than
-// rateLimitPerMinute attempts were claimed in the 60 s before it.
-const RateWindowMs = 60_000
 
 // Claim hands out up to Max due jobs, each with a lease. With Wait it waits
 // for work: until a job becomes due (by timer, not by polling), something
@@ -169,70 +163,6 @@ func (e *Engine) toolIDs(ctx context.Context, projectID int64, refs []string) ([
 	return ids, storeErr(err, "tools")
 }
 
-// gate is the verdict of the gates of one endpoint at one moment.
-type gate struct {
-	allowed  int64     // how many claims the endpoint admits now
-	gate     wire.Gate // which gate holds it when allowed is 0
-	detail   string
-	until    int64 // when it opens, 0 if it waits for an event
-	halfOpen bool  // this claim is the half-open probe
-	err      error
-	ep       *store.Endpoint // the endpoint as read (explain's key gates)
-}
-
-// gates evaluates pause, circuit, concurrency and rate limit for an endpoint. It
-// does not write; the caller records a half-open transition.
-func (e *Engine) gates(ctx context.Context, q store.Queries, ep *store.Endpoint, now int64) gate {
-	// A pause comes first: an owner's decision holds the endpoint whatever
-	// its circuit and capacity say. The pause is read from the endpoint's
-	// row, so every node that claims (workers' claims and HTTP delivery
-	// alike) sees it once it is committed.
-	if ep.PausedAt != 0 {
-		return gate{gate: wire.GatePaused, detail: pauseDetail(ep)}
-	}
-	g := gate{allowed: ep.MaxConcurrent}
-	switch ep.CircuitState {
-	case wire.CircuitOpen:
-		reopen := ep.CircuitOpenedAt + ep.CircuitOpenMs
-		if now < reopen {
-			if ep.CircuitOpenedBy != "" {
-				return gate{gate: wire.GateCircuit, until: reopen, detail: fmt.Sprintf("the circuit of endpoint %q was opened by hand by %s at %s; it half-opens at the until time", ep.Name, ep.CircuitOpenedBy, FormatTime(ep.CircuitOpenedAt))}
-			}
-			return gate{gate: wire.GateCircuit, until: reopen, detail: fmt.Sprintf("the circuit of endpoint %q is open after %d provider-unhealthy failures; it half-opens at the until time", ep.Name, ep.CircuitFailures)}
-		}
-		g.halfOpen, g.allowed = true, 1
-	case wire.CircuitHalfOpen:
-		if ep.CircuitProbeJob != 0 {
-			return gate{gate: wire.GateCircuit, detail: fmt.Sprintf("the circuit of endpoint %q is half-open and its probe (job %d) is running", ep.Name, ep.CircuitProbeJob)}
-		}
-		g.halfOpen, g.allowed = true, 1
-	}
-	running, err := q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep.ID, Limit: ep.MaxConcurrent})
-	if err != nil {
-		return gate{err: err}
-	}
-	if free := ep.MaxConcurrent - running; free < g.allowed {
-		g.allowed = free
-	}
-	if g.allowed <= 0 {
-		return gate{gate: wire.GateMaxConcurrent, detail: fmt.Sprintf("endpoint %q has %d of %d jobs running (maxConcurrent)", ep.Name, running, ep.MaxConcurrent)}
-	}
-	if ep.RateLimitPerMinute != nil {
-		limit := *ep.RateLimitPerMinute
-		n, earliest, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: now - RateWindowMs + 1, Limit: limit})
-		if err != nil {
-			return gate{err: err}
-		}
-		if left := limit - n; left < g.allowed {
-			g.allowed = left
-		}
-		if g.allowed <= 0 {
-			return gate{gate: wire.GateRateLimit, until: earliest + RateWindowMs, detail: fmt.Sprintf("endpoint %q had %d claims in the last 60 s (rateLimitPerMinute %d)", ep.Name, n, limit)}
-		}
-	}
-	return g
-}
-
 // errOptimisticMiss takes back a transaction whose optimistic claim the
 // gates did not confirm; the claim runs again on the locked path.
 var errOptimisticMiss = errors.New("optimistic claim not confirmed")
@@ -293,35 +223,6 @@ func (e *Engine) optimistic(ctx context.Context, q store.Queries, ep *store.Endp
 		return nil, errOptimisticMiss
 	}
 	return jobs, nil
-}
-
-// confirm decides, with the endpoint's row locked, whether claims stamped
-// at t0 (this transaction's, which it sees as running, and any committed
-// before it) keep within the endpoint's gates. It asks more than the locked
-// path does, because the claims were stamped before the lock: an attempt of
-// the endpoint that finished after t0 overlaps them in the attempts table,
-// so it counts as running; and the rate limit's window is taken back from
-// t0, not from now. When in doubt it says no; the locked path decides.
-func (e *Engine) confirm(ctx context.Context, q store.Queries, ep *store.Endpoint, t0 int64) (bool, error) {
-	if ep.PausedAt != 0 || ep.CircuitState != wire.CircuitClosed || ep.Keyed() {
-		return false, nil
-	}
-	running, err := q.CountRunning(ctx, &store.CountRunningParams{EndpointID: ep.ID, Limit: ep.MaxConcurrent + 1})
-	if err != nil || running > ep.MaxConcurrent {
-		return false, err
-	}
-	finished, err := q.AttemptsFinishedSince(ctx, &store.AttemptsFinishedSinceParams{EndpointID: ep.ID, Since: t0, Limit: ep.MaxConcurrent - running + 1})
-	if err != nil || running+finished > ep.MaxConcurrent {
-		return false, err
-	}
-	if ep.RateLimitPerMinute != nil {
-		limit := *ep.RateLimitPerMinute
-		n, _, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: t0 - RateWindowMs + 1, Limit: limit + 1})
-		if err != nil || n > limit {
-			return false, err
-		}
-	}
-	return true, nil
 }
 
 // claimPass is what one claim transaction gathers as it walks the due
@@ -423,11 +324,7 @@ func (e *Engine) claimUnlocked(ctx context.Context, q store.Queries, p *claimPas
 		return false, err
 	}
 	miss, _ := e.optimisticMiss.Load(id)
-	if ep.PausedAt == 0 && ep.CircuitState == wire.CircuitClosed && !ep.Keyed() && (miss == nil || p.now-miss.(int64) >= optimisticBackoffMs) {
-		limit := min(p.remaining, ep.MaxConcurrent)
-		if ep.RateLimitPerMinute != nil {
-			limit = min(limit, *ep.RateLimitPerMinute)
-		}
+	if open, limit := fastOpen(ep, p.remaining); open && (miss == nil || p.now-miss.(int64) >= optimisticBackoffMs) {
 		if p.now, err = e.txNow(ctx, q); err != nil {
 			return false, err
 		}
@@ -494,7 +391,7 @@ func (e *Engine) claimLocked(ctx context.Context, q store.Queries, p *claimPass,
 	// first), where a SELECT and an UPDATE by id read them twice. A keyed
 	// endpoint's jobs are handed out key by key.
 	var jobs []store.Job
-	if ep.Keyed() {
+	if keyed(ep) {
 		jobs, err = e.claimKeyed(ctx, q, p, ep, min(p.remaining, g.allowed))
 	} else {
 		jobs, err = q.JobsClaimDue(ctx, &store.JobsClaimDueParams{EndpointID: id, ToolIDs: p.toolIDs, Limit: int(min(p.remaining, g.allowed)),

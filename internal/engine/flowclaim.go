@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/getratchet/ratchet/internal/store"
@@ -40,33 +39,6 @@ type keyTurn struct {
 	took    int64            // jobs this claim gave it
 	done    bool             // it gets no more in this claim
 	offered bool             // this claim looked at it: its ready time is rewritten
-}
-
-// flowLimits are an endpoint's limits per key.
-type flowLimits struct{ ep *store.Endpoint }
-
-// room is how many more jobs key k may start now (-1: no limit). Key ”
-// (the key-less jobs) has no limit of its own.
-func (l flowLimits) room(k *keyTurn) int64 {
-	if k.key == "" {
-		return -1
-	}
-	room := int64(-1)
-	limit := func(n int64) {
-		if room < 0 || n < room {
-			room = max(n, 0)
-		}
-	}
-	if l.ep.KeyOrdered {
-		limit(1 - k.running - k.took)
-	}
-	if l.ep.KeyMaxConcurrent != nil {
-		limit(*l.ep.KeyMaxConcurrent - k.running - k.took)
-	}
-	if l.ep.KeyRateLimitPerMinute != nil {
-		limit(*l.ep.KeyRateLimitPerMinute - k.claims.N - k.took)
-	}
-	return room
 }
 
 // claimKeyed claims up to want jobs of a keyed endpoint (its row locked,
@@ -133,7 +105,8 @@ func keyCounts(ctx context.Context, q store.Queries, ep *store.Endpoint, keys []
 			limited = append(limited, k.key)
 		}
 	}
-	if ep.KeyOrdered || ep.KeyMaxConcurrent != nil {
+	needs := keyNeedsOf(ep)
+	if needs.running {
 		running, err := q.FlowKeysRunning(ctx, ep.ID, limited)
 		if err != nil {
 			return err
@@ -142,7 +115,7 @@ func keyCounts(ctx context.Context, q store.Queries, ep *store.Endpoint, keys []
 			k.running = running[k.key]
 		}
 	}
-	if ep.KeyRateLimitPerMinute != nil {
+	if needs.claims {
 		claims, err := q.FlowKeysClaims(ctx, ep.ID, limited, now-KeyRateWindowMs+1)
 		if err != nil {
 			return err
@@ -296,38 +269,6 @@ func (e *Engine) flowWake(ctx context.Context, q store.Queries, p *claimPass, ep
 	return err
 }
 
-// keyGate says which of its own limits holds key k (room 0): ordered,
-// concurrency or rate, with the rate window's end.
-func (e *Engine) keyGate(ep *store.Endpoint, k *keyTurn, now int64) gate {
-	running, claims := k.running+k.took, k.claims.N+k.took
-	switch {
-	case ep.KeyOrdered && running >= 1:
-		return gate{gate: wire.GateKeyOrder, detail: fmt.Sprintf("key %q is ordered and has a job in flight; the next runs when it finishes", k.key)}
-	case ep.KeyMaxConcurrent != nil && running >= *ep.KeyMaxConcurrent:
-		return gate{gate: wire.GateKeyConcurrent, detail: fmt.Sprintf("key %q has %d of %d in flight (keyMaxConcurrent)", k.key, running, *ep.KeyMaxConcurrent)}
-	default:
-		earliest := now
-		if k.claims.N > 0 {
-			earliest = k.claims.Earliest
-		}
-		limit := int64(0)
-		if ep.KeyRateLimitPerMinute != nil {
-			limit = *ep.KeyRateLimitPerMinute
-		}
-		return gate{gate: wire.GateKeyRate, until: earliest + KeyRateWindowMs,
-			detail: fmt.Sprintf("key %q had %d claims in the last 61 s (keyRateLimitPerMinute %d, and a second for delivery)", k.key, claims, limit)}
-	}
-}
-
-// hold is the gate's verdict as explain tells it.
-func (g *gate) hold() *Hold {
-	h := &Hold{Gate: g.gate, Detail: g.detail}
-	if g.until > 0 {
-		h.Until = FormatTime(g.until)
-	}
-	return h
-}
-
 // keyHold says which limit of its flow key holds a due job of a keyed
 // endpoint whose own gates are open (nil: none).
 func (e *Engine) keyHold(ctx context.Context, q store.Queries, ep *store.Endpoint, j *store.Job, now int64) (*Hold, error) {
@@ -335,13 +276,11 @@ func (e *Engine) keyHold(ctx context.Context, q store.Queries, ep *store.Endpoin
 	if err := keyCounts(ctx, q, ep, []*keyTurn{k}, now); err != nil {
 		return nil, err
 	}
-	if ep.KeyOrdered && k.running == 0 {
-		head, err := q.FlowKeyHead(ctx, ep.ID, j.FlowKey)
-		if err != nil {
-			return nil, err
-		}
-		if head != 0 && head != j.ID {
-			return &Hold{Gate: wire.GateKeyOrder, Detail: fmt.Sprintf("key %q is ordered: job %d, enqueued before this one, runs first", j.FlowKey, head)}, nil
+	for _, r := range keyRules {
+		if jh, ok := r.(jobHolder); ok && r.active(ep) {
+			if h, err := jh.jobHold(ctx, q, ep, j, k); err != nil || h != nil {
+				return h, err
+			}
 		}
 	}
 	if (flowLimits{ep}).room(k) != 0 {
@@ -368,7 +307,7 @@ func (e *Engine) SweepFlowKeys(ctx context.Context) error {
 		return err
 	}
 	for i := range eps {
-		if !eps[i].Keyed() {
+		if !keyed(&eps[i]) {
 			continue
 		}
 		if err := e.st.Tx(ctx, func(q store.Queries) error { return q.FlowKeysRebuild(ctx, eps[i].ID, false) }); err != nil {

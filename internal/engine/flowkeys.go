@@ -31,7 +31,7 @@ func (e *Engine) FlowKeys(ctx context.Context, p *Principal, name string, limit 
 		if err != nil {
 			return err
 		}
-		out.Now, out.Keyed = FormatTime(now), ep.Keyed()
+		out.Now, out.Keyed = FormatTime(now), keyed(ep)
 		loads, capped, err := q.FlowKeysBusiest(ctx, ep.ID, now, limit)
 		if err != nil {
 			return err
@@ -41,7 +41,7 @@ func (e *Engine) FlowKeys(ctx context.Context, p *Principal, name string, limit 
 		for i, l := range loads {
 			keys[i] = &keyTurn{key: l.Key, running: l.Running}
 		}
-		if ep.Keyed() && ep.KeyRateLimitPerMinute != nil {
+		if keyed(ep) && ep.KeyRateLimitPerMinute != nil {
 			if err := keyCounts(ctx, q, ep, keys, now); err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ func (e *Engine) FlowKeys(ctx context.Context, p *Principal, name string, limit 
 // held, by the limit that closes once the room is taken.
 func (e *Engine) keyLoad(ep *store.Endpoint, l store.FlowKeyLoad, k *keyTurn, now int64) wire.FlowKeyLoad {
 	w := wire.FlowKeyLoad{Key: l.Key, Running: l.Running, Scheduled: l.Scheduled, Due: l.Due}
-	if !ep.Keyed() || l.Due == 0 {
+	if !keyed(ep) || l.Due == 0 {
 		return w
 	}
 	room := flowLimits{ep}.room(k)

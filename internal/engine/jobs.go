@@ -783,7 +783,7 @@ func (e *Engine) holdOf(ctx context.Context, q store.Queries, j *store.Job, now 
 	if g.allowed <= 0 {
 		return g.hold(), nil
 	}
-	if g.ep.Keyed() && j.FlowKey != "" {
+	if keyed(g.ep) && j.FlowKey != "" {
 		kg, err := e.keyHold(ctx, q, g.ep, j, now)
 		if err != nil || kg != nil {
 			return kg, err

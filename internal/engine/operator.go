@@ -29,15 +29,6 @@ func (e *Engine) audit(ctx context.Context, q store.Queries, p *Principal, now i
 		Action: action, Target: target, Detail: detail})
 }
 
-// pauseDetail is the sentence a paused endpoint's hold shows.
-func pauseDetail(ep *store.Endpoint) string {
-	s := fmt.Sprintf("endpoint %s was paused by %s at %s", ep.Name, ep.PausedBy, FormatTime(ep.PausedAt))
-	if ep.PausedReason != "" {
-		s += ": " + ep.PausedReason
-	}
-	return s
-}
-
 // lockEndpoint reads the project's endpoint by name and locks its row
 // until commit, so an operator's change and the claims' gate decisions are
 // serialised across nodes.

@@ -194,19 +194,3 @@ func cancelForTick(ctx context.Context, q store.Queries, j *store.Job, now int64
 	}
 	return q.JobUpdate(ctx, j)
 }
-
-// runSchedules fires due schedules every interval until ctx ends.
-func (e *Engine) runSchedules(ctx context.Context) {
-	for {
-		t := e.clk.NewTimer(e.cfg.ScheduleInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		}
-		if _, err := e.FireSchedules(ctx); err != nil && ctx.Err() == nil {
-			e.log.Warn("firing schedules failed", "err", err)
-		}
-	}
-}

@@ -437,7 +437,7 @@ func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name st
 		cur.Policy, _ = json.Marshal(pol.Policy)
 		cur.DefaultTimeoutMs, cur.MaxConcurrent, cur.RateLimitPerMinute = pol.DefaultTimeoutMs, pol.MaxConcurrent, pol.RateLimitPerMinute
 		cur.CircuitThreshold, cur.CircuitOpenMs = pol.CircuitFailureThreshold, pol.CircuitOpenMs
-		wasKeyed := cur.Keyed()
+		wasKeyed := keyed(cur)
 		setKeyLimits(cur, pol.Keys)
 		cur.UpdatedAt = e.nowMs()
 		if err := q.EndpointUpdatePolicy(ctx, &store.EndpointUpdatePolicyParams{Endpoint: cur, ExpectedVersion: expectedVersion}); err != nil {
@@ -451,7 +451,7 @@ func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name st
 		// A keyed endpoint's claims read its flow keys: an endpoint that
 		// becomes keyed gets a row for each key with jobs scheduled, and
 		// one that stops being keyed drops them.
-		if wasKeyed != cur.Keyed() {
+		if wasKeyed != keyed(cur) {
 			if err := q.FlowKeysRebuild(ctx, cur.ID, wasKeyed); err != nil {
 				return err
 			}

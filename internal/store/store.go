@@ -123,12 +123,6 @@ type Endpoint struct {
 	FairKeys              bool   // claims take turns across keys
 }
 
-// Keyed reports whether the endpoint's claims go through its flow keys:
-// it has a limit per key, ordered keys or fair sharing.
-func (e *Endpoint) Keyed() bool {
-	return e.KeyMaxConcurrent != nil || e.KeyRateLimitPerMinute != nil || e.KeyOrdered || e.FairKeys
-}
-
 // FlowKeyParked is a flow key's ready time while it is at its concurrency
 // limit: it is offered no claim until one of its jobs finishes.
 const FlowKeyParked int64 = 1<<63 - 1

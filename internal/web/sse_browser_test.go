@@ -15,15 +15,17 @@ import (
 	"github.com/getratchet/ratchet/internal/proctest"
 )
 
-// sseFuzzJS runs in the page against the dashboard's own module: thousands
-// of event-stream texts from a seeded generator, each fed to EventParser in
+// sseFuzzJS runs in the page against the module the dashboard reads its
+// streams with (assets/sse.js, the SDK's EventStreamParser): thousands
+// of event-stream texts from a seeded generator, each fed to it in
 // random pieces — as text, and as UTF-8 bytes cut anywhere through the
 // page's TextDecoder — must read as a plain whole-text reading does; the
 // server's form comes back as sent; with bound, an event over the bound
 // throws. It returns the first failure, or "".
 const sseFuzzJS = `(async (seed, rounds, bound) => {
   const script = [...document.scripts].find((s) => s.src.includes("/assets/"));
-  const { EventParser, MAX_EVENT_CHARS } = await import(new URL("dashboard-api.js", script.src).href);
+  const { EventStreamParser, MAX_EVENT_CHARS } = await import(new URL("sse.js", script.src).href);
+  const parser = () => { const p = new EventStreamParser(); return { push: (t) => p.pushWithComments(t) }; };
   let a = seed >>> 0;
   const r = () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -61,13 +63,13 @@ const sseFuzzJS = `(async (seed, rounds, bound) => {
   for (let round = 0; round < rounds; round++) {
     const text = randomText();
     const want = reference(text);
-    const p = new EventParser();
+    const p = parser();
     const got = [];
     for (const [i, j] of cuts(text.length)) got.push(...p.push(text.slice(i, j)));
     if (!same(got, want)) return "round " + round + ": text " + JSON.stringify(text) + " read " + JSON.stringify(got) + ", want " + JSON.stringify(want);
     const bytes = new TextEncoder().encode(text);
     const dec = new TextDecoder();
-    const q = new EventParser();
+    const q = parser();
     const fromBytes = [];
     for (const [i, j] of cuts(bytes.length)) fromBytes.push(...q.push(dec.decode(bytes.subarray(i, j), { stream: true })));
     fromBytes.push(...q.push(dec.decode()));
@@ -79,16 +81,16 @@ const sseFuzzJS = `(async (seed, rounds, bound) => {
       sent.push({ comment: "ping" }, { event: "e" + i, data });
       wire += ": ping\n\nevent: e" + i + "\ndata: " + data + "\n\n";
     }
-    const w = new EventParser();
+    const w = parser();
     const back = [];
     for (const [i, j] of cuts(wire.length)) back.push(...w.push(wire.slice(i, j)));
     if (!same(back, sent)) return "round " + round + ": the server's form " + JSON.stringify(wire) + " read " + JSON.stringify(back);
   }
-  if (bound) try { new EventParser().push("data: " + "x".repeat(MAX_EVENT_CHARS)); return "a line over the bound was taken"; } catch (e) { if (!(e instanceof RangeError)) return "over the bound: " + e; }
+  if (bound) try { parser().push("data: " + "x".repeat(MAX_EVENT_CHARS)); return "a line over the bound was taken"; } catch (e) { if (!(e instanceof RangeError)) return "over the bound: " + e; }
   return "";
 })`
 
-// TestDashboardEventParser fuzzes the dashboard's event-stream parser in
+// TestDashboardEventParser fuzzes the event-stream parser the dashboard loads in
 // Chromium (the parser the live pages read GET /v1/stream with): 4,000
 // texts in eight steps of 500, each step within the step timeout on its
 // own (4,000 in one step outlasted it on a loaded machine), and the bound

@@ -18,7 +18,7 @@ func testFlowKeys(t *testing.T, s store.Store) {
 	tx(t, s, func(q store.Queries) error {
 		return q.EndpointUpdatePolicy(ctx, &store.EndpointUpdatePolicyParams{Endpoint: f.ep, ExpectedVersion: f.ep.Version})
 	})
-	if got := getEndpoint(t, s, f.ep.ID); !got.Keyed() || !eqPtr(got.KeyMaxConcurrent, ptr(2)) || got.KeyRateLimitPerMinute != nil || got.KeyOrdered || got.FairKeys {
+	if got := getEndpoint(t, s, f.ep.ID); !eqPtr(got.KeyMaxConcurrent, ptr(2)) || got.KeyRateLimitPerMinute != nil || got.KeyOrdered || got.FairKeys {
 		t.Fatalf("keyed endpoint read back as %+v", got)
 	}
 	plain := newEndpoint(t, s, f.p.ID, "plain")

@@ -3,6 +3,8 @@
 // The key lives in sessionStorage, so it stays with this tab and is gone when
 // the tab closes; it is never put in a URL, a cookie or localStorage.
 
+import { EventStreamParser } from "./sse.js";
+
 const KEY = "ratchet.apiKey";
 
 export function getKey() {
@@ -116,73 +118,6 @@ const RETRY_MAX_MS = 30000;
 // long is dead although the connection looks open: drop it and reconnect.
 const SILENCE_MS = 40000;
 
-// EventParser reads text/event-stream as the HTML standard's parser (and
-// EventSource) does, one decoded chunk at a time: lines end with \n, \r\n
-// or \r (a chunk may end between \r and \n); "name:value" loses one space
-// after the colon; a line without a colon is a field with an empty value;
-// "data" lines of one event join with \n; a blank line dispatches the event
-// if it has data; id and retry are ignored. push(text) returns what the
-// chunk completed: {event, data} for events and {comment} for comment lines
-// (": ping"), in order. The result does not depend on how the text is cut.
-// A line or an event's data over MAX_EVENT_CHARS throws a RangeError.
-export const MAX_EVENT_CHARS = 16 * 1024 * 1024;
-
-export class EventParser {
-  #line = "";
-  #skipLF = false;
-  #event = "";
-  #data = "";
-  #hasData = false;
-
-  push(text) {
-    const out = [];
-    let i = 0;
-    while (i < text.length) {
-      if (this.#skipLF) {
-        this.#skipLF = false;
-        if (text.charCodeAt(i) === 10) { i++; continue; }
-      }
-      let j = i;
-      while (j < text.length) {
-        const c = text.charCodeAt(j);
-        if (c === 10 || c === 13) break;
-        j++;
-      }
-      if (this.#line.length + (j - i) > MAX_EVENT_CHARS) throw new RangeError("event stream: a line longer than " + MAX_EVENT_CHARS + " characters");
-      this.#line += text.slice(i, j);
-      if (j === text.length) break;
-      this.#skipLF = text.charCodeAt(j) === 13;
-      i = j + 1;
-      const line = this.#line;
-      this.#line = "";
-      this.#endLine(line, out);
-    }
-    return out;
-  }
-
-  #endLine(line, out) {
-    if (line === "") {
-      if (this.#hasData) out.push({ event: this.#event || "message", data: this.#data });
-      this.#event = "";
-      this.#data = "";
-      this.#hasData = false;
-      return;
-    }
-    if (line.charCodeAt(0) === 58) { out.push({ comment: line.slice(1).replace(/^ /, "") }); return; }
-    const colon = line.indexOf(":");
-    const name = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? "" : line.slice(colon + 1);
-    if (value.charCodeAt(0) === 32) value = value.slice(1);
-    if (name === "event") {
-      this.#event = value;
-    } else if (name === "data") {
-      if (this.#data.length + value.length + 1 > MAX_EVENT_CHARS) throw new RangeError("event stream: an event's data longer than " + MAX_EVENT_CHARS + " characters");
-      this.#data = this.#hasData ? this.#data + "\n" + value : value;
-      this.#hasData = true;
-    }
-  }
-}
-
 // openStream reads GET /v1/stream with the signed-in key (EventSource
 // cannot send a header, so it is fetch and a stream reader) and keeps it
 // open: when it ends or fails it reconnects with backoff. onEvent(name,
@@ -224,7 +159,7 @@ export function openStream(params, { onEvent, onStatus }) {
     }
     const reader = res.body.getReader();
     const dec = new TextDecoder();
-    const parser = new EventParser();
+    const parser = new EventStreamParser();
     let gotEvent = false;
     const watchdog = () => {
       clearTimeout(silence);
@@ -236,7 +171,7 @@ export function openStream(params, { onEvent, onStatus }) {
         const { done, value } = await reader.read();
         if (done) break;
         watchdog();
-        const events = parser.push(dec.decode(value, { stream: true }));
+        const events = parser.pushWithComments(dec.decode(value, { stream: true }));
         for (const e of events) {
           if (closed) return;
           if (e.comment !== undefined) { status({ state: "live", at: Date.now() }); continue; }

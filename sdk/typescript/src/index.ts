@@ -5,7 +5,7 @@
  */
 export { Client, describe, type ClientOptions, type JobFilter, type RequestOptions } from "./client.js";
 export { RatchetError, parseHttpDate, parseRetryAfter, type ErrorCode } from "./errors.js";
-export { EventStreamParser, MAX_EVENT_CHARS, type ServerEvent } from "./sse.js";
+export { EventStreamParser, MAX_EVENT_CHARS, type ServerComment, type ServerEvent } from "./sse.js";
 export { apiBackoff, sleep } from "./backoff.js";
 export {
   HEADERS_OF_INTEREST,

@@ -7,6 +7,11 @@ export interface ServerEvent {
   data: string;
 }
 
+/** A comment line of a stream (": ping" reads as { comment: "ping" }). */
+export interface ServerComment {
+  comment: string;
+}
+
 /**
  * Reads text/event-stream as the HTML standard's parser does, one decoded
  * chunk at a time: lines end with \n, \r\n or \r (a chunk may end between
@@ -17,6 +22,10 @@ export interface ServerEvent {
  * other fields (id, retry) are ignored. What it returns does not depend on
  * how the text is split into chunks. A line or data over MAX_EVENT_CHARS
  * throws a RangeError.
+ *
+ * This is Ratchet's one event-stream parser: the dashboard loads it as
+ * internal/web/assets/sse.js, which scripts/generate copies from the
+ * compiled dist/sse.js (a test fails when the copy is stale).
  */
 export class EventStreamParser {
   #line = "";
@@ -28,6 +37,21 @@ export class EventStreamParser {
   /** Feeds the next chunk of text; returns the events it completed. */
   push(text: string): ServerEvent[] {
     const out: ServerEvent[] = [];
+    this.#feed(text, out, false);
+    return out;
+  }
+
+  /**
+   * Feeds the next chunk of text; returns the events and the comment lines
+   * it completed, in stream order (a comment says the stream is alive).
+   */
+  pushWithComments(text: string): Array<ServerEvent | ServerComment> {
+    const out: Array<ServerEvent | ServerComment> = [];
+    this.#feed(text, out, true);
+    return out;
+  }
+
+  #feed(text: string, out: Array<ServerEvent | ServerComment>, comments: boolean): void {
     let i = 0;
     while (i < text.length) {
       if (this.#skipLF) {
@@ -50,12 +74,11 @@ export class EventStreamParser {
       i = j + 1;
       const line = this.#line;
       this.#line = "";
-      this.#endLine(line, out);
+      this.#endLine(line, out, comments);
     }
-    return out;
   }
 
-  #endLine(line: string, out: ServerEvent[]): void {
+  #endLine(line: string, out: Array<ServerEvent | ServerComment>, comments: boolean): void {
     if (line === "") {
       if (this.#hasData) out.push({ event: this.#event || "message", data: this.#data });
       this.#event = "";
@@ -63,7 +86,11 @@ export class EventStreamParser {
       this.#hasData = false;
       return;
     }
-    if (line.charCodeAt(0) === 58) return; // ":" comment
+    if (line.charCodeAt(0) === 58) {
+      // ":" comment
+      if (comments) out.push({ comment: line.slice(1).replace(/^ /, "") });
+      return;
+    }
     const colon = line.indexOf(":");
     const name = colon < 0 ? line : line.slice(0, colon);
     let value = colon < 0 ? "" : line.slice(colon + 1);
