@@ -146,7 +146,9 @@ func provider(t *testing.T, h http.HandlerFunc) *httptest.Server {
 }
 
 // TestScriptedProvider runs one attempt against each provider script and
-// checks its classification and schedule against docs/errors.md.
+// checks its classification and schedule against the cases below, written
+// from the decision table. The tie between internal/classify and the tables
+// of docs/errors.md is checked by internal/classify/errors_doc_test.go.
 func TestScriptedProvider(t *testing.T) {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })

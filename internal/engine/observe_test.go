@@ -278,7 +278,7 @@ func TestHistoryTwoNodesPostgres(t *testing.T) {
 // and finished in it) among 2,000 in three minutes, on SQLite and, when
 // configured, PostgreSQL: the counts must be exact; the time is printed,
 // never asserted. RATCHET_MEASURE=1 makes it 20,000 among 40,000 (the
-// figure in docs/operations.md). The roll-up is one grouped statement per
+// figure in docs/performance.md). The roll-up is one grouped statement per
 // pass, so the smaller default checks the same counting for a quarter of
 // the seeding (it took 20 s under -race at 4,000 among 8,000).
 func TestHistoryRollUpCost(t *testing.T) {

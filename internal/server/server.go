@@ -444,7 +444,7 @@ func serve(ctx context.Context, cfg Config, ln net.Listener, srv *http.Server, e
 }
 
 // startTracing turns tracing on when the OTEL_* variables set an OTLP
-// endpoint (docs/operations.md, Traces), and says so on the log.
+// endpoint (docs/traces.md), and says so on the log.
 func startTracing(ctx context.Context, version string, log *slog.Logger) (*tracing.Tracer, error) {
 	t, err := tracing.Setup(ctx, os.Getenv, version, log)
 	if err != nil {

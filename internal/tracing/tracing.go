@@ -1,8 +1,7 @@
 // Package tracing is Ratchet's OpenTelemetry tracing: the OTLP/HTTP
 // exporter, configured by the standard OTEL_* variables and off unless an
 // OTLP endpoint is set, and the spans of a job's life (ratchet.enqueue,
-// ratchet.claim, ratchet.report, ratchet.delivery; docs/operations.md,
-// Traces).
+// ratchet.claim, ratchet.report, ratchet.delivery; docs/traces.md).
 //
 // A nil *Tracer is tracing turned off: every method works on it and costs
 // a nil check, so the claim and report paths allocate nothing more when
@@ -27,7 +26,7 @@ import (
 	"github.com/getratchet/ratchet/internal/traceparent"
 )
 
-// Span names (documented in docs/operations.md, Traces).
+// Span names (documented in docs/traces.md).
 const (
 	SpanEnqueue  = "ratchet.enqueue"
 	SpanClaim    = "ratchet.claim"

@@ -26,7 +26,7 @@ export function setKey(k) {
 // written anywhere but each tab's sessionStorage: closing the last tab
 // ends the session, and since no cookie carries it the API has no ambient
 // authority for a cross-site request to borrow (no CSRF). Why this and not
-// a session cookie: docs/operations.md, Dashboard sessions.
+// a session cookie: docs/dashboard.md, Dashboard sessions.
 
 const CHANNEL = "ratchet.session";
 
