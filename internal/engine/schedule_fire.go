@@ -169,8 +169,13 @@ func (e *Engine) fireTick(ctx context.Context, q store.Queries, s *store.Schedul
 	at := time.UnixMilli(tk.FireAt)
 	r := EnqueueRequest{Tool: s.Tool, Payload: tickPayload(s.Payload, tk.TickAt), IdempotencyKey: tickKey(s.ID, tk.TickAt), FlowKey: s.FlowKey, RunAt: &at}
 	b := newBatch(e, &Principal{ProjectID: s.ProjectID, Scope: wire.ScopeProducer}, q, now)
-	if err := b.add(ctx, 0, &r); err != nil {
-		return err
+	// Every rule of an enqueue, the checks without the database included
+	// (a payload grown past the limit by its tick times is refused as at
+	// POST /v1/jobs); a broken rule is the tick's failure, not a job.
+	if b.errs = validateEnqueue(&r, "jobs[0]."); len(b.errs) == 0 {
+		if err := b.add(ctx, 0, &r); err != nil {
+			return err
+		}
 	}
 	if len(b.errs) > 0 || b.out[0].Job == nil {
 		tk.Outcome, tk.Error = wire.TickFailed, b.errs.Error()
