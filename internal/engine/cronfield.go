@@ -87,8 +87,8 @@ func (c *cronField) parseItem(item string) (uint64, string) {
 	step := 1
 	if hasStep {
 		n, err := strconv.Atoi(stepText)
-		if err != nil || n < 1 || n > 1000 {
-			return 0, fmt.Sprintf("step %q must be a whole number from 1 through 1000", stepText)
+		if err != nil || n < 1 {
+			return 0, fmt.Sprintf("step %q must be a whole number of at least 1", stepText)
 		}
 		step = n
 	}
@@ -117,8 +117,11 @@ func (c *cronField) parseItem(item string) (uint64, string) {
 		}
 	}
 	var bits uint64
-	for v := lo; v <= hi; v += step {
+	for v := lo; ; v += step { // no overflow whatever the step
 		bits |= 1 << uint(v)
+		if hi-v < step {
+			break
+		}
 	}
 	return bits, ""
 }
@@ -131,7 +134,7 @@ func (c *cronField) value(s string) (int, string) {
 		}
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < c.min || n > c.max || strings.HasPrefix(s, "+") {
+	if err != nil || n < c.min || n > c.max {
 		return 0, fmt.Sprintf("%q must be %s, alone, as a range a-b, with a step (*/n, a-b/n) or in a comma-separated list", s, c.allowed)
 	}
 	return n, ""
