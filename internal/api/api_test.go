@@ -180,7 +180,9 @@ func TestErrorsNameTheField(t *testing.T) {
 		{"GET", "/v1/jobs?flowKey=%01", ``, `"field":"flowKey"`},
 		// Schedules (docs/schedules.md): the expression, the bound on
 		// frequency, the zone, the spread against the interval, text.
-		{"POST", "/v1/schedules", `{"name":"s","cron":"99 * * * *","tool":"charge@1"}`, `"field":"cron","value":"\"99 * * * *\"","allowed":"must be five cron fields`},
+		{"POST", "/v1/schedules", `{"name":"s","cron":"99 * * * *","tool":"charge@1"}`, `"field":"cron","value":"\"99 * * * *\"","allowed":"minute field \"99\": \"99\" must be 0-59`},
+		{"POST", "/v1/schedules", `{"name":"s","cron":"0 9 * * 8","tool":"charge@1"}`, `"field":"cron","value":"\"0 9 * * 8\"","allowed":"day-of-week field \"8\": \"8\" must be 0-7 (0 and 7 are Sunday) or SUN-SAT`},
+		{"POST", "/v1/schedules", `{"name":"s","cron":"* * * * *","tool":"charge@1","payload":"` + strings.Repeat("{{tickAt}}", 26_000) + `"}`, `"field":"payload","value":"624002 bytes once each {{tickAt}} becomes a tick time","allowed":"must be at most 262144 bytes`},
 		{"POST", "/v1/schedules", `{"name":"s","cron":"@every 2s","tool":"charge@1"}`, `"field":"cron","value":"\"@every 2s\"","allowed":"\"@every \u003cduration\u003e\" must be whole seconds from 10s`},
 		{"POST", "/v1/schedules", `{"name":"s","cron":"@hourly","timeZone":"Moon/Base","tool":"charge@1"}`, `"field":"timeZone","value":"\"Moon/Base\"","allowed":"must be an IANA time zone name`},
 		{"POST", "/v1/schedules", `{"name":"s","cron":"*/5 * * * *","spreadMs":300000,"tool":"charge@1"}`, `"field":"spreadMs","value":"300000","allowed":"must be shorter than the schedule's shortest interval, 300000 ms"`},

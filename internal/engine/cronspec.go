@@ -22,7 +22,8 @@ import (
 //   - a wall time the zone repeats (fall back) fires once, at its first
 //     occurrence (01:30 EDT, not 01:30 EST).
 //
-// robfig/cron parses; its own Next walks the zone's instants an hour at a
+// Five fields are parsed by cron's rules (cronfield.go), the @ names by
+// robfig/cron; robfig's own Next walks the zone's instants an hour at a
 // time, so it skips a day's tick in the gap and fires twice in the repeated
 // hour. The schedule therefore runs robfig's Next on the wall clock written
 // as UTC (where no hour is skipped or repeated) and maps each wall time to
@@ -76,16 +77,19 @@ func (s *cronSpec) parseExpr(expr string) string {
 		s.every = d
 		return ""
 	}
-	sched, err := cron.ParseStandard(expr)
-	if err != nil {
-		return cronAllowed
-	}
-	if spec, ok := sched.(*cron.SpecSchedule); ok {
-		spec.Location = time.UTC // matched on the wall clock written as UTC
+	var spec *cron.SpecSchedule
+	if strings.HasPrefix(expr, "@") {
+		sched, err := cron.ParseStandard(expr)
+		if spec, _ = sched.(*cron.SpecSchedule); err != nil || spec == nil {
+			return cronAllowed
+		}
+	} else if sp, msg := parseFiveFields(expr); msg != "" {
+		return msg
 	} else {
-		return cronAllowed
+		spec = sp
 	}
-	s.sched = sched
+	spec.Location = time.UTC // matched on the wall clock written as UTC
+	s.sched = spec
 	return ""
 }
 

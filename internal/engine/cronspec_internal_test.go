@@ -3,6 +3,8 @@ package engine
 import (
 	"testing"
 	"time"
+
+	"github.com/robfig/cron/v3"
 )
 
 // ticksAfter lists n ticks of expr in zone after from, as UTC times.
@@ -71,7 +73,7 @@ func TestCronNextFromInsideRepeatedHour(t *testing.T) {
 // FuzzScheduleSpec: any expression and zone either parse, giving ticks
 // that only move forward, or are refused with field errors.
 func FuzzScheduleSpec(f *testing.F) {
-	for _, s := range []string{"*/5 * * * *", "@every 10s", "@hourly", "30 2 * * *", "0 0 30 2 *", "TZ=UTC * * * * *", "@every 1h30m", "1-5/2 * * * MON-FRI", "@every -1s"} {
+	for _, s := range []string{"*/5 * * * *", "@every 10s", "@hourly", "30 2 * * *", "0 0 30 2 *", "TZ=UTC * * * * *", "@every 1h30m", "1-5/2 * * * MON-FRI", "@every -1s", "0 12 */2 * 1", "0 9 * * 5-7", "0 9 1,15 jan-mar 7", "*/1000 * ?/3 * 0-7/2", "0 0 1 1 */9223372036854775807", "0 9 * * 8", "5/10 1-2 3 4 5-1"} {
 		f.Add(s, "America/New_York")
 	}
 	f.Add("* * * * *", "Europe/London")
@@ -86,6 +88,9 @@ func FuzzScheduleSpec(f *testing.F) {
 				}
 			}
 			return
+		}
+		if spec.sched != nil && spec.sched.(*cron.SpecSchedule).Dow&(1<<7) != 0 {
+			t.Fatalf("%q: day-of-week bit 7 is set; Sunday is bit 0", expr)
 		}
 		at := from
 		for range 5 {

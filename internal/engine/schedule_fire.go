@@ -44,12 +44,19 @@ func cachedSpec(s *store.Schedule) (*cronSpec, error) {
 // the transaction that moves the schedule's next tick on by
 // compare-and-set. Every node may run it at once; a schedule another
 // node moved first is left alone. It returns the jobs made.
+//
+// The ticks due are worked out from the schedules as read, before the
+// write transaction (after a clock jump that is up to a week of cron
+// arithmetic per schedule, which would hold every enqueue waiting on the
+// writer); the transaction only writes them, and the compare-and-set on
+// the next tick read makes a plan another node overtook a no-op.
 func (e *Engine) FireSchedules(ctx context.Context) (int, error) {
 	made := 0
 	for {
 		var due []store.Schedule
+		var now int64
 		err := e.st.Read(ctx, func(q store.Queries) (err error) {
-			now, err := e.txNow(ctx, q)
+			now, err = e.txNow(ctx, q)
 			if err == nil {
 				due, err = q.SchedulesDue(ctx, &store.SchedulesDueParams{Now: now, Limit: scheduleBatch})
 			}
@@ -58,12 +65,16 @@ func (e *Engine) FireSchedules(ctx context.Context) (int, error) {
 		if err != nil || len(due) == 0 {
 			return made, err
 		}
+		plans, err := planFires(due, now)
+		if err != nil {
+			return made, err
+		}
 		n := 0
 		rec := &tickRecorder{}
 		err = e.st.Tx(ctx, func(q store.Queries) error {
 			n, rec.Queries, rec.ticks = 0, q, nil
-			for i := range due {
-				k, err := e.fireSchedule(ctx, rec, &due[i])
+			for i := range plans {
+				k, err := e.fireSchedule(ctx, rec, &plans[i])
 				if err != nil {
 					return err
 				}
@@ -85,18 +96,36 @@ func (e *Engine) FireSchedules(ctx context.Context) (int, error) {
 	}
 }
 
-// fireSchedule fires the due ticks of s in transaction q; none when
-// another node moved s on first.
-func (e *Engine) fireSchedule(ctx context.Context, q store.Queries, s *store.Schedule) (int, error) {
-	spec, err := cachedSpec(s)
-	if err != nil {
-		return 0, err
+// firePlan is what firing one schedule writes, worked out before the
+// transaction: the ticks to fire, how many were dropped, the next tick.
+type firePlan struct {
+	s            *store.Schedule
+	fire         []int64
+	missed, next int64
+}
+
+// planFires computes the due ticks of each schedule at now.
+func planFires(due []store.Schedule, now int64) ([]firePlan, error) {
+	plans := make([]firePlan, len(due))
+	for i := range due {
+		spec, err := cachedSpec(&due[i])
+		if err != nil {
+			return nil, err
+		}
+		plans[i].s = &due[i]
+		plans[i].fire, plans[i].missed, plans[i].next = dueTicks(spec, &due[i], now)
 	}
+	return plans, nil
+}
+
+// fireSchedule writes plan p in transaction q; nothing when another node
+// moved the schedule on first.
+func (e *Engine) fireSchedule(ctx context.Context, q store.Queries, p *firePlan) (int, error) {
 	now, err := e.txNow(ctx, q)
 	if err != nil {
 		return 0, err
 	}
-	fire, missed, next := dueTicks(spec, s, now)
+	s, fire, missed, next := p.s, p.fire, p.missed, p.next
 	lastJob := s.LastJobID
 	adv := &store.ScheduleAdvanceParams{ID: s.ID, FromTickAt: s.NextTickAt, NextTickAt: next, NextFireAt: next + s.SpreadOffsetMs, LastJobID: s.LastJobID, Now: now}
 	if err := q.ScheduleAdvance(ctx, adv); errors.Is(err, store.ErrConflict) {
@@ -171,8 +200,13 @@ func (e *Engine) fireTick(ctx context.Context, q store.Queries, s *store.Schedul
 	at := time.UnixMilli(tk.FireAt)
 	r := EnqueueRequest{Tool: s.Tool, Payload: tickPayload(s.Payload, tk.TickAt), IdempotencyKey: tickKey(s.ID, tk.TickAt), FlowKey: s.FlowKey, RunAt: &at}
 	b := newBatch(e, &Principal{ProjectID: s.ProjectID, Scope: wire.ScopeProducer}, q, now)
-	if err := b.add(ctx, 0, &r); err != nil {
-		return err
+	// Every rule of an enqueue, the checks without the database included
+	// (a payload grown past the limit by its tick times is refused as at
+	// POST /v1/jobs); a broken rule is the tick's failure, not a job.
+	if b.errs = validateEnqueue(&r, "jobs[0]."); len(b.errs) == 0 {
+		if err := b.add(ctx, 0, &r); err != nil {
+			return err
+		}
 	}
 	if len(b.errs) > 0 || b.out[0].Job == nil {
 		tk.Outcome, tk.Error = wire.TickFailed, b.errs.Error()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -31,8 +32,15 @@ func checkSchedule(in *wire.ScheduleCreate, now time.Time) (*cronSpec, field.Err
 	spec, cerrs := parseCron(in.Cron, in.TimeZone)
 	errs = append(errs, cerrs...)
 	r := EnqueueRequest{Tool: in.Tool, Payload: in.Payload, FlowKey: in.FlowKey}
-	errs = append(errs, validateEnqueue(&r, "")...)
+	perrs := validateEnqueue(&r, "")
+	errs = append(errs, perrs...)
 	in.Payload = r.Payload
+	if !slices.ContainsFunc(perrs, func(e *field.Error) bool { return e.Field == "payload" }) {
+		if n := maxTickPayloadLen(compactPayload(in.Payload)); n > MaxPayloadBytes {
+			errs.Add("payload", strconv.Itoa(n)+" bytes once each "+wire.TickPlaceholder+" becomes a tick time",
+				"must be at most 262144 bytes of JSON with every "+wire.TickPlaceholder+" replaced by a tick time ("+strconv.Itoa(len(maxTickText))+" bytes)")
+		}
+	}
 	if in.Overlap == "" {
 		in.Overlap = wire.OverlapSkip
 	} else if !contains(wire.ScheduleOverlaps(), in.Overlap) {
@@ -111,6 +119,16 @@ func (e *Engine) CreateSchedule(ctx context.Context, p *Principal, in wire.Sched
 
 func newBatch(e *Engine, p *Principal, q store.Queries, now int64) *enqueueBatch {
 	return &enqueueBatch{e: e, p: p, q: q, now: now, out: make([]Enqueued, 1), tools: map[string]resolvedTool{}, runs: map[int64]bool{}}
+}
+
+// maxTickText is the longest tick time a placeholder becomes: every tick
+// before the year 10000 is as long.
+var maxTickText = FormatTime(time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC).UnixMilli())
+
+// maxTickPayloadLen is the length of a stored schedule payload once each
+// placeholder is a tick time: the size of every tick's job's payload.
+func maxTickPayloadLen(payload []byte) int {
+	return len(payload) + bytes.Count(payload, []byte(wire.TickPlaceholder))*(len(maxTickText)-len(wire.TickPlaceholder))
 }
 
 // tickPayload is a schedule's payload for the tick at tick (unix ms): the
