@@ -82,7 +82,7 @@ func TestScheduleMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rules, _ := strings.Cut(string(doc), "### What to alert on")
+	_, rules, _ := strings.Cut(string(doc), "## What to alert on\n")
 	rules, _, _ = strings.Cut(rules, "\n## ")
 	names := regexp.MustCompile(`ratchet_schedule_[a-z_]+`).FindAllString(rules, -1)
 	if len(names) < 3 {
