@@ -31,10 +31,10 @@ const (
 // ScheduleCreate is POST /v1/schedules.
 type ScheduleCreate struct {
 	Name         string          `json:"name" pattern:"name"`
-	Cron         string          `json:"cron" maxLength:"200" doc:"five cron fields (minute hour day-of-month month day-of-week), or @yearly, @monthly, @weekly, @daily, @hourly, or @every <duration> of at least 10s in whole seconds"`
+	Cron         string          `json:"cron" maxLength:"200" doc:"five cron fields (minute hour day-of-month month day-of-week, 0 or 7 for Sunday; when either day field starts with *, a day must match both, as in Vixie cron and cronie), or @yearly, @monthly, @weekly, @daily, @hourly, or @every <duration> of at least 10s in whole seconds"`
 	TimeZone     string          `json:"timeZone,omitempty" maxLength:"64" doc:"the IANA time zone the cron fields are read in; default UTC"`
 	Tool         string          `json:"tool" pattern:"toolRef"`
-	Payload      json.RawMessage `json:"payload,omitempty" doc:"the payload of every tick's job; the text {{tickAt}} in it becomes the tick time (RFC 3339 UTC)"`
+	Payload      json.RawMessage `json:"payload,omitempty" doc:"the payload of every tick's job; the text {{tickAt}} in it becomes the tick time (RFC 3339 UTC); with every {{tickAt}} so replaced it must stay within the payload limit, and each tick's job keeps every rule of POST /v1/jobs"`
 	FlowKey      string          `json:"flowKey,omitempty" maxLength:"128" doc:"the flow key of every tick's job (docs/flow-control.md); absent for none"`
 	Paused       bool            `json:"paused,omitempty" doc:"create it paused; default active"`
 	Overlap      ScheduleOverlap `json:"overlap,omitempty" doc:"what a tick does while the previous tick's job has not finished; default skip"`

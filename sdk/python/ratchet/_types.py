@@ -1117,7 +1117,7 @@ class ScheduleCreate(TypedDict):
     catchUp: NotRequired[CatchUp]
     # with catchUp all, the most missed ticks fired (the latest ones); default 10
     catchUpLimit: NotRequired[int]
-    # five cron fields (minute hour day-of-month month day-of-week), or @yearly, @monthly, @weekly, @daily, @hourly, or @every <duration> of at least 10s in whole seconds
+    # five cron fields (minute hour day-of-month month day-of-week, 0 or 7 for Sunday; when either day field starts with *, a day must match both, as in Vixie cron and cronie), or @yearly, @monthly, @weekly, @daily, @hourly, or @every <duration> of at least 10s in whole seconds
     cron: str
     # the flow key of every tick's job (docs/flow-control.md); absent for none
     flowKey: NotRequired[str]
@@ -1126,7 +1126,7 @@ class ScheduleCreate(TypedDict):
     overlap: NotRequired[ScheduleOverlap]
     # create it paused; default active
     paused: NotRequired[bool]
-    # the payload of every tick's job; the text {{tickAt}} in it becomes the tick time (RFC 3339 UTC)
+    # the payload of every tick's job; the text {{tickAt}} in it becomes the tick time (RFC 3339 UTC); with every {{tickAt}} so replaced it must stay within the payload limit, and each tick's job keeps every rule of POST /v1/jobs
     payload: NotRequired[Any]
     # a window after each tick; the schedule fires at the same offset in it every tick, from a hash of the project and the name; shorter than the shortest interval; default 0
     spreadMs: NotRequired[int]
