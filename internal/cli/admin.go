@@ -8,6 +8,8 @@ import (
 
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/server"
+	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/internal/store/sqlite"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -80,6 +82,23 @@ func (migrateUpCommand) Run(ctx context.Context, env *Env, args []string) error 
 	return nil
 }
 
+// openForStatus opens db unmigrated, so pending migrations show. Reading
+// the status changes nothing: an SQLite path that is not a database (a
+// missing or empty file) is refused rather than made one.
+func openForStatus(ctx context.Context, db string) (store.Store, error) {
+	driver, path, err := server.ParseDatabase(db)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	if driver != server.DriverSQLite {
+		return server.OpenStore(ctx, db, "", false)
+	}
+	if err := isSQLiteFile(path); err != nil {
+		return nil, usagef("--database %s: %v; nothing was changed (ratchet migrate up makes a new database)", quoteValue(db), err)
+	}
+	return sqlite.Open(ctx, path, sqlite.Options{Existing: true})
+}
+
 // migrateStatusCommand is `ratchet migrate status`.
 type migrateStatusCommand struct{}
 
@@ -89,7 +108,7 @@ func (migrateStatusCommand) Run(ctx context.Context, env *Env, args []string) er
 	if err != nil {
 		return err
 	}
-	st, err := server.OpenStore(ctx, db, "", false) // unmigrated, so pending ones show
+	st, err := openForStatus(ctx, db)
 	if err != nil {
 		return err
 	}

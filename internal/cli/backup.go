@@ -41,6 +41,11 @@ func runBackup(ctx context.Context, env *Env, args []string) error {
 		return usagef("--database %s is PostgreSQL; ratchet backup copies the embedded SQLite store only. Back PostgreSQL up with pg_dump:\n  pg_dump --format=custom --file %s '%s'\nand restore with pg_restore --clean --if-exists --dbname URL %s",
 			server.DescribeDatabase(*db), *to, server.DescribeDatabase(*db), *to)
 	}
+	if _, err := os.Stat(path); err == nil { // a missing one: sqlite.Backup says so
+		if err := isSQLiteFile(path); err != nil {
+			return usagef("--database %s: %v; nothing was changed", quoteValue(*db), err)
+		}
+	}
 	sum, err := sqlite.Backup(ctx, path, *to)
 	if err != nil {
 		return err

@@ -308,18 +308,31 @@ func TestKeysRecoverChangesNothingItRefuses(t *testing.T) {
 		sub:     "is a directory, not an SQLite database",
 		missing: "there is no database there",
 	} {
-		before, _ := os.ReadFile(path)
-		_, errOut, code := run(t, "", "keys", "recover", "--database", path)
-		if code == 0 || !strings.Contains(errOut, path) || !strings.Contains(errOut, why) || !strings.Contains(errOut, "nothing was changed") {
-			t.Errorf("keys recover --database %s: exit %d, want an error naming the file and %q:\n%s", path, code, why, errOut)
-		}
-		after, err := os.ReadFile(path)
-		if string(after) != string(before) || (path == missing) != errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s changed: %d bytes before, %d after (%v)", path, len(before), len(after), err)
-		}
-		for _, suffix := range []string{"-wal", "-shm", "-journal"} {
-			if _, err := os.Stat(path + suffix); err == nil {
-				t.Errorf("keys recover left %s%s behind", path, suffix)
+		// Every command that reads a database it must not create refuses
+		// alike: recovering a key, reading the migrations' status, and
+		// backing up.
+		for _, args := range [][]string{{"keys", "recover"}, {"migrate", "status"}, {"backup", "--to", filepath.Join(dir, "copy.db")}} {
+			name := strings.Join(args[:2], " ")
+			before, _ := os.ReadFile(path)
+			_, errOut, code := run(t, "", append(args, "--database", path)...)
+			want, also := why, "nothing was changed"
+			if args[0] == "backup" && path == missing {
+				want, also = "no SQLite database at", "" // backup's own word for a missing file
+			}
+			if code == 0 || !strings.Contains(errOut, path) || !strings.Contains(errOut, want) || !strings.Contains(errOut, also) {
+				t.Errorf("%s --database %s: exit %d, want an error naming the file and %q:\n%s", name, path, code, want, errOut)
+			}
+			after, err := os.ReadFile(path)
+			if string(after) != string(before) || (path == missing) != errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: %s changed: %d bytes before, %d after (%v)", name, path, len(before), len(after), err)
+			}
+			for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+				if _, err := os.Stat(path + suffix); err == nil {
+					t.Errorf("%s left %s%s behind", name, path, suffix)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "copy.db")); err == nil {
+				t.Errorf("%s --database %s wrote a copy", name, path)
 			}
 		}
 	}
