@@ -93,8 +93,26 @@ function errorLines(e) {
 // setView replaces the view's content. Like h, it skips null, undefined and
 // false, which replaceChildren would print as the text "null".
 function setView(...nodes) {
+  $("skip-view")?.remove();
   $("view").replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
   watchTables($("view"));
+}
+
+// viewSkip puts a second skip link after the page's "Skip to content",
+// to the part of the view people come for (the jobs list was 38 Tabs from
+// the top of the page, past the menu, the search, the filters and the
+// tabs); setView takes it away. It moves focus to the target (made
+// focusable) without touching the address.
+function viewSkip(target, text) {
+  const a = h("a", { class: "skip-link", id: "skip-view", href: "#" + target, text });
+  a.addEventListener("click", (ev) => {
+    ev.preventDefault();
+    const el = $(target);
+    if (!el) return;
+    el.tabIndex = -1;
+    el.focus();
+  });
+  document.querySelector(".skip-link").after(a);
 }
 
 // watchTables marks the tables under root that scroll sideways; call it
@@ -758,7 +776,7 @@ async function endpointView([name], stale) {
     h("p", { id: "save-state", class: "help", role: "status" }));
 
   const preview = h("section", { class: "card", "aria-labelledby": "preview-title" },
-    h("div", { class: "card-head" }, h("h2", { id: "preview-title", text: "Schedule preview" }), h("span", { class: "muted small", id: "preview-policy" })),
+    h("div", { class: "card-head" }, h("h2", { id: "preview-title", text: "Retry schedule" }), h("span", { class: "muted small", id: "preview-policy" })),
     h("p", { class: "help" }, "What jobs enqueued after you save will do. Jobs already queued keep the policy they were enqueued with."),
     h("div", { id: "preview-empty", class: "empty", hidden: true, text: "Fix the policy fields to see the schedule." }),
     h("div", { id: "preview-out" },
@@ -1021,6 +1039,22 @@ function detailEl(text) {
   return h("span", { class: "detail" }, parts.flatMap((p) => p.iso ? [p.at ? " " : "", relEl(p.iso)] : [p.text]));
 }
 
+// statePick is the jobs filter's state: any number of states (the API
+// takes several, comma-separated: "failed,exhausted" selects a tenant's
+// failed jobs for one replay), as checkboxes in a fieldset that opens
+// from a button the size of the other filters' selects, whose text says
+// what is chosen.
+function statePick(chosen) {
+  const sum = () => { const c = Array.from(box.querySelectorAll("input:checked"), (i) => i.value); return c.length ? c.join(", ") : "Any state"; };
+  const summary = h("summary", { class: "state-pick-summary", "aria-describedby": "flt-state-label" });
+  const box = h("details", { class: "state-pick", id: "flt-state" }, summary,
+    h("fieldset", {}, h("legend", { class: "visually-hidden", text: "Jobs in any of these states" }),
+      STATES.map((s) => h("label", { class: "check" }, h("input", { type: "checkbox", name: "state", value: s, checked: chosen.includes(s) }), " " + s))));
+  summary.textContent = sum();
+  box.addEventListener("change", () => { summary.textContent = sum(); });
+  return h("div", { class: "field" }, h("span", { class: "label", id: "flt-state-label", text: "State" }), box);
+}
+
 // jobColumns are the jobs list's columns after the checkbox: a label, a
 // class and a cell for a job (null when it has nothing to say).
 // A column with a sort key is sortable: its header is a button (the
@@ -1100,7 +1134,7 @@ async function jobsView(_, stale) {
   const more = h("details", { class: "more-filters", id: "more-filters", open: window.matchMedia("(min-width: 601px)").matches },
     h("summary", { text: narrowed ? `Filters (${narrowed} set)` : "Filters" }),
     h("div", { class: "filter-grid" },
-      sel("flt-state", "State", [["", "Any state"], ...STATES.map((s) => [s, s])], f.state || ""),
+      statePick(f.state ? f.state.split(",") : []),
       sel("flt-tool", "Tool", toolOpts, f.tool || ""),
       sel("flt-endpoint", "Endpoint", epOpts, f.endpoint || ""),
       h("div", { class: "field" }, h("label", { for: "flt-flow-key", text: "Flow key" }),
@@ -1119,7 +1153,7 @@ async function jobsView(_, stale) {
   filterForm.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const nf2 = {};
-    const st = $("flt-state").value, tool = $("flt-tool").value, ep = $("flt-endpoint").value, run = $("flt-run").value.trim(), win = $("flt-created").value;
+    const st = Array.from(document.querySelectorAll("#flt-state input:checked"), (i) => i.value).join(","), tool = $("flt-tool").value, ep = $("flt-endpoint").value, run = $("flt-run").value.trim(), win = $("flt-created").value;
     const q = $("flt-q").value.trim();
     // A key never starts or ends with a space (the API refuses one that
     // does), so trimming what was typed cannot miss a key.
@@ -1393,6 +1427,7 @@ async function jobsView(_, stale) {
     newBox,
     selBar,
     listBox);
+  viewSkip("jobs-count", "Skip to the jobs");
   morphChildren(tabsBox, tabs());
   redrawList();
   if (state.flash) {
@@ -1732,6 +1767,9 @@ async function toolsView(_, stale) {
       t.description ? h("p", { text: t.description }) : null,
       factList([
         ["Endpoint", link("/endpoints/" + encodeURIComponent(t.endpoint), t.endpoint)],
+        t.delivery ? ["Delivered to", h("span", { class: "delivery-target" }, h("span", { class: "mono method", text: t.delivery.method || "POST" }), " ", h("span", { class: "mono url", text: t.delivery.url }))] : ["Run by", "workers that claim it"],
+        t.delivery ? ["Signing", t.delivery.signed ? "Standard Webhooks signature (webhook-id, webhook-timestamp, webhook-signature)" : "not signed"] : null,
+        t.delivery && t.delivery.headers && Object.keys(t.delivery.headers).length ? ["Headers", h("span", { class: "mono", text: Object.keys(t.delivery.headers).sort().join(", ") })] : null,
         ["Timeout", t.timeoutMs == null ? "the endpoint's lease" : msText(t.timeoutMs)],
         ["Retry policy", t.retryPreset ? (t.retryPreset === "CUSTOM" ? policyLabel(t.retryPolicy) : t.retryPreset) : "the endpoint's policy"],
         ["Published", timeEl(t.createdAt)],
@@ -1795,10 +1833,14 @@ async function runView([id], stale) {
     ])),
     h("section", { class: "card" }, h("h2", { text: `Steps (${num(r.steps.length)})` }),
       r.steps.length ? h("div", { class: "table-wrap" }, h("table", { class: "data", id: "steps-table" },
-        h("thead", {}, h("tr", {}, ["Job", "Tool", "Endpoint", "State", "Attempt", "Created"].map((t) => h("th", { text: t })))),
-        h("tbody", {}, r.steps.map((j) => h("tr", {},
-          h("td", {}, link("/jobs/" + j.id, "#" + j.id, "mono")), h("td", { class: "mono", text: toolRef(j) }), h("td", { text: j.endpoint }),
-          h("td", {}, stateBadge(j.state)), h("td", { text: `${j.attempt} / ${j.maxAttempts}` }), h("td", { class: "small" }, timeEl(j.createdAt)))))))
+        h("thead", {}, h("tr", {}, ["Job", "Tool", "Endpoint", "State", "Attempt", "Due / ended", "Last error", "Created"].map((t) => h("th", { text: t })))),
+        h("tbody", {}, r.steps.map((j) => h("tr", { "data-job": j.id },
+          h("td", {}, link("/jobs/" + j.id, "#" + j.id, "mono")), h("td", { class: "mono", text: toolRef(j) }),
+          h("td", {}, link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)),
+          h("td", {}, stateBadge(j.state)), h("td", { text: `${j.attempt} / ${j.maxAttempts}` }),
+          h("td", { class: "small due-col" }, j.state === "scheduled" ? relEl(j.dueAt) : j.finishedAt ? relEl(j.finishedAt) : j.state === "running" ? "running" : "—"),
+          h("td", { class: "small step-error", title: j.lastError || null }, j.lastError ? [j.lastClassification ? h("span", { class: "mono", text: j.lastClassification + " · " }) : null, j.lastError] : "—"),
+          h("td", { class: "small" }, timeEl(j.createdAt)))))))
         : h("p", { class: "empty", text: "This run has no steps yet." })));
   ready();
 }
