@@ -283,11 +283,18 @@ func (e *Engine) keyHold(ctx context.Context, q store.Queries, ep *store.Endpoin
 			}
 		}
 	}
+	return e.keyClosed(ep, k, now), nil
+}
+
+// keyClosed is the limit of its own that holds key k now (nil: it has
+// room, so its due jobs are claimable). Explain and the busiest keys both
+// ask it, so they never disagree about a key.
+func (e *Engine) keyClosed(ep *store.Endpoint, k *keyTurn, now int64) *Hold {
 	if (flowLimits{ep}).room(k) != 0 {
-		return nil, nil
+		return nil
 	}
 	g := e.keyGate(ep, k, now)
-	return g.hold(), nil
+	return g.hold()
 }
 
 // flowSweepInterval is how often each node gives every key of a keyed

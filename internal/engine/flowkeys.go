@@ -63,20 +63,17 @@ func (e *Engine) FlowKeys(ctx context.Context, p *Principal, name string, limit 
 	return out, storeErr(err, "endpoint "+strconv.Quote(name))
 }
 
-// keyLoad is one key's row: the due jobs beyond the key's room now are
-// held, by the limit that closes once the room is taken.
+// keyLoad is one key's row: when the key's own limits are closed now
+// (keyClosed, as explain asks) its due jobs are all held, by that limit;
+// while it has room they are claimable and none is held.
 func (e *Engine) keyLoad(ep *store.Endpoint, l store.FlowKeyLoad, k *keyTurn, now int64) wire.FlowKeyLoad {
 	w := wire.FlowKeyLoad{Key: l.Key, Running: l.Running, Scheduled: l.Scheduled, Due: l.Due}
 	if !keyed(ep) || l.Due == 0 {
 		return w
 	}
-	room := flowLimits{ep}.room(k)
-	if room < 0 || room >= l.Due {
-		return w
+	if hd := e.keyClosed(ep, k, now); hd != nil {
+		w.Held, w.HeldBy = l.Due, hd
 	}
-	k.took = room
-	g := e.keyGate(ep, k, now)
-	w.Held, w.HeldBy = l.Due-room, g.hold()
 	return w
 }
 

@@ -341,3 +341,44 @@ func TestKeyedClaimWantsMore(t *testing.T) {
 		t.Fatal("the claim did not return in a minute")
 	}
 }
+
+// A key with room under its limits holds none of its due jobs: explain
+// calls each of them claimable, so the busiest keys say 0 held too (a
+// key with 0 in flight and 23 due, limit 2, was listed "21 held by the
+// concurrency limit per key").
+func TestKeyRoomHoldsNothing(t *testing.T)         { testKeyRoomHoldsNothing(t, newHarness(t)) }
+func TestKeyRoomHoldsNothingPostgres(t *testing.T) { testKeyRoomHoldsNothing(t, newPGHarnessBare(t)) }
+
+func testKeyRoomHoldsNothing(t *testing.T, h *harness) {
+	keyEndpoint(h, `"keyMaxConcurrent":2`)
+	keys := make([]string, 23)
+	for i := range keys {
+		keys[i] = "tenant-1"
+	}
+	jobs := h.enqueueKeys(keys...)
+	if hd := h.hold(jobs[22].ID); hd.Gate != wire.GateNone {
+		t.Fatalf("explain of a due job of a key with room: %+v, want claimable", hd)
+	}
+	l, err := h.e.FlowKeys(h.ctx, h.owner, "acme", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Keys) != 1 || l.Keys[0].Held != 0 || l.Keys[0].HeldBy != nil {
+		t.Fatalf("FlowKeys = %+v, want tenant-1 with 0 held, as explain says", l.Keys)
+	}
+	// Once the key's room is taken, explain and the list agree again: all
+	// of its due jobs wait for the concurrency limit.
+	if got := h.claim([]string{"call@1"}, 10); len(got) != 2 {
+		t.Fatalf("claimed %d, want the key's 2", len(got))
+	}
+	if hd := h.hold(jobs[22].ID); hd.Gate != wire.GateKeyConcurrent {
+		t.Fatalf("explain with the key full: %+v", hd)
+	}
+	l, err = h.e.FlowKeys(h.ctx, h.owner, "acme", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := l.Keys[0]; k.Held != 21 || k.HeldBy == nil || k.HeldBy.Gate != wire.GateKeyConcurrent {
+		t.Fatalf("FlowKeys with the key full = %+v, want 21 held by key_concurrency", k)
+	}
+}

@@ -362,6 +362,9 @@ func (e *Engine) reportOne(ctx context.Context, q store.Queries, p *Principal, r
 	if r.unsendable {
 		d = classify.RequestInvalid(r.Message)
 	}
+	if r.detail != nil && r.detail.ResponseExcerpt != "" {
+		r.Message = withResponse(r.Message, d, r.detail.ResponseExcerpt)
+	}
 	res, err := e.finishAttempt(ctx, q, j, d, r.Report, now, b)
 	if err == nil && r.detail != nil {
 		res.Attempt.RequestMs, res.Attempt.ResponseHeaders, res.Attempt.ResponseExcerpt = r.detail.RequestMs, r.detail.ResponseHeaders, r.detail.ResponseExcerpt

@@ -82,6 +82,13 @@ func (d *dash) choose(id, value string) {
 	browsertest.Eval[chromedp.Void](d.tab, fmt.Sprintf(`(() => { const e = document.getElementById(%q); e.value = %q; e.dispatchEvent(new Event("change", {bubbles: true})); })()`, id, value))
 }
 
+// pickStates sets the jobs filter's states to these (none: any state).
+func (d *dash) pickStates(states ...string) {
+	d.t.Helper()
+	js, _ := json.Marshal(states)
+	browsertest.Eval[chromedp.Void](d.tab, fmt.Sprintf(`(() => { const want = %s; for (const i of document.querySelectorAll("#flt-state input")) i.checked = want.includes(i.value); document.getElementById("flt-state").dispatchEvent(new Event("change", {bubbles: true})); })()`, js))
+}
+
 func (d *dash) text(css string) string {
 	d.t.Helper()
 	got := browsertest.Eval[string](d.tab, fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) throw new Error("no element " + %q); return e.innerText || e.textContent; })()`, css, css))
@@ -426,7 +433,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		a.t = t
 		a.click(`.site-nav a[href="/jobs"]`)
 		a.waitView("jobs")
-		a.choose("flt-state", "exhausted")
+		a.pickStates("exhausted")
 		a.choose("flt-tool", "complete@1")
 		a.choose("flt-created", "1h")
 		a.click("#apply-filters")

@@ -152,7 +152,7 @@ func TestDashboardScale(t *testing.T) {
 	// A filtered view counts its selection; bulk actions refuse more than
 	// 1,000 jobs before asking to confirm.
 	d.choose("flt-tool", "tool1@1")
-	d.choose("flt-state", "scheduled")
+	d.pickStates("scheduled")
 	s = time.Now()
 	d.click("#apply-filters")
 	d.tab.WaitFor(`document.documentElement.dataset.ready === "true" && location.search.includes("tool=")`)

@@ -128,6 +128,23 @@ func TestDashboardDeliveryAttempts(t *testing.T) {
 		t.Errorf("the job page prints null or undefined: %q", txt)
 	}
 	a.shot("delivery-attempts")
+	// The provider's answer is in the last error, where people look first:
+	// the banner, the list's row and a search for its words.
+	const said = "the response: error: busy"
+	if got := a.text("#job-last-error"); !strings.Contains(got, said) {
+		t.Errorf("the last-error banner says %q, want the provider's answer %q", got, said)
+	}
+	a.open("/jobs?q=busy")
+	a.waitView("jobs")
+	if got := a.text("#jobs-count"); got != "1 job matches" {
+		t.Errorf("a search for the provider's word: %q", got)
+	}
+	if got := a.text(fmt.Sprintf(`#jobs-table tr:has(a[href="/jobs/%d"]) .last-error`, delivered.ID)); !strings.Contains(got, said) {
+		t.Errorf("the list's last result says %q, want %q", got, said)
+	}
+	if browsertest.Eval[bool](a.tab, `!!document.querySelector("#jobs-table img") || window.__xss === 1`) {
+		t.Error("the list rendered the provider's answer as markup")
+	}
 
 	a.open(fmt.Sprintf("/jobs/%d", worked.ID))
 	a.waitView("job")

@@ -38,6 +38,24 @@ func setViewport(t *testing.T, tab *browsertest.Tab, w, h int64) {
 	tab.Do(fmt.Sprintf("viewport %dx%d", w, h), chromedp.EmulateViewport(w, h))
 }
 
+// tablesFit fails on any table wider than its card (its .table-wrap
+// scrolls sideways), and names each column's width.
+func tablesFit(t *testing.T, tab *browsertest.Tab, what string) {
+	t.Helper()
+	if wide := browsertest.Eval[[]string](tab, `Array.from(document.querySelectorAll(".table-wrap")).filter(w => w.scrollWidth > w.clientWidth + 1).map(w => (w.querySelector("table") || w).id + " " + w.scrollWidth + ">" + w.clientWidth + " [" + Array.from(w.querySelectorAll("thead th"), th => (th.className || th.textContent) + "=" + Math.round(th.getBoundingClientRect().width)).join(" ") + "]")`); len(wide) > 0 {
+		t.Errorf("%s: tables wider than their card: %s", what, strings.Join(wide, ", "))
+	}
+}
+
+// shotName is a page's address as a screenshot's name.
+func shotName(path string) string {
+	name := strings.Trim(strings.NewReplacer("/", "-", "?", "-", "=", "", "&", "").Replace(path), "-")
+	if name == "" {
+		name = "overview"
+	}
+	return name
+}
+
 // noSideScroll fails when the page is wider than the window, and names the
 // elements that stick out past its right edge.
 func noSideScroll(t *testing.T, tab *browsertest.Tab, what string) {
@@ -124,6 +142,9 @@ func TestPagesFitTheWindow(t *testing.T) {
 		{"/workers", "workers"},
 		{"/history", "history"},
 	})
+	// The jobs list's every tab and the job pages again, each row filled
+	// with the longest content it can show.
+	longestRowsFit(t, b, srv.URL, []string{fmt.Sprintf("/jobs/%d", fx.arithJob), fmt.Sprintf("/jobs/%d", keyed.ID)})
 }
 
 // TestStaticPagesFitTheWindow is TestPagesFitTheWindow for the pages that
@@ -188,9 +209,7 @@ func pagesFit(t *testing.T, b *browsertest.Browser, base string, signIn bool, pa
 				if vp.w >= 1280 {
 					// At a laptop's width every table fits its card: none
 					// hides a column behind a sideways scroll.
-					if wide := browsertest.Eval[[]string](tab, `Array.from(document.querySelectorAll(".table-wrap")).filter(w => w.scrollWidth > w.clientWidth + 1).map(w => (w.querySelector("table") || w).id + " " + w.scrollWidth + ">" + w.clientWidth + " [" + Array.from(w.querySelectorAll("thead th"), th => (th.className || th.textContent) + "=" + Math.round(th.getBoundingClientRect().width)).join(" ") + "]")`); len(wide) > 0 {
-						t.Errorf("%s at %s px: tables wider than their card: %s", p.path, vp.name, strings.Join(wide, ", "))
-					}
+					tablesFit(t, tab, p.path+" at "+vp.name+" px")
 				}
 				checkAxe(t, tab, vp.name+" px "+p.path)
 				if dup := browsertest.Eval[[]string](tab, `(() => { const seen = new Set(), dup = []; for (const e of document.querySelectorAll("[id]")) { if (seen.has(e.id)) dup.push(e.id); seen.add(e.id); } return dup; })()`); len(dup) > 0 {
@@ -199,11 +218,7 @@ func pagesFit(t *testing.T, b *browsertest.Browser, base string, signIn bool, pa
 				if strings.HasPrefix(p.path, "/docs") {
 					docsStyled(t, tab, p.path)
 				}
-				name := strings.Trim(strings.NewReplacer("/", "-", "?", "-", "=", "", "&", "").Replace(p.path), "-")
-				if name == "" {
-					name = "overview"
-				}
-				d.shot(fmt.Sprintf("%s-%02d-%s", vp.name, i, name))
+				d.shot(fmt.Sprintf("%s-%02d-%s", vp.name, i, shotName(p.path)))
 			}
 		})
 	}

@@ -53,6 +53,21 @@ export function span(ms) {
   return `${Math.round(hr / 24)} days`;
 }
 
+// compactSpan prints a duration as a list glances at it, in one unit:
+// "42 s", "4 min", "3 h", "12 days" — seconds and minutes counted whole
+// (a minute and ten seconds is "1 min"), hours and days rounded. A
+// relative time is then at most "59 min ago" or "999 days ago" wherever
+// it falls; the exact time is beside it or in its tooltip.
+export function compactSpan(ms) {
+  const s = Math.floor(Math.abs(ms) / 1000);
+  if (s < 60) return s + " s";
+  const m = Math.floor(s / 60);
+  if (m < 60) return m + " min";
+  const hr = Math.round(m / 60);
+  if (hr < 48) return hr + " h";
+  return Math.round(hr / 24) + " days";
+}
+
 // clock prints the UTC time of day, "10:02:13 UTC" (or "10:02:13.456" in
 // a column headed UTC).
 export function clock(iso, ms = false) {

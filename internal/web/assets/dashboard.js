@@ -13,7 +13,7 @@ import { operatorControls } from "./dashboard-ops.js";
 import { failuresCard } from "./dashboard-failures.js";
 import { workersView, historyView } from "./dashboard-observe.js";
 import { schedulesView, scheduleView } from "./dashboard-schedules.js";
-import { num, when, span, clockEl, clockBoth, timeEl, msText, timesIn, plainTimes } from "./dashboard-format.js";
+import { num, when, span, compactSpan, clockEl, clockBoth, timeEl, msText, timesIn, plainTimes } from "./dashboard-format.js";
 
 // Relative times ("in 12 s") are rewritten this often between events.
 const TICK_MS = 5000;
@@ -48,10 +48,12 @@ const toast = (message) => showToast(message, 3200);
 
 const serverNow = () => Date.now() + state.skew;
 
+// relative is a time from now, compact ("in 1 h 10 min", "4 min ago");
+// wherever it is printed the exact time is beside it or in its tooltip.
 function relative(iso) {
   const d = Date.parse(iso) - serverNow();
   if (Math.abs(d) < 1000) return "now";
-  return d > 0 ? "in " + span(d) : span(d) + " ago";
+  return d > 0 ? "in " + compactSpan(d) : compactSpan(d) + " ago";
 }
 
 function badge(text, kind) {
@@ -91,8 +93,26 @@ function errorLines(e) {
 // setView replaces the view's content. Like h, it skips null, undefined and
 // false, which replaceChildren would print as the text "null".
 function setView(...nodes) {
+  $("skip-view")?.remove();
   $("view").replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
   watchTables($("view"));
+}
+
+// viewSkip puts a second skip link after the page's "Skip to content",
+// to the part of the view people come for (the jobs list was 38 Tabs from
+// the top of the page, past the menu, the search, the filters and the
+// tabs); setView takes it away. It moves focus to the target (made
+// focusable) without touching the address.
+function viewSkip(target, text) {
+  const a = h("a", { class: "skip-link", id: "skip-view", href: "#" + target, text });
+  a.addEventListener("click", (ev) => {
+    ev.preventDefault();
+    const el = $(target);
+    if (!el) return;
+    el.tabIndex = -1;
+    el.focus();
+  });
+  document.querySelector(".skip-link").after(a);
 }
 
 // watchTables marks the tables under root that scroll sideways; call it
@@ -757,7 +777,7 @@ async function endpointView([name], stale) {
     h("p", { id: "save-state", class: "help", role: "status" }));
 
   const preview = h("section", { class: "card", "aria-labelledby": "preview-title" },
-    h("div", { class: "card-head" }, h("h2", { id: "preview-title", text: "Schedule preview" }), h("span", { class: "muted small", id: "preview-policy" })),
+    h("div", { class: "card-head" }, h("h2", { id: "preview-title", text: "Retry schedule" }), h("span", { class: "muted small", id: "preview-policy" })),
     h("p", { class: "help" }, "What jobs enqueued after you save will do. Jobs already queued keep the policy they were enqueued with."),
     h("div", { id: "preview-empty", class: "empty", hidden: true, text: "Fix the policy fields to see the schedule." }),
     h("div", { id: "preview-out" },
@@ -1020,6 +1040,22 @@ function detailEl(text) {
   return h("span", { class: "detail" }, parts.flatMap((p) => p.iso ? [p.at ? " " : "", relEl(p.iso)] : [p.text]));
 }
 
+// statePick is the jobs filter's state: any number of states (the API
+// takes several, comma-separated: "failed,exhausted" selects a tenant's
+// failed jobs for one replay), as checkboxes in a fieldset that opens
+// from a button the size of the other filters' selects, whose text says
+// what is chosen.
+function statePick(chosen) {
+  const sum = () => { const c = Array.from(box.querySelectorAll("input:checked"), (i) => i.value); return c.length ? c.join(", ") : "Any state"; };
+  const summary = h("summary", { class: "state-pick-summary", "aria-describedby": "flt-state-label" });
+  const box = h("details", { class: "state-pick", id: "flt-state" }, summary,
+    h("fieldset", {}, h("legend", { class: "visually-hidden", text: "Jobs in any of these states" }),
+      STATES.map((s) => h("label", { class: "check" }, h("input", { type: "checkbox", name: "state", value: s, checked: chosen.includes(s) }), " " + s))));
+  summary.textContent = sum();
+  box.addEventListener("change", () => { summary.textContent = sum(); });
+  return h("div", { class: "field" }, h("span", { class: "label", id: "flt-state-label", text: "State" }), box);
+}
+
 // jobColumns are the jobs list's columns after the checkbox: a label, a
 // class and a cell for a job (null when it has nothing to say).
 // A column with a sort key is sortable: its header is a button (the
@@ -1043,7 +1079,9 @@ function jobColumns(f, canOwner) {
     if (REPLAYABLE.includes(j.state)) a.push(h("button", { type: "button", class: "button small", "data-action": "replay", "data-id": j.id, text: "Replay", "aria-label": `Replay job #${j.id}` }));
     return a.length ? h("span", { class: "actions" }, a) : null;
   };
-  const when2 = (j) => j.state === "scheduled" ? h("span", {}, "due ", relEl(j.dueAt)) : j.finishedAt ? h("span", {}, "ended ", relEl(j.finishedAt)) : j.state === "running" ? h("span", { text: "running" }) : null;
+  // "in 5 min" is when it is due, "5 min ago" when it ended: the column's
+  // header says which, and the words are not repeated in every row.
+  const when2 = (j) => j.state === "scheduled" ? relEl(j.dueAt) : j.finishedAt ? relEl(j.finishedAt) : j.state === "running" ? h("span", { text: "running" }) : null;
   return [
     { label: "Job", cls: "job-id", always: true, sort: "id", words: { desc: "newest first", asc: "oldest first" }, cell: (j) => [link("/jobs/" + j.id, "#" + j.id, "mono"), j.runId ? h("span", { class: "sub small" }, "run ", link("/runs/" + j.runId, "#" + j.runId)) : null,
       j.flowKey ? h("span", { class: "sub small flow-key", title: "Flow key " + j.flowKey }, "key ", j.flowKey === f.flowKey ? h("span", { class: "mono", text: j.flowKey }) : link("/jobs" + query({ flowKey: j.flowKey }), j.flowKey, "mono")) : null] },
@@ -1097,7 +1135,7 @@ async function jobsView(_, stale) {
   const more = h("details", { class: "more-filters", id: "more-filters", open: window.matchMedia("(min-width: 601px)").matches },
     h("summary", { text: narrowed ? `Filters (${narrowed} set)` : "Filters" }),
     h("div", { class: "filter-grid" },
-      sel("flt-state", "State", [["", "Any state"], ...STATES.map((s) => [s, s])], f.state || ""),
+      statePick(f.state ? f.state.split(",") : []),
       sel("flt-tool", "Tool", toolOpts, f.tool || ""),
       sel("flt-endpoint", "Endpoint", epOpts, f.endpoint || ""),
       h("div", { class: "field" }, h("label", { for: "flt-flow-key", text: "Flow key" }),
@@ -1116,7 +1154,7 @@ async function jobsView(_, stale) {
   filterForm.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const nf2 = {};
-    const st = $("flt-state").value, tool = $("flt-tool").value, ep = $("flt-endpoint").value, run = $("flt-run").value.trim(), win = $("flt-created").value;
+    const st = Array.from(document.querySelectorAll("#flt-state input:checked"), (i) => i.value).join(","), tool = $("flt-tool").value, ep = $("flt-endpoint").value, run = $("flt-run").value.trim(), win = $("flt-created").value;
     const q = $("flt-q").value.trim();
     // A key never starts or ends with a space (the API refuses one that
     // does), so trimming what was typed cannot miss a key.
@@ -1390,6 +1428,7 @@ async function jobsView(_, stale) {
     newBox,
     selBar,
     listBox);
+  viewSkip("jobs-count", "Skip to the jobs");
   morphChildren(tabsBox, tabs());
   redrawList();
   if (state.flash) {
@@ -1636,6 +1675,11 @@ function jobContent(j, act) {
     : null;
 
   const attempts = j.attempts || [];
+  // The table is what people scan: who ran each attempt, what came back,
+  // the delay chosen and when the next is due. How the delay was reached
+  // (the hint, the base, the jitter range and sample) is each attempt's
+  // card under Delay arithmetic: with them the table was 1,478 px at its
+  // longest, in a 1,146 px card.
   const rows = attempts.map((a) => h("tr", { "data-attempt": a.number, "data-key": "attempt-" + a.number },
     h("td", { class: "num", text: String(a.number) }),
     h("td", { class: "mono small worker-col", title: a.workerId, text: a.workerId }),
@@ -1645,10 +1689,6 @@ function jobContent(j, act) {
     h("td", { class: "mono small", text: a.classification || "—" }),
     h("td", { class: "num", text: a.httpStatus == null ? "—" : String(a.httpStatus) }),
     h("td", { class: "small message-col", title: a.message || null, text: a.message || "—" }),
-    h("td", { class: "num", text: a.retryAfterMs == null ? "—" : msText(a.retryAfterMs) }),
-    h("td", { class: "num", text: a.baseDelayMs == null ? "—" : msText(a.baseDelayMs) }),
-    h("td", { class: "num", text: a.minDelayMs == null ? "—" : `${num(a.minDelayMs)}–${num(a.maxDelayMs)}` }),
-    h("td", { class: "num", text: a.jitterSample == null ? "—" : a.jitterSample.toFixed(4) }),
     h("td", { class: "num strong", text: a.selectedDelayMs == null ? "—" : msText(a.selectedDelayMs) }),
     h("td", { class: "small" }, a.nextDueAt ? clockEl(a.nextDueAt, true) : a.outcome === "running" ? "" : "no retry")));
 
@@ -1706,7 +1746,7 @@ function jobContent(j, act) {
           h("li", {}, h("span", { class: "key key-due" }), "next due"))),
       attempts.length ? h("div", { class: "table-wrap timeline-wrap" }, svg) : h("p", { class: "empty", id: "no-attempt", text: "No attempt yet." }),
       attempts.length ? h("div", { class: "table-wrap" }, h("table", { class: "data attempts", id: "attempts-table" },
-        h("thead", {}, h("tr", {}, ["#", "Worker", "Claimed (UTC)", "Duration", "Outcome", "Classification", "Status", "Message", "Hint", "Base", "Jitter range", "Sample u", "Selected", "Next due (UTC)"].map((t, i) => h("th", { class: [0, 3, 6, 8, 9, 10, 11, 12].includes(i) ? "num" : "", text: t })))),
+        h("thead", {}, h("tr", {}, ["#", "Worker", "Claimed (UTC)", "Duration", "Outcome", "Classification", "Status", "Message", "Delay", "Next due (UTC)"].map((t, i) => h("th", { class: [0, 3, 6, 8].includes(i) ? "num" : "", text: t })))),
         h("tbody", {}, rows))) : h("div", { class: "table-slot" })),
     h("div", { class: "arith-slot" }, attempts.length ? h("section", { class: "card" }, h("h2", { text: "Delay arithmetic" }),
       h("p", { class: "formula" }, "base = min(maxDelay, initialDelay × multiplier^(n−1)); jittered = round(base × (1 − j + u × 2j)); selected = min(24 h, max(jittered, retry-after))"),
@@ -1728,6 +1768,9 @@ async function toolsView(_, stale) {
       t.description ? h("p", { text: t.description }) : null,
       factList([
         ["Endpoint", link("/endpoints/" + encodeURIComponent(t.endpoint), t.endpoint)],
+        t.delivery ? ["Delivered to", h("span", { class: "delivery-target" }, h("span", { class: "mono method", text: t.delivery.method || "POST" }), " ", h("span", { class: "mono url", text: t.delivery.url }))] : ["Run by", "workers that claim it"],
+        t.delivery ? ["Signing", t.delivery.signed ? "Standard Webhooks signature (webhook-id, webhook-timestamp, webhook-signature)" : "not signed"] : null,
+        t.delivery && t.delivery.headers && Object.keys(t.delivery.headers).length ? ["Headers", h("span", { class: "mono", text: Object.keys(t.delivery.headers).sort().join(", ") })] : null,
         ["Timeout", t.timeoutMs == null ? "the endpoint's lease" : msText(t.timeoutMs)],
         ["Retry policy", t.retryPreset ? (t.retryPreset === "CUSTOM" ? policyLabel(t.retryPolicy) : t.retryPreset) : "the endpoint's policy"],
         ["Published", timeEl(t.createdAt)],
@@ -1791,10 +1834,14 @@ async function runView([id], stale) {
     ])),
     h("section", { class: "card" }, h("h2", { text: `Steps (${num(r.steps.length)})` }),
       r.steps.length ? h("div", { class: "table-wrap" }, h("table", { class: "data", id: "steps-table" },
-        h("thead", {}, h("tr", {}, ["Job", "Tool", "Endpoint", "State", "Attempt", "Created"].map((t) => h("th", { text: t })))),
-        h("tbody", {}, r.steps.map((j) => h("tr", {},
-          h("td", {}, link("/jobs/" + j.id, "#" + j.id, "mono")), h("td", { class: "mono", text: toolRef(j) }), h("td", { text: j.endpoint }),
-          h("td", {}, stateBadge(j.state)), h("td", { text: `${j.attempt} / ${j.maxAttempts}` }), h("td", { class: "small" }, timeEl(j.createdAt)))))))
+        h("thead", {}, h("tr", {}, ["Job", "Tool", "Endpoint", "State", "Attempt", "Due / ended", "Last error", "Created"].map((t) => h("th", { text: t })))),
+        h("tbody", {}, r.steps.map((j) => h("tr", { "data-job": j.id },
+          h("td", {}, link("/jobs/" + j.id, "#" + j.id, "mono")), h("td", { class: "mono", text: toolRef(j) }),
+          h("td", {}, link("/endpoints/" + encodeURIComponent(j.endpoint), j.endpoint)),
+          h("td", {}, stateBadge(j.state)), h("td", { text: `${j.attempt} / ${j.maxAttempts}` }),
+          h("td", { class: "small due-col" }, j.state === "scheduled" ? relEl(j.dueAt) : j.finishedAt ? relEl(j.finishedAt) : j.state === "running" ? "running" : "—"),
+          h("td", { class: "small step-error", title: j.lastError || null }, j.lastError ? [j.lastClassification ? h("span", { class: "mono", text: j.lastClassification + " · " }) : null, j.lastError] : "—"),
+          h("td", { class: "small" }, timeEl(j.createdAt)))))))
         : h("p", { class: "empty", text: "This run has no steps yet." })));
   ready();
 }
