@@ -47,7 +47,7 @@ func TestReleaseSDKPackages(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("scripts/release %s: %v\n%s", v, err, out)
 	}
-	tgz, whl, sdist := "ratchet-sdk-"+v+".tgz", "ratchet_sdk-"+v+"-py3-none-any.whl", "ratchet-sdk-"+v+".tar.gz"
+	tgz, whl, sdist := "ratchet-sdk-"+v+".tgz", "ratchet_sdk-"+v+"-py3-none-any.whl", "ratchet_sdk-"+v+".tar.gz"
 	checkSums(t, dir, tgz, whl, sdist)
 
 	npm := tarGz(t, filepath.Join(dir, tgz))
@@ -85,8 +85,17 @@ func TestReleaseSDKPackages(t *testing.T) {
 	if _, ok := wheel["ratchet/client.py"]; !ok {
 		t.Errorf("%s has no ratchet/client.py", whl)
 	}
-	if _, ok := tarGz(t, filepath.Join(dir, sdist))["ratchet-sdk-"+v+"/LICENSE"]; !ok {
-		t.Errorf("%s has no LICENSE", sdist)
+	// PEP 625: the sdist is named after the normalized project name,
+	// underscores for dashes, and holds one directory of the same name.
+	src := tarGz(t, filepath.Join(dir, sdist))
+	top := "ratchet_sdk-" + v + "/"
+	for name := range src {
+		if !strings.HasPrefix(name, top) {
+			t.Errorf("%s holds %s, outside its top directory %s (PEP 625)", sdist, name, top)
+		}
+	}
+	if _, ok := src[top+"LICENSE"]; !ok {
+		t.Errorf("%s has no %sLICENSE", sdist, top)
 	}
 	// The Python build ran on a copy: nothing is left in the tree.
 	for _, p := range []string{"sdk/python/build", "sdk/python/ratchet_sdk.egg-info"} {

@@ -36,6 +36,9 @@ var Examples = map[string]string{
 	"PATH":       "/var/lib/ratchet",
 	"PORT":       "8080",
 	"WORKER":     "ratchet-delivery/ratchet-1/6f1c3292",
+	"ID":         "4",
+	"IDS":        "7, 8, 9, 10",
+	"COUNT":      "0",
 }
 
 // Readable returns a page with each placeholder replaced by its example,

@@ -42,8 +42,10 @@ import (
 // has the built ratchet binary on PATH, and its working directory is a Go
 // module that requires github.com/getratchet/ratchet from this checkout.
 // Everything else comes from the page's setup block, and only from it: its
-// `ratchet serve` line starts a fresh server with those flags (and a
-// bootstrap owner key; addresses are free loopback ports), its
+// `ratchet serve` line starts a server with those flags (and a
+// bootstrap owner key; addresses are free loopback ports) that already
+// holds jobs, as a reader's has after the README, so a page reads the ids
+// of the jobs it makes instead of writing 1, 2, ...; its
 // `go run ./examples/flaky-provider` line starts that provider with those
 // flags, and each `export NAME=...` sets NAME to what the tests started
 // (RATCHET_SERVER, RATCHET_KEY, RATCHET_METRICS with --metrics-addr,
@@ -296,6 +298,7 @@ func runPage(t *testing.T, bin, providerBin string, blocks []block) {
 	if need.hasServe {
 		srv = proctest.Start(t, "", nil, append([]string{"--bootstrap-key", ownerKey}, need.serve...)...)
 		values["RATCHET_SERVER"], values["RATCHET_KEY"] = srv.URL, ownerKey
+		seedLikeREADME(t, bin, dir, srv.URL)
 		if need.metrics {
 			values["RATCHET_METRICS"] = srv.MetricsURL
 		}
@@ -376,6 +379,36 @@ func runPage(t *testing.T, bin, providerBin string, blocks []block) {
 		}
 	}
 	sh.close(t)
+}
+
+// seedLikeREADME enqueues jobs before the page runs, as a reader who
+// followed the README first has them on the same server: a page that
+// wrote a job id it did not read (job 1 being its own) fails. The jobs are
+// on an endpoint and tool of their own, with no worker, so they stay
+// scheduled and no page's claims or per-endpoint counts see them.
+func seedLikeREADME(t *testing.T, bin, dir, server string) {
+	t.Helper()
+	seedDir := filepath.Join(dir, ".seed")
+	if err := os.MkdirAll(seedDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(seedDir, "tool.json"), []byte(`{"name": "readme-seed", "version": "1", "endpoint": "readme-seed"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"endpoints", "create", "readme-seed", "--json"},
+		{"tools", "publish", "--file", "tool.json", "--json"},
+		{"jobs", "enqueue", "--tool", "readme-seed@1"},
+		{"jobs", "enqueue", "--tool", "readme-seed@1"},
+		{"jobs", "enqueue", "--tool", "readme-seed@1"},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = seedDir
+		cmd.Env = append(os.Environ(), "RATCHET_SERVER="+server, "RATCHET_KEY="+ownerKey)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("seeding the README's jobs: ratchet %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
 }
 
 type command struct{ cmd, want string }

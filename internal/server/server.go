@@ -233,6 +233,7 @@ func loadTLS(ctx context.Context, cfg Config, log *slog.Logger) (*certReloader, 
 		return nil, err
 	}
 	log.Info("TLS certificate loaded; SIGHUP reloads it", certAttrs(certs.cert.Load().Leaf)...)
+	warnKeyMode(cfg.TLSKeyFile, log)
 	certs.watch(ctx, log)
 	return certs, nil
 }

@@ -52,6 +52,22 @@ func (r *certReloader) reload() (*tls.Certificate, error) {
 	return &c, nil
 }
 
+// warnKeyMode warns when the private key at path can be read by its
+// group or by others: anyone who reads it can pose as this server. It
+// names the file, its mode and the remedy; the server starts anyway, as
+// a key shared with a group on purpose (a TLS terminator's, say) is the
+// operator's call.
+func warnKeyMode(path string, log *slog.Logger) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	if mode := fi.Mode().Perm(); mode&0o077 != 0 {
+		log.Warn("the TLS key (--tls-key) can be read by its group or others; make it readable by Ratchet's user alone: chmod 600 "+path,
+			"file", path, "mode", fmt.Sprintf("%04o", mode))
+	}
+}
+
 // getCertificate is the tls.Config hook: the pair loaded last.
 func (r *certReloader) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return r.cert.Load(), nil

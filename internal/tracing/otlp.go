@@ -43,6 +43,9 @@ type exporter struct {
 	timeout  time.Duration
 	client   *http.Client
 	shutdown atomic.Bool
+	// userAgent names Ratchet and its version, so a collector's logs say
+	// which build sent a batch.
+	userAgent string
 }
 
 // exportRetry is the policy of an export's retries: 1 s, 2 s, 4 s, 8 s,
@@ -64,9 +67,10 @@ func otlpVar(getenv func(string) string, name string) (value, from string) {
 // their _TRACES_ forms, which win): ENDPOINT, HEADERS, TIMEOUT,
 // COMPRESSION, CERTIFICATE, CLIENT_CERTIFICATE and CLIENT_KEY, as
 // OpenTelemetry documents them. A value it cannot use is an error naming
-// the variable, the value and what is allowed.
-func newExporter(getenv func(string) string) (*exporter, error) {
-	e := &exporter{timeout: 10 * time.Second, headers: http.Header{}}
+// the variable, the value and what is allowed. version is Ratchet's, sent
+// in the User-Agent.
+func newExporter(getenv func(string) string, version string) (*exporter, error) {
+	e := &exporter{timeout: 10 * time.Second, headers: http.Header{}, userAgent: userAgent(version)}
 	var err error
 	if e.url, err = tracesURL(getenv); err != nil {
 		return nil, err
@@ -98,6 +102,15 @@ func newExporter(getenv func(string) string) (*exporter, error) {
 	tr.TLSClientConfig = tlsConf
 	e.client = &http.Client{Transport: tr}
 	return e, nil
+}
+
+// userAgent is the exporter's User-Agent: ratchet/<version> and what is
+// sending, e.g. "ratchet/0.1.0 (OTLP/HTTP trace exporter)".
+func userAgent(version string) string {
+	if version == "" {
+		version = "dev"
+	}
+	return "ratchet/" + version + " (OTLP/HTTP trace exporter)"
 }
 
 // tracesURL is where spans go: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it
@@ -219,7 +232,7 @@ func (e *exporter) post(ctx context.Context, body []byte) (retryAfterMs int64, e
 		req.Header[k] = vs
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("User-Agent", "ratchet-otlp")
+	req.Header.Set("User-Agent", e.userAgent)
 	if e.gzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}

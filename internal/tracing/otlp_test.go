@@ -111,13 +111,13 @@ func (r *recorder) Shutdown(context.Context) error { return nil }
 func TestExporterEnvironment(t *testing.T) {
 	t.Parallel()
 	good := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318/base/"}
-	e, err := newExporter(env(good))
+	e, err := newExporter(env(good), "0.1.0")
 	if err != nil || e.url != "http://127.0.0.1:4318/base/v1/traces" || e.timeout != 10*time.Second || e.gzip {
 		t.Fatalf("defaults: %+v, %v", e, err)
 	}
 	e, err = newExporter(env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x:1", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://c.example:443/custom",
 		"OTEL_EXPORTER_OTLP_HEADERS": "api-key=general", "OTEL_EXPORTER_OTLP_TRACES_HEADERS": " api-key = a%20b%2Cc , x-tenant=7", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "2500",
-		"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}))
+		"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}), "0.1.0")
 	if err != nil || e.url != "https://c.example:443/custom" || e.headers.Get("Api-Key") != "a b,c" || e.headers.Get("X-Tenant") != "7" || e.timeout != 2500*time.Millisecond || !e.gzip {
 		t.Fatalf("the _TRACES_ forms win and are read as OpenTelemetry documents them: %+v, %v", e, err)
 	}
@@ -137,7 +137,7 @@ func TestExporterEnvironment(t *testing.T) {
 	} {
 		vars := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
 		vars[tc.name] = tc.value
-		_, err := newExporter(env(vars))
+		_, err := newExporter(env(vars), "0.1.0")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || (!strings.Contains(err.Error(), tc.name) && !strings.Contains(tc.name, "CLIENT")) {
 			t.Errorf("%s=%q: %v; want an error naming it and saying %q", tc.name, tc.value, err, tc.want)
 		}
@@ -150,7 +150,7 @@ func TestExportRoundTrip(t *testing.T) {
 	t.Parallel()
 	for _, gz := range []string{"none", "gzip"} {
 		c := newCollector(t)
-		e, err := newExporter(env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": c.URL, "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20t0k", "OTEL_EXPORTER_OTLP_COMPRESSION": gz}))
+		e, err := newExporter(env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": c.URL, "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20t0k", "OTEL_EXPORTER_OTLP_COMPRESSION": gz}), "0.1.0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,6 +169,9 @@ func TestExportRoundTrip(t *testing.T) {
 		})
 		if err != nil || c.count() != 1 {
 			t.Fatalf("%s: export: %v, %d requests", gz, err, c.count())
+		}
+		if got := c.headers[0].Get("User-Agent"); got != "ratchet/0.1.0 (OTLP/HTTP trace exporter)" {
+			t.Errorf("%s: User-Agent %q; want Ratchet's version in it", gz, got)
 		}
 		if got := c.headers[0].Get("Authorization"); got != "Bearer t0k" || (gz == "gzip") != (c.headers[0].Get("Content-Encoding") == "gzip") {
 			t.Errorf("%s: headers %v", gz, c.headers[0])
@@ -259,7 +262,7 @@ func TestExportRetries(t *testing.T) {
 	one := func(tr trace.Tracer) { _, s := tr.Start(context.Background(), SpanClaim); s.End() }
 	res := resource.Empty()
 	exp := func(c *collector) *exporter {
-		e, err := newExporter(env(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": c.URL + "/v1/traces"}))
+		e, err := newExporter(env(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": c.URL + "/v1/traces"}), "0.1.0")
 		if err != nil {
 			t.Fatal(err)
 		}

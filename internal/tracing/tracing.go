@@ -101,7 +101,7 @@ func Setup(ctx context.Context, getenv func(string) string, version string, log 
 	if err := checkEnv(getenv); err != nil {
 		return nil, err
 	}
-	exp, err := newExporter(getenv)
+	exp, err := newExporter(getenv, version)
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
