@@ -1,9 +1,9 @@
+package api
+
 // The route table: every route of the API, its scopes and its handler.
 // The handlers live in the file of their area (keys.go, endpoints.go,
 // tools.go, runs.go, jobs.go, work.go, observe.go, operator.go,
 // schedules.go, failures.go); TestHandlersIsTheRouteTable keeps it so.
-
-package api
 
 import (
 	"net/http"
