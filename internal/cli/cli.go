@@ -74,7 +74,7 @@ func commands() []command {
 		{"jobs", "list, read, enqueue, cancel, replay, run now and explain jobs (on a server)", jobs.run, jobs},
 		{"runs", "start, read and finish runs (on a server)", runs.run, runs},
 		{"failures", "group failed jobs by cause, and replay them by group, filter and time range (on a server)", failures.run, failures},
-		{"schedules", "create, list, read, preview, pause, resume and delete recurring jobs (on a server)", schedules.run, schedules},
+		{"schedules", "create, list, read, fire, preview, pause, resume and delete recurring jobs and read their ticks (on a server)", schedules.run, schedules},
 		{"keys", "list, create and revoke API keys (on a server); recover a lost owner key (on the database)", keys.run, keys},
 		{"audit", "list operator actions: pauses, circuits, run-now, bulk actions, cancels, replays, policies, keys (on a server)", runAudit, nil},
 		{"workers", "list the workers seen in the last 24 hours and the jobs they hold (on a server)", runWorkers, nil},
