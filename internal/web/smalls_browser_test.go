@@ -93,7 +93,7 @@ func TestConsoleSmallFixes(t *testing.T) {
 		a.t = t
 		a.open(fmt.Sprintf("/runs/%d", fx.runID))
 		a.waitView("run")
-		if got := browsertest.Eval[string](a.tab, fmt.Sprintf(`(() => { const e = document.querySelector('#steps-table a[href^="/endpoints/"]'); return e ? e.getAttribute("href") : "no link"; })()`)); got != "/endpoints/stripe" {
+		if got := browsertest.Eval[string](a.tab, `(() => { const e = document.querySelector('#steps-table a[href^="/endpoints/"]'); return e ? e.getAttribute("href") : "no link"; })()`); got != "/endpoints/stripe" {
 			t.Errorf("the step's endpoint links to %q", got)
 		}
 		row := browsertest.Eval[string](a.tab, fmt.Sprintf(`document.querySelector('#steps-table a[href="/jobs/%d"]').closest("tr").textContent`, fx.chargeIDs[0]))
