@@ -80,6 +80,9 @@ type Config struct {
 
 // Validate checks the ranges and fills the defaults.
 func (c *Config) Validate() error {
+	if c.Mode == "outage" {
+		c.outageDefaults() // before the other modes' defaults: its own N and concurrency
+	}
 	c.defaults()
 	var errs []error
 	check := func(ok bool, field, value, allowed string) {
@@ -117,9 +120,6 @@ func (c *Config) Validate() error {
 func (c *Config) defaults() {
 	if c.Mode == "" {
 		c.Mode = "engine"
-	}
-	if c.Mode == "outage" {
-		c.outageDefaults()
 	}
 	if c.Jobs == 0 {
 		c.Jobs = 20000
