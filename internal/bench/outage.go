@@ -299,25 +299,34 @@ func (r *outageRun) readJobs(ctx context.Context, res *OutageResult) error {
 	return fmt.Errorf("list the jobs: more pages than %d jobs make", r.cfg.Jobs)
 }
 
-// circuitChange is a change of the endpoint's circuit seen by sampling.
+// circuitChange is a change of the endpoint's circuit seen by sampling;
+// From equal to To (open) is a circuit opened again, at a new openedAt,
+// after a half-open probe failed between two samples.
 type circuitChange struct {
 	At       time.Duration // since the provider's start
 	From, To wire.CircuitState
 }
 
 // circuitLog samples the endpoint's circuit every 200 ms and keeps its
-// changes (a state shorter than that may be missed).
+// changes: of its state, and of its openedAt (a probe that failed between
+// two samples). A closed or half-open state shorter than a sample may be
+// missed.
 type circuitLog struct {
-	changes []circuitChange
-	last    wire.CircuitState
+	changes  []circuitChange
+	last     wire.CircuitState
+	openedAt string
 }
 
 func (l *circuitLog) sample(ctx context.Context, c *client.Client, start time.Time) {
 	l.last = wire.CircuitClosed
 	for {
-		if ep, err := c.GetEndpoint(ctx, outageEndpoint); err == nil && ep.Circuit.State != l.last {
-			l.changes = append(l.changes, circuitChange{At: time.Since(start), From: l.last, To: ep.Circuit.State})
-			l.last = ep.Circuit.State
+		if ep, err := c.GetEndpoint(ctx, outageEndpoint); err == nil {
+			st := ep.Circuit.State
+			reopened := st == wire.CircuitOpen && l.last == wire.CircuitOpen && ep.Circuit.OpenedAt != l.openedAt
+			if st != l.last || reopened {
+				l.changes = append(l.changes, circuitChange{At: time.Since(start), From: l.last, To: st})
+			}
+			l.last, l.openedAt = st, ep.Circuit.OpenedAt
 		}
 		select {
 		case <-ctx.Done():

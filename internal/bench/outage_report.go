@@ -230,6 +230,10 @@ func circuitText(cs []circuitChange) string {
 	}
 	var parts []string
 	for _, c := range cs {
+		if c.From == c.To {
+			parts = append(parts, fmt.Sprintf("opened again at %.1f s", c.At.Seconds()))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s→%s at %.1f s", c.From, c.To, c.At.Seconds()))
 	}
 	return fmt.Sprintf("%d changes: %s", len(cs), strings.Join(parts, ", "))
