@@ -151,7 +151,10 @@ func (r *outageRun) run(ctx context.Context) (*OutageResult, error) {
 	res.Circuit = r.circuit.changes
 	res.requests = prov.recorded()
 	res.OutageFigures = outageFigures(r.plan, res.requests, r.cfg.Jobs)
-	return res, r.readJobs(ctx, res)
+	if err := r.readJobs(ctx, res); err != nil {
+		return nil, err
+	}
+	return res, r.unseenAttempts(ctx, res)
 }
 
 // database is the variant's database: a fresh SQLite file in dir, or a
@@ -290,6 +293,10 @@ func (r *outageRun) readJobs(ctx context.Context, res *OutageResult) error {
 		}
 		for _, j := range page.Jobs {
 			res.addJob(j.State, j.Attempt, j.LastClassification)
+			if res.attempts == nil {
+				res.attempts = map[int64]int64{}
+			}
+			res.attempts[j.ID] = j.Attempt
 		}
 		if page.NextCursor == nil {
 			return nil
@@ -297,6 +304,42 @@ func (r *outageRun) readJobs(ctx context.Context, res *OutageResult) error {
 		f.Cursor = *page.NextCursor
 	}
 	return fmt.Errorf("list the jobs: more pages than %d jobs make", r.cfg.Jobs)
+}
+
+// unseenAttempts reads the attempts of the jobs that have more attempts
+// than the provider saw requests (at most 2000 jobs, to bound the run)
+// and counts the attempts without an HTTP answer: never sent (the
+// dispatcher's "not sent" of a job that waited past its lease's margin)
+// or sent without an answer (a refused or failed connection).
+func (r *outageRun) unseenAttempts(ctx context.Context, res *OutageResult) error {
+	seen := map[int64]int64{}
+	for _, q := range res.requests {
+		seen[q.job]++
+	}
+	read := 0
+	for id, n := range res.attempts {
+		if n <= seen[id] {
+			continue
+		}
+		if read++; read > 2000 {
+			res.UnseenUnread++
+			continue
+		}
+		j, err := r.nodes[0].GetJob(ctx, id)
+		if err != nil {
+			return fmt.Errorf("read job %d: %w", id, err)
+		}
+		for _, a := range j.Attempts {
+			switch {
+			case a.HTTPStatus != nil:
+			case strings.HasPrefix(a.Message, "not sent"):
+				res.NotSent++
+			default:
+				res.NoAnswer++
+			}
+		}
+	}
+	return nil
 }
 
 // circuitChange is a change of the endpoint's circuit seen by sampling;

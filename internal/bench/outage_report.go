@@ -25,8 +25,15 @@ type OutageResult struct {
 	Succeeded, Failed, Exhausted, Unfinished int
 	Attempts, MostAttempts                   int64
 	ExhaustedBy                              map[string]int // by the last attempt's classification
+	// Attempts without an HTTP answer, read from the jobs whose attempts
+	// outnumber the provider's requests: never sent (they waited in the
+	// dispatcher's claim-ahead buffer past their lease's margin), and
+	// sent without an answer (refused or failed connections); with
+	// UnseenUnread jobs of that kind left unread (over 2000).
+	NotSent, NoAnswer, UnseenUnread int
 	OutageFigures
 	requests []providerRequest
+	attempts map[int64]int64 // by job id
 }
 
 // addJob counts one job of the final list.
@@ -161,8 +168,8 @@ func (r *OutageResult) print(w io.Writer) {
 	fmt.Fprintf(w, "\nvariant %s: provider %s\n", r.Variant, r.Plan.describe())
 	fmt.Fprintf(w, "jobs:       %d enqueued within %s of the outage's start; %d succeeded, %d failed, %d exhausted%s, %d unfinished%s\n",
 		r.Jobs, round(r.EnqueueTook), r.Succeeded, r.Failed, r.Exhausted, exhaustedBy(r.ExhaustedBy), r.Unfinished, timedOut(r.TimedOut))
-	fmt.Fprintf(w, "attempts:   %d recorded by Ratchet (mean %.2f per job, max %d); the provider received %d requests (%d not seen by it: refused connections)\n",
-		r.Attempts, float64(r.Attempts)/float64(max(r.Jobs, 1)), r.MostAttempts, f.Requests, r.Attempts-int64(f.Requests))
+	fmt.Fprintf(w, "attempts:   %d recorded by Ratchet (mean %.2f per job, max %d); the provider received %d requests; of the %d attempts it did not see, %d had no answer (connection refused or failed) and %d were never sent (waited in the dispatcher's claim-ahead buffer past their lease's margin)%s\n",
+		r.Attempts, float64(r.Attempts)/float64(max(r.Jobs, 1)), r.MostAttempts, f.Requests, r.Attempts-int64(f.Requests), r.NoAnswer, r.NotSent, unread(r.UnseenUnread))
 	fmt.Fprintf(w, "outage:     %d requests during the first outage\n", f.DuringOutage)
 	fmt.Fprintf(w, "recovery:   %d requests after the recovery, %d refused with 429 (%.1f %%), %d answered 503 in later outages, %d answered 200\n",
 		f.AfterRecovery, f.Refused, 100*f.RefusedShare, f.DownAgain, f.Successes)
@@ -193,6 +200,13 @@ func printSeconds(w io.Writer, secs []SecondCount, plan providerPlan) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
+}
+
+func unread(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d more jobs with unseen attempts not read", n)
 }
 
 func met(ok bool) string {
