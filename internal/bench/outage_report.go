@@ -168,8 +168,8 @@ func (r *OutageResult) print(w io.Writer) {
 	fmt.Fprintf(w, "\nvariant %s: provider %s\n", r.Variant, r.Plan.describe())
 	fmt.Fprintf(w, "jobs:       %d enqueued within %s of the outage's start; %d succeeded, %d failed, %d exhausted%s, %d unfinished%s\n",
 		r.Jobs, round(r.EnqueueTook), r.Succeeded, r.Failed, r.Exhausted, exhaustedBy(r.ExhaustedBy), r.Unfinished, timedOut(r.TimedOut))
-	fmt.Fprintf(w, "attempts:   %d recorded by Ratchet (mean %.2f per job, max %d); the provider received %d requests; of the %d attempts it did not see, %d had no answer (connection refused or failed) and %d were never sent (waited in the dispatcher's claim-ahead buffer past their lease's margin)%s\n",
-		r.Attempts, float64(r.Attempts)/float64(max(r.Jobs, 1)), r.MostAttempts, f.Requests, r.Attempts-int64(f.Requests), r.NoAnswer, r.NotSent, unread(r.UnseenUnread))
+	fmt.Fprintf(w, "attempts:   %d recorded by Ratchet (mean %.2f per job, max %d); the provider received %d requests; %s\n",
+		r.Attempts, float64(r.Attempts)/float64(max(r.Jobs, 1)), r.MostAttempts, f.Requests, unseenText(r, f))
 	fmt.Fprintf(w, "outage:     %d requests during the first outage\n", f.DuringOutage)
 	fmt.Fprintf(w, "recovery:   %d requests after the recovery, %d refused with 429 (%.1f %%), %d answered 503 in later outages, %d answered 200\n",
 		f.AfterRecovery, f.Refused, 100*f.RefusedShare, f.DownAgain, f.Successes)
@@ -202,11 +202,17 @@ func printSeconds(w io.Writer, secs []SecondCount, plan providerPlan) {
 	}
 }
 
-func unread(n int) string {
+// unseenText says what became of the attempts the provider did not see.
+func unseenText(r *OutageResult, f *OutageFigures) string {
+	n := r.Attempts - int64(f.Requests)
 	if n == 0 {
-		return ""
+		return "every attempt reached it"
 	}
-	return fmt.Sprintf("; %d more jobs with unseen attempts not read", n)
+	s := fmt.Sprintf("of the %d attempts it did not see, %d had no answer (connection refused or failed) and %d were never sent (waited in the dispatcher's claim-ahead buffer past their lease's margin)", n, r.NoAnswer, r.NotSent)
+	if r.UnseenUnread > 0 {
+		s += fmt.Sprintf("; %d more jobs with unseen attempts not read", r.UnseenUnread)
+	}
+	return s
 }
 
 func met(ok bool) string {
