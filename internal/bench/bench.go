@@ -60,10 +60,29 @@ type Config struct {
 	// (default 0).
 	Schedules, Minutes int
 	ScheduleSpread     time.Duration
+	// Mode outage (outage.go): the variant (one of OutageVariants, or
+	// "all"; default retry-after), the outage's length (default 40s), the
+	// provider's capacity once up (default 100 requests/s), each variant's
+	// time limit (default 15m), the servers sharing the database (default
+	// 1; more need PostgreSQL), the flapping variant's period (default
+	// 20s), the outage's Retry-After (default 5s) and whether the
+	// recovered provider also sends the IETF RateLimit fields. Jobs
+	// defaults to 5000 and DeliveryConcurrency to 32 (ratchet serve's).
+	Variant          string
+	OutageFor        time.Duration
+	Capacity         int
+	TimeLimit        time.Duration
+	Nodes            int
+	FlapEvery        time.Duration
+	OutageRetryAfter time.Duration
+	IETFHeaders      bool
 }
 
 // Validate checks the ranges and fills the defaults.
 func (c *Config) Validate() error {
+	if c.Mode == "outage" {
+		c.outageDefaults() // before the other modes' defaults: its own N and concurrency
+	}
 	c.defaults()
 	var errs []error
 	check := func(ok bool, field, value, allowed string) {
@@ -71,7 +90,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %s is not allowed; %s", field, value, allowed))
 		}
 	}
-	check(slices.Contains(Modes, c.Mode), "mode", strconv.Quote(c.Mode), "must be engine, http, delivery, console, keys or schedules")
+	check(slices.Contains(Modes, c.Mode), "mode", strconv.Quote(c.Mode), "must be engine, http, delivery, console, keys, schedules or outage")
+	errs = append(errs, c.validateOutage()...)
 	check(c.Schedules >= 1 && c.Schedules <= 1_000_000, "schedules", strconv.Itoa(c.Schedules), "must be from 1 through 1000000")
 	check(c.Minutes >= 1 && c.Minutes <= 1440, "minutes", strconv.Itoa(c.Minutes), "must be from 1 through 1440")
 	check(c.ScheduleSpread >= 0 && c.ScheduleSpread < time.Minute, "spread", c.ScheduleSpread.String(), "must be from 0 to less than 1m")
@@ -166,12 +186,16 @@ func runOther(ctx context.Context, cfg Config, dir string, w io.Writer) (res *Re
 		res := &Result{Mode: cfg.Mode, Synchronous: cfg.Synchronous}
 		res.Schedules, err = runSchedules(ctx, cfg, dir, w)
 		return res, true, err
+	case "outage":
+		res := &Result{Mode: cfg.Mode, Synchronous: cfg.Synchronous, Jobs: cfg.Jobs}
+		res.Outage, err = runOutage(ctx, cfg, dir, w)
+		return res, true, err
 	}
 	return nil, false, nil
 }
 
 // Modes are the measurements Run knows.
-var Modes = []string{"engine", "http", "delivery", "console", "keys", "schedules"}
+var Modes = []string{"engine", "http", "delivery", "console", "keys", "schedules", "outage"}
 
 // Result holds the figures of one run.
 type Result struct {
@@ -207,6 +231,8 @@ type Result struct {
 	Keys *KeysResult
 	// Mode schedules.
 	Schedules *ScheduleResult
+	// Mode outage: one per variant run.
+	Outage []*OutageResult
 }
 
 // claimed is one leased job, as either target hands it out.

@@ -10,13 +10,13 @@ import (
 	"github.com/getratchet/ratchet/internal/bench"
 )
 
-const benchUsage = "bench [--mode engine|http|delivery|console|keys|schedules] [--schedules N] [--minutes M] [--spread D] [--keys K] [--key-limit L] [--fair-backlog N] [--delivery-concurrency N] [--rounds R] [--jobs N] [--batch B] [--claimers C] [--synchronous FULL|NORMAL] [--database URL] [--server URL --key KEY] [--lag-jobs N] [--no-lag] [--cpuprofile FILE]"
+const benchUsage = "bench [--mode engine|http|delivery|console|keys|schedules|outage] [--variant retry-after|503|refused|slow|flap|noheaders|all] [--outage D] [--capacity C] [--time-limit D] [--nodes N] [--flap D] [--outage-retry-after D] [--ietf-headers] [--schedules N] [--minutes M] [--spread D] [--keys K] [--key-limit L] [--fair-backlog N] [--delivery-concurrency N] [--rounds R] [--jobs N] [--batch B] [--claimers C] [--synchronous FULL|NORMAL] [--database URL] [--server URL --key KEY] [--lag-jobs N] [--no-lag] [--cpuprofile FILE]"
 
 // runBench measures burn-down throughput and due-to-claim lag and prints
 // them with the settings and the method.
 func runBench(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("bench", benchUsage, env.Stderr)
-	mode := f.String("mode", "engine", "engine (in-process engine), http (the Go SDK over loopback HTTP), delivery (http's worker burn-down, then the same jobs by HTTP delivery), console (seed N jobs, then time the dashboard's reads over HTTP), keys (limits per flow key: key-less against keyed burn-down, claim cost against the number of keys, fairness), or schedules (N schedules firing every minute: ticks missed or doubled, lag from tick to job)")
+	mode := f.String("mode", "engine", "engine (in-process engine), http (the Go SDK over loopback HTTP), delivery (http's worker burn-down, then the same jobs by HTTP delivery), console (seed N jobs, then time the dashboard's reads over HTTP), keys (limits per flow key: key-less against keyed burn-down, claim cost against the number of keys, fairness), schedules (N schedules firing every minute: ticks missed or doubled, lag from tick to job), or outage (N HTTP-delivery jobs enqueued while a loopback provider is down, then its recovery at a capacity: requests refused, busiest second, drain time, exhausted jobs, against targets)")
 	modeOf := modeFlags(f)
 	jobs := f.String("jobs", "20000", "N: jobs to enqueue and burn down, 1–10000000")
 	batch := f.String("batch", "100", "B: most jobs per claim and per report, 1–1000")
@@ -37,10 +37,12 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	cfg := bench.Config{Mode: *mode, Synchronous: strings.ToUpper(*syncMode), DatabaseURL: *db, Server: *srv, Key: *key, SkipLag: *noLag, CPUProfile: *cpuProfile}
 	cfg.Key = cmp.Or(cfg.Key, env.Getenv("RATCHET_KEY"))
 	if !slices.Contains(bench.Modes, cfg.Mode) {
-		f.fail("mode", *mode, "must be engine, http, delivery, console, keys or schedules")
+		f.fail("mode", *mode, "must be engine, http, delivery, console, keys, schedules or outage")
 	}
 	modeOf(&cfg)
-	cfg.Jobs = int(f.integer("jobs", *jobs, 1, 10_000_000, "must be an integer from 1 through 10000000"))
+	if cfg.Mode != "outage" || f.isSet("jobs") { // mode outage's default is 5000
+		cfg.Jobs = int(f.integer("jobs", *jobs, 1, 10_000_000, "must be an integer from 1 through 10000000"))
+	}
 	cfg.Batch = int(f.integer("batch", *batch, 1, 1000, "must be an integer from 1 through 1000"))
 	cfg.Claimers = int(f.integer("claimers", *claimers, 1, 256, "must be an integer from 1 through 256"))
 	cfg.EnqueueBatch = int(f.integer("enqueue-batch", *enqBatch, 1, 1000, "must be an integer from 1 through 1000"))
@@ -89,20 +91,60 @@ func schedulesFlags(f *flagSet) func(*bench.Config) {
 	}
 }
 
-// modeFlags declares the flags of modes keys and schedules.
+// modeFlags declares the flags of modes keys, schedules, delivery and
+// outage.
 func modeFlags(f *flagSet) func(*bench.Config) {
-	keysOf, schedOf, deliveryOf := keysFlags(f), schedulesFlags(f), deliveryFlags(f)
+	keysOf, schedOf, deliveryOf, outageOf := keysFlags(f), schedulesFlags(f), deliveryFlags(f), outageFlags(f)
 	return func(cfg *bench.Config) {
 		keysOf(cfg)
 		schedOf(cfg)
 		deliveryOf(cfg)
+		outageOf(cfg)
+	}
+}
+
+// outageFlags declares mode outage's flags; the function it returns reads
+// them into a config once they are parsed.
+func outageFlags(f *flagSet) func(*bench.Config) {
+	variant := f.String("variant", "retry-after", "mode outage: retry-after (the outage answered 503 with Retry-After), 503 (503 alone), refused (connections refused), slow (recovers to a fifth of --capacity), flap (down again every --flap), noheaders (a bare 429, no rate-limit headers), or all of them in turn")
+	outage := f.String("outage", "40s", "mode outage: how long the provider is down first, 1s–1h")
+	capacity := f.String("capacity", "100", "mode outage: the recovered provider's requests per second (a token bucket, burst the same), 1–100000")
+	limit := f.String("time-limit", "15m", "mode outage: each variant stops after this long even with jobs unfinished, 10s–24h")
+	nodes := f.String("nodes", "1", "mode outage: servers sharing the database, 1–9; more than 1 needs --database postgres://…")
+	flap := f.String("flap", "20s", "mode outage, variant flap: how long it stays up, then down, 1s–1h")
+	retryAfter := f.String("outage-retry-after", "5s", "mode outage: the Retry-After of the outage's 503s (variants but 503 and refused), whole seconds 1s–1h")
+	ietf := f.Bool("ietf-headers", "mode outage: the recovered provider also sends the IETF RateLimit and RateLimit-Policy fields")
+	return func(cfg *bench.Config) {
+		if cfg.Mode != "outage" {
+			return
+		}
+		cfg.Variant = *variant
+		if !slices.Contains(bench.OutageVariants, *variant) && *variant != "all" {
+			f.fail("variant", *variant, "must be "+strings.Join(bench.OutageVariants, ", ")+" or all")
+		}
+		cfg.OutageFor = f.duration("outage", *outage, time.Second, time.Hour, "must be a duration from 1s through 1h, e.g. 40s")
+		cfg.Capacity = int(f.integer("capacity", *capacity, 1, 100_000, "must be an integer from 1 through 100000"))
+		cfg.TimeLimit = f.duration("time-limit", *limit, 10*time.Second, 24*time.Hour, "must be a duration from 10s through 24h, e.g. 15m")
+		cfg.Nodes = int(f.integer("nodes", *nodes, 1, 9, "must be an integer from 1 through 9"))
+		cfg.FlapEvery = f.duration("flap", *flap, time.Second, time.Hour, "must be a duration from 1s through 1h, e.g. 20s")
+		cfg.OutageRetryAfter = f.duration("outage-retry-after", *retryAfter, time.Second, time.Hour, "must be whole seconds from 1s through 1h, e.g. 5s")
+		if cfg.OutageRetryAfter%time.Second != 0 {
+			f.fail("outage-retry-after", *retryAfter, "must be whole seconds from 1s through 1h, e.g. 5s")
+		}
+		cfg.IETFHeaders = *ietf
+		if cfg.Nodes > 1 && !strings.HasPrefix(cfg.DatabaseURL, "postgres") {
+			f.fail("nodes", *nodes, "more than 1 needs --database postgres://…")
+		}
+		if !f.isSet("delivery-concurrency") {
+			cfg.DeliveryConcurrency = 0 // ratchet serve's default, 32
+		}
 	}
 }
 
 // deliveryFlags declares mode delivery's flags; the function it returns
 // reads them into a config once they are parsed.
 func deliveryFlags(f *flagSet) func(*bench.Config) {
-	conc := f.String("delivery-concurrency", "128", "mode delivery: the dispatcher's concurrency, 1–1000")
+	conc := f.String("delivery-concurrency", "128", "mode delivery: the dispatcher's concurrency, 1–1000 (mode outage: each node's, default 32 as ratchet serve's)")
 	rounds := f.String("rounds", "1", "mode delivery: rounds (workers then delivery, on fresh files), 1–100; more than one prints the medians")
 	return func(cfg *bench.Config) {
 		cfg.DeliveryConcurrency = int(f.integer("delivery-concurrency", *conc, 1, 1000, "must be an integer from 1 through 1000"))

@@ -205,6 +205,9 @@ func TestClientUsageErrors(t *testing.T) {
 		{[]string{"tools", "list"}, "--key"},
 		{[]string{"endpoints", "create", "x", "--key", "k", "--max-concurrent", "0"}, `--max-concurrent: "0" is not allowed; must be an integer from 1 through 100000`},
 		{[]string{"bench", "--batch", "0"}, `--batch: "0" is not allowed`},
+		{[]string{"bench", "--mode", "outage", "--variant", "storm"}, `--variant: "storm" is not allowed; must be retry-after, 503, refused, slow, flap, noheaders or all`},
+		{[]string{"bench", "--mode", "outage", "--nodes", "3"}, `--nodes: "3" is not allowed; more than 1 needs --database postgres://`},
+		{[]string{"bench", "--mode", "outage", "--outage-retry-after", "1500ms"}, `--outage-retry-after: "1500ms" is not allowed; must be whole seconds`},
 	}
 	for _, c := range cases {
 		_, errOut, code := run(t, "", c.args...)
