@@ -31,8 +31,7 @@ func TestFlowKeysInConsole(t *testing.T) {
 	two := int64(2)
 	// The lease is the longest allowed, so the claimed jobs stay running
 	// (and keep holding their key) however slowly the test runs.
-	must(c.CreateEndpoint(ctx, "sms", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 43_200_000,
-		KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &two}}))(t)
+	must(c.CreateEndpoint(ctx, "sms", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 43_200_000, KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &two}}}))(t)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "text", Version: "1", Endpoint: "sms"}))(t)
 	var nine []int64 // the jobs of key acct_9, oldest first
 	for i := range 3 {

@@ -100,8 +100,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 	}
 	ep := must(c.GetEndpoint(context.Background(), "openai"))(t)
 	five, sixty := int64(5), int64(60)
-	must(c.UpdateEndpointPolicy(context.Background(), "openai", ep.Version, client.EndpointPolicy{Policy: ep.Policy, DefaultTimeoutMs: ep.DefaultTimeoutMs,
-		MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute, KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &five, KeyRateLimitPerMinute: &sixty, KeyOrdered: true, FairKeys: true}}))(t)
+	must(c.UpdateEndpointPolicy(context.Background(), "openai", ep.Version, client.EndpointPolicy{Policy: ep.Policy, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: ep.DefaultTimeoutMs, MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute, KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &five, KeyRateLimitPerMinute: &sixty, KeyOrdered: true, FairKeys: true}}}))(t)
 	pagesFit(t, b, srv.URL, true, []layoutPage{
 		{"/", "overview"},
 		{"/endpoints/openai", "endpoint"},

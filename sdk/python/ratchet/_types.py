@@ -366,9 +366,12 @@ class Endpoint(TypedDict):
     """The Endpoint schema: the 201 answer of POST /v1/endpoints; the 200 answer of GET /v1/endpoints/{name}; the 200 answer of POST /v1/endpoints/{name}/circuit/close; the 200 answer of POST /v1/endpoints/{name}/circuit/open; the 200 answer of POST /v1/endpoints/{name}/pause; the 200 answer of PUT /v1/endpoints/{name}/policy; the 200 answer of POST /v1/endpoints/{name}/resume."""
 
     circuit: Circuit
+    # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: int
+    # how long the circuit stays open before a half-open probe; default 30000
     circuitOpenMs: int
     createdAt: str
+    # the lease of a claim; default 30000
     defaultTimeoutMs: int
     # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
     fairKeys: NotRequired[bool]
@@ -378,11 +381,13 @@ class Endpoint(TypedDict):
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
     keyRateLimitPerMinute: NotRequired[int | None]
+    # running jobs at most; default 10
     maxConcurrent: int
     name: str
     # set while an owner has paused the endpoint; null otherwise
     paused: EndpointPause | None
     policy: RetryPolicy
+    # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: int | None
     schedule: list[ScheduleRow]
     updatedAt: str
@@ -915,11 +920,14 @@ class OverviewEndpoint(TypedDict):
     """The OverviewEndpoint schema."""
 
     circuit: Circuit
+    # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: int
+    # how long the circuit stays open before a half-open probe; default 30000
     circuitOpenMs: int
     # claims in the last 60 s
     claimsInWindow: int
     createdAt: str
+    # the lease of a claim; default 30000
     defaultTimeoutMs: int
     # scheduled and due now, counted up to 10000
     due: int
@@ -932,6 +940,7 @@ class OverviewEndpoint(TypedDict):
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
     keyRateLimitPerMinute: NotRequired[int | None]
+    # running jobs at most; default 10
     maxConcurrent: int
     name: str
     outcomes1h: dict[AttemptOutcome, int]
@@ -939,6 +948,7 @@ class OverviewEndpoint(TypedDict):
     # set while an owner has paused the endpoint; null otherwise
     paused: EndpointPause | None
     policy: RetryPolicy
+    # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: int | None
     running: int
     schedule: list[ScheduleRow]

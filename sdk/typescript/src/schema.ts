@@ -1141,10 +1141,13 @@ export interface components {
         };
         Endpoint: {
             circuit: components["schemas"]["Circuit"];
+            /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
+            /** @description how long the circuit stays open before a half-open probe; default 30000 */
             circuitOpenMs: number;
             /** Format: date-time */
             createdAt: string;
+            /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
             /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
             fairKeys?: boolean;
@@ -1154,11 +1157,13 @@ export interface components {
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
             keyRateLimitPerMinute?: number | null;
+            /** @description running jobs at most; default 10 */
             maxConcurrent: number;
             name: string;
             /** @description set while an owner has paused the endpoint; null otherwise */
             paused: components["schemas"]["EndpointPause"] | null;
             policy: components["schemas"]["RetryPolicy"];
+            /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
             schedule: components["schemas"]["ScheduleRow"][];
             /** Format: date-time */
@@ -1614,12 +1619,15 @@ export interface components {
         };
         OverviewEndpoint: {
             circuit: components["schemas"]["Circuit"];
+            /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
+            /** @description how long the circuit stays open before a half-open probe; default 30000 */
             circuitOpenMs: number;
             /** @description claims in the last 60 s */
             claimsInWindow: number;
             /** Format: date-time */
             createdAt: string;
+            /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
             /** @description scheduled and due now, counted up to 10000 */
             due: number;
@@ -1632,6 +1640,7 @@ export interface components {
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
             keyRateLimitPerMinute?: number | null;
+            /** @description running jobs at most; default 10 */
             maxConcurrent: number;
             name: string;
             outcomes1h: {
@@ -1643,6 +1652,7 @@ export interface components {
             /** @description set while an owner has paused the endpoint; null otherwise */
             paused: components["schemas"]["EndpointPause"] | null;
             policy: components["schemas"]["RetryPolicy"];
+            /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
             running: number;
             schedule: components["schemas"]["ScheduleRow"][];

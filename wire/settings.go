@@ -1,0 +1,85 @@
+package wire
+
+import (
+	"reflect"
+	"strings"
+)
+
+// SettingKind is the shape of an endpoint setting's value.
+type SettingKind string
+
+// The kinds of endpoint settings: an integer in its bound's range, a
+// nullable integer (null for no limit), and a flag.
+const (
+	SettingInt   SettingKind = "int"
+	SettingLimit SettingKind = "limit"
+	SettingBool  SettingKind = "bool"
+)
+
+// SettingField describes one member of EndpointSettings from its tags.
+// Every layer that handles the settings one by one (the API's decoder, the
+// store's columns, the CLI's flags, the console's editor) ranges over
+// SettingFields instead of naming them, so a setting is written once.
+type SettingField struct {
+	Name           string      // the Go field
+	JSON           string      // the API member
+	Kind           SettingKind // int, limit (nullable) or bool
+	Bound          string      // the wire/limits.go range of an integer ("" for a bool)
+	Range          Range       // that range
+	Unit           string      // what an integer counts, for messages ("milliseconds" or "")
+	Column         string      // the endpoints table's column
+	Flag           string      // the CLI flag of endpoints create/update
+	Doc            string      // what it does
+	UpdateRequired bool        // an update must carry it; otherwise one left out stays
+	index          []int
+}
+
+// Value is the field's value in s, addressable (a pointer's address for
+// a scan, the field itself for an assignment).
+func (f SettingField) Value(s *EndpointSettings) reflect.Value {
+	return reflect.ValueOf(s).Elem().FieldByIndex(f.index)
+}
+
+var settingFields = func() []SettingField {
+	var out []SettingField
+	var walk func(t reflect.Type, index []int)
+	walk = func(t reflect.Type, index []int) {
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			idx := append(append([]int(nil), index...), i)
+			if sf.Anonymous {
+				walk(sf.Type, idx)
+				continue
+			}
+			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			f := SettingField{Name: sf.Name, JSON: name, Bound: sf.Tag.Get("bound"), Column: sf.Tag.Get("db"), Flag: sf.Tag.Get("flag"),
+				Doc: sf.Tag.Get("doc"), Unit: sf.Tag.Get("unit"), UpdateRequired: sf.Tag.Get("update") == "required", index: idx}
+			switch sf.Type.Kind() {
+			case reflect.Int64:
+				f.Kind = SettingInt
+			case reflect.Pointer:
+				f.Kind = SettingLimit
+			case reflect.Bool:
+				f.Kind = SettingBool
+			default:
+				panic("wire: endpoint setting " + sf.Name + " has an unsupported type " + sf.Type.String())
+			}
+			if f.Kind != SettingBool {
+				r, ok := Bound(f.Bound)
+				if !ok {
+					panic("wire: endpoint setting " + sf.Name + " names no bound")
+				}
+				f.Range = r
+			}
+			if f.JSON == "" || f.Column == "" || f.Flag == "" || f.Doc == "" {
+				panic("wire: endpoint setting " + sf.Name + " needs json, db, flag and doc tags")
+			}
+			out = append(out, f)
+		}
+	}
+	walk(reflect.TypeFor[EndpointSettings](), nil)
+	return out
+}()
+
+// SettingFields are the members of EndpointSettings in declaration order.
+func SettingFields() []SettingField { return settingFields }
