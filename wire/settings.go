@@ -29,6 +29,7 @@ type SettingField struct {
 	Unit           string      // what an integer counts, for messages ("milliseconds" or "")
 	Column         string      // the endpoints table's column
 	Flag           string      // the CLI flag of endpoints create/update
+	Help           string      // the flag's usage, without the range
 	Doc            string      // what it does
 	UpdateRequired bool        // an update must carry it; otherwise one left out stays
 	index          []int
@@ -52,7 +53,7 @@ var settingFields = func() []SettingField {
 				continue
 			}
 			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-			f := SettingField{Name: sf.Name, JSON: name, Bound: sf.Tag.Get("bound"), Column: sf.Tag.Get("db"), Flag: sf.Tag.Get("flag"),
+			f := SettingField{Name: sf.Name, JSON: name, Bound: sf.Tag.Get("bound"), Column: sf.Tag.Get("db"), Flag: sf.Tag.Get("flag"), Help: sf.Tag.Get("help"),
 				Doc: sf.Tag.Get("doc"), Unit: sf.Tag.Get("unit"), UpdateRequired: sf.Tag.Get("update") == "required", index: idx}
 			switch sf.Type.Kind() {
 			case reflect.Int64:
@@ -71,8 +72,8 @@ var settingFields = func() []SettingField {
 				}
 				f.Range = r
 			}
-			if f.JSON == "" || f.Column == "" || f.Flag == "" || f.Doc == "" {
-				panic("wire: endpoint setting " + sf.Name + " needs json, db, flag and doc tags")
+			if f.JSON == "" || f.Column == "" || f.Flag == "" || f.Help == "" || f.Doc == "" {
+				panic("wire: endpoint setting " + sf.Name + " needs json, db, flag, help and doc tags")
 			}
 			out = append(out, f)
 		}
