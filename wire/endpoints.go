@@ -29,25 +29,26 @@ type EndpointPolicy struct {
 // Tags: json (the member), bound (the wire/limits.go range of an
 // integer), doc, db (the endpoints table column), flag (the `ratchet
 // endpoints create/update` flag) and help (its usage; the CLI adds the
-// range), update:"required" (an update must carry
+// range), label, units and hint (the console's editor: the field's
+// label, what its number counts, the help under it), update:"required" (an update must carry
 // it; one without keeps its current value when left out). A pointer is
 // nullable: null for no limit. In responses every member is present.
 type EndpointSettings struct {
-	DefaultTimeoutMs        int64  `json:"defaultTimeoutMs" bound:"timeoutMs" db:"default_timeout_ms" flag:"timeout-ms" help:"lease (default timeout) in ms" update:"required" unit:"milliseconds" doc:"the lease of a claim; default 30000"`
-	MaxConcurrent           int64  `json:"maxConcurrent" bound:"maxConcurrent" db:"max_concurrent" flag:"max-concurrent" help:"most running jobs" update:"required" doc:"running jobs at most; default 10"`
-	RateLimitPerMinute      *int64 `json:"rateLimitPerMinute" bound:"rateLimitPerMinute" db:"rate_limit_per_minute" flag:"rate-limit" help:"claims per minute" update:"required" doc:"claims per 60 s at most; null for no limit (required in an update)"`
-	CircuitFailureThreshold int64  `json:"circuitFailureThreshold" bound:"circuitFailureThreshold" db:"circuit_threshold" flag:"circuit-threshold" help:"provider-unhealthy failures that open the circuit" doc:"consecutive provider-unhealthy failures that open the circuit; default 5"`
-	CircuitOpenMs           int64  `json:"circuitOpenMs" bound:"circuitOpenMs" db:"circuit_open_ms" flag:"circuit-open-ms" help:"how long the circuit stays open in ms" unit:"milliseconds" doc:"how long the circuit stays open before a half-open probe; default 30000"`
+	DefaultTimeoutMs        int64  `json:"defaultTimeoutMs" bound:"timeoutMs" db:"default_timeout_ms" flag:"timeout-ms" help:"lease (default timeout) in ms" update:"required" unit:"milliseconds" doc:"the lease of a claim; default 30000" label:"Lease timeout" units:"ms" hint:"How long a worker holds a claimed job before it counts as timed out."`
+	MaxConcurrent           int64  `json:"maxConcurrent" bound:"maxConcurrent" db:"max_concurrent" flag:"max-concurrent" help:"most running jobs" update:"required" doc:"running jobs at most; default 10" label:"Max concurrent" units:"jobs" hint:"Running jobs at once against this endpoint."`
+	RateLimitPerMinute      *int64 `json:"rateLimitPerMinute" bound:"rateLimitPerMinute" db:"rate_limit_per_minute" flag:"rate-limit" help:"claims per minute" update:"required" doc:"claims per 60 s at most; null for no limit (required in an update)" label:"Rate limit" units:"claims / minute" hint:"Empty for no limit."`
+	CircuitFailureThreshold int64  `json:"circuitFailureThreshold" bound:"circuitFailureThreshold" db:"circuit_threshold" flag:"circuit-threshold" help:"provider-unhealthy failures that open the circuit" doc:"consecutive provider-unhealthy failures that open the circuit; default 5" label:"Circuit threshold" units:"failures" hint:"Consecutive provider-unhealthy failures that open the circuit."`
+	CircuitOpenMs           int64  `json:"circuitOpenMs" bound:"circuitOpenMs" db:"circuit_open_ms" flag:"circuit-open-ms" help:"how long the circuit stays open in ms" unit:"milliseconds" doc:"how long the circuit stays open before a half-open probe; default 30000" label:"Circuit open for" units:"ms" hint:"How long an open circuit blocks claims before a probe."`
 	KeyLimits
 }
 
 // KeyLimits are an endpoint's limits per flow key (docs/flow-control.md).
 // Each is optional, in an update too: one left out stays as it is.
 type KeyLimits struct {
-	KeyMaxConcurrent      *int64 `json:"keyMaxConcurrent" required:"false" bound:"maxConcurrent" db:"key_max_concurrent" flag:"key-max-concurrent" help:"most running jobs per flow key" doc:"running jobs per flow key at most; null for no limit"`
-	KeyRateLimitPerMinute *int64 `json:"keyRateLimitPerMinute" required:"false" bound:"rateLimitPerMinute" db:"key_rate_limit_per_minute" flag:"key-rate-limit" help:"claims per minute per flow key" doc:"claims per flow key per 60 s at most; null for no limit"`
-	KeyOrdered            bool   `json:"keyOrdered" required:"false" db:"key_ordered" flag:"key-ordered" help:"one job in flight per flow key, in enqueue order" doc:"one job in flight per flow key, in enqueue order"`
-	FairKeys              bool   `json:"fairKeys" required:"false" db:"fair_keys" flag:"fair-keys" help:"claims take turns across flow keys" doc:"claims take turns across flow keys, longest waiting first (on whenever a key limit is set)"`
+	KeyMaxConcurrent      *int64 `json:"keyMaxConcurrent" required:"false" bound:"maxConcurrent" db:"key_max_concurrent" flag:"key-max-concurrent" help:"most running jobs per flow key" doc:"running jobs per flow key at most; null for no limit" label:"Max concurrent per key" units:"jobs" hint:"Running jobs of one flow key at once. Empty for no limit."`
+	KeyRateLimitPerMinute *int64 `json:"keyRateLimitPerMinute" required:"false" bound:"rateLimitPerMinute" db:"key_rate_limit_per_minute" flag:"key-rate-limit" help:"claims per minute per flow key" doc:"claims per flow key per 60 s at most; null for no limit" label:"Rate limit per key" units:"claims / minute" hint:"Claims of one flow key in any 60 seconds. Empty for no limit."`
+	KeyOrdered            bool   `json:"keyOrdered" required:"false" db:"key_ordered" flag:"key-ordered" help:"one job in flight per flow key, in enqueue order" doc:"one job in flight per flow key, in enqueue order" label:"Ordered per key" hint:"One job of a key in flight at a time, in the order they were enqueued."`
+	FairKeys              bool   `json:"fairKeys" required:"false" db:"fair_keys" flag:"fair-keys" help:"claims take turns across flow keys" doc:"claims take turns across flow keys, longest waiting first (on whenever a key limit is set)" label:"Fair across keys" hint:"Claims take turns across keys, longest waiting first. Always so while a limit per key is set."`
 }
 
 // fields renders the flat object, with extra members (name, expectedVersion).

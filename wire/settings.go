@@ -31,6 +31,10 @@ type SettingField struct {
 	Flag           string      // the CLI flag of endpoints create/update
 	Help           string      // the flag's usage, without the range
 	Doc            string      // what it does
+	Label          string      // the console editor's label
+	Units          string      // what the number counts, beside the console's input ("ms", "jobs"; "" for a bool)
+	Hint           string      // the console's help under the field
+	Group          string      // the embedded struct it comes from ("KeyLimits"), "" for EndpointSettings' own
 	UpdateRequired bool        // an update must carry it; otherwise one left out stays
 	index          []int
 }
@@ -43,18 +47,19 @@ func (f SettingField) Value(s *EndpointSettings) reflect.Value {
 
 var settingFields = func() []SettingField {
 	var out []SettingField
-	var walk func(t reflect.Type, index []int)
-	walk = func(t reflect.Type, index []int) {
+	var walk func(t reflect.Type, index []int, group string)
+	walk = func(t reflect.Type, index []int, group string) {
 		for i := range t.NumField() {
 			sf := t.Field(i)
 			idx := append(append([]int(nil), index...), i)
 			if sf.Anonymous {
-				walk(sf.Type, idx)
+				walk(sf.Type, idx, sf.Name)
 				continue
 			}
 			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 			f := SettingField{Name: sf.Name, JSON: name, Bound: sf.Tag.Get("bound"), Column: sf.Tag.Get("db"), Flag: sf.Tag.Get("flag"), Help: sf.Tag.Get("help"),
-				Doc: sf.Tag.Get("doc"), Unit: sf.Tag.Get("unit"), UpdateRequired: sf.Tag.Get("update") == "required", index: idx}
+				Doc: sf.Tag.Get("doc"), Unit: sf.Tag.Get("unit"),
+				Label: sf.Tag.Get("label"), Units: sf.Tag.Get("units"), Hint: sf.Tag.Get("hint"), Group: group, UpdateRequired: sf.Tag.Get("update") == "required", index: idx}
 			switch sf.Type.Kind() {
 			case reflect.Int64:
 				f.Kind = SettingInt
@@ -72,13 +77,13 @@ var settingFields = func() []SettingField {
 				}
 				f.Range = r
 			}
-			if f.JSON == "" || f.Column == "" || f.Flag == "" || f.Help == "" || f.Doc == "" {
-				panic("wire: endpoint setting " + sf.Name + " needs json, db, flag, help and doc tags")
+			if f.JSON == "" || f.Column == "" || f.Flag == "" || f.Help == "" || f.Doc == "" || f.Label == "" || f.Hint == "" {
+				panic("wire: endpoint setting " + sf.Name + " needs json, db, flag, help, doc, label and hint tags")
 			}
 			out = append(out, f)
 		}
 	}
-	walk(reflect.TypeFor[EndpointSettings](), nil)
+	walk(reflect.TypeFor[EndpointSettings](), nil, "")
 	return out
 }()
 

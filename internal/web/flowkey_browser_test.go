@@ -188,6 +188,14 @@ func TestFlowKeysInConsole(t *testing.T) {
 		a.t = t
 		a.open("/endpoints/sms")
 		a.waitView("endpoint")
+		// The editor builds its settings fields from limits.js's
+		// ENDPOINT_SETTINGS: every setting of wire.EndpointSettings has
+		// its labelled input, without a dashboard.js edit per setting.
+		for _, f := range wire.SettingFields() {
+			if got := browsertest.Eval[string](a.tab, `(() => { const l = document.querySelector('#policy-form label[for="f-`+f.JSON+`"]'); return l && document.getElementById("f-`+f.JSON+`") ? l.textContent : "(none)"; })()`); !strings.HasPrefix(got, f.Label) {
+				t.Errorf("the editor's field for %s is labelled %q, want %q", f.JSON, got, f.Label)
+			}
+		}
 		if got := a.text("#key-limits"); got != "Per key: 2 running" {
 			t.Errorf("key limits line = %q", got)
 		}
