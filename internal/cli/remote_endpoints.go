@@ -257,8 +257,9 @@ func printEndpoint(w io.Writer, e *client.Endpoint) {
 }
 
 // printedSettings are the settings printEndpoint's own lines show; every
-// other setting gets a line of its member name and value from
-// printOtherSettings, so a new setting shows without an edit here.
+// other setting gets a line from printOtherSettings, labelled with its
+// flag's words ("daily budget:"), so a new setting shows without an edit
+// here. (A flag's words are short enough to keep the columns as they were.)
 var printedSettings = []string{"DefaultTimeoutMs", "MaxConcurrent", "RateLimitPerMinute", "CircuitFailureThreshold", "CircuitOpenMs",
 	"KeyMaxConcurrent", "KeyRateLimitPerMinute", "KeyOrdered", "FairKeys"}
 
@@ -267,12 +268,13 @@ func printOtherSettings(w io.Writer, s *client.EndpointSettings) {
 		if slices.Contains(printedSettings, f.Name) {
 			continue
 		}
+		label := strings.ReplaceAll(f.Flag, "-", " ")
 		v := f.Value(s)
 		switch f.Kind {
 		case wire.SettingLimit:
-			fmt.Fprintf(w, "%s:\t%s\n", f.JSON, intOrDash(v.Interface().(*int64)))
+			fmt.Fprintf(w, "%s:\t%s\n", label, intOrDash(v.Interface().(*int64)))
 		default:
-			fmt.Fprintf(w, "%s:\t%v\n", f.JSON, v.Interface())
+			fmt.Fprintf(w, "%s:\t%v\n", label, v.Interface())
 		}
 	}
 }
