@@ -22,6 +22,13 @@ func LimitsJS() []byte {
 		r, _ := wire.Bound(name)
 		limits[name] = r
 	}
+	// Every endpoint setting's bound, so the editor's fields built from
+	// ENDPOINT_SETTINGS find theirs.
+	for _, f := range wire.SettingFields() {
+		if f.Bound != "" {
+			limits[f.Bound] = f.Range
+		}
+	}
 	presets := map[backoff.Preset]backoff.Params{}
 	for _, p := range backoff.Presets {
 		if params, ok := backoff.PresetParams(p); ok {
