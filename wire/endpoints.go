@@ -39,6 +39,7 @@ type EndpointSettings struct {
 	RateLimitPerMinute      *int64 `json:"rateLimitPerMinute" bound:"rateLimitPerMinute" db:"rate_limit_per_minute" flag:"rate-limit" help:"claims per minute" update:"required" doc:"claims per 60 s at most; null for no limit (required in an update)" label:"Rate limit" units:"claims / minute" hint:"Empty for no limit."`
 	CircuitFailureThreshold int64  `json:"circuitFailureThreshold" bound:"circuitFailureThreshold" db:"circuit_threshold" flag:"circuit-threshold" help:"provider-unhealthy failures that open the circuit" doc:"consecutive provider-unhealthy failures that open the circuit; default 5" label:"Circuit threshold" units:"failures" hint:"Consecutive provider-unhealthy failures that open the circuit."`
 	CircuitOpenMs           int64  `json:"circuitOpenMs" bound:"circuitOpenMs" db:"circuit_open_ms" flag:"circuit-open-ms" help:"how long the circuit stays open in ms" unit:"milliseconds" doc:"how long the circuit stays open before a half-open probe; default 30000" label:"Circuit open for" units:"ms" hint:"How long an open circuit blocks claims before a probe."`
+	DailyCallBudget         *int64 `json:"dailyCallBudget" bound:"dailyCallBudget" db:"daily_call_budget" flag:"daily-budget" help:"claims per UTC day" doc:"claims per UTC day at most, from midnight UTC; null for no budget" label:"Daily call budget" units:"claims / UTC day" hint:"Claims in one UTC day, counted from midnight UTC. Empty for no budget."`
 	KeyLimits
 }
 

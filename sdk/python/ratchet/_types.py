@@ -133,7 +133,7 @@ DeliveryTargetMethod = Literal["", "POST", "PUT", "PATCH", "DELETE"]
 RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
 ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "conflict", "unavailable", "storage_full", "internal", "client_closed"]
 HealthStatus = Literal["ok"]
-HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "key_order", "key_concurrency", "key_rate", "none"]
+HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "daily_budget", "key_order", "key_concurrency", "key_rate", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
 JobBulkAction = Literal["cancel", "replay", "run_now"]
 JobQuerySort = Literal["id_desc", "id_asc", "finished_desc", "finished_asc"]
@@ -371,6 +371,8 @@ class Endpoint(TypedDict):
     # how long the circuit stays open before a half-open probe; default 30000
     circuitOpenMs: int
     createdAt: str
+    # claims per UTC day at most, from midnight UTC; null for no budget
+    dailyCallBudget: int | None
     # the lease of a claim; default 30000
     defaultTimeoutMs: int
     # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
@@ -401,6 +403,8 @@ class EndpointCreate(TypedDict):
     circuitFailureThreshold: NotRequired[int]
     # how long the circuit stays open before a half-open probe; default 30000
     circuitOpenMs: NotRequired[int]
+    # claims per UTC day at most, from midnight UTC; null for no budget
+    dailyCallBudget: NotRequired[int | None]
     # the lease of a claim; default 30000
     defaultTimeoutMs: NotRequired[int]
     # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
@@ -450,6 +454,8 @@ class EndpointPolicyUpdate(TypedDict):
     circuitFailureThreshold: NotRequired[int]
     # how long the circuit stays open before a half-open probe; default 30000
     circuitOpenMs: NotRequired[int]
+    # claims per UTC day at most, from midnight UTC; null for no budget
+    dailyCallBudget: NotRequired[int | None]
     # the lease of a claim; default 30000
     defaultTimeoutMs: int
     expectedVersion: int
@@ -927,6 +933,8 @@ class OverviewEndpoint(TypedDict):
     # claims in the last 60 s
     claimsInWindow: int
     createdAt: str
+    # claims per UTC day at most, from midnight UTC; null for no budget
+    dailyCallBudget: int | None
     # the lease of a claim; default 30000
     defaultTimeoutMs: int
     # scheduled and due now, counted up to 10000

@@ -1147,6 +1147,8 @@ export interface components {
             circuitOpenMs: number;
             /** Format: date-time */
             createdAt: string;
+            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            dailyCallBudget: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
             /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
@@ -1175,6 +1177,8 @@ export interface components {
             circuitFailureThreshold?: number;
             /** @description how long the circuit stays open before a half-open probe; default 30000 */
             circuitOpenMs?: number;
+            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            dailyCallBudget?: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs?: number;
             /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
@@ -1226,6 +1230,8 @@ export interface components {
             circuitFailureThreshold?: number;
             /** @description how long the circuit stays open before a half-open probe; default 30000 */
             circuitOpenMs?: number;
+            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            dailyCallBudget?: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
             expectedVersion: number;
@@ -1420,7 +1426,7 @@ export interface components {
             /** @description one sentence for people */
             detail: string;
             /** @enum {string} */
-            gate: "due_time" | "paused" | "circuit" | "max_concurrent" | "rate_limit" | "key_order" | "key_concurrency" | "key_rate" | "none";
+            gate: "due_time" | "paused" | "circuit" | "max_concurrent" | "rate_limit" | "daily_budget" | "key_order" | "key_concurrency" | "key_rate" | "none";
             /**
              * Format: date-time
              * @description when the gate opens, if known
@@ -1627,6 +1633,8 @@ export interface components {
             claimsInWindow: number;
             /** Format: date-time */
             createdAt: string;
+            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            dailyCallBudget: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
             /** @description scheduled and due now, counted up to 10000 */
