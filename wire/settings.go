@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 )
@@ -45,6 +46,11 @@ func (f SettingField) Value(s *EndpointSettings) reflect.Value {
 	return reflect.ValueOf(s).Elem().FieldByIndex(f.index)
 }
 
+// settingProblems are the tags the settings lack; TestEndpointSettingTags
+// names them (a setting without its column or bound would fail obscurely
+// far from here).
+var settingProblems []string
+
 var settingFields = func() []SettingField {
 	var out []SettingField
 	var walk func(t reflect.Type, index []int, group string)
@@ -68,17 +74,19 @@ var settingFields = func() []SettingField {
 			case reflect.Bool:
 				f.Kind = SettingBool
 			default:
-				panic("wire: endpoint setting " + sf.Name + " has an unsupported type " + sf.Type.String())
+				settingProblems = append(settingProblems, sf.Name+" has an unsupported type "+sf.Type.String()+" (int64, *int64 or bool)")
 			}
 			if f.Kind != SettingBool {
 				r, ok := Bound(f.Bound)
 				if !ok {
-					panic("wire: endpoint setting " + sf.Name + " names no bound")
+					settingProblems = append(settingProblems, fmt.Sprintf("%s names bound %q, which wire/limits.go's bounds lack", sf.Name, f.Bound))
 				}
 				f.Range = r
 			}
-			if f.JSON == "" || f.Column == "" || f.Flag == "" || f.Help == "" || f.Doc == "" || f.Label == "" || f.Hint == "" {
-				panic("wire: endpoint setting " + sf.Name + " needs json, db, flag, help, doc, label and hint tags")
+			for i, v := range []string{f.JSON, f.Column, f.Flag, f.Help, f.Doc, f.Label, f.Hint} {
+				if v == "" {
+					settingProblems = append(settingProblems, sf.Name+" has no "+[]string{"json", "db", "flag", "help", "doc", "label", "hint"}[i]+" tag")
+				}
 			}
 			out = append(out, f)
 		}
