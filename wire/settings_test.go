@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +28,22 @@ func TestEndpointSettingTags(t *testing.T) {
 		return f.Name == "KeyOrdered" && f.Kind == SettingBool && f.Group == "KeyLimits"
 	}) {
 		t.Error("KeyOrdered is not read as a flag of the KeyLimits group")
+	}
+}
+
+// TestUpdateRequiresItsSettings: the OpenAPI document's required members
+// of an update (the requires tag on ExpectedVersion) are the preset and
+// exactly the settings tagged update:"required", which the decoder
+// enforces.
+func TestUpdateRequiresItsSettings(t *testing.T) {
+	f, _ := reflect.TypeFor[EndpointPolicyUpdate]().FieldByName("ExpectedVersion")
+	want := []string{"preset"}
+	for _, s := range SettingFields() {
+		if s.UpdateRequired {
+			want = append(want, s.JSON)
+		}
+	}
+	if got := strings.Split(f.Tag.Get("requires"), ","); !slices.Equal(got, want) {
+		t.Errorf("EndpointPolicyUpdate.ExpectedVersion requires %q, want %q (the preset and the settings tagged update:\"required\")", got, want)
 	}
 }
