@@ -100,6 +100,9 @@ type (
 	// EndpointPolicy is the endpoint policy of the API: the retry policy
 	// with the lease, concurrency, rate limit and circuit settings.
 	EndpointPolicy = wire.EndpointPolicy
+	// EndpointSettings are an endpoint's settings besides its retry
+	// policy (lease, concurrency, rate limit, circuit, limits per key).
+	EndpointSettings = wire.EndpointSettings
 	// KeyLimits are an endpoint's limits per flow key.
 	KeyLimits = wire.KeyLimits
 	// Endpoint is an endpoint as the API returns it.

@@ -8,37 +8,48 @@ import (
 
 // EndpointPolicy is everything an owner sets on an endpoint, flat as the
 // API takes it: the retry policy's fields (a preset, or CUSTOM with every
-// field) beside the lease, concurrency, rate limit and circuit settings.
-// Zero settings are left out and take the server's defaults on create; an
-// update must carry the policy, defaultTimeoutMs, maxConcurrent and
-// rateLimitPerMinute (null for none), while circuit settings left out stay.
+// field) beside the endpoint's settings. In a request every setting is
+// optional (the embedding says required:"false"): zero ones are left out
+// and take the server's defaults on create; an update must carry the
+// settings tagged update:"required" (and the policy), while the others
+// left out stay.
 type EndpointPolicy struct {
-	Policy                  backoff.Policy `json:"-" schema:"inline"`
-	DefaultTimeoutMs        int64          `json:"defaultTimeoutMs,omitzero" bound:"timeoutMs" doc:"the lease of a claim; default 30000"`
-	MaxConcurrent           int64          `json:"maxConcurrent,omitzero" bound:"maxConcurrent" doc:"running jobs at most; default 10"`
-	RateLimitPerMinute      *int64         `json:"rateLimitPerMinute" required:"false" bound:"rateLimitPerMinute" doc:"claims per 60 s at most; null for no limit (required in an update)"`
-	CircuitFailureThreshold int64          `json:"circuitFailureThreshold,omitzero" bound:"circuitFailureThreshold" doc:"consecutive provider-unhealthy failures that open the circuit; default 5"`
-	CircuitOpenMs           int64          `json:"circuitOpenMs,omitzero" bound:"circuitOpenMs" doc:"how long the circuit stays open before a half-open probe; default 30000"`
+	Policy           backoff.Policy `json:"-" schema:"inline"`
+	EndpointSettings `required:"false"`
+}
+
+// EndpointSettings are an endpoint's settings besides its retry policy:
+// lease, concurrency, rate limit, circuit, limits per flow key, and what
+// comes next. They are written once, here, and embedded by every layer:
+// the engine's policy and the store's row embed this struct, and the
+// API's decoder, the store's columns, the CLI's flags and the console's
+// editor read these tags (wire.SettingFields), so a new setting is a
+// field here and a column in a migration per driver.
+//
+// Tags: json (the member), bound (the wire/limits.go range of an
+// integer), doc, db (the endpoints table column), flag (the `ratchet
+// endpoints create/update` flag) and help (its usage; the CLI adds the
+// range), label, units and hint (the console's editor: the field's
+// label, what its number counts, the help under it), update:"required" (an update must carry
+// it; one without keeps its current value when left out). A pointer is
+// nullable: null for no limit. In responses every member is present.
+type EndpointSettings struct {
+	DefaultTimeoutMs        int64  `json:"defaultTimeoutMs" bound:"timeoutMs" db:"default_timeout_ms" flag:"timeout-ms" help:"lease (default timeout) in ms" update:"required" unit:"milliseconds" doc:"the lease of a claim; default 30000" label:"Lease timeout" units:"ms" hint:"How long a worker holds a claimed job before it counts as timed out."`
+	MaxConcurrent           int64  `json:"maxConcurrent" bound:"maxConcurrent" db:"max_concurrent" flag:"max-concurrent" help:"most running jobs" update:"required" doc:"running jobs at most; default 10" label:"Max concurrent" units:"jobs" hint:"Running jobs at once against this endpoint."`
+	RateLimitPerMinute      *int64 `json:"rateLimitPerMinute" bound:"rateLimitPerMinute" db:"rate_limit_per_minute" flag:"rate-limit" help:"claims per minute" update:"required" doc:"claims per 60 s at most; null for no limit (required in an update)" label:"Rate limit" units:"claims / minute" hint:"Empty for no limit."`
+	CircuitFailureThreshold int64  `json:"circuitFailureThreshold" bound:"circuitFailureThreshold" db:"circuit_threshold" flag:"circuit-threshold" help:"provider-unhealthy failures that open the circuit" doc:"consecutive provider-unhealthy failures that open the circuit; default 5" label:"Circuit threshold" units:"failures" hint:"Consecutive provider-unhealthy failures that open the circuit."`
+	CircuitOpenMs           int64  `json:"circuitOpenMs" bound:"circuitOpenMs" db:"circuit_open_ms" flag:"circuit-open-ms" help:"how long the circuit stays open in ms" unit:"milliseconds" doc:"how long the circuit stays open before a half-open probe; default 30000" label:"Circuit open for" units:"ms" hint:"How long an open circuit blocks claims before a probe."`
+	DailyCallBudget         *int64 `json:"dailyCallBudget" bound:"dailyCallBudget" db:"daily_call_budget" flag:"daily-budget" help:"claims per UTC day" doc:"claims per UTC day at most, from midnight UTC; null for no budget" label:"Daily call budget" units:"claims / day" hint:"Claims in one UTC day, counted from midnight UTC. Empty for no budget."`
 	KeyLimits
 }
 
 // KeyLimits are an endpoint's limits per flow key (docs/flow-control.md).
 // Each is optional, in an update too: one left out stays as it is.
 type KeyLimits struct {
-	KeyMaxConcurrent      *int64 `json:"keyMaxConcurrent" required:"false" bound:"maxConcurrent" doc:"running jobs per flow key at most; null for no limit"`
-	KeyRateLimitPerMinute *int64 `json:"keyRateLimitPerMinute" required:"false" bound:"rateLimitPerMinute" doc:"claims per flow key per 60 s at most; null for no limit"`
-	KeyOrdered            bool   `json:"keyOrdered" required:"false" doc:"one job in flight per flow key, in enqueue order"`
-	FairKeys              bool   `json:"fairKeys" required:"false" doc:"claims take turns across flow keys, longest waiting first (on whenever a key limit is set)"`
-}
-
-// endpointSettings is EndpointPolicy without its policy, for marshalling.
-type endpointSettings struct {
-	DefaultTimeoutMs        int64  `json:"defaultTimeoutMs,omitzero"`
-	MaxConcurrent           int64  `json:"maxConcurrent,omitzero"`
-	RateLimitPerMinute      *int64 `json:"rateLimitPerMinute"`
-	CircuitFailureThreshold int64  `json:"circuitFailureThreshold,omitzero"`
-	CircuitOpenMs           int64  `json:"circuitOpenMs,omitzero"`
-	KeyLimits
+	KeyMaxConcurrent      *int64 `json:"keyMaxConcurrent" required:"false" bound:"maxConcurrent" db:"key_max_concurrent" flag:"key-max-concurrent" help:"most running jobs per flow key" doc:"running jobs per flow key at most; null for no limit" label:"Max concurrent per key" units:"jobs" hint:"Running jobs of one flow key at once. Empty for no limit."`
+	KeyRateLimitPerMinute *int64 `json:"keyRateLimitPerMinute" required:"false" bound:"rateLimitPerMinute" db:"key_rate_limit_per_minute" flag:"key-rate-limit" help:"claims per minute per flow key" doc:"claims per flow key per 60 s at most; null for no limit" label:"Rate limit per key" units:"claims / minute" hint:"Claims of one flow key in any 60 seconds. Empty for no limit."`
+	KeyOrdered            bool   `json:"keyOrdered" required:"false" db:"key_ordered" flag:"key-ordered" help:"one job in flight per flow key, in enqueue order" doc:"one job in flight per flow key, in enqueue order" label:"Ordered per key" hint:"One job of a key in flight at a time, in the order they were enqueued."`
+	FairKeys              bool   `json:"fairKeys" required:"false" db:"fair_keys" flag:"fair-keys" help:"claims take turns across flow keys" doc:"claims take turns across flow keys, longest waiting first (on whenever a key limit is set)" label:"Fair across keys" hint:"Claims take turns across keys, longest waiting first. Always so while a limit per key is set."`
 }
 
 // fields renders the flat object, with extra members (name, expectedVersion).
@@ -53,12 +64,18 @@ func (p EndpointPolicy) fields(extra map[string]any) ([]byte, error) {
 			return nil, err
 		}
 	}
-	b, err := json.Marshal(endpointSettings{p.DefaultTimeoutMs, p.MaxConcurrent, p.RateLimitPerMinute, p.CircuitFailureThreshold, p.CircuitOpenMs, p.KeyLimits})
+	b, err := json.Marshal(p.EndpointSettings)
 	if err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
+	}
+	// A zero integer setting is one the request leaves to the server.
+	for _, f := range SettingFields() {
+		if f.Kind == SettingInt && f.Value(&p.EndpointSettings).IsZero() {
+			delete(m, f.JSON)
+		}
 	}
 	for k, v := range extra {
 		b, err := json.Marshal(v)
@@ -99,16 +116,11 @@ func (u EndpointPolicyUpdate) MarshalJSON() ([]byte, error) {
 // Endpoint is an endpoint with its policy, the policy's schedule, its
 // settings and its circuit.
 type Endpoint struct {
-	Name                    string         `json:"name"`
-	Version                 int64          `json:"version"`
-	Policy                  backoff.Policy `json:"policy"`
-	Schedule                []ScheduleRow  `json:"schedule"`
-	DefaultTimeoutMs        int64          `json:"defaultTimeoutMs"`
-	MaxConcurrent           int64          `json:"maxConcurrent"`
-	RateLimitPerMinute      *int64         `json:"rateLimitPerMinute"`
-	CircuitFailureThreshold int64          `json:"circuitFailureThreshold"`
-	CircuitOpenMs           int64          `json:"circuitOpenMs"`
-	KeyLimits
+	Name     string         `json:"name"`
+	Version  int64          `json:"version"`
+	Policy   backoff.Policy `json:"policy"`
+	Schedule []ScheduleRow  `json:"schedule"`
+	EndpointSettings
 	Circuit   Circuit        `json:"circuit"`
 	Paused    *EndpointPause `json:"paused" doc:"set while an owner has paused the endpoint; null otherwise"`
 	CreatedAt string         `json:"createdAt" format:"date-time"`

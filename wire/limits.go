@@ -17,9 +17,11 @@ const (
 	MaxCircuitThreshold   = 1_000
 	MinCircuitOpenMs      = 1_000
 	MaxCircuitOpenMs      = 86_400_000
-	MaxNameLen            = 200   // key, run and worker names
-	MaxDescriptionLen     = 4_000 // a tool's description, in characters
-	MaxMessageBytes       = 2_000 // a report's message as stored, cut on a character boundary
+	MinDailyCallBudget    = 1
+	MaxDailyCallBudget    = 100_000_000 // a claim counts the day's claims up to the budget, so it bounds that count
+	MaxNameLen            = 200         // key, run and worker names
+	MaxDescriptionLen     = 4_000       // a tool's description, in characters
+	MaxMessageBytes       = 2_000       // a report's message as stored, cut on a character boundary
 	MaxIdempotencyKeyLen  = 255
 	MaxFlowKeyLen         = 128 // a job's flow key, in bytes (docs/flow-control.md)
 	MaxFlowKeyFromLen     = 200 // a tool's flowKeyFrom JSON Pointer, in bytes
@@ -58,6 +60,7 @@ var bounds = map[string]Range{
 	"rateLimitPerMinute":      {MinRateLimitPerMinute, MaxRateLimitPerMinute},
 	"circuitFailureThreshold": {MinCircuitThreshold, MaxCircuitThreshold},
 	"circuitOpenMs":           {MinCircuitOpenMs, MaxCircuitOpenMs},
+	"dailyCallBudget":         {MinDailyCallBudget, MaxDailyCallBudget},
 	"claimMax":                {1, MaxBatch},
 	"waitMs":                  {0, MaxWaitMs},
 	"id":                      {1, 1 << 53},

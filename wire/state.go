@@ -182,6 +182,7 @@ const (
 	GateCircuit       Gate = "circuit"         // the endpoint's circuit is open, or half-open with its probe running
 	GateMaxConcurrent Gate = "max_concurrent"  // the endpoint runs maxConcurrent jobs already
 	GateRateLimit     Gate = "rate_limit"      // the endpoint had rateLimitPerMinute claims in the last 60 s
+	GateDailyBudget   Gate = "daily_budget"    // the endpoint had dailyCallBudget claims since midnight UTC
 	GateKeyOrder      Gate = "key_order"       // its flow key is ordered, and a job enqueued before it has not finished
 	GateKeyConcurrent Gate = "key_concurrency" // its flow key runs keyMaxConcurrent jobs already
 	GateKeyRate       Gate = "key_rate"        // its flow key had keyRateLimitPerMinute claims in the last 61 s (a minute and a second for delivery)
@@ -190,7 +191,7 @@ const (
 
 // Gates lists every gate.
 func Gates() []Gate {
-	return []Gate{GateDueTime, GatePaused, GateCircuit, GateMaxConcurrent, GateRateLimit, GateKeyOrder, GateKeyConcurrent, GateKeyRate, GateNone}
+	return []Gate{GateDueTime, GatePaused, GateCircuit, GateMaxConcurrent, GateRateLimit, GateDailyBudget, GateKeyOrder, GateKeyConcurrent, GateKeyRate, GateNone}
 }
 
 // RunState is whether a run takes new steps.

@@ -264,20 +264,25 @@ func validHeaderName(s string) bool {
 }
 
 // policyMembers are the retry-policy members of the flat endpoint policy
-// object; endpointSettings the others.
+// object; endpointSettings the others, read from wire.EndpointSettings so
+// a new setting is decoded without an edit here.
 var (
 	policyMembers    = []string{"preset", "maxAttempts", "initialDelayMs", "multiplier", "maxDelayMs", "jitterPercent"}
-	endpointSettings = []string{"defaultTimeoutMs", "maxConcurrent", "rateLimitPerMinute", "circuitFailureThreshold", "circuitOpenMs",
-		"keyMaxConcurrent", "keyRateLimitPerMinute", "keyOrdered", "fairKeys"}
+	endpointSettings = func() []string {
+		var names []string
+		for _, f := range wire.SettingFields() {
+			names = append(names, f.JSON)
+		}
+		return names
+	}()
 )
 
 // DecodeEndpointPolicy reads the flat endpoint policy object of the API:
-// the retry policy members with defaultTimeoutMs, maxConcurrent,
-// rateLimitPerMinute (nullable), circuitFailureThreshold and circuitOpenMs.
+// the retry policy members with the members of wire.EndpointSettings.
 // extra names further members the caller allows (e.g. "name",
 // "expectedVersion"). With full, every policy member must be present (an
 // update replaces the whole policy); otherwise the engine's defaults fill
-// the gaps. current supplies circuit settings an update leaves out. It
+// the gaps. current supplies settings an update leaves out. It
 // reports every problem as a field.Errors.
 func DecodeEndpointPolicy(fields map[string]json.RawMessage, full bool, current *engine.EndpointPolicy, extra ...string) (engine.EndpointPolicy, error) {
 	var errs field.Errors
@@ -285,8 +290,9 @@ func DecodeEndpointPolicy(fields map[string]json.RawMessage, full bool, current 
 	unknownMembers(fields, known, "", &errs)
 	out := engine.DefaultEndpointPolicy()
 	if current != nil {
-		out.CircuitFailureThreshold, out.CircuitOpenMs = current.CircuitFailureThreshold, current.CircuitOpenMs
-		out.Keys = current.Keys
+		// Settings an update may leave out stay as they are; the others
+		// it must carry, so these are overwritten or the update fails.
+		out.EndpointSettings = current.EndpointSettings
 	}
 	policy := map[string]json.RawMessage{}
 	for _, k := range policyMembers {
@@ -302,22 +308,40 @@ func DecodeEndpointPolicy(fields map[string]json.RawMessage, full bool, current 
 			out.Policy = p
 		}
 	}
-	ints := intMembers{fields: fields, full: full, errs: &errs}
-	ints.read("defaultTimeoutMs", true, wire.MinTimeoutMs, wire.MaxTimeoutMs, " milliseconds", &out.DefaultTimeoutMs)
-	ints.read("maxConcurrent", true, wire.MinMaxConcurrent, wire.MaxMaxConcurrent, "", &out.MaxConcurrent)
-	out.RateLimitPerMinute = rateLimit(fields, full, &errs)
-	// Circuit settings are optional even in an update: the current ones stay.
-	ints.read("circuitFailureThreshold", false, wire.MinCircuitThreshold, wire.MaxCircuitThreshold, "", &out.CircuitFailureThreshold)
-	ints.read("circuitOpenMs", false, wire.MinCircuitOpenMs, wire.MaxCircuitOpenMs, " milliseconds", &out.CircuitOpenMs)
-	// Limits per key are optional in an update too: one left out stays.
-	optionalLimit(fields, "keyMaxConcurrent", wire.MinMaxConcurrent, wire.MaxMaxConcurrent, &out.Keys.KeyMaxConcurrent, &errs)
-	optionalLimit(fields, "keyRateLimitPerMinute", wire.MinRateLimitPerMinute, wire.MaxRateLimitPerMinute, &out.Keys.KeyRateLimitPerMinute, &errs)
-	optionalBool(fields, "keyOrdered", &out.Keys.KeyOrdered, &errs)
-	optionalBool(fields, "fairKeys", &out.Keys.FairKeys, &errs)
+	readSettings(fields, full, &out.EndpointSettings, &errs)
 	if len(errs) > 0 {
 		return engine.EndpointPolicy{}, errs
 	}
 	return out, nil
+}
+
+// readSettings reads each member of wire.EndpointSettings present in
+// fields into s, as its tags say: an integer in its bound's range, a
+// nullable limit, or a flag. In an update (full) those tagged
+// update:"required" must be present; the others left out keep s's value.
+func readSettings(fields map[string]json.RawMessage, full bool, s *wire.EndpointSettings, errs *field.Errors) {
+	ints := intMembers{fields: fields, full: full, errs: errs}
+	for _, f := range wire.SettingFields() {
+		v := f.Value(s)
+		lo, hi := int64(f.Range.Min), int64(f.Range.Max)
+		switch f.Kind {
+		case wire.SettingInt:
+			unit := ""
+			if f.Unit != "" {
+				unit = " " + f.Unit
+			}
+			ints.read(f.JSON, f.UpdateRequired, lo, hi, unit, v.Addr().Interface().(*int64))
+		case wire.SettingLimit:
+			dst := v.Addr().Interface().(**int64)
+			if _, ok := fields[f.JSON]; !ok && full && f.UpdateRequired {
+				errs.Add(f.JSON, field.Missing, "an update carries the full policy; give null for no limit or "+strings.TrimPrefix(rangeText(lo, hi, ""), "must be "))
+				continue
+			}
+			optionalLimit(fields, f.JSON, lo, hi, dst, errs)
+		case wire.SettingBool:
+			optionalBool(fields, f.JSON, v.Addr().Interface().(*bool), errs)
+		}
+	}
 }
 
 // intMembers reads the integer members of an endpoint policy.
@@ -379,25 +403,6 @@ func optionalBool(fields map[string]json.RawMessage, name string, dst *bool, err
 	default:
 		errs.Add(name, backoff.ShowJSON(raw), "must be true or false")
 	}
-}
-
-// rateLimit reads rateLimitPerMinute: nil (no limit) when null or, outside
-// an update, absent.
-func rateLimit(fields map[string]json.RawMessage, full bool, errs *field.Errors) *int64 {
-	limits := strings.TrimPrefix(rangeText(wire.MinRateLimitPerMinute, wire.MaxRateLimitPerMinute, ""), "must be ")
-	raw, ok := fields["rateLimitPerMinute"]
-	switch {
-	case !ok && full:
-		errs.Add("rateLimitPerMinute", field.Missing, "an update carries the full policy; give null for no limit or "+limits)
-	case !ok || isNull(raw):
-	default:
-		v, ok := jsonInt(raw)
-		if ok && v >= wire.MinRateLimitPerMinute && v <= wire.MaxRateLimitPerMinute {
-			return &v
-		}
-		errs.Add("rateLimitPerMinute", backoff.ShowJSON(raw), "must be null (no limit) or "+limits)
-	}
-	return nil
 }
 
 // unknownMembers names each member of fields not in known, in sorted order.

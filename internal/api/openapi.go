@@ -295,7 +295,8 @@ func object(props map[string]any, required []string) map[string]any {
 }
 
 // structSchema describes a struct from its json tags: a field is required
-// unless its tag says omitempty or omitzero; embedded structs are flattened;
+// unless its tag says omitempty or omitzero; embedded structs are flattened
+// (their members optional when the embedding says required:"false");
 // a field tagged schema:"inline" adds the properties of its type (not
 // required); `requires` on a field names further required properties.
 func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
@@ -317,7 +318,10 @@ func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
 			for k, v := range inner["properties"].(map[string]any) {
 				props[k] = v
 			}
-			if req, ok := inner["required"].([]string); ok {
+			// required:"false" on an embedded struct makes its members
+			// optional here (a request's settings), while the same
+			// struct embedded elsewhere (a response) keeps them required.
+			if req, ok := inner["required"].([]string); ok && f.Tag.Get("required") != "false" {
 				required = append(required, req...)
 			}
 			continue

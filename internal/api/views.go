@@ -16,8 +16,7 @@ var ft = engine.FormatTime
 
 // endpointView renders an endpoint with its policy's schedule.
 func endpointView(ep *store.Endpoint) wire.Endpoint {
-	v := wire.Endpoint{Name: ep.Name, Version: ep.Version, DefaultTimeoutMs: ep.DefaultTimeoutMs, MaxConcurrent: ep.MaxConcurrent,
-		RateLimitPerMinute: ep.RateLimitPerMinute, CircuitFailureThreshold: ep.CircuitThreshold, CircuitOpenMs: ep.CircuitOpenMs, KeyLimits: engine.KeyLimitsOf(ep), Schedule: []wire.ScheduleRow{},
+	v := wire.Endpoint{Name: ep.Name, Version: ep.Version, EndpointSettings: ep.EndpointSettings, Schedule: []wire.ScheduleRow{},
 		Circuit: wire.Circuit{State: ep.CircuitState, Failures: ep.CircuitFailures, ProbeJobID: ep.CircuitProbeJob}, CreatedAt: ft(ep.CreatedAt), UpdatedAt: ft(ep.UpdatedAt)}
 	if ep.CircuitState != wire.CircuitClosed && ep.CircuitOpenedAt > 0 {
 		v.Circuit.OpenedAt = ft(ep.CircuitOpenedAt)

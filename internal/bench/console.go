@@ -214,8 +214,7 @@ func seedConsole(ctx context.Context, e *engine.Engine, st store.Store, n int, s
 func consoleTools(ctx context.Context, e *engine.Engine, p *engine.Principal, names []string, suffix string) ([]*store.Endpoint, []*store.Tool, error) {
 	var eps []*store.Endpoint
 	for _, name := range names {
-		ep, err := e.CreateEndpoint(ctx, p, name, engine.EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), DefaultTimeoutMs: 30_000,
-			MaxConcurrent: 50, CircuitFailureThreshold: engine.DefaultCircuitThreshold, CircuitOpenMs: engine.DefaultCircuitOpenMs})
+		ep, err := e.CreateEndpoint(ctx, p, name, engine.EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 30_000, MaxConcurrent: 50, CircuitFailureThreshold: engine.DefaultCircuitThreshold, CircuitOpenMs: engine.DefaultCircuitOpenMs}})
 		if err != nil {
 			return nil, nil, err
 		}

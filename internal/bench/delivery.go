@@ -254,7 +254,7 @@ func workersBurnDown(ctx context.Context, cfg Config, dir string, res *Result) e
 // target, when not nil), and enqueues the N jobs due an hour ahead on the
 // server's development clock, so none runs while they are enqueued.
 func setUpDueLater(ctx context.Context, c *client.Client, cfg Config, target *wire.DeliveryTarget) error {
-	if _, err := c.CreateEndpoint(ctx, "bench", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 300_000, MaxConcurrent: 100_000}); err != nil {
+	if _, err := c.CreateEndpoint(ctx, "bench", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 300_000, MaxConcurrent: 100_000}}); err != nil {
 		return fmt.Errorf("create the bench endpoint: %w", err)
 	}
 	if _, err := c.PublishTool(ctx, client.ToolSpec{Name: "bench", Version: "1", Endpoint: "bench",

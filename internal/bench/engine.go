@@ -49,8 +49,7 @@ func newEngineTarget(ctx context.Context, cfg Config, dir string) (*engineTarget
 		t.p, err = e.Authenticate(ctx, key)
 	}
 	if err == nil {
-		_, err = e.CreateEndpoint(ctx, t.p, "bench", engine.EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), DefaultTimeoutMs: 300_000,
-			MaxConcurrent: 100_000, CircuitFailureThreshold: engine.DefaultCircuitThreshold, CircuitOpenMs: engine.DefaultCircuitOpenMs})
+		_, err = e.CreateEndpoint(ctx, t.p, "bench", engine.EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 300_000, MaxConcurrent: 100_000, CircuitFailureThreshold: engine.DefaultCircuitThreshold, CircuitOpenMs: engine.DefaultCircuitOpenMs}})
 	}
 	if err == nil {
 		_, err = e.PublishTool(ctx, t.p, engine.ToolSpec{Name: "noop", Version: "1", Endpoint: "bench", Description: "does nothing (ratchet bench)"})

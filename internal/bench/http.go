@@ -42,7 +42,7 @@ func newHTTPTarget(ctx context.Context, cfg Config, dir string) (*httpTarget, er
 	t.c = client.New(base, key, client.WithHTTPClient(countedClient(&t.wire)))
 	name := fmt.Sprintf("bench-%d", time.Now().UnixNano()%1_000_000_000)
 	rate := (*int64)(nil)
-	if _, err := t.c.CreateEndpoint(ctx, name, client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 300_000, MaxConcurrent: 100_000, RateLimitPerMinute: rate}); err != nil {
+	if _, err := t.c.CreateEndpoint(ctx, name, client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 300_000, MaxConcurrent: 100_000, RateLimitPerMinute: rate}}); err != nil {
 		t.close()
 		return nil, fmt.Errorf("create the bench endpoint: %w", err)
 	}

@@ -93,8 +93,7 @@ func (t *engineTarget) fairnessBoth(ctx context.Context, cfg Config, k *KeysResu
 
 // keysTool makes endpoint name with these limits and a tool on it.
 func (t *engineTarget) keysTool(ctx context.Context, name string, maxConcurrent int64, lim wire.KeyLimits) (string, error) {
-	_, err := t.e.CreateEndpoint(ctx, t.p, name, engine.EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), DefaultTimeoutMs: 300_000,
-		MaxConcurrent: maxConcurrent, CircuitFailureThreshold: engine.DefaultCircuitThreshold, CircuitOpenMs: engine.DefaultCircuitOpenMs, Keys: lim})
+	_, err := t.e.CreateEndpoint(ctx, t.p, name, engine.EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 300_000, MaxConcurrent: maxConcurrent, CircuitFailureThreshold: engine.DefaultCircuitThreshold, CircuitOpenMs: engine.DefaultCircuitOpenMs, KeyLimits: lim}})
 	if err == nil {
 		_, err = t.e.PublishTool(ctx, t.p, engine.ToolSpec{Name: name, Version: "1", Endpoint: name, Description: "does nothing (ratchet bench --mode keys)"})
 	}

@@ -233,7 +233,7 @@ func freeLoopbackPort() (int, error) {
 // circuit) and the tool that delivers to the provider.
 func (r *outageRun) setUp(ctx context.Context, providerURL string) error {
 	c := r.nodes[0]
-	if _, err := c.CreateEndpoint(ctx, outageEndpoint, client.EndpointPolicy{Policy: client.Policy{Preset: "AGGRESSIVE"}, MaxConcurrent: 50}); err != nil {
+	if _, err := c.CreateEndpoint(ctx, outageEndpoint, client.EndpointPolicy{Policy: client.Policy{Preset: "AGGRESSIVE"}, EndpointSettings: wire.EndpointSettings{MaxConcurrent: 50}}); err != nil {
 		return fmt.Errorf("create the endpoint: %w", err)
 	}
 	if _, err := c.PublishTool(ctx, client.ToolSpec{Name: outageEndpoint, Version: "1", Endpoint: outageEndpoint,

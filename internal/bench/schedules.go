@@ -90,8 +90,7 @@ func newSchedBench(ctx context.Context, cfg Config, dir string) (*schedBench, er
 		b.p, err = b.e.Authenticate(ctx, key)
 	}
 	if err == nil {
-		_, err = b.e.CreateEndpoint(ctx, b.p, "bench", engine.EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), DefaultTimeoutMs: 300_000,
-			MaxConcurrent: 100_000, CircuitFailureThreshold: engine.DefaultCircuitThreshold, CircuitOpenMs: engine.DefaultCircuitOpenMs})
+		_, err = b.e.CreateEndpoint(ctx, b.p, "bench", engine.EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 300_000, MaxConcurrent: 100_000, CircuitFailureThreshold: engine.DefaultCircuitThreshold, CircuitOpenMs: engine.DefaultCircuitOpenMs}})
 	}
 	if err == nil {
 		_, err = b.e.PublishTool(ctx, b.p, engine.ToolSpec{Name: "noop", Version: "1", Endpoint: "bench", Description: "does nothing (ratchet bench)"})

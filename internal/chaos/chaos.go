@@ -585,14 +585,10 @@ func (r *run) createEndpoints(ctx context.Context) error {
 		// reached, so every hold is a concurrency or rate-limit hold.
 		// With Keys, its jobs carry flow keys and a key may run
 		// KeyMaxConcurrent at once.
-		{mainEndpoint, client.EndpointPolicy{
-			Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 4, InitialDelayMs: 1000, Multiplier: 2, MaxDelayMs: 4000, JitterPercent: 20}},
-			DefaultTimeoutMs: lease, MaxConcurrent: r.cfg.MaxConcurrent, CircuitFailureThreshold: 1000, KeyLimits: r.keyLimits()}},
+		{mainEndpoint, client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 4, InitialDelayMs: 1000, Multiplier: 2, MaxDelayMs: 4000, JitterPercent: 20}}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: lease, MaxConcurrent: r.cfg.MaxConcurrent, CircuitFailureThreshold: 1000, KeyLimits: r.keyLimits()}}},
 		// The provider always answers 200 here; attempts fail only when a
 		// worker crashes, and ten are plenty.
-		{meteredEndpoint, client.EndpointPolicy{
-			Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 10, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
-			DefaultTimeoutMs: lease, MaxConcurrent: 4, RateLimitPerMinute: &limit, CircuitFailureThreshold: 1000}},
+		{meteredEndpoint, client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 10, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: lease, MaxConcurrent: 4, RateLimitPerMinute: &limit, CircuitFailureThreshold: 1000}}},
 	}
 	for _, e := range eps {
 		if _, err := r.owner.CreateEndpoint(ctx, e.name, e.p); err != nil {

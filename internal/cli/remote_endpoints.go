@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/client"
+	"github.com/getratchet/ratchet/wire"
 )
 
 // policyFlagsHelp documents the flags of addPolicyFlags in the endpoints
@@ -37,29 +39,39 @@ func endpointsGroup() *group {
 // the flags given are sent; ranges are checked by the server, which names
 // the field, the value and what is allowed.
 type policyFlags struct {
-	preset, maxAttempts, initialDelay, multiplier, maxDelay, jitter  *string
-	timeout, maxConcurrent, rateLimit, circuitThreshold, circuitOpen *string
-	keyMaxConcurrent, keyRateLimit, keyOrdered, fairKeys             *string
+	preset, maxAttempts, initialDelay, multiplier, maxDelay, jitter *string
+	settings                                                        []*string // one per wire.SettingFields, by position
 }
 
 func addPolicyFlags(f *flagSet) policyFlags {
 	return policyFlags{
-		preset:           f.String("preset", "", "retry preset: STANDARD, AGGRESSIVE, RELAXED or CUSTOM"),
-		maxAttempts:      f.String("max-attempts", "", "CUSTOM: attempts, 1–10"),
-		initialDelay:     f.String("initial-delay-ms", "", "CUSTOM: first delay in ms, 1000–1800000"),
-		multiplier:       f.String("multiplier", "", "CUSTOM: growth factor, 1–4"),
-		maxDelay:         f.String("max-delay-ms", "", "CUSTOM: delay cap in ms, initial delay–86400000"),
-		jitter:           f.String("jitter-percent", "", "CUSTOM: jitter, 0–50"),
-		timeout:          f.String("timeout-ms", "", "lease (default timeout) in ms, 1000–43200000"),
-		maxConcurrent:    f.String("max-concurrent", "", "most running jobs, 1–100000"),
-		rateLimit:        f.String("rate-limit", "", "claims per minute, 1–1000000, or none"),
-		circuitThreshold: f.String("circuit-threshold", "", "provider-unhealthy failures that open the circuit, 1–1000"),
-		circuitOpen:      f.String("circuit-open-ms", "", "how long the circuit stays open in ms, 1000–86400000"),
-		keyMaxConcurrent: f.String("key-max-concurrent", "", "most running jobs per flow key, 1–100000, or none"),
-		keyRateLimit:     f.String("key-rate-limit", "", "claims per minute per flow key, 1–1000000, or none"),
-		keyOrdered:       f.String("key-ordered", "", "true: one job in flight per flow key, in enqueue order"),
-		fairKeys:         f.String("fair-keys", "", "true: claims take turns across flow keys"),
+		preset:       f.String("preset", "", "retry preset: STANDARD, AGGRESSIVE, RELAXED or CUSTOM"),
+		maxAttempts:  f.String("max-attempts", "", "CUSTOM: attempts, 1–10"),
+		initialDelay: f.String("initial-delay-ms", "", "CUSTOM: first delay in ms, 1000–1800000"),
+		multiplier:   f.String("multiplier", "", "CUSTOM: growth factor, 1–4"),
+		maxDelay:     f.String("max-delay-ms", "", "CUSTOM: delay cap in ms, initial delay–86400000"),
+		jitter:       f.String("jitter-percent", "", "CUSTOM: jitter, 0–50"),
+		settings:     settingFlags(f),
 	}
+}
+
+// settingFlags registers a flag per endpoint setting, named and described
+// by its tags (wire.SettingFields): a new setting gets its flag without an
+// edit here. The usage adds the range: "claims per minute, 1–1000000, or
+// none"; a flag's "true: ...".
+func settingFlags(f *flagSet) []*string {
+	var out []*string
+	for _, s := range wire.SettingFields() {
+		usage := fmt.Sprintf("%s, %d–%d", s.Help, int64(s.Range.Min), int64(s.Range.Max))
+		switch s.Kind {
+		case wire.SettingLimit:
+			usage += ", or none"
+		case wire.SettingBool:
+			usage = "true: " + s.Help
+		}
+		out = append(out, f.String(s.Flag, "", usage))
+	}
+	return out
 }
 
 // apply overlays the flags that were given on p. Ranges are checked here
@@ -89,15 +101,17 @@ func (pf policyFlags) apply(f *flagSet, p *client.EndpointPolicy) {
 			f.fail("jitter-percent", *pf.jitter, "must be a number from 0 through 50")
 		}
 	}
-	intFlag("timeout-ms", pf.timeout, 1000, 43_200_000, &p.DefaultTimeoutMs)
-	intFlag("max-concurrent", pf.maxConcurrent, 1, 100_000, &p.MaxConcurrent)
-	f.limit("rate-limit", *pf.rateLimit, 1_000_000, &p.RateLimitPerMinute)
-	f.limit("key-max-concurrent", *pf.keyMaxConcurrent, 100_000, &p.KeyMaxConcurrent)
-	f.limit("key-rate-limit", *pf.keyRateLimit, 1_000_000, &p.KeyRateLimitPerMinute)
-	f.boolean("key-ordered", *pf.keyOrdered, &p.KeyOrdered)
-	f.boolean("fair-keys", *pf.fairKeys, &p.FairKeys)
-	intFlag("circuit-threshold", pf.circuitThreshold, 1, 1000, &p.CircuitFailureThreshold)
-	intFlag("circuit-open-ms", pf.circuitOpen, 1000, 86_400_000, &p.CircuitOpenMs)
+	for i, s := range wire.SettingFields() {
+		v := s.Value(&p.EndpointSettings)
+		switch s.Kind {
+		case wire.SettingInt:
+			intFlag(s.Flag, pf.settings[i], int64(s.Range.Min), int64(s.Range.Max), v.Addr().Interface().(*int64))
+		case wire.SettingLimit:
+			f.limit(s.Flag, *pf.settings[i], int64(s.Range.Max), v.Addr().Interface().(**int64))
+		case wire.SettingBool:
+			f.boolean(s.Flag, *pf.settings[i], v.Addr().Interface().(*bool))
+		}
+	}
 }
 
 // endpointsListCommand is `ratchet endpoints list`.
@@ -195,10 +209,7 @@ func (endpointsSetPolicyCommand) Run(ctx context.Context, env *Env, args []strin
 	if err != nil {
 		return r.fail(err)
 	}
-	pol.Policy = cur.Policy
-	pol.DefaultTimeoutMs, pol.MaxConcurrent, pol.RateLimitPerMinute = cur.DefaultTimeoutMs, cur.MaxConcurrent, cur.RateLimitPerMinute
-	pol.CircuitFailureThreshold, pol.CircuitOpenMs = cur.CircuitFailureThreshold, cur.CircuitOpenMs
-	pol.KeyLimits = cur.KeyLimits
+	pol.Policy, pol.EndpointSettings = cur.Policy, cur.EndpointSettings
 	pf.apply(f, &pol)
 	e, err := r.c.UpdateEndpointPolicy(ctx, name, expectedVersion, pol)
 	return showEndpoint(r, e, err)
@@ -235,6 +246,7 @@ func printEndpoint(w io.Writer, e *client.Endpoint) {
 		fmt.Fprintf(w, "per flow key:\t%s running, %s per minute, ordered %t, fair %t\n", intOrDash(k.KeyMaxConcurrent), intOrDash(k.KeyRateLimitPerMinute), k.KeyOrdered, k.FairKeys)
 	}
 	fmt.Fprintf(w, "circuit:\t%s (%d failures; opens at %d, stays open %dms)\n", e.Circuit.State, e.Circuit.Failures, e.CircuitFailureThreshold, e.CircuitOpenMs)
+	printOtherSettings(w, &e.EndpointSettings)
 	if e.Circuit.OpenedBy != "" {
 		fmt.Fprintf(w, "circuit opened by:\t%s at %s (half-opens at %s)\n", e.Circuit.OpenedBy, e.Circuit.OpenedAt, orDash(e.Circuit.HalfOpensAt))
 	}
@@ -242,4 +254,27 @@ func printEndpoint(w io.Writer, e *client.Endpoint) {
 		fmt.Fprintf(w, "paused:\tby %s at %s: %s\n", p.By, p.At, orDash(p.Reason))
 	}
 	fmt.Fprintf(w, "updated:\t%s\n", orDash(e.UpdatedAt))
+}
+
+// printedSettings are the settings printEndpoint's own lines show; every
+// other setting gets a line from printOtherSettings, labelled with its
+// flag's words ("daily budget:"), so a new setting shows without an edit
+// here. (A flag's words are short enough to keep the columns as they were.)
+var printedSettings = []string{"DefaultTimeoutMs", "MaxConcurrent", "RateLimitPerMinute", "CircuitFailureThreshold", "CircuitOpenMs",
+	"KeyMaxConcurrent", "KeyRateLimitPerMinute", "KeyOrdered", "FairKeys"}
+
+func printOtherSettings(w io.Writer, s *client.EndpointSettings) {
+	for _, f := range wire.SettingFields() {
+		if slices.Contains(printedSettings, f.Name) {
+			continue
+		}
+		label := strings.ReplaceAll(f.Flag, "-", " ")
+		v := f.Value(s)
+		switch f.Kind {
+		case wire.SettingLimit:
+			fmt.Fprintf(w, "%s:\t%s\n", label, intOrDash(v.Interface().(*int64)))
+		default:
+			fmt.Fprintf(w, "%s:\t%v\n", label, v.Interface())
+		}
+	}
 }

@@ -72,7 +72,7 @@ func TestThreeNodes(t *testing.T) {
 // exists) and nothing happens on node B itself, so only A's NOTIFY can
 // wake it.
 func wakeupAcrossNodes(t *testing.T, ctx context.Context, a, b *client.Client) {
-	if _, err := a.CreateEndpoint(ctx, "ping", client.EndpointPolicy{MaxConcurrent: 10}); err != nil {
+	if _, err := a.CreateEndpoint(ctx, "ping", client.EndpointPolicy{EndpointSettings: wire.EndpointSettings{MaxConcurrent: 10}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.PublishTool(ctx, client.ToolSpec{Name: "ping", Version: "1", Endpoint: "ping"}); err != nil {
@@ -125,14 +125,11 @@ func loadOnAllNodes(t *testing.T, ctx context.Context, dbURL string, nodes []*pr
 		meterJobs = 30
 	)
 	o := owners[0]
-	if _, err := o.CreateEndpoint(ctx, "limited", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 5, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
-		DefaultTimeoutMs: 20000, MaxConcurrent: maxConc, CircuitFailureThreshold: 1000,
-	}); err != nil {
+	if _, err := o.CreateEndpoint(ctx, "limited", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 5, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 20000, MaxConcurrent: maxConc, CircuitFailureThreshold: 1000}}); err != nil {
 		t.Fatal(err)
 	}
 	rl := int64(rate)
-	if _, err := o.CreateEndpoint(ctx, "metered", client.EndpointPolicy{DefaultTimeoutMs: 20000, MaxConcurrent: 100, RateLimitPerMinute: &rl}); err != nil {
+	if _, err := o.CreateEndpoint(ctx, "metered", client.EndpointPolicy{EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 20000, MaxConcurrent: 100, RateLimitPerMinute: &rl}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tool := range []client.ToolSpec{{Name: "limited", Version: "1", Endpoint: "limited"}, {Name: "metered", Version: "1", Endpoint: "metered"}} {
@@ -331,10 +328,7 @@ func circuitOnAllNodes(t *testing.T, ctx context.Context, a, b, c *client.Client
 	// Retries wait 6 s: with 1 s, a loaded machine took longer than that
 	// between the first failure and the second claim, which then handed
 	// out the first job's retry beside the second job.
-	if _, err := a.CreateEndpoint(ctx, "fragile", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 10, InitialDelayMs: 6000, Multiplier: 1, MaxDelayMs: 6000, JitterPercent: 0}},
-		DefaultTimeoutMs: 20000, MaxConcurrent: 10, CircuitFailureThreshold: 2, CircuitOpenMs: openMs,
-	}); err != nil {
+	if _, err := a.CreateEndpoint(ctx, "fragile", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 10, InitialDelayMs: 6000, Multiplier: 1, MaxDelayMs: 6000, JitterPercent: 0}}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 20000, MaxConcurrent: 10, CircuitFailureThreshold: 2, CircuitOpenMs: openMs}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.PublishTool(ctx, client.ToolSpec{Name: "fragile", Version: "1", Endpoint: "fragile"}); err != nil {

@@ -201,7 +201,7 @@ func TestDeliveryLimitsAcrossNodes(t *testing.T) {
 
 	t.Run("maxConcurrent", func(t *testing.T) {
 		const maxConc, jobs = 3, 300
-		if _, err := o.CreateEndpoint(ctx, "capped", client.EndpointPolicy{Policy: retry, DefaultTimeoutMs: 10000, MaxConcurrent: maxConc, CircuitFailureThreshold: 1000}); err != nil {
+		if _, err := o.CreateEndpoint(ctx, "capped", client.EndpointPolicy{Policy: retry, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 10000, MaxConcurrent: maxConc, CircuitFailureThreshold: 1000}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := o.PublishTool(ctx, client.ToolSpec{Name: "capped", Version: "1", Endpoint: "capped",
@@ -284,7 +284,7 @@ func TestDeliveryLimitsAcrossNodes(t *testing.T) {
 	t.Run("rateLimitPerMinute", func(t *testing.T) {
 		const rate, jobs = 40, 100
 		rl := int64(rate)
-		if _, err := o.CreateEndpoint(ctx, "metered", client.EndpointPolicy{Policy: retry, DefaultTimeoutMs: 10000, MaxConcurrent: 100, RateLimitPerMinute: &rl}); err != nil {
+		if _, err := o.CreateEndpoint(ctx, "metered", client.EndpointPolicy{Policy: retry, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 10000, MaxConcurrent: 100, RateLimitPerMinute: &rl}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := o.PublishTool(ctx, client.ToolSpec{Name: "metered", Version: "1", Endpoint: "metered",
@@ -410,8 +410,7 @@ func deliveryCircuit(t *testing.T, ctx context.Context, nodes []*proctest.Server
 	})
 	t.Cleanup(release) // before the provider's Close, which waits for a held request
 	o := owners[0]
-	if _, err := o.CreateEndpoint(ctx, "fragile", client.EndpointPolicy{Policy: retry, DefaultTimeoutMs: 20000, MaxConcurrent: maxConc,
-		CircuitFailureThreshold: threshold, CircuitOpenMs: openMs}); err != nil {
+	if _, err := o.CreateEndpoint(ctx, "fragile", client.EndpointPolicy{Policy: retry, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 20000, MaxConcurrent: maxConc, CircuitFailureThreshold: threshold, CircuitOpenMs: openMs}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := o.PublishTool(ctx, client.ToolSpec{Name: "fragile", Version: "1", Endpoint: "fragile",
@@ -565,10 +564,7 @@ func TestDeliveryNodeKilledMidRequest(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	a := client.New(nodeA.URL, ownerKey)
 	const lease = 10000
-	if _, err := a.CreateEndpoint(ctx, "partner", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 3, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
-		DefaultTimeoutMs: 20000, MaxConcurrent: 10, CircuitFailureThreshold: 1000,
-	}); err != nil {
+	if _, err := a.CreateEndpoint(ctx, "partner", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 3, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 20000, MaxConcurrent: 10, CircuitFailureThreshold: 1000}}); err != nil {
 		t.Fatal(err)
 	}
 	timeout := int64(lease)
@@ -672,10 +668,7 @@ func TestDeliverySkewedNodeKeepsItsLease(t *testing.T) {
 	})
 	ctx := testCtx(t, 2*time.Minute)
 	o := client.New(node.URL, ownerKey)
-	if _, err := o.CreateEndpoint(ctx, "slow", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 2, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
-		DefaultTimeoutMs: 10_000, MaxConcurrent: 10, CircuitFailureThreshold: 1000,
-	}); err != nil {
+	if _, err := o.CreateEndpoint(ctx, "slow", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 2, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 10_000, MaxConcurrent: 10, CircuitFailureThreshold: 1000}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := o.PublishTool(ctx, client.ToolSpec{Name: "slow", Version: "1", Endpoint: "slow", Delivery: &wire.DeliveryTarget{URL: prov.srv.URL + "/slow"}}); err != nil {

@@ -27,10 +27,7 @@ func TestRescueOnEveryNode(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 	o := client.New(nodes[0].URL, ownerKey)
 	const jobs, attemptsPerJob = 90, 2
-	if _, err := o.CreateEndpoint(ctx, "lossy", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: attemptsPerJob, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
-		DefaultTimeoutMs: 1000, MaxConcurrent: 1000, CircuitFailureThreshold: 1000,
-	}); err != nil {
+	if _, err := o.CreateEndpoint(ctx, "lossy", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: attemptsPerJob, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}}, EndpointSettings: client.EndpointSettings{DefaultTimeoutMs: 1000, MaxConcurrent: 1000, CircuitFailureThreshold: 1000}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := o.PublishTool(ctx, client.ToolSpec{Name: "lossy", Version: "1", Endpoint: "lossy"}); err != nil {
@@ -108,10 +105,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 	o := client.New(nodes[0].URL, ownerKey)
 	const jobs = 300
-	if _, err := o.CreateEndpoint(ctx, "api", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 10, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
-		DefaultTimeoutMs: 5000, MaxConcurrent: 16, CircuitFailureThreshold: 1000,
-	}); err != nil {
+	if _, err := o.CreateEndpoint(ctx, "api", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 10, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}}, EndpointSettings: client.EndpointSettings{DefaultTimeoutMs: 5000, MaxConcurrent: 16, CircuitFailureThreshold: 1000}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := o.PublishTool(ctx, client.ToolSpec{Name: "call", Version: "1", Endpoint: "api"}); err != nil {

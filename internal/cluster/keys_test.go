@@ -153,8 +153,7 @@ type keyedJob struct {
 // payload (flowKeyFrom /key); otherwise each enqueue names it.
 func keyedEndpoint(t *testing.T, ctx context.Context, o *client.Client, name string, lim client.KeyLimits, retry client.Policy, leaseMs int64, kp *keyProvider, fromPayload bool) {
 	t.Helper()
-	if _, err := o.CreateEndpoint(ctx, name, client.EndpointPolicy{Policy: retry, DefaultTimeoutMs: leaseMs, MaxConcurrent: 50,
-		CircuitFailureThreshold: 1000, KeyLimits: lim}); err != nil {
+	if _, err := o.CreateEndpoint(ctx, name, client.EndpointPolicy{Policy: retry, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: leaseMs, MaxConcurrent: 50, CircuitFailureThreshold: 1000, KeyLimits: lim}}); err != nil {
 		t.Fatal(err)
 	}
 	spec := client.ToolSpec{Name: name, Version: "1", Endpoint: name, Delivery: &wire.DeliveryTarget{URL: kp.srv.URL + "/" + name + "/{key}/{n}"}}

@@ -17,7 +17,7 @@ func TestOverviewShowsWritesOfAnotherNode(t *testing.T) {
 	dbURL := pgtest.URL(t)
 	nodes := startNodes(t, dbURL, 2)
 	a := client.New(nodes[0].URL, ownerKey)
-	if _, err := a.CreateEndpoint(testCtx(t, time.Minute), "stripe", client.EndpointPolicy{MaxConcurrent: 10}); err != nil {
+	if _, err := a.CreateEndpoint(testCtx(t, time.Minute), "stripe", client.EndpointPolicy{EndpointSettings: client.EndpointSettings{MaxConcurrent: 10}}); err != nil {
 		t.Fatal(err)
 	}
 	proctest.CheckOverviewFollowsPauses(t, a, ownerKey, "stripe", nodes[1], nodes[0], nodes[1])

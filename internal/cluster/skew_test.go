@@ -60,10 +60,7 @@ func TestSkewedNodeKeepsLeases(t *testing.T) {
 	nodeA, nodeB := startSkewedPair(t, dbURL, ahead)
 	ctx := testCtx(t, time.Minute)
 	a, b := client.New(nodeA.URL, ownerKey), client.New(nodeB.URL, ownerKey)
-	if _, err := a.CreateEndpoint(ctx, "single", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 5, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
-		DefaultTimeoutMs: lease.Milliseconds(), MaxConcurrent: 1, CircuitFailureThreshold: 1000,
-	}); err != nil {
+	if _, err := a.CreateEndpoint(ctx, "single", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 5, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}}, EndpointSettings: client.EndpointSettings{DefaultTimeoutMs: lease.Milliseconds(), MaxConcurrent: 1, CircuitFailureThreshold: 1000}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.PublishTool(ctx, client.ToolSpec{Name: "single", Version: "1", Endpoint: "single"}); err != nil {
@@ -126,7 +123,7 @@ func TestSkewedNodeKeepsRateLimit(t *testing.T) {
 	a, b := client.New(nodeA.URL, ownerKey), client.New(nodeB.URL, ownerKey)
 	const limit = 3
 	rl := int64(limit)
-	if _, err := a.CreateEndpoint(ctx, "metered", client.EndpointPolicy{DefaultTimeoutMs: 20000, MaxConcurrent: 10, RateLimitPerMinute: &rl}); err != nil {
+	if _, err := a.CreateEndpoint(ctx, "metered", client.EndpointPolicy{EndpointSettings: client.EndpointSettings{DefaultTimeoutMs: 20000, MaxConcurrent: 10, RateLimitPerMinute: &rl}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.PublishTool(ctx, client.ToolSpec{Name: "metered", Version: "1", Endpoint: "metered"}); err != nil {

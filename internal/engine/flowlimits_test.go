@@ -144,7 +144,7 @@ func testKeyConcurrency(t *testing.T, h *harness) {
 	}
 	ep, _ := h.e.Endpoint(h.ctx, h.owner, "late")
 	pol, _ := engine.CurrentPolicy(ep)
-	pol.Keys.KeyMaxConcurrent = ptr(int64(1))
+	pol.KeyMaxConcurrent = ptr(int64(1))
 	if _, err := h.e.UpdateEndpointPolicy(h.ctx, h.owner, "late", ep.Version, pol); err != nil {
 		t.Fatal(err)
 	}

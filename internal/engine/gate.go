@@ -70,6 +70,7 @@ var endpointRules = []endpointRule{
 	circuitRule{},
 	concurrencyRule{},
 	rateRule{},
+	dailyBudgetRule{},
 }
 
 // keyRules are a flow key's limits in the order heldBy names them.

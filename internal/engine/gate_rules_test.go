@@ -62,10 +62,10 @@ func TestKeyedFollowsTheKeyRules(t *testing.T) {
 	one := int64(1)
 	cases := map[string]*store.Endpoint{
 		"none":             {},
-		"keyOrdered":       {KeyOrdered: true},
-		"keyMaxConcurrent": {KeyMaxConcurrent: &one},
-		"keyRate":          {KeyRateLimitPerMinute: &one},
-		"fairKeys":         {FairKeys: true},
+		"keyOrdered":       {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{KeyOrdered: true}}},
+		"keyMaxConcurrent": {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &one}}},
+		"keyRate":          {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{KeyRateLimitPerMinute: &one}}},
+		"fairKeys":         {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{FairKeys: true}}},
 	}
 	for name, ep := range cases {
 		ep.CircuitState, ep.MaxConcurrent = wire.CircuitClosed, 10

@@ -495,7 +495,7 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 		ep.CircuitFailures++
 	case ep.CircuitState == wire.CircuitClosed:
 		ep.CircuitFailures++
-		if ep.CircuitFailures >= ep.CircuitThreshold {
+		if ep.CircuitFailures >= ep.CircuitFailureThreshold {
 			ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitOpenedBy = wire.CircuitOpen, now, ""
 		}
 	}

@@ -323,15 +323,13 @@ func ParseToolRef(ref string) (name, version string, err error) {
 	return name, version, nil
 }
 
-// EndpointPolicy is everything about an endpoint an owner can set.
+// EndpointPolicy is everything about an endpoint an owner can set: the
+// retry policy and the settings, embedded as the wire defines them (the
+// store's row embeds the same struct, so saving and reading them are
+// assignments of the whole, not copies member by member).
 type EndpointPolicy struct {
-	Policy                  backoff.Policy
-	DefaultTimeoutMs        int64
-	MaxConcurrent           int64
-	RateLimitPerMinute      *int64
-	CircuitFailureThreshold int64
-	CircuitOpenMs           int64
-	Keys                    wire.KeyLimits // limits per flow key (docs/flow-control.md)
+	Policy backoff.Policy
+	wire.EndpointSettings
 }
 
 // Endpoint defaults and limits.
@@ -345,8 +343,7 @@ const (
 // DefaultEndpointPolicy is the policy of an endpoint created without one:
 // STANDARD retries and the defaults above.
 func DefaultEndpointPolicy() EndpointPolicy {
-	return EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), DefaultTimeoutMs: DefaultTimeoutMs, MaxConcurrent: DefaultMaxConcurrent,
-		CircuitFailureThreshold: DefaultCircuitThreshold, CircuitOpenMs: DefaultCircuitOpenMs}
+	return EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: DefaultTimeoutMs, MaxConcurrent: DefaultMaxConcurrent, CircuitFailureThreshold: DefaultCircuitThreshold, CircuitOpenMs: DefaultCircuitOpenMs}}
 }
 
 // checkPlan refuses CUSTOM policies on a plan that does not allow them
@@ -376,10 +373,8 @@ func (e *Engine) CreateEndpoint(ctx context.Context, p *Principal, name string, 
 	}
 	policy, _ := json.Marshal(pol.Policy)
 	now := e.nowMs()
-	ep := &store.Endpoint{ProjectID: p.ProjectID, Name: name, Policy: policy, DefaultTimeoutMs: pol.DefaultTimeoutMs, MaxConcurrent: pol.MaxConcurrent,
-		RateLimitPerMinute: pol.RateLimitPerMinute, CircuitThreshold: pol.CircuitFailureThreshold, CircuitOpenMs: pol.CircuitOpenMs,
+	ep := &store.Endpoint{ProjectID: p.ProjectID, Name: name, Policy: policy, EndpointSettings: pol.EndpointSettings,
 		Version: 1, CreatedAt: now, UpdatedAt: now, CircuitState: wire.CircuitClosed}
-	setKeyLimits(ep, pol.Keys)
 	err := e.st.Tx(ctx, func(q store.Queries) error {
 		if err := checkPlan(ctx, q, p.ProjectID, pol.Policy, "preset"); err != nil {
 			return err
@@ -435,10 +430,8 @@ func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name st
 			return err
 		}
 		cur.Policy, _ = json.Marshal(pol.Policy)
-		cur.DefaultTimeoutMs, cur.MaxConcurrent, cur.RateLimitPerMinute = pol.DefaultTimeoutMs, pol.MaxConcurrent, pol.RateLimitPerMinute
-		cur.CircuitThreshold, cur.CircuitOpenMs = pol.CircuitFailureThreshold, pol.CircuitOpenMs
 		wasKeyed := keyed(cur)
-		setKeyLimits(cur, pol.Keys)
+		cur.EndpointSettings = pol.EndpointSettings
 		cur.UpdatedAt = e.nowMs()
 		if err := q.EndpointUpdatePolicy(ctx, &store.EndpointUpdatePolicyParams{Endpoint: cur, ExpectedVersion: expectedVersion}); err != nil {
 			if errors.Is(err, store.ErrConflict) {
@@ -457,7 +450,7 @@ func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name st
 			}
 		}
 		return e.audit(ctx, q, p, cur.UpdatedAt, "policy.update", "endpoint:"+name,
-			fmt.Sprintf("policy of endpoint %s updated to version %d (preset %s, maxConcurrent %d%s)", name, cur.Version, pol.Policy.Preset, cur.MaxConcurrent, keyLimitsText(pol.Keys)))
+			fmt.Sprintf("policy of endpoint %s updated to version %d (preset %s, maxConcurrent %d%s)", name, cur.Version, pol.Policy.Preset, cur.MaxConcurrent, keyLimitsText(pol.KeyLimits)))
 	})
 	if err == nil {
 		e.signal(ctx) // capacity or rate limit may have grown
@@ -471,18 +464,7 @@ func CurrentPolicy(ep *store.Endpoint) (EndpointPolicy, error) {
 	if err != nil {
 		return EndpointPolicy{}, fmt.Errorf("stored policy of endpoint %q: %w", ep.Name, err)
 	}
-	return EndpointPolicy{Policy: pol, DefaultTimeoutMs: ep.DefaultTimeoutMs, MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute,
-		CircuitFailureThreshold: ep.CircuitThreshold, CircuitOpenMs: ep.CircuitOpenMs, Keys: KeyLimitsOf(ep)}, nil
-}
-
-// setKeyLimits copies limits per key onto a stored endpoint.
-func setKeyLimits(ep *store.Endpoint, k wire.KeyLimits) {
-	ep.KeyMaxConcurrent, ep.KeyRateLimitPerMinute, ep.KeyOrdered, ep.FairKeys = k.KeyMaxConcurrent, k.KeyRateLimitPerMinute, k.KeyOrdered, k.FairKeys
-}
-
-// KeyLimitsOf reads a stored endpoint's limits per key.
-func KeyLimitsOf(ep *store.Endpoint) wire.KeyLimits {
-	return wire.KeyLimits{KeyMaxConcurrent: ep.KeyMaxConcurrent, KeyRateLimitPerMinute: ep.KeyRateLimitPerMinute, KeyOrdered: ep.KeyOrdered, FairKeys: ep.FairKeys}
+	return EndpointPolicy{Policy: pol, EndpointSettings: ep.EndpointSettings}, nil
 }
 
 // keyLimitsText is the limits per key for the audit log ("" when none).

@@ -61,7 +61,7 @@ func TestFullDisk(t *testing.T) {
 	srv := proctest.Start(t, disk, nil, "--bootstrap-key", ownerKey)
 	c := ctx(t)
 	owner := client.New(srv.URL, ownerKey)
-	if _, err := owner.CreateEndpoint(c, "stripe", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Standard}, MaxConcurrent: 10}); err != nil {
+	if _, err := owner.CreateEndpoint(c, "stripe", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Standard}, EndpointSettings: client.EndpointSettings{MaxConcurrent: 10}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := owner.PublishTool(c, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "stripe"}); err != nil {

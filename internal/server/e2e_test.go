@@ -51,10 +51,7 @@ func TestWalkThroughHTTP(t *testing.T) {
 	k := newContract(t, srv.URL)
 	c := ctx(t)
 	owner := k.client(srv.URL, ownerKey)
-	ep, err := owner.CreateEndpoint(c, "stripe", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 6, InitialDelayMs: 10000, Multiplier: 2, MaxDelayMs: 600000, JitterPercent: 20}},
-		DefaultTimeoutMs: 30000, MaxConcurrent: 10,
-	})
+	ep, err := owner.CreateEndpoint(c, "stripe", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 6, InitialDelayMs: 10000, Multiplier: 2, MaxDelayMs: 600000, JitterPercent: 20}}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 30000, MaxConcurrent: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,12 +130,12 @@ func TestWalkThroughHTTP(t *testing.T) {
 
 	// The version guard: a stale expectedVersion is a 409 carrying the
 	// current endpoint, and nothing changes.
-	upd := client.EndpointPolicy{Policy: client.Policy{Preset: "AGGRESSIVE"}, DefaultTimeoutMs: 20000, MaxConcurrent: 3}
+	upd := client.EndpointPolicy{Policy: client.Policy{Preset: "AGGRESSIVE"}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 20000, MaxConcurrent: 3}}
 	ep2, err := owner.UpdateEndpointPolicy(c, "stripe", ep.Version, upd)
 	if err != nil || ep2.Version != ep.Version+1 {
 		t.Fatalf("update: %v %+v", err, ep2)
 	}
-	_, err = owner.UpdateEndpointPolicy(c, "stripe", ep.Version, client.EndpointPolicy{Policy: client.Policy{Preset: "RELAXED"}, DefaultTimeoutMs: 20000, MaxConcurrent: 9})
+	_, err = owner.UpdateEndpointPolicy(c, "stripe", ep.Version, client.EndpointPolicy{Policy: client.Policy{Preset: "RELAXED"}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 20000, MaxConcurrent: 9}})
 	ae := apiErr(t, err, http.StatusConflict)
 	if cur := ae.Current; cur == nil || cur.Version != ep2.Version || cur.MaxConcurrent != 3 {
 		t.Fatalf("409 body current: %+v", ae.Current)
@@ -233,10 +230,7 @@ func TestWorkerUnderFaultsAndKill(t *testing.T) {
 	k := newContract(t, srv.URL)
 	c := ctx(t)
 	owner := k.client(srv.URL, ownerKey)
-	if _, err := owner.CreateEndpoint(c, "flaky", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 4, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
-		DefaultTimeoutMs: 1000, MaxConcurrent: 64, CircuitFailureThreshold: 1000,
-	}); err != nil {
+	if _, err := owner.CreateEndpoint(c, "flaky", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 4, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 1000, MaxConcurrent: 64, CircuitFailureThreshold: 1000}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := owner.PublishTool(c, client.ToolSpec{Name: "call", Version: "1", Endpoint: "flaky"}); err != nil {
@@ -404,7 +398,7 @@ func TestDurabilityAfterKill(t *testing.T) {
 	k := newContract(t, srv.URL)
 	c := ctx(t)
 	owner := k.client(srv.URL, ownerKey)
-	if _, err := owner.CreateEndpoint(c, "api", client.EndpointPolicy{MaxConcurrent: 1000}); err != nil {
+	if _, err := owner.CreateEndpoint(c, "api", client.EndpointPolicy{EndpointSettings: wire.EndpointSettings{MaxConcurrent: 1000}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := owner.PublishTool(c, client.ToolSpec{Name: "call", Version: "1", Endpoint: "api"}); err != nil {

@@ -17,7 +17,7 @@ func TestFlowKeysThroughTheSDK(t *testing.T) {
 	k := newContract(t, srv.URL)
 	c := ctx(t)
 	owner := k.client(srv.URL, ownerKey)
-	if _, err := owner.CreateEndpoint(c, "mailer", client.EndpointPolicy{DefaultTimeoutMs: 30000, MaxConcurrent: 10}); err != nil {
+	if _, err := owner.CreateEndpoint(c, "mailer", client.EndpointPolicy{EndpointSettings: client.EndpointSettings{DefaultTimeoutMs: 30000, MaxConcurrent: 10}}); err != nil {
 		t.Fatal(err)
 	}
 	tool, err := owner.PublishTool(c, client.ToolSpec{Name: "invoice", Version: "1", Endpoint: "mailer", FlowKeyFrom: "/customer/id"})

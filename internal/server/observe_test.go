@@ -19,7 +19,7 @@ func TestWorkersAndHistoryHTTP(t *testing.T) {
 	k := newContract(t, srv.URL)
 	c := ctx(t)
 	owner := k.client(srv.URL, ownerKey)
-	if _, err := owner.CreateEndpoint(c, "stripe", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 30000, MaxConcurrent: 10}); err != nil {
+	if _, err := owner.CreateEndpoint(c, "stripe", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: client.EndpointSettings{DefaultTimeoutMs: 30000, MaxConcurrent: 10}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := owner.PublishTool(c, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "stripe"}); err != nil {

@@ -20,7 +20,7 @@ func operatorSetup(t *testing.T, args ...string) (srv *proctest.Server, owner, p
 	k := newContract(t, srv.URL)
 	c := ctx(t)
 	owner = k.client(srv.URL, ownerKey)
-	if _, err := owner.CreateEndpoint(c, "payments", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, MaxConcurrent: 10}); err != nil {
+	if _, err := owner.CreateEndpoint(c, "payments", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: client.EndpointSettings{MaxConcurrent: 10}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := owner.PublishTool(c, client.ToolSpec{Name: "pay", Version: "1", Endpoint: "payments"}); err != nil {

@@ -15,7 +15,7 @@ import (
 func TestOverviewShowsOperatorWrites(t *testing.T) {
 	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey)
 	owner := client.New(srv.URL, ownerKey)
-	if _, err := owner.CreateEndpoint(ctx(t), "stripe", client.EndpointPolicy{MaxConcurrent: 10}); err != nil {
+	if _, err := owner.CreateEndpoint(ctx(t), "stripe", client.EndpointPolicy{EndpointSettings: client.EndpointSettings{MaxConcurrent: 10}}); err != nil {
 		t.Fatal(err)
 	}
 	proctest.CheckOverviewFollowsPauses(t, owner, ownerKey, "stripe", srv, srv)

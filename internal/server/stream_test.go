@@ -98,7 +98,7 @@ func TestStream(t *testing.T) {
 	srv := proctest.Start(t, "", []string{"RATCHET_STREAM_INTERVAL=50ms", "RATCHET_STREAM_PING=200ms"}, "--bootstrap-key", ownerKey)
 	c := ctx(t)
 	owner := client.New(srv.URL, ownerKey)
-	if _, err := owner.CreateEndpoint(c, "stripe", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Standard}, DefaultTimeoutMs: 30000, MaxConcurrent: 10}); err != nil {
+	if _, err := owner.CreateEndpoint(c, "stripe", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Standard}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 30000, MaxConcurrent: 10}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := owner.PublishTool(c, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "stripe"}); err != nil {

@@ -120,7 +120,7 @@ func recordingProvider(t *testing.T) (*httptest.Server, chan string) {
 func tracedSetup(t *testing.T, owner *client.Client, provider string) {
 	t.Helper()
 	c := ctx(t)
-	if _, err := owner.CreateEndpoint(c, "partner", client.EndpointPolicy{DefaultTimeoutMs: 30000, MaxConcurrent: 10}); err != nil {
+	if _, err := owner.CreateEndpoint(c, "partner", client.EndpointPolicy{EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 30000, MaxConcurrent: 10}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, spec := range []client.ToolSpec{{Name: "work", Version: "1", Endpoint: "partner"},

@@ -93,18 +93,18 @@ type APIKey struct {
 
 // Endpoint is a provider destination with its policy and circuit.
 type Endpoint struct {
-	ID                 int64
-	ProjectID          int64
-	Name               string
-	Policy             json.RawMessage // retry policy document (preset or CUSTOM)
-	DefaultTimeoutMs   int64
-	MaxConcurrent      int64
-	RateLimitPerMinute *int64 // nil: unlimited
-	CircuitThreshold   int64  // consecutive provider-unhealthy failures that open the circuit
-	CircuitOpenMs      int64  // how long the circuit stays open before a half-open probe
-	Version            int64
-	CreatedAt          int64
-	UpdatedAt          int64
+	ID        int64
+	ProjectID int64
+	Name      string
+	Policy    json.RawMessage // retry policy document (preset or CUSTOM)
+	Version   int64
+	CreatedAt int64
+	UpdatedAt int64
+
+	// The settings (lease, limits, circuit settings, limits per flow key
+	// and what comes next), one column each, named by their db tags; the
+	// drivers derive the columns from the struct.
+	wire.EndpointSettings
 
 	CircuitState    wire.CircuitState
 	CircuitFailures int64  // consecutive counted failures while closed
@@ -115,12 +115,6 @@ type Endpoint struct {
 	PausedAt     int64  // when an owner paused the endpoint (unix ms); 0 while not paused
 	PausedBy     string // the key that paused it: its name, or its prefix when unnamed
 	PausedReason string // the reason given, "" for none
-
-	// Limits per flow key (docs/flow-control.md).
-	KeyMaxConcurrent      *int64 // running jobs per key at most; nil: no limit
-	KeyRateLimitPerMinute *int64 // claims per key per 60 s at most; nil: no limit
-	KeyOrdered            bool   // one job in flight per key, in enqueue order
-	FairKeys              bool   // claims take turns across keys
 }
 
 // FlowKeyParked is a flow key's ready time while it is at its concurrency
@@ -801,9 +795,9 @@ type EndpointGetAnyProjectParams struct {
 // EndpointUpdatePolicyParams is an optimistic write of an endpoint's
 // policy.
 type EndpointUpdatePolicyParams struct {
-	// Endpoint carries the id and the fields to write (Policy,
-	// DefaultTimeoutMs, MaxConcurrent, RateLimitPerMinute, CircuitThreshold,
-	// CircuitOpenMs, UpdatedAt); its Version is set to the new version.
+	// Endpoint carries the id and the fields to write (Policy, every
+	// EndpointSettings member, UpdatedAt); its Version is set to the new
+	// version.
 	Endpoint *Endpoint
 	// ExpectedVersion is the version the caller read; the write happens
 	// only while the stored row still has it.

@@ -66,7 +66,7 @@ func seedJobs(t *testing.T, base string, n int) (failed *client.Job, longErr str
 	ctx := context.Background()
 	c := client.New(base, ownerKey)
 	one := int64(1)
-	must(c.CreateEndpoint(ctx, "acts", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, CircuitFailureThreshold: 100, CircuitOpenMs: 60_000}))(t)
+	must(c.CreateEndpoint(ctx, "acts", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: client.EndpointSettings{CircuitFailureThreshold: 100, CircuitOpenMs: 60_000}}))(t)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "acts"}))(t)
 	wk := must(c.CreateKey(ctx, "worker", "worker", []string{"charge@1"}))(t)
 	w := client.New(base, wk.Secret)

@@ -167,10 +167,9 @@ func seedDashboard(t *testing.T, base, freeKey string) fixture {
 	// hint is 10 min. With STANDARD (30 s) and a 60 s hint, a run slowed
 	// by a second copy of the suite saw the charges and summary-42 due.
 	slow := client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 5, InitialDelayMs: 1_800_000, Multiplier: 2, MaxDelayMs: 3_600_000, JitterPercent: 20}}
-	must(c.CreateEndpoint(ctx, "stripe", client.EndpointPolicy{Policy: slow, CircuitFailureThreshold: two, CircuitOpenMs: 1_800_000}))(t)
-	must(c.CreateEndpoint(ctx, "openai", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 4, InitialDelayMs: 10_000, Multiplier: 2, MaxDelayMs: 600_000, JitterPercent: 20}},
-		DefaultTimeoutMs: 60_000, MaxConcurrent: 8, CircuitFailureThreshold: 1000, CircuitOpenMs: 30_000}))(t)
-	must(c.CreateEndpoint(ctx, "slack", client.EndpointPolicy{Policy: client.Policy{Preset: "AGGRESSIVE"}, RateLimitPerMinute: &one}))(t)
+	must(c.CreateEndpoint(ctx, "stripe", client.EndpointPolicy{Policy: slow, EndpointSettings: wire.EndpointSettings{CircuitFailureThreshold: two, CircuitOpenMs: 1_800_000}}))(t)
+	must(c.CreateEndpoint(ctx, "openai", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 4, InitialDelayMs: 10_000, Multiplier: 2, MaxDelayMs: 600_000, JitterPercent: 20}}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 60_000, MaxConcurrent: 8, CircuitFailureThreshold: 1000, CircuitOpenMs: 30_000}}))(t)
+	must(c.CreateEndpoint(ctx, "slack", client.EndpointPolicy{Policy: client.Policy{Preset: "AGGRESSIVE"}, EndpointSettings: wire.EndpointSettings{RateLimitPerMinute: &one}}))(t)
 	schema := json.RawMessage(`{"type":"object","required":["amount"],"properties":{"amount":{"type":"integer","minimum":1},"currency":{"type":"string"}}}`)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "stripe", Description: "Charge a customer's card.", PayloadSchema: schema}))(t)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "complete", Version: "1", Endpoint: "openai", Description: "Ask the model for a completion."}))(t)

@@ -45,7 +45,7 @@ func TestDashboardLive(t *testing.T) {
 	srv := proctest.Start(t, dir, liveEnv, "--dev-clock", "--addr", addr)
 	ctx := context.Background()
 	c := client.New(srv.URL, ownerKey)
-	must(c.CreateEndpoint(ctx, "pay", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, CircuitFailureThreshold: 100, CircuitOpenMs: 60_000}))(t)
+	must(c.CreateEndpoint(ctx, "pay", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: client.EndpointSettings{CircuitFailureThreshold: 100, CircuitOpenMs: 60_000}}))(t)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "pay"}))(t)
 	wk := must(c.CreateKey(ctx, "worker", "worker", []string{"charge@1"}))(t)
 	w := client.New(srv.URL, wk.Secret)

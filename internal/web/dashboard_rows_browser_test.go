@@ -26,7 +26,7 @@ func TestJobsRows(t *testing.T) {
 	ctx := context.Background()
 	c := client.New(srv.URL, ownerKey)
 	one := int64(1)
-	must(c.CreateEndpoint(ctx, "acts", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, CircuitFailureThreshold: 100, CircuitOpenMs: 60_000}))(t)
+	must(c.CreateEndpoint(ctx, "acts", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: client.EndpointSettings{CircuitFailureThreshold: 100, CircuitOpenMs: 60_000}}))(t)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "acts"}))(t)
 	wk := must(c.CreateKey(ctx, "worker", "worker", []string{"charge@1"}))(t)
 	w := client.New(srv.URL, wk.Secret)

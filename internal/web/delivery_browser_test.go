@@ -47,10 +47,7 @@ func TestDashboardDeliveryAttempts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	o := client.New(srv.URL, ownerKey)
-	if _, err := o.CreateEndpoint(ctx, "partner", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 3, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
-		DefaultTimeoutMs: 10000, MaxConcurrent: 10, CircuitFailureThreshold: 1000,
-	}); err != nil {
+	if _, err := o.CreateEndpoint(ctx, "partner", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 3, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 10000, MaxConcurrent: 10, CircuitFailureThreshold: 1000}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := o.PublishTool(ctx, client.ToolSpec{Name: "notify", Version: "1", Endpoint: "partner",

@@ -38,10 +38,7 @@ func TestDeliveryWorkerAcrossRestarts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	o := client.New(srv.URL, ownerKey)
-	must(o.CreateEndpoint(ctx, "partner", client.EndpointPolicy{
-		Policy:           client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 3, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}},
-		DefaultTimeoutMs: 10000, MaxConcurrent: 10, CircuitFailureThreshold: 1000,
-	}))(t)
+	must(o.CreateEndpoint(ctx, "partner", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Custom, Custom: backoff.Params{MaxAttempts: 3, InitialDelayMs: 1000, Multiplier: 1, MaxDelayMs: 1000, JitterPercent: 0}}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 10000, MaxConcurrent: 10, CircuitFailureThreshold: 1000}}))(t)
 	must(o.PublishTool(ctx, client.ToolSpec{Name: "notify", Version: "1", Endpoint: "partner", Delivery: &wire.DeliveryTarget{URL: prov.URL + "/hook"}}))(t)
 	must(o.PublishTool(ctx, client.ToolSpec{Name: "manual", Version: "1", Endpoint: "partner"}))(t)
 	var lastDelivered int64

@@ -27,7 +27,7 @@ func TestFailuresCardInBrowser(t *testing.T) {
 	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey)
 	ctx := context.Background()
 	c := client.New(srv.URL, ownerKey)
-	must(c.CreateEndpoint(ctx, "payments", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, MaxConcurrent: 2}))(t)
+	must(c.CreateEndpoint(ctx, "payments", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: client.EndpointSettings{MaxConcurrent: 2}}))(t)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "pay", Version: "1", Endpoint: "payments"}))(t)
 	one := int64(1)
 	fail := func(status int, msg string) {

@@ -31,8 +31,7 @@ func TestFlowKeysInConsole(t *testing.T) {
 	two := int64(2)
 	// The lease is the longest allowed, so the claimed jobs stay running
 	// (and keep holding their key) however slowly the test runs.
-	must(c.CreateEndpoint(ctx, "sms", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 43_200_000,
-		KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &two}}))(t)
+	must(c.CreateEndpoint(ctx, "sms", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 43_200_000, KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &two}}}))(t)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "text", Version: "1", Endpoint: "sms"}))(t)
 	var nine []int64 // the jobs of key acct_9, oldest first
 	for i := range 3 {
@@ -189,6 +188,14 @@ func TestFlowKeysInConsole(t *testing.T) {
 		a.t = t
 		a.open("/endpoints/sms")
 		a.waitView("endpoint")
+		// The editor builds its settings fields from limits.js's
+		// ENDPOINT_SETTINGS: every setting of wire.EndpointSettings has
+		// its labelled input, without a dashboard.js edit per setting.
+		for _, f := range wire.SettingFields() {
+			if got := browsertest.Eval[string](a.tab, `(() => { const l = document.querySelector('#policy-form label[for="f-`+f.JSON+`"]'); return l && document.getElementById("f-`+f.JSON+`") ? l.textContent : "(none)"; })()`); !strings.HasPrefix(got, f.Label) {
+				t.Errorf("the editor's field for %s is labelled %q, want %q", f.JSON, got, f.Label)
+			}
+		}
 		if got := a.text("#key-limits"); got != "Per key: 2 running" {
 			t.Errorf("key limits line = %q", got)
 		}

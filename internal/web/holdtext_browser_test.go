@@ -27,7 +27,7 @@ func TestHoldTextsReadAsTimes(t *testing.T) {
 	ctx := context.Background()
 	c := client.New(srv.URL, ownerKey)
 	for _, ep := range []string{"acts", "bank"} {
-		must(c.CreateEndpoint(ctx, ep, client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, CircuitFailureThreshold: 5, CircuitOpenMs: 1_800_000}))(t)
+		must(c.CreateEndpoint(ctx, ep, client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: client.EndpointSettings{CircuitFailureThreshold: 5, CircuitOpenMs: 1_800_000}}))(t)
 		must(c.PublishTool(ctx, client.ToolSpec{Name: ep + "-call", Version: "1", Endpoint: ep}))(t)
 	}
 	later := enqueue(t, c, client.EnqueueRequest{Tool: "acts-call@1", Payload: json.RawMessage(`{}`), RunAt: proctest.Now().Add(time.Hour).UTC().Format(time.RFC3339)})

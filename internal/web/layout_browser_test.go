@@ -118,8 +118,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 	}
 	ep := must(c.GetEndpoint(context.Background(), "openai"))(t)
 	five, sixty := int64(5), int64(60)
-	must(c.UpdateEndpointPolicy(context.Background(), "openai", ep.Version, client.EndpointPolicy{Policy: ep.Policy, DefaultTimeoutMs: ep.DefaultTimeoutMs,
-		MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute, KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &five, KeyRateLimitPerMinute: &sixty, KeyOrdered: true, FairKeys: true}}))(t)
+	must(c.UpdateEndpointPolicy(context.Background(), "openai", ep.Version, client.EndpointPolicy{Policy: ep.Policy, EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: ep.DefaultTimeoutMs, MaxConcurrent: ep.MaxConcurrent, RateLimitPerMinute: ep.RateLimitPerMinute, KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &five, KeyRateLimitPerMinute: &sixty, KeyOrdered: true, FairKeys: true}}}))(t)
 	// Schedules, one paused (its badge must meet contrast) and one with a
 	// tick fired by hand, so the list and a schedule's page have rows.
 	must(c.CreateSchedule(context.Background(), client.ScheduleCreate{Name: "digest", Cron: "@every 1m", Tool: "post@1", Payload: json.RawMessage(`{"text":"digest {{tickAt}}"}`)}))(t)

@@ -22,6 +22,13 @@ func LimitsJS() []byte {
 		r, _ := wire.Bound(name)
 		limits[name] = r
 	}
+	// Every endpoint setting's bound, so the editor's fields built from
+	// ENDPOINT_SETTINGS find theirs.
+	for _, f := range wire.SettingFields() {
+		if f.Bound != "" {
+			limits[f.Bound] = f.Range
+		}
+	}
 	presets := map[backoff.Preset]backoff.Params{}
 	for _, p := range backoff.Presets {
 		if params, ok := backoff.PresetParams(p); ok {
@@ -43,6 +50,7 @@ func LimitsJS() []byte {
 		limitsJSON[k] = map[string]float64{"min": r.Min, "max": r.Max}
 	}
 	def("LIMITS", limitsJSON)
+	def("ENDPOINT_SETTINGS", endpointSettings())
 	def("PRESETS", presets)
 	def("PRESET_NAMES", backoff.Presets)
 	// The enums of package wire, and the subsets of the job states the
@@ -75,4 +83,25 @@ func LimitsJS() []byte {
 	// How many jobs a text search counts within (the jobs list says so).
 	fmt.Fprintf(&b, "export const SEARCH_WINDOW = %d;\n", wire.SearchWindow)
 	return b.Bytes()
+}
+
+// endpointSettings describes wire.EndpointSettings for the endpoint page's
+// policy editor, which builds its settings fields from this list: a new
+// setting gets its field without an edit to dashboard.js. kind is "int",
+// "limit" (empty for none) or "bool"; group "KeyLimits" puts it among the
+// limits per flow key; unit is what the server's range message adds.
+func endpointSettings() []map[string]any {
+	var out []map[string]any
+	for _, f := range wire.SettingFields() {
+		m := map[string]any{"key": f.JSON, "kind": f.Kind, "label": f.Label, "help": f.Hint, "group": f.Group}
+		if f.Kind != wire.SettingBool {
+			unit := ""
+			if f.Unit != "" {
+				unit = " " + f.Unit
+			}
+			m["bound"], m["units"], m["unit"] = f.Bound, f.Units, unit
+		}
+		out = append(out, m)
+	}
+	return out
 }

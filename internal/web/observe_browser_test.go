@@ -29,7 +29,7 @@ func TestWorkersAndHistoryPages(t *testing.T) {
 	srv := proctest.Start(t, dir, nil, "--dev-clock")
 	ctx := context.Background()
 	c := client.New(srv.URL, ownerKey)
-	must(c.CreateEndpoint(ctx, "payments", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, DefaultTimeoutMs: 600_000, MaxConcurrent: 50}))(t)
+	must(c.CreateEndpoint(ctx, "payments", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: client.EndpointSettings{DefaultTimeoutMs: 600_000, MaxConcurrent: 50}}))(t)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "charge", Version: "1", Endpoint: "payments"}))(t)
 	// A second endpoint with one claim, so the page adds the project up.
 	must(c.CreateEndpoint(ctx, "refunds", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}}))(t)

@@ -30,7 +30,7 @@ func TestJobsSortInBrowser(t *testing.T) {
 	srv := proctest.Start(t, "", liveEnv, "--bootstrap-key", ownerKey, "--dev-clock")
 	ctx := context.Background()
 	c := client.New(srv.URL, ownerKey)
-	must(c.CreateEndpoint(ctx, "sorts", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, MaxConcurrent: 60}))(t)
+	must(c.CreateEndpoint(ctx, "sorts", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}, EndpointSettings: client.EndpointSettings{MaxConcurrent: 60}}))(t)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "pay", Version: "1", Endpoint: "sorts"}))(t)
 	const n = 55
 	one := int64(1)

@@ -26,7 +26,7 @@ func TestServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &store.Project{Name: "acme", Plan: wire.PlanPro, CreatedAt: 1}
-	ep := &store.Endpoint{Name: "stripe", Policy: json.RawMessage(`{}`), DefaultTimeoutMs: 1000, MaxConcurrent: 1, Version: 1}
+	ep := &store.Endpoint{Name: "stripe", Policy: json.RawMessage(`{}`), EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 1000, MaxConcurrent: 1}, Version: 1}
 	tl := &store.Tool{Name: "charge", Version: "v1"}
 	insertJobs := func(n int) error {
 		return db.Tx(ctx, func(q store.Queries) error {

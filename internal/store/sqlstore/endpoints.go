@@ -5,29 +5,95 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/wire"
 )
 
-const endpointCols = `id, project_id, name, policy, default_timeout_ms, max_concurrent, rate_limit_per_minute, circuit_threshold, circuit_open_ms,
-	version, created_at, updated_at, circuit_state, circuit_failures, circuit_opened_at, circuit_probe_job, circuit_opened_by,
-	paused_at, paused_by, paused_reason, key_max_concurrent, key_rate_limit_per_minute, key_ordered, fair_keys`
+// The settings columns come from wire.EndpointSettings' db tags, in the
+// struct's order: a new setting is a field there and a column in a
+// migration per driver, never an edit here. Nullable limits are NULL for
+// none; flags are 0 or 1 (SQLite has no boolean, and both drivers share
+// these statements).
+var (
+	settingFields   = wire.SettingFields()
+	settingCols     = columnList(settingFields, "%s")
+	settingSets     = columnList(settingFields, "%s = ?")
+	settingHoles    = strings.Repeat(", ?", len(settingFields))
+	endpointColList = `id, project_id, name, policy, version, created_at, updated_at, circuit_state, circuit_failures, circuit_opened_at, circuit_probe_job, circuit_opened_by,
+	paused_at, paused_by, paused_reason`
+	endpointCols = endpointColList + ", " + settingCols
+)
+
+// columnList formats each setting's column with format, comma separated.
+func columnList(fields []wire.SettingField, format string) string {
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = fmt.Sprintf(format, f.Column)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// settingArgs are the settings of s as statement arguments, in column order.
+func settingArgs(s *wire.EndpointSettings) []any {
+	args := make([]any, len(settingFields))
+	for i, f := range settingFields {
+		v := f.Value(s)
+		switch f.Kind {
+		case wire.SettingLimit:
+			args[i] = nullInt(v.Interface().(*int64))
+		case wire.SettingBool:
+			args[i] = b2i(v.Bool())
+		default:
+			args[i] = v.Int()
+		}
+	}
+	return args
+}
+
+// settingScan is where a row's settings columns are scanned before set
+// copies them onto the endpoint.
+type settingScan []sql.NullInt64
+
+func (sc settingScan) dests() []any {
+	d := make([]any, len(sc))
+	for i := range sc {
+		d[i] = &sc[i]
+	}
+	return d
+}
+
+// set copies the scanned columns onto s: NULL is a nil limit, non-zero a
+// true flag.
+func (sc settingScan) set(s *wire.EndpointSettings) {
+	for i, f := range settingFields {
+		v := f.Value(s)
+		switch f.Kind {
+		case wire.SettingLimit:
+			v.Set(reflect.ValueOf(ptrOf(sc[i])))
+		case wire.SettingBool:
+			v.SetBool(sc[i].Int64 != 0)
+		default:
+			v.SetInt(sc[i].Int64)
+		}
+	}
+}
 
 func scanEndpoint(sc interface{ Scan(...any) error }) (*store.Endpoint, error) {
 	var e store.Endpoint
 	var policy string
-	var rate, keyMax, keyRate sql.NullInt64
-	var ordered, fair int64
-	if err := sc.Scan(&e.ID, &e.ProjectID, &e.Name, &policy, &e.DefaultTimeoutMs, &e.MaxConcurrent, &rate, &e.CircuitThreshold, &e.CircuitOpenMs,
-		&e.Version, &e.CreatedAt, &e.UpdatedAt, &e.CircuitState, &e.CircuitFailures, &e.CircuitOpenedAt, &e.CircuitProbeJob, &e.CircuitOpenedBy,
-		&e.PausedAt, &e.PausedBy, &e.PausedReason, &keyMax, &keyRate, &ordered, &fair); err != nil {
+	settings := make(settingScan, len(settingFields))
+	dests := append([]any{&e.ID, &e.ProjectID, &e.Name, &policy, &e.Version, &e.CreatedAt, &e.UpdatedAt, &e.CircuitState, &e.CircuitFailures,
+		&e.CircuitOpenedAt, &e.CircuitProbeJob, &e.CircuitOpenedBy, &e.PausedAt, &e.PausedBy, &e.PausedReason}, settings.dests()...)
+	if err := sc.Scan(dests...); err != nil {
 		return nil, err
 	}
-	e.KeyMaxConcurrent, e.KeyRateLimitPerMinute = ptrOf(keyMax), ptrOf(keyRate)
-	e.KeyOrdered, e.FairKeys = ordered != 0, fair != 0
+	settings.set(&e.EndpointSettings)
 	e.Policy = json.RawMessage(policy)
-	e.RateLimitPerMinute = ptrOf(rate)
 	return &e, nil
 }
 
@@ -38,12 +104,9 @@ func (q *Queries) EndpointCreate(ctx context.Context, e *store.Endpoint) error {
 	if e.CircuitState == "" {
 		e.CircuitState = wire.CircuitClosed
 	}
-	id, err := q.insertID(ctx, `INSERT INTO endpoints (project_id, name, policy, default_timeout_ms, max_concurrent, rate_limit_per_minute,
-		circuit_threshold, circuit_open_ms, version, created_at, updated_at, circuit_state, key_max_concurrent, key_rate_limit_per_minute, key_ordered, fair_keys)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ProjectID, e.Name, string(e.Policy), e.DefaultTimeoutMs, e.MaxConcurrent, nullInt(e.RateLimitPerMinute),
-		e.CircuitThreshold, e.CircuitOpenMs, e.Version, e.CreatedAt, e.UpdatedAt, e.CircuitState,
-		nullInt(e.KeyMaxConcurrent), nullInt(e.KeyRateLimitPerMinute), b2i(e.KeyOrdered), b2i(e.FairKeys))
+	args := append([]any{e.ProjectID, e.Name, string(e.Policy), e.Version, e.CreatedAt, e.UpdatedAt, e.CircuitState}, settingArgs(&e.EndpointSettings)...)
+	id, err := q.insertID(ctx, `INSERT INTO endpoints (project_id, name, policy, version, created_at, updated_at, circuit_state, `+settingCols+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?`+settingHoles+`)`, args...)
 	e.ID = id
 	return err
 }
@@ -84,12 +147,9 @@ func (q *Queries) EndpointList(ctx context.Context, projectID int64) ([]store.En
 // nothing matched (the version moved on, or the endpoint is missing).
 func (q *Queries) EndpointUpdatePolicy(ctx context.Context, p *store.EndpointUpdatePolicyParams) error {
 	e, expectedVersion := p.Endpoint, p.ExpectedVersion
-	r, err := q.exec(ctx, `UPDATE endpoints SET policy = ?, default_timeout_ms = ?, max_concurrent = ?, rate_limit_per_minute = ?,
-		circuit_threshold = ?, circuit_open_ms = ?, key_max_concurrent = ?, key_rate_limit_per_minute = ?, key_ordered = ?, fair_keys = ?,
-		version = version + 1, updated_at = ? WHERE id = ? AND version = ?`,
-		string(e.Policy), e.DefaultTimeoutMs, e.MaxConcurrent, nullInt(e.RateLimitPerMinute), e.CircuitThreshold, e.CircuitOpenMs,
-		nullInt(e.KeyMaxConcurrent), nullInt(e.KeyRateLimitPerMinute), b2i(e.KeyOrdered), b2i(e.FairKeys),
-		e.UpdatedAt, e.ID, expectedVersion)
+	args := slices.Concat([]any{string(e.Policy)}, settingArgs(&e.EndpointSettings), []any{e.UpdatedAt, e.ID, expectedVersion})
+	r, err := q.exec(ctx, `UPDATE endpoints SET policy = ?, `+settingSets+`,
+		version = version + 1, updated_at = ? WHERE id = ? AND version = ?`, args...)
 	if err := q.expectOne(r, err); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return store.ErrConflict

@@ -13,8 +13,7 @@ func testEndpoints(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	p := newProject(t, s, "a")
 	other := newProject(t, s, "b")
-	stripe := &store.Endpoint{ProjectID: p.ID, Name: "stripe", Policy: json.RawMessage(`{"preset":"AGGRESSIVE"}`), DefaultTimeoutMs: 15_000,
-		MaxConcurrent: 4, RateLimitPerMinute: ptr(120), CircuitThreshold: 3, CircuitOpenMs: 30_000, Version: 1, CreatedAt: 1000, UpdatedAt: 1001}
+	stripe := &store.Endpoint{ProjectID: p.ID, Name: "stripe", Policy: json.RawMessage(`{"preset":"AGGRESSIVE"}`), EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 15_000, MaxConcurrent: 4, RateLimitPerMinute: ptr(120), CircuitFailureThreshold: 3, CircuitOpenMs: 30_000}, Version: 1, CreatedAt: 1000, UpdatedAt: 1001}
 	tx(t, s, func(q store.Queries) error { return q.EndpointCreate(ctx, stripe) })
 	if stripe.ID == 0 || stripe.CircuitState != wire.CircuitClosed {
 		t.Fatalf("created endpoint id %d circuit %q: want an id and closed", stripe.ID, stripe.CircuitState)
@@ -28,7 +27,7 @@ func testEndpoints(t *testing.T, s store.Store) {
 		t.Helper()
 		if got.ID != want.ID || got.ProjectID != want.ProjectID || got.Name != want.Name || string(got.Policy) != string(want.Policy) ||
 			got.DefaultTimeoutMs != want.DefaultTimeoutMs || got.MaxConcurrent != want.MaxConcurrent || !eqPtr(got.RateLimitPerMinute, want.RateLimitPerMinute) ||
-			got.CircuitThreshold != want.CircuitThreshold || got.CircuitOpenMs != want.CircuitOpenMs || got.Version != want.Version ||
+			got.CircuitFailureThreshold != want.CircuitFailureThreshold || got.CircuitOpenMs != want.CircuitOpenMs || got.Version != want.Version ||
 			got.CreatedAt != want.CreatedAt || got.UpdatedAt != want.UpdatedAt || got.CircuitState != want.CircuitState ||
 			got.CircuitFailures != want.CircuitFailures || got.CircuitOpenedAt != want.CircuitOpenedAt || got.CircuitProbeJob != want.CircuitProbeJob {
 			t.Errorf("%s = %s, want %s", what, fmtEndpoint(got), fmtEndpoint(want))
@@ -96,7 +95,7 @@ func fmtEndpoint(e *store.Endpoint) string {
 		rate = fmt.Sprint(*e.RateLimitPerMinute)
 	}
 	return fmt.Sprintf("{id %d project %d %q policy %s timeout %d max %d rate %s circuit %d/%d v%d at %d/%d state %s failures %d opened %d probe %d}",
-		e.ID, e.ProjectID, e.Name, e.Policy, e.DefaultTimeoutMs, e.MaxConcurrent, rate, e.CircuitThreshold, e.CircuitOpenMs, e.Version,
+		e.ID, e.ProjectID, e.Name, e.Policy, e.DefaultTimeoutMs, e.MaxConcurrent, rate, e.CircuitFailureThreshold, e.CircuitOpenMs, e.Version,
 		e.CreatedAt, e.UpdatedAt, e.CircuitState, e.CircuitFailures, e.CircuitOpenedAt, e.CircuitProbeJob)
 }
 
@@ -107,7 +106,7 @@ func testEndpointUpdatePolicy(t *testing.T, s store.Store) {
 	upd := *ep
 	upd.Policy = json.RawMessage(`{"preset":"CUSTOM","maxAttempts":3}`)
 	upd.DefaultTimeoutMs, upd.MaxConcurrent, upd.RateLimitPerMinute = 5000, 2, ptr(60)
-	upd.CircuitThreshold, upd.CircuitOpenMs, upd.UpdatedAt = 9, 1234, 7000
+	upd.CircuitFailureThreshold, upd.CircuitOpenMs, upd.UpdatedAt = 9, 1234, 7000
 	tx(t, s, func(q store.Queries) error {
 		return q.EndpointUpdatePolicy(ctx, &store.EndpointUpdatePolicyParams{Endpoint: &upd, ExpectedVersion: 1})
 	})
@@ -135,7 +134,7 @@ func testEndpointUpdatePolicy(t *testing.T, s store.Store) {
 			return err
 		}
 		if got.Version != 2 || string(got.Policy) != string(upd.Policy) || got.DefaultTimeoutMs != 5000 || got.MaxConcurrent != 2 ||
-			!eqPtr(got.RateLimitPerMinute, ptr(60)) || got.CircuitThreshold != 9 || got.CircuitOpenMs != 1234 || got.UpdatedAt != 7000 || got.CreatedAt != 1000 {
+			!eqPtr(got.RateLimitPerMinute, ptr(60)) || got.CircuitFailureThreshold != 9 || got.CircuitOpenMs != 1234 || got.UpdatedAt != 7000 || got.CreatedAt != 1000 {
 			t.Errorf("after update and stale update: %s", fmtEndpoint(got))
 		}
 		return nil

@@ -60,8 +60,7 @@ func newProject(t *testing.T, s store.Store, name string) *store.Project {
 
 func newEndpoint(t *testing.T, s store.Store, projectID int64, name string) *store.Endpoint {
 	t.Helper()
-	ep := &store.Endpoint{ProjectID: projectID, Name: name, Policy: json.RawMessage(`{"preset":"STANDARD"}`), DefaultTimeoutMs: 30_000,
-		MaxConcurrent: 10, CircuitThreshold: 5, CircuitOpenMs: 60_000, Version: 1, CreatedAt: 1000, UpdatedAt: 1000, CircuitState: wire.CircuitClosed}
+	ep := &store.Endpoint{ProjectID: projectID, Name: name, Policy: json.RawMessage(`{"preset":"STANDARD"}`), EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 30_000, MaxConcurrent: 10, CircuitFailureThreshold: 5, CircuitOpenMs: 60_000}, Version: 1, CreatedAt: 1000, UpdatedAt: 1000, CircuitState: wire.CircuitClosed}
 	tx(t, s, func(q store.Queries) error { return q.EndpointCreate(t.Context(), ep) })
 	return ep
 }

@@ -622,26 +622,21 @@ function range(bound, unit, nullable) {
   return { lo: min, hi: max, allowed };
 }
 
-// The other endpoint settings.
-const LIMIT_INPUTS = [
-  { key: "defaultTimeoutMs", label: "Lease timeout", unit: "ms", ...range("timeoutMs", " milliseconds"), help: "How long a worker holds a claimed job before it counts as timed out." },
-  { key: "maxConcurrent", label: "Max concurrent", unit: "jobs", ...range("maxConcurrent", ""), help: "Running jobs at once against this endpoint." },
-  { key: "rateLimitPerMinute", label: "Rate limit", unit: "claims / minute", ...range("rateLimitPerMinute", "", true), nullable: true, help: "Empty for no limit." },
-  { key: "circuitFailureThreshold", label: "Circuit threshold", unit: "failures", ...range("circuitFailureThreshold", ""), help: "Consecutive provider-unhealthy failures that open the circuit." },
-  { key: "circuitOpenMs", label: "Circuit open for", unit: "ms", ...range("circuitOpenMs", " milliseconds"), help: "How long an open circuit blocks claims before a probe." },
-];
-// The limits per flow key (docs/flow-control.md): two counts that may be
-// empty for no limit, and two switches, held as "true" or "false" among the
-// form's text values. The API keeps one an update leaves out; the form
-// always sends all four.
-const KEY_INPUTS = [
-  { key: "keyMaxConcurrent", label: "Max concurrent per key", unit: "jobs", ...range("maxConcurrent", "", true), nullable: true, help: "Running jobs of one flow key at once. Empty for no limit." },
-  { key: "keyRateLimitPerMinute", label: "Rate limit per key", unit: "claims / minute", ...range("rateLimitPerMinute", "", true), nullable: true, help: "Claims of one flow key in any 60 seconds. Empty for no limit." },
-];
-const KEY_FLAGS = [
-  { key: "keyOrdered", label: "Ordered per key", help: "One job of a key in flight at a time, in the order they were enqueued." },
-  { key: "fairKeys", label: "Fair across keys", help: "Claims take turns across keys, longest waiting first. Always so while a limit per key is set." },
-];
+// The other endpoint settings, built from ENDPOINT_SETTINGS (limits.js,
+// generated from wire.EndpointSettings' tags) so a new setting gets its
+// field without an edit here: the endpoint's own integers (an "int" must
+// be given; a "limit" may be empty for none), the limits per flow key
+// (group KeyLimits, docs/flow-control.md) and their switches, held as
+// "true" or "false" among the form's text values. The API keeps a limit
+// per key an update leaves out; the form always sends all of them. The
+// import sits here, beside its only use, rather than in the list above.
+import { ENDPOINT_SETTINGS } from "./limits.js";
+const settingInput = (f) => ({ key: f.key, label: f.label, unit: f.units, help: f.help, ...range(f.bound, f.unit, f.kind === "limit"), nullable: f.kind === "limit" });
+const LIMIT_INPUTS = ENDPOINT_SETTINGS.filter((f) => f.kind !== "bool" && f.group !== "KeyLimits").map(settingInput);
+const KEY_INPUTS = ENDPOINT_SETTINGS.filter((f) => f.kind !== "bool" && f.group === "KeyLimits").map(settingInput);
+// The switches: all are limits per flow key today; one of the endpoint's
+// own would show among them until the form gives it a place.
+const KEY_FLAGS = ENDPOINT_SETTINGS.filter((f) => f.kind === "bool").map((f) => ({ key: f.key, label: f.label, help: f.help }));
 // NUMBER_INPUTS are the settings typed as integers.
 const NUMBER_INPUTS = [...LIMIT_INPUTS, ...KEY_INPUTS];
 const FIELD_LABELS = Object.fromEntries([["preset", "Retry preset"], ...[...POLICY_INPUTS, ...NUMBER_INPUTS, ...KEY_FLAGS].map((f) => [f.key, f.label])]);

@@ -135,7 +135,7 @@ DeliveryTargetMethod = Literal["", "POST", "PUT", "PATCH", "DELETE"]
 RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
 ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "request_too_large", "conflict", "unavailable", "storage_full", "internal", "client_closed"]
 HealthStatus = Literal["ok"]
-HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "key_order", "key_concurrency", "key_rate", "none"]
+HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "daily_budget", "key_order", "key_concurrency", "key_rate", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
 JobBulkAction = Literal["cancel", "replay", "run_now"]
 JobQuerySort = Literal["id_desc", "id_asc", "finished_desc", "finished_asc"]
@@ -369,9 +369,14 @@ class Endpoint(TypedDict):
     """The Endpoint schema: the 201 answer of POST /v1/endpoints; the 200 answer of GET /v1/endpoints/{name}; the 200 answer of POST /v1/endpoints/{name}/circuit/close; the 200 answer of POST /v1/endpoints/{name}/circuit/open; the 200 answer of POST /v1/endpoints/{name}/pause; the 200 answer of PUT /v1/endpoints/{name}/policy; the 200 answer of POST /v1/endpoints/{name}/resume."""
 
     circuit: Circuit
+    # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: int
+    # how long the circuit stays open before a half-open probe; default 30000
     circuitOpenMs: int
     createdAt: str
+    # claims per UTC day at most, from midnight UTC; null for no budget
+    dailyCallBudget: int | None
+    # the lease of a claim; default 30000
     defaultTimeoutMs: int
     # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
     fairKeys: NotRequired[bool]
@@ -381,11 +386,13 @@ class Endpoint(TypedDict):
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
     keyRateLimitPerMinute: NotRequired[int | None]
+    # running jobs at most; default 10
     maxConcurrent: int
     name: str
     # set while an owner has paused the endpoint; null otherwise
     paused: EndpointPause | None
     policy: RetryPolicy
+    # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: int | None
     schedule: list[ScheduleRow]
     updatedAt: str
@@ -399,6 +406,8 @@ class EndpointCreate(TypedDict):
     circuitFailureThreshold: NotRequired[int]
     # how long the circuit stays open before a half-open probe; default 30000
     circuitOpenMs: NotRequired[int]
+    # claims per UTC day at most, from midnight UTC; null for no budget
+    dailyCallBudget: NotRequired[int | None]
     # the lease of a claim; default 30000
     defaultTimeoutMs: NotRequired[int]
     # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
@@ -448,6 +457,8 @@ class EndpointPolicyUpdate(TypedDict):
     circuitFailureThreshold: NotRequired[int]
     # how long the circuit stays open before a half-open probe; default 30000
     circuitOpenMs: NotRequired[int]
+    # claims per UTC day at most, from midnight UTC; null for no budget
+    dailyCallBudget: NotRequired[int | None]
     # the lease of a claim; default 30000
     defaultTimeoutMs: int
     expectedVersion: int
@@ -918,11 +929,16 @@ class OverviewEndpoint(TypedDict):
     """The OverviewEndpoint schema."""
 
     circuit: Circuit
+    # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: int
+    # how long the circuit stays open before a half-open probe; default 30000
     circuitOpenMs: int
     # claims in the last 60 s
     claimsInWindow: int
     createdAt: str
+    # claims per UTC day at most, from midnight UTC; null for no budget
+    dailyCallBudget: int | None
+    # the lease of a claim; default 30000
     defaultTimeoutMs: int
     # scheduled and due now, counted up to 10000
     due: int
@@ -935,6 +951,7 @@ class OverviewEndpoint(TypedDict):
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
     keyRateLimitPerMinute: NotRequired[int | None]
+    # running jobs at most; default 10
     maxConcurrent: int
     name: str
     outcomes1h: dict[AttemptOutcome, int]
@@ -942,6 +959,7 @@ class OverviewEndpoint(TypedDict):
     # set while an owner has paused the endpoint; null otherwise
     paused: EndpointPause | None
     policy: RetryPolicy
+    # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: int | None
     running: int
     schedule: list[ScheduleRow]

@@ -1182,10 +1182,15 @@ export interface components {
         };
         Endpoint: {
             circuit: components["schemas"]["Circuit"];
+            /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
+            /** @description how long the circuit stays open before a half-open probe; default 30000 */
             circuitOpenMs: number;
             /** Format: date-time */
             createdAt: string;
+            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            dailyCallBudget: number | null;
+            /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
             /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
             fairKeys?: boolean;
@@ -1195,11 +1200,13 @@ export interface components {
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
             keyRateLimitPerMinute?: number | null;
+            /** @description running jobs at most; default 10 */
             maxConcurrent: number;
             name: string;
             /** @description set while an owner has paused the endpoint; null otherwise */
             paused: components["schemas"]["EndpointPause"] | null;
             policy: components["schemas"]["RetryPolicy"];
+            /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
             schedule: components["schemas"]["ScheduleRow"][];
             /** Format: date-time */
@@ -1211,6 +1218,8 @@ export interface components {
             circuitFailureThreshold?: number;
             /** @description how long the circuit stays open before a half-open probe; default 30000 */
             circuitOpenMs?: number;
+            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            dailyCallBudget?: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs?: number;
             /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
@@ -1262,6 +1271,8 @@ export interface components {
             circuitFailureThreshold?: number;
             /** @description how long the circuit stays open before a half-open probe; default 30000 */
             circuitOpenMs?: number;
+            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            dailyCallBudget?: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
             expectedVersion: number;
@@ -1456,7 +1467,7 @@ export interface components {
             /** @description one sentence for people */
             detail: string;
             /** @enum {string} */
-            gate: "due_time" | "paused" | "circuit" | "max_concurrent" | "rate_limit" | "key_order" | "key_concurrency" | "key_rate" | "none";
+            gate: "due_time" | "paused" | "circuit" | "max_concurrent" | "rate_limit" | "daily_budget" | "key_order" | "key_concurrency" | "key_rate" | "none";
             /**
              * Format: date-time
              * @description when the gate opens, if known
@@ -1655,12 +1666,17 @@ export interface components {
         };
         OverviewEndpoint: {
             circuit: components["schemas"]["Circuit"];
+            /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
+            /** @description how long the circuit stays open before a half-open probe; default 30000 */
             circuitOpenMs: number;
             /** @description claims in the last 60 s */
             claimsInWindow: number;
             /** Format: date-time */
             createdAt: string;
+            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            dailyCallBudget: number | null;
+            /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
             /** @description scheduled and due now, counted up to 10000 */
             due: number;
@@ -1673,6 +1689,7 @@ export interface components {
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
             keyRateLimitPerMinute?: number | null;
+            /** @description running jobs at most; default 10 */
             maxConcurrent: number;
             name: string;
             outcomes1h: {
@@ -1684,6 +1701,7 @@ export interface components {
             /** @description set while an owner has paused the endpoint; null otherwise */
             paused: components["schemas"]["EndpointPause"] | null;
             policy: components["schemas"]["RetryPolicy"];
+            /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
             running: number;
             schedule: components["schemas"]["ScheduleRow"][];
