@@ -15,6 +15,12 @@ import (
 	"github.com/getratchet/ratchet/wire"
 )
 
+// The budget's scenario for TestEveryGateCountsItsHolds: with a budget of
+// one claim, the second claim of the day is held and counted.
+func init() {
+	gateHoldScenarios[wire.GateDailyBudget] = gateHoldScenario{settings: `"maxConcurrent":10,"dailyCallBudget":1`}
+}
+
 // TestGateDailyBudget: an endpoint with a dailyCallBudget admits that many
 // claims per UTC day; the next job is held by daily_budget until the next
 // midnight UTC, which explain names, and the next day admits again. On

@@ -43,12 +43,18 @@ func (c *holdCounter) count(g wire.Gate) int {
 	return c.holds[g]
 }
 
-// gateHoldScenarios are, per gate, the endpoint settings that make it
-// hold (in place of the seed's maxConcurrent and rateLimitPerMinute) and what else it needs (a pause, a failure) before the claims.
-var gateHoldScenarios = map[wire.Gate]struct {
+// gateHoldScenario is the endpoint settings that make a gate hold (in
+// place of the seed's maxConcurrent and rateLimitPerMinute) and what else
+// it needs (a pause, a failure) before the claims.
+type gateHoldScenario struct {
 	settings string
 	before   func(h *harness, obs *engine.Engine, endpoint, tool string)
-}{
+}
+
+// gateHoldScenarios are the scenarios per gate. A gate added later may
+// add its own from its test file (an init in gate_<value>_test.go), so the
+// gate stays a unit.
+var gateHoldScenarios = map[wire.Gate]gateHoldScenario{
 	wire.GatePaused: {`"maxConcurrent":10`, func(h *harness, _ *engine.Engine, endpoint, _ string) {
 		if _, err := h.e.PauseEndpoint(h.ctx, h.owner, endpoint, "incident"); err != nil {
 			h.t.Fatal(err)
