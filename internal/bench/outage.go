@@ -23,13 +23,6 @@ import (
 	"github.com/getratchet/ratchet/wire"
 )
 
-// outageVariant is one scenario of mode outage: how the provider is down
-// and how it comes back.
-type outageVariant struct {
-	name string
-	plan func(cfg Config) providerPlan
-}
-
 // outagePlan is the default scenario's provider under cfg: down for
 // cfg.OutageFor answering 503 with Retry-After, then cfg.Capacity requests
 // a second with the draft's rate-limit headers (and the IETF fields with

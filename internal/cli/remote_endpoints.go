@@ -257,9 +257,11 @@ func printEndpoint(w io.Writer, e *client.Endpoint) {
 }
 
 // printedSettings are the settings printEndpoint's own lines show; every
-// other setting gets a line from printOtherSettings, labelled with its
-// flag's words ("daily budget:"), so a new setting shows without an edit
-// here. (A flag's words are short enough to keep the columns as they were.)
+// other setting that is set gets a line from printOtherSettings, labelled
+// with its flag's words ("daily budget:"), so a new setting shows without
+// an edit here. (A flag's words are short enough to keep the columns as
+// they were.) One left unset (a null limit, false, 0) prints nothing, as
+// the key limits print nothing until one is set.
 var printedSettings = []string{"DefaultTimeoutMs", "MaxConcurrent", "RateLimitPerMinute", "CircuitFailureThreshold", "CircuitOpenMs",
 	"KeyMaxConcurrent", "KeyRateLimitPerMinute", "KeyOrdered", "FairKeys"}
 
@@ -270,6 +272,9 @@ func printOtherSettings(w io.Writer, s *client.EndpointSettings) {
 		}
 		label := strings.ReplaceAll(f.Flag, "-", " ")
 		v := f.Value(s)
+		if v.IsZero() {
+			continue
+		}
 		switch f.Kind {
 		case wire.SettingLimit:
 			fmt.Fprintf(w, "%s:\t%s\n", label, intOrDash(v.Interface().(*int64)))

@@ -41,6 +41,12 @@ func TestClientCommands(t *testing.T) {
 
 	out := must(t, "endpoints", "create", "stripe", "--max-concurrent", "5", "--rate-limit", "600")
 	contains(t, out, "name:            stripe", "version:         1", "max concurrent:  5", "rate limit:      600 per minute")
+	if strings.Contains(out, "daily budget") {
+		t.Errorf("an endpoint without a daily budget prints its line:\n%s", out)
+	}
+	// A setting without a line of its own prints under its flag's words
+	// once it is set.
+	contains(t, must(t, "endpoints", "create", "mtr", "--daily-budget", "1000"), "daily budget:    1000")
 	out = must(t, "endpoints", "list")
 	contains(t, out, "NAME    VERSION  POLICY    TIMEOUT  MAX CONCURRENT  RATE/MIN  CIRCUIT", "stripe  1        STANDARD  30000ms  5               600       closed")
 
