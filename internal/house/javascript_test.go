@@ -26,8 +26,6 @@ const (
 var jsOver = map[string]int{
 	"internal/web/assets/view-endpoint.js view":             225,
 	"internal/web/assets/dashboard-ops.js operatorControls": 132,
-	"internal/web/assets/calculator.js":                     746,
-	"internal/web/assets/simulator.js":                      951,
 }
 
 // TestJavaScriptShape: no asset file over jsMaxFileLines lines and no
