@@ -10,11 +10,8 @@ import { ApiError, openStream } from "./dashboard-api.js";
 import { compactSpan, span, timesIn, when } from "./dashboard-format.js";
 import { CLAIMABLE_STATES, CANCELLABLE_STATES, JOB_STATES, REPLAYABLE_STATES } from "./limits.js";
 
-
 // Relative times ("in 12 s") are rewritten this often between events.
 export const TICK_MS = 5000;
-export const PAGE_SIZE = 50;
-export const RUNS_PAGE = 50;
 // The job states (tabs, filters, counts) and which of them each action
 // takes come from the server's state machine (limits.js is generated from
 // package wire); none is typed here.
@@ -384,7 +381,6 @@ export function morph(o, n) {
   return true;
 }
 
-
 // relEl is a time as people glance at it in a list, "4 min ago" or "in
 // 12 s", with the exact time (UTC and local) as its tooltip; the list's
 // tick rewrites it.
@@ -400,7 +396,6 @@ export function detailEl(text) {
   return h("span", { class: "detail" }, parts.flatMap((p) => p.iso ? [p.at ? " " : "", relEl(p.iso)] : [p.text]));
 }
 
-
 export function confirmDialog(title, body, yes) {
   const d = $("confirm");
   $("confirm-title").textContent = title;
@@ -413,7 +408,6 @@ export function confirmDialog(title, body, yes) {
     $("confirm-no").focus();
   });
 }
-
 
 export function factList(items) {
   return h("dl", { class: "facts" }, items.filter(Boolean).map(([k, v]) => h("div", { "data-key": k }, h("dt", { text: k }), h("dd", {}, v))));

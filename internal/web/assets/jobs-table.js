@@ -2,7 +2,7 @@
 // (stateTabs). Both draw from the view's v: st is what the list shows now
 // (the page, its count and the stream's counts), f the filter, sort the
 // order, stack and cursor the pages behind and this one.
-import { PAGE_SIZE, STATES, CANCELLABLE, REPLAYABLE, RUNNABLE, link, navigate, relEl, stateBadge, toolRef } from "./console-kit.js";
+import { STATES, CANCELLABLE, REPLAYABLE, RUNNABLE, link, navigate, relEl, stateBadge, toolRef } from "./console-kit.js";
 import { h } from "./ui.js";
 import { query } from "./dashboard-api.js";
 import { num, plainTimes, when } from "./dashboard-format.js";
@@ -27,6 +27,9 @@ export function scopeText(f, count, capped) {
   const among = capped ? ` among the newest ${num(SEARCH_WINDOW)} jobs` : "";
   return `all ${n}${states}jobs${parts.length ? " " + parts.join(" ") : ""}${among}`;
 }
+
+// PAGE_SIZE is how many jobs a page of the list shows.
+export const PAGE_SIZE = 50;
 
 // plus marks a count a search capped ("at least").
 export const plus = (capped) => (capped ? "+" : "");

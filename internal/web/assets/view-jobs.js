@@ -1,12 +1,12 @@
 // The jobs list: filters (jobs-filters.js), table and pager
 // (jobs-table.js), selection and bulk actions (jobs-selection.js); this
 // module reads the list, keeps it live and lays the parts out.
-import { PAGE_SIZE, STATES, heading, live, liveLine, morphChildren, navigate, ready, relative, serverNow, setTitle, setView, state, toast, viewSkip, watchTables } from "./console-kit.js";
+import { STATES, heading, live, liveLine, morphChildren, navigate, ready, relative, serverNow, setTitle, setView, state, toast, viewSkip, watchTables } from "./console-kit.js";
 import { $, h } from "./ui.js";
 import { api, query } from "./dashboard-api.js";
 import { num } from "./dashboard-format.js";
 import { filterForm, filterOf, sortOf, urlSort } from "./jobs-filters.js";
-import { listParts as listPartsOf, scopeText, stateTabs } from "./jobs-table.js";
+import { PAGE_SIZE, listParts as listPartsOf, scopeText, stateTabs } from "./jobs-table.js";
 import { actOnRow, bulkPanel, selection } from "./jobs-selection.js";
 
 export async function view(_, stale) {

@@ -1,8 +1,11 @@
 // The project's runs, newest first.
 
-import { RUNS_PAGE, heading, link, ready, relEl, setTitle, setView, stateBadge, navigate } from "./console-kit.js";
+import { heading, link, ready, relEl, setTitle, setView, stateBadge, navigate } from "./console-kit.js";
 import { $, h } from "./ui.js";
 import { api, query } from "./dashboard-api.js";
+
+// RUNS_PAGE is how many runs a page of the list shows.
+const RUNS_PAGE = 50;
 
 // ---------- runs ----------
 
