@@ -12,6 +12,7 @@ import (
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/browsertest"
 	"github.com/getratchet/ratchet/internal/proctest"
+	"github.com/getratchet/ratchet/internal/web"
 )
 
 // keyboard drives a dashboard tab with keys only and counts the Tabs.
@@ -133,5 +134,48 @@ func TestKeyboardTask(t *testing.T) {
 	t.Logf("the task took %d Tabs: %s", k.tabs, strings.Join(k.steps, "; "))
 	if k.tabs > 10 {
 		t.Errorf("the task took %d Tabs, want at most 10: %s", k.tabs, strings.Join(k.steps, "; "))
+	}
+}
+
+// TestFocusOnHeadingInEveryView: after a navigation inside the dashboard
+// focus lands on the new view's heading, in every view of the route list
+// (web.DashboardRoutes), so a view added later cannot skip the rule.
+func TestFocusOnHeadingInEveryView(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	prepareDB(t, dir)
+	srv := proctest.Start(t, dir, liveEnv, "--dev-clock")
+	failed, _ := seedJobs(t, srv.URL, 1)
+	ctx := context.Background()
+	c := client.New(srv.URL, ownerKey)
+	run := must(c.StartRun(ctx, "nightly-billing"))(t)
+	must(c.CreateSchedule(ctx, client.ScheduleCreate{Name: "digest", Cron: "@every 1m", Tool: "charge@1", Payload: json.RawMessage(`{"amount":1}`)}))(t)
+	args := map[string]string{"endpoint": "acts", "job": fmt.Sprint(failed.ID), "run": fmt.Sprint(run.ID), "schedule": "digest"}
+
+	d := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: browsertest.ScreenshotDir(t)}
+	setViewport(t, d.tab, 1280, 800)
+	d.signIn(ownerKey)
+	d.open("/tools")
+	d.waitView("tools")
+	// Every view, the overview last (the page opened elsewhere).
+	routes := append(append([]web.DashboardRoute{}, web.DashboardRoutes[1:]...), web.DashboardRoutes[0])
+	for _, r := range routes {
+		path := r.Path
+		if i := strings.Index(path, "{"); i >= 0 {
+			arg, ok := args[r.Name]
+			if !ok {
+				t.Fatalf("no argument for the route %s (%s): add one to this test", r.Name, r.Path)
+			}
+			path = path[:i] + arg
+		}
+		// A click on a link, as a person navigates: the shell routes it.
+		browsertest.Eval[chromedp.Void](d.tab, fmt.Sprintf(`(() => { const a = document.createElement("a"); a.href = %q; a.textContent = "go"; document.getElementById("view").append(a); a.click(); })()`, path))
+		d.waitView(r.Name)
+		d.tab.WaitFor(`location.pathname === ` + fmt.Sprintf("%q", path))
+		got := browsertest.Eval[string](d.tab, `(() => { const e = document.activeElement; return !e ? "nothing" : e.matches("#view h1") ? "heading" : e.tagName.toLowerCase() + (e.id ? "#" + e.id : ""); })()`)
+		if got != "heading" {
+			t.Errorf("after navigating to %s (%s) focus is on %s, not the view's heading", r.Name, path, got)
+		}
 	}
 }

@@ -80,6 +80,8 @@ func LimitsJS() []byte {
 	// What one simulator sweep may ask for (simulate.Config.Validate), so
 	// the page's help states the server's real limits.
 	def("SIM_LIMITS", map[string]int{"clients": simulate.MaxClients, "points": simulate.MaxPoints, "runs": simulate.MaxRuns, "clientRuns": simulate.MaxClientRuns})
+	// The dashboard's views and their paths (web.go, DashboardRoutes).
+	def("DASHBOARD_ROUTES", DashboardRoutes)
 	// How many jobs a text search counts within (the jobs list says so).
 	fmt.Fprintf(&b, "export const SEARCH_WINDOW = %d;\n", wire.SearchWindow)
 	return b.Bytes()

@@ -76,9 +76,48 @@ type page struct {
 	Routes []string
 }
 
+// DashboardRoute is one view of the dashboard: the path pattern the server
+// answers with the dashboard's shell and the view module that draws it,
+// assets/view-<Name>.js. The list is written here once: LimitsJS hands it to
+// the shell (limits.js, DASHBOARD_ROUTES), which routes on it and loads the
+// view by name, and TestDashboardRoutesHaveViews fails when a route has no
+// view module or a view module no route. In Path, {id} is a number and any
+// other {name} one path segment, as the shell reads them.
+type DashboardRoute struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+// DashboardRoutes are the dashboard's views, in the order the shell tries
+// them.
+var DashboardRoutes = []DashboardRoute{
+	{"overview", "/"},
+	{"endpoint", "/endpoints/{name}"},
+	{"jobs", "/jobs"},
+	{"job", "/jobs/{id}"},
+	{"tools", "/tools"},
+	{"runs", "/runs"},
+	{"run", "/runs/{id}"},
+	{"schedules", "/schedules"},
+	{"schedule", "/schedules/{name}"},
+	{"workers", "/workers"},
+	{"history", "/history"},
+}
+
+// dashboardPaths are the dashboard's paths but the root, which is its page.
+func dashboardPaths() []string {
+	var ps []string
+	for _, r := range DashboardRoutes {
+		if r.Path != "/" {
+			ps = append(ps, r.Path)
+		}
+	}
+	return ps
+}
+
 var pages = []page{
 	{Path: "/", Template: "dashboard.html", Title: "Dashboard", Script: "dashboard.js", Style: "dashboard.css",
-		Routes: []string{"/endpoints/{name}", "/jobs", "/jobs/{id}", "/tools", "/runs", "/runs/{id}", "/schedules", "/schedules/{name}", "/workers", "/history"}},
+		Routes: dashboardPaths()},
 	{Path: "/calculator", Template: "calculator.html", Title: "Backoff calculator", Script: "calculator.js"},
 	{Path: "/simulator", Template: "simulator.html", Title: "Contention simulator", Script: "simulator.js"},
 }

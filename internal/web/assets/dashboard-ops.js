@@ -105,39 +105,26 @@ function askReason(name) {
   });
 }
 
-// operatorControls returns the "Operator controls" card of an endpoint and
-// fills it. canWrite is true for owner keys; stale() says the page moved on.
-export function operatorControls(initial, canWrite, stale) {
-  const enc = encodeURIComponent(initial.name);
-  let ep = initial;
-  const stateBox = h("div", { id: "ops-state" });
-  const buttons = h("div", { class: "button-row", id: "ops-buttons" });
-  const problem = h("div", { id: "ops-error", role: "alert" });
-  const heldBody = h("tbody");
-  const heldTable = h("div", { class: "table-wrap", hidden: true }, h("table", { class: "data", id: "ops-held-table" },
-    h("thead", {}, h("tr", {}, ["Job", "Tool", "Attempt", "Due", "Held by"].map((t) => h("th", { text: t })))), heldBody));
-  const heldNote = h("p", { class: "help", id: "ops-held-note" });
-  const heldMore = h("button", { type: "button", class: "button small", id: "ops-held-more", text: "More held jobs", hidden: true });
-  const auditList = h("ol", { class: "ops-audit", id: "ops-audit" });
-  const card = h("section", { class: "card", id: "ops-card", "aria-labelledby": "ops-title" },
-    h("div", { class: "card-head" }, h("h2", { id: "ops-title", text: "Operator controls" })),
-    // The state and its buttons first, the links to the jobs after them:
-    // Pause is two Tabs from the page's heading.
-    stateBox, buttons, problem,
-    h("p", { class: "small ops-links" }, h("a", { href: "/jobs" + query({ endpoint: initial.name, state: "scheduled" }), text: "Scheduled jobs" }), " · ",
-      h("a", { href: "/jobs" + query({ endpoint: initial.name, state: REPLAYABLE_STATES.filter((s) => s !== "cancelled").join(",") }) + "#results", id: "ops-failed-jobs", text: "Failed jobs" })),
-    h("h3", { text: "Held jobs" }), heldNote, heldTable, heldMore,
-    h("h3", { text: "Recent actions" }),
-    canWrite ? auditList : h("p", { class: "help", text: "Only owner keys read the audit log." }));
-
-  let cursor = null;
-  const heldRow = (j) => h("tr", {},
+// heldRow is one held job of the operator controls' list.
+function heldRow(j) {
+  return h("tr", {},
     h("td", {}, h("a", { href: "/jobs/" + j.id, text: "#" + j.id })),
     h("td", { text: j.tool + "@" + j.version }),
     h("td", { text: `${j.attempt} / ${j.maxAttempts}` }),
     h("td", {}, timeEl(j.dueAt)),
     h("td", { "data-gate": j.heldBy ? j.heldBy.gate : "", title: j.heldBy ? plainTimes(j.heldBy.detail) : "", text: j.heldBy ? j.heldBy.gate.replaceAll("_", " ") : "—" }));
+}
 
+// heldJobs is the operator controls' list of an endpoint's due jobs held by
+// its gates, a page at a time: loadHeld(false) reads the first page again,
+// loadHeld(true) appends the next.
+function heldJobs(enc, stale) {
+  const heldBody = h("tbody");
+  const heldTable = h("div", { class: "table-wrap", hidden: true }, h("table", { class: "data", id: "ops-held-table" },
+    h("thead", {}, h("tr", {}, ["Job", "Tool", "Attempt", "Due", "Held by"].map((t) => h("th", { text: t })))), heldBody));
+  const heldNote = h("p", { class: "help", id: "ops-held-note" });
+  const heldMore = h("button", { type: "button", class: "button small", id: "ops-held-more", text: "More held jobs", hidden: true });
+  let cursor = null;
   const loadHeld = async (more) => {
     const page = await api("GET", `/v1/endpoints/${enc}/held` + query({ limit: HELD_PAGE, cursor: more ? cursor : "" }));
     if (stale()) return;
@@ -151,6 +138,29 @@ export function operatorControls(initial, canWrite, stale) {
     heldNote.textContent = n === 0 ? "No due job of this endpoint is held by its gates now."
       : `${n}${cursor ? "+" : ""} due job${n === 1 ? "" : "s"} held by ${HELD_BY[first.lastElementChild.dataset.gate] || first.lastElementChild.dataset.gate}.`;
   };
+  return { heldNote, heldTable, heldMore, loadHeld };
+}
+
+// operatorControls returns the "Operator controls" card of an endpoint and
+// fills it. canWrite is true for owner keys; stale() says the page moved on.
+export function operatorControls(initial, canWrite, stale) {
+  const enc = encodeURIComponent(initial.name);
+  let ep = initial;
+  const stateBox = h("div", { id: "ops-state" });
+  const buttons = h("div", { class: "button-row", id: "ops-buttons" });
+  const problem = h("div", { id: "ops-error", role: "alert" });
+  const { heldNote, heldTable, heldMore, loadHeld } = heldJobs(enc, stale);
+  const auditList = h("ol", { class: "ops-audit", id: "ops-audit" });
+  const card = h("section", { class: "card", id: "ops-card", "aria-labelledby": "ops-title" },
+    h("div", { class: "card-head" }, h("h2", { id: "ops-title", text: "Operator controls" })),
+    // The state and its buttons first, the links to the jobs after them:
+    // Pause is two Tabs from the page's heading.
+    stateBox, buttons, problem,
+    h("p", { class: "small ops-links" }, h("a", { href: "/jobs" + query({ endpoint: initial.name, state: "scheduled" }), text: "Scheduled jobs" }), " · ",
+      h("a", { href: "/jobs" + query({ endpoint: initial.name, state: REPLAYABLE_STATES.filter((s) => s !== "cancelled").join(",") }) + "#results", id: "ops-failed-jobs", text: "Failed jobs" })),
+    h("h3", { text: "Held jobs" }), heldNote, heldTable, heldMore,
+    h("h3", { text: "Recent actions" }),
+    canWrite ? auditList : h("p", { class: "help", text: "Only owner keys read the audit log." }));
 
   const loadAudit = async () => {
     if (!canWrite) return;
