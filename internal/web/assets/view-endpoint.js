@@ -144,6 +144,51 @@ export async function view([name], stale) {
   // screen until the form is edited or saved again.
   const ed = { base: ep, conflict: null, serverError: null };
 
+  const { form, presetSel, planNote } = policyForm(plan);
+  const preview = previewCard();
+  const conflictBox = h("section", { id: "conflict", class: "card conflict", hidden: true, "aria-live": "assertive" });
+  const headBox = h("div", { id: "endpoint-head" });
+  setView(
+    h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/", "Overview"), " / ", h("span", { text: ep.name })),
+    headBox, conflictBox,
+    h("div", { class: "split editor" }, form, h("div", { class: "stack" }, preview, flowKeysCard(ep.name, stale), h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
+  headBox.after(operatorControls(ep, canWrite, stale), failuresCard(ep, canWrite || state.me.key.scope === "producer", stale));
+
+  const input = (k) => $("f-" + k);
+  // A checkbox's value is "true" or "false", like valuesOf writes it.
+  const valueOf = (e) => (e.type === "checkbox" ? String(e.checked) : e.value);
+  const read = () => Object.fromEntries(ALL_KEYS.map((k) => [k, valueOf(input(k))]));
+  // fill loads values into the form; a preset change the user makes
+  // afterwards is what update() treats as leaving or returning to CUSTOM.
+  const fill = (v) => {
+    for (const k of ALL_KEYS) { const e = input(k); if (e.type === "checkbox") e.checked = v[k] === "true"; else e.value = v[k]; }
+    ed.lastPreset = v.preset;
+  };
+
+  const renderHead = () => {
+    const b = ed.base;
+    headBox.replaceChildren(heading(b.name, null, circuitBadge(b.circuit)),
+      h("p", { class: "muted small", id: "version-line" }, `Version ${b.version} · saved ${when(b.updatedAt)} · `, link("/jobs" + query({ endpoint: b.name }), "jobs of this endpoint")),
+      ...[keyLimitsLine(b, "key-limits small", "key-limits")].filter(Boolean));
+    $("saved-json").textContent = JSON.stringify(savedDoc(b), null, 2);
+  };
+
+  const c = { ed, plan, canWrite, presetSel, planNote, conflictBox, input, read, fill, renderHead, stale };
+  const update = () => updateForm(c);
+  const save = () => saveForm(c);
+  fill(valuesOf(ep));
+  renderHead();
+  update();
+  const edited = () => { ed.serverError = null; update(); };
+  form.addEventListener("input", edited);
+  form.addEventListener("change", edited);
+  form.addEventListener("submit", (ev) => { ev.preventDefault(); if (!$("save").disabled) save(); });
+  $("revert").addEventListener("click", () => { fill(valuesOf(ed.base)); edited(); });
+  ready();
+}
+
+// policyForm builds the policy editor's form for a project on plan.
+function policyForm(plan) {
   const form = h("form", { id: "policy-form", class: "card inputs policy-form", novalidate: true, autocomplete: "off" });
   const presetSel = h("select", { id: "f-preset", name: "preset", "aria-describedby": "f-preset-error" },
     B.PRESET_NAMES.map((p) => h("option", { value: p, text: p === "CUSTOM" && !CUSTOM_PLANS.includes(plan) ? `CUSTOM (needs ${orList(CUSTOM_PLANS)})` : p })));
@@ -174,8 +219,12 @@ export async function view([name], stale) {
       h("button", { type: "submit", id: "save", class: "button primary", text: "Save policy" }),
       h("button", { type: "button", id: "revert", class: "button", text: "Revert" })),
     h("p", { id: "save-state", class: "help", role: "status" }));
+  return { form, presetSel, planNote };
+}
 
-  const preview = h("section", { class: "card", "aria-labelledby": "preview-title" },
+// previewCard is the retry schedule of what the form holds.
+function previewCard() {
+  return h("section", { class: "card", "aria-labelledby": "preview-title" },
     h("div", { class: "card-head" }, h("h2", { id: "preview-title", text: "Retry schedule" }), h("span", { class: "muted small", id: "preview-policy" })),
     h("p", { class: "help" }, "What jobs enqueued after you save will do. Jobs already queued keep the policy they were enqueued with."),
     h("div", { id: "preview-empty", class: "empty", hidden: true, text: "Fix the policy fields to see the schedule." }),
@@ -184,180 +233,149 @@ export async function view([name], stale) {
         h("thead", {}, h("tr", {}, ["Failed attempt", "Base delay", "Jitter range", "Next execution"].map((t) => h("th", { text: t })))), h("tbody"))),
       h("p", { class: "total", id: "preview-total" }),
       h("p", { class: "note", id: "preview-ceiling" })));
-  const conflictBox = h("section", { id: "conflict", class: "card conflict", hidden: true, "aria-live": "assertive" });
-  const headBox = h("div", { id: "endpoint-head" });
-  setView(
-    h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/", "Overview"), " / ", h("span", { text: ep.name })),
-    headBox, conflictBox,
-    h("div", { class: "split editor" }, form, h("div", { class: "stack" }, preview, flowKeysCard(ep.name, stale), h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
-  headBox.after(operatorControls(ep, canWrite, stale), failuresCard(ep, canWrite || state.me.key.scope === "producer", stale));
+}
 
-  const input = (k) => $("f-" + k);
-  // A checkbox's value is "true" or "false", like valuesOf writes it.
-  const valueOf = (e) => (e.type === "checkbox" ? String(e.checked) : e.value);
-  const read = () => Object.fromEntries(ALL_KEYS.map((k) => [k, valueOf(input(k))]));
-  // fill loads values into the form; a preset change the user makes
-  // afterwards is what update() treats as leaving or returning to CUSTOM.
-  const fill = (v) => {
-    for (const k of ALL_KEYS) { const e = input(k); if (e.type === "checkbox") e.checked = v[k] === "true"; else e.value = v[k]; }
-    ed.lastPreset = v.preset;
-  };
+// updateForm checks the form, shows its errors, enables what may be done
+// and draws the retry schedule of what it holds.
+function updateForm(c) {
+  const v = c.read();
+  const custom = v.preset === "CUSTOM";
+  // Choosing a preset shows its numbers; the custom numbers typed before
+  // are kept and come back when CUSTOM is chosen again.
+  if (c.ed.lastPreset === "CUSTOM" && !custom) c.ed.customDraft = Object.fromEntries(POLICY_INPUTS.map((f) => [f.key, v[f.key]]));
+  if (c.ed.lastPreset !== "CUSTOM" && custom && c.ed.customDraft) for (const f of POLICY_INPUTS) c.input(f.key).value = c.ed.customDraft[f.key];
+  c.ed.lastPreset = v.preset;
+  // Only an owner key may save, so other keys see the form read-only.
+  c.presetSel.disabled = !c.canWrite;
+  for (const f of [...NUMBER_INPUTS, ...KEY_FLAGS]) c.input(f.key).disabled = !c.canWrite;
+  for (const f of POLICY_INPUTS) {
+    c.input(f.key).disabled = !custom || !c.canWrite;
+    if (!custom && B.PRESETS[v.preset]) c.input(f.key).value = String(B.PRESETS[v.preset][f.key]);
+  }
+  const v2 = c.read();
+  const errors = [];
+  let params = null;
+  if (custom) {
+    const r = B.validatePolicyText(Object.fromEntries(POLICY_INPUTS.map((f) => [f.key, v2[f.key]])));
+    errors.push(...r.errors);
+    params = r.params;
+  } else params = B.PRESETS[v2.preset];
+  errors.push(...validateLimits(v2));
+  for (const k of ALL_KEYS) {
+    const fe = errors.filter((e) => e.field === k);
+    const p = $("f-" + k + "-error");
+    p.hidden = fe.length === 0;
+    p.textContent = fe.map((e) => fieldText(e.field, e.message)).join("\n");
+    c.input(k).setAttribute("aria-invalid", fe.length ? "true" : "false");
+  }
+  const box = $("form-errors");
+  const se = errors.length === 0 ? c.ed.serverError : null;
+  box.hidden = errors.length === 0 && !se;
+  box.querySelector(".alert-title").textContent = se ? "The server did not save the policy: " + se.message : "Fix these to save:";
+  // The form's own errors sit beside their fields: the box names the
+  // fields to fix (each a link to it). A refusal from the server is shown
+  // here in full, with the fields by their labels.
+  const items = se
+    ? (se.fields || []).map((f) => h("li", { text: (FIELD_LABELS[f.field] || f.field) + ": " + fieldText(f.field, f.message || `${f.field}: ${f.value} is not allowed; ${f.allowed}`) }))
+    : [...new Set(errors.map((e) => e.field))].map((k) => h("li", {}, h("a", { href: "#f-" + k, text: FIELD_LABELS[k] || k, onclick: (ev) => { ev.preventDefault(); c.input(k).focus(); } })));
+  box.querySelector("ul").replaceChildren(...items);
+  const planBlocked = custom && !CUSTOM_PLANS.includes(c.plan);
+  c.planNote.hidden = !planBlocked;
+  const dirty = !sameValues(v2, valuesOf(c.ed.base));
+  $("save").disabled = !c.canWrite || errors.length > 0 || planBlocked || !dirty;
+  $("revert").disabled = !dirty || !c.canWrite;
+  $("save-state").textContent = !c.canWrite ? "Only an owner key can change the policy." : planBlocked ? `The ${c.plan} plan cannot save CUSTOM.` : errors.length ? "" : dirty ? "Unsaved changes." : "No changes.";
+  // Preview.
+  $("preview-empty").hidden = !!params;
+  $("preview-out").hidden = !params;
+  $("preview-policy").textContent = v2.preset;
+  if (params) {
+    const s = B.policySchedule(params);
+    $("preview-table").tBodies[0].replaceChildren(...s.rows.map((row) =>
+      h("tr", { class: row.exhausted ? "exhausted-row" : "" }, B.policyTableCells(row).map((c) => h("td", { text: c })))));
+    $("preview-total").textContent = B.totalSentence(s);
+    $("preview-ceiling").textContent = params.jitterPercent > 0
+      ? `The cap applies before jitter: the longest delay this policy alone can select is ${B.seconds(s.ceilingMs)}.`
+      : `No jitter: the longest delay this policy alone can select is the cap, ${B.seconds(s.ceilingMs)}.`;
+  }
+}
 
-  const renderHead = () => {
-    const b = ed.base;
-    headBox.replaceChildren(heading(b.name, null, circuitBadge(b.circuit)),
-      h("p", { class: "muted small", id: "version-line" }, `Version ${b.version} · saved ${when(b.updatedAt)} · `, link("/jobs" + query({ endpoint: b.name }), "jobs of this endpoint")),
-      ...[keyLimitsLine(b, "key-limits small", "key-limits")].filter(Boolean));
-    $("saved-json").textContent = JSON.stringify(savedDoc(b), null, 2);
-  };
-
-  const update = () => {
-    const v = read();
-    const custom = v.preset === "CUSTOM";
-    // Choosing a preset shows its numbers; the custom numbers typed before
-    // are kept and come back when CUSTOM is chosen again.
-    if (ed.lastPreset === "CUSTOM" && !custom) ed.customDraft = Object.fromEntries(POLICY_INPUTS.map((f) => [f.key, v[f.key]]));
-    if (ed.lastPreset !== "CUSTOM" && custom && ed.customDraft) for (const f of POLICY_INPUTS) input(f.key).value = ed.customDraft[f.key];
-    ed.lastPreset = v.preset;
-    // Only an owner key may save, so other keys see the form read-only.
-    presetSel.disabled = !canWrite;
-    for (const f of [...NUMBER_INPUTS, ...KEY_FLAGS]) input(f.key).disabled = !canWrite;
-    for (const f of POLICY_INPUTS) {
-      input(f.key).disabled = !custom || !canWrite;
-      if (!custom && B.PRESETS[v.preset]) input(f.key).value = String(B.PRESETS[v.preset][f.key]);
+// saveForm saves the form as the next version; a conflict shows both.
+async function saveForm(c) {
+  const v = c.read();
+  $("save").disabled = true;
+  $("save-state").textContent = "Saving…";
+  try {
+    const saved = await api("PUT", `/v1/endpoints/${encodeURIComponent(c.ed.base.name)}/policy`, bodyOf(v, c.ed.base.version));
+    if (c.stale()) return;
+    c.ed.base = saved;
+    c.ed.conflict = null;
+    c.ed.serverError = null;
+    c.conflictBox.hidden = true;
+    c.renderHead();
+    c.fill(valuesOf(saved));
+    updateForm(c);
+    $("save-state").textContent = `Saved as version ${saved.version}.`;
+    toast(`Saved ${saved.name} as version ${saved.version}.`);
+  } catch (e) {
+    if (c.stale()) return;
+    c.ed.serverError = null;
+    if (e.status === 409 && e.current) {
+      showConflict(c, e.current, v);
+    } else {
+      c.ed.serverError = e;
     }
-    const v2 = read();
-    const errors = [];
-    let params = null;
-    if (custom) {
-      const r = B.validatePolicyText(Object.fromEntries(POLICY_INPUTS.map((f) => [f.key, v2[f.key]])));
-      errors.push(...r.errors);
-      params = r.params;
-    } else params = B.PRESETS[v2.preset];
-    errors.push(...validateLimits(v2));
-    for (const k of ALL_KEYS) {
-      const fe = errors.filter((e) => e.field === k);
-      const p = $("f-" + k + "-error");
-      p.hidden = fe.length === 0;
-      p.textContent = fe.map((e) => fieldText(e.field, e.message)).join("\n");
-      input(k).setAttribute("aria-invalid", fe.length ? "true" : "false");
-    }
-    const box = $("form-errors");
-    const se = errors.length === 0 ? ed.serverError : null;
-    box.hidden = errors.length === 0 && !se;
-    box.querySelector(".alert-title").textContent = se ? "The server did not save the policy: " + se.message : "Fix these to save:";
-    // The form's own errors sit beside their fields: the box names the
-    // fields to fix (each a link to it). A refusal from the server is shown
-    // here in full, with the fields by their labels.
-    const items = se
-      ? (se.fields || []).map((f) => h("li", { text: (FIELD_LABELS[f.field] || f.field) + ": " + fieldText(f.field, f.message || `${f.field}: ${f.value} is not allowed; ${f.allowed}`) }))
-      : [...new Set(errors.map((e) => e.field))].map((k) => h("li", {}, h("a", { href: "#f-" + k, text: FIELD_LABELS[k] || k, onclick: (ev) => { ev.preventDefault(); input(k).focus(); } })));
-    box.querySelector("ul").replaceChildren(...items);
-    const planBlocked = custom && !CUSTOM_PLANS.includes(plan);
-    planNote.hidden = !planBlocked;
-    const dirty = !sameValues(v2, valuesOf(ed.base));
-    $("save").disabled = !canWrite || errors.length > 0 || planBlocked || !dirty;
-    $("revert").disabled = !dirty || !canWrite;
-    $("save-state").textContent = !canWrite ? "Only an owner key can change the policy." : planBlocked ? `The ${plan} plan cannot save CUSTOM.` : errors.length ? "" : dirty ? "Unsaved changes." : "No changes.";
-    // Preview.
-    $("preview-empty").hidden = !!params;
-    $("preview-out").hidden = !params;
-    $("preview-policy").textContent = v2.preset;
-    if (params) {
-      const s = B.policySchedule(params);
-      $("preview-table").tBodies[0].replaceChildren(...s.rows.map((row) =>
-        h("tr", { class: row.exhausted ? "exhausted-row" : "" }, B.policyTableCells(row).map((c) => h("td", { text: c })))));
-      $("preview-total").textContent = B.totalSentence(s);
-      $("preview-ceiling").textContent = params.jitterPercent > 0
-        ? `The cap applies before jitter: the longest delay this policy alone can select is ${B.seconds(s.ceilingMs)}.`
-        : `No jitter: the longest delay this policy alone can select is the cap, ${B.seconds(s.ceilingMs)}.`;
-    }
-  };
+    updateForm(c);
+    $("save-state").textContent = e.status === 409 ? "Not saved: someone else saved first." : "Not saved: the server refused it (see above).";
+  }
+}
 
-  const save = async () => {
-    const v = read();
-    $("save").disabled = true;
-    $("save-state").textContent = "Saving…";
-    try {
-      const saved = await api("PUT", `/v1/endpoints/${encodeURIComponent(ed.base.name)}/policy`, bodyOf(v, ed.base.version));
-      if (stale()) return;
-      ed.base = saved;
-      ed.conflict = null;
-      ed.serverError = null;
-      conflictBox.hidden = true;
-      renderHead();
-      fill(valuesOf(saved));
-      update();
-      $("save-state").textContent = `Saved as version ${saved.version}.`;
-      toast(`Saved ${saved.name} as version ${saved.version}.`);
-    } catch (e) {
-      if (stale()) return;
-      ed.serverError = null;
-      if (e.status === 409 && e.current) {
-        showConflict(e.current, v);
-      } else {
-        ed.serverError = e;
-      }
-      update();
-      $("save-state").textContent = e.status === 409 ? "Not saved: someone else saved first." : "Not saved: the server refused it (see above).";
-    }
-  };
+// showConflict puts three versions side by side: the one the user started
+// from, the one someone else saved, and the user's unsaved edit.
+function showConflict(c, current, mine) {
+  const from = valuesOf(c.ed.base), theirs = valuesOf(current);
+  c.ed.conflict = { current, mine };
+  const rows = ALL_KEYS.filter((k) => norm(from[k]) !== norm(theirs[k]) || norm(from[k]) !== norm(mine[k])).map((k) => {
+    const theyChanged = norm(from[k]) !== norm(theirs[k]);
+    const iChanged = norm(from[k]) !== norm(mine[k]);
+    return h("tr", { "data-field": k },
+      h("th", { scope: "row", text: FIELD_LABELS[k] }),
+      h("td", { class: "mono", text: displayValue(from, k) }),
+      h("td", { class: "mono theirs" + (theyChanged ? " changed" : ""), text: displayValue(theirs, k) }),
+      h("td", { class: "mono mine" + (iChanged ? " changed" : ""), text: displayValue(mine, k) + (theyChanged && iChanged && norm(theirs[k]) !== norm(mine[k]) ? " (both changed)" : "") }));
+  });
+  c.conflictBox.hidden = false;
+  c.conflictBox.replaceChildren(
+    h("div", { class: "card-head" }, h("h2", { text: "Someone else saved this endpoint first" }), badge("version conflict", "conflict")),
+    h("p", { id: "conflict-summary" }, `You edited version ${c.ed.base.version}, but version ${current.version} was saved at ${when(current.updatedAt)}. Your change was not saved. Here is their change next to yours:`),
+    h("div", { class: "table-wrap" }, h("table", { class: "data diff", id: "conflict-table" },
+      h("thead", {}, h("tr", {}, h("th", { text: "Setting" }), h("th", { text: `Version ${c.ed.base.version} (you started here)` }),
+        h("th", { text: `Version ${current.version} (saved by someone else)` }), h("th", { text: "Yours (not saved)" }))),
+      h("tbody", {}, rows))),
+    h("p", { class: "help" }, "Reapplying puts your edits on top of their version: the settings you changed take your values, the rest keep theirs. Review the form, then save again."),
+    h("div", { class: "button-row" },
+      h("button", { type: "button", id: "reapply", class: "button primary", text: `Reapply my changes onto version ${current.version}`, onclick: () => reapply(c, true) }),
+      h("button", { type: "button", id: "discard", class: "button", text: `Discard mine and load version ${current.version}`, onclick: () => reapply(c, false) })));
+  c.conflictBox.scrollIntoView({ block: "nearest" });
+}
 
-  // showConflict puts three versions side by side: the one the user started
-  // from, the one someone else saved, and the user's unsaved edit.
-  const showConflict = (current, mine) => {
-    const from = valuesOf(ed.base), theirs = valuesOf(current);
-    ed.conflict = { current, mine };
-    const rows = ALL_KEYS.filter((k) => norm(from[k]) !== norm(theirs[k]) || norm(from[k]) !== norm(mine[k])).map((k) => {
-      const theyChanged = norm(from[k]) !== norm(theirs[k]);
-      const iChanged = norm(from[k]) !== norm(mine[k]);
-      return h("tr", { "data-field": k },
-        h("th", { scope: "row", text: FIELD_LABELS[k] }),
-        h("td", { class: "mono", text: displayValue(from, k) }),
-        h("td", { class: "mono theirs" + (theyChanged ? " changed" : ""), text: displayValue(theirs, k) }),
-        h("td", { class: "mono mine" + (iChanged ? " changed" : ""), text: displayValue(mine, k) + (theyChanged && iChanged && norm(theirs[k]) !== norm(mine[k]) ? " (both changed)" : "") }));
-    });
-    conflictBox.hidden = false;
-    conflictBox.replaceChildren(
-      h("div", { class: "card-head" }, h("h2", { text: "Someone else saved this endpoint first" }), badge("version conflict", "conflict")),
-      h("p", { id: "conflict-summary" }, `You edited version ${ed.base.version}, but version ${current.version} was saved at ${when(current.updatedAt)}. Your change was not saved. Here is their change next to yours:`),
-      h("div", { class: "table-wrap" }, h("table", { class: "data diff", id: "conflict-table" },
-        h("thead", {}, h("tr", {}, h("th", { text: "Setting" }), h("th", { text: `Version ${ed.base.version} (you started here)` }),
-          h("th", { text: `Version ${current.version} (saved by someone else)` }), h("th", { text: "Yours (not saved)" }))),
-        h("tbody", {}, rows))),
-      h("p", { class: "help" }, "Reapplying puts your edits on top of their version: the settings you changed take your values, the rest keep theirs. Review the form, then save again."),
-      h("div", { class: "button-row" },
-        h("button", { type: "button", id: "reapply", class: "button primary", text: `Reapply my changes onto version ${current.version}`, onclick: () => reapply(true) }),
-        h("button", { type: "button", id: "discard", class: "button", text: `Discard mine and load version ${current.version}`, onclick: () => reapply(false) })));
-    conflictBox.scrollIntoView({ block: "nearest" });
-  };
-
-  const reapply = (keepMine) => {
-    const { current, mine } = ed.conflict;
-    const from = valuesOf(ed.base), theirs = valuesOf(current);
-    const merged = {};
-    for (const k of ALL_KEYS) merged[k] = keepMine && norm(mine[k]) !== norm(from[k]) ? mine[k] : theirs[k];
-    // A preset decides the five numbers; keep them consistent with it.
-    if (merged.preset !== "CUSTOM" && B.PRESETS[merged.preset]) for (const f of POLICY_INPUTS) merged[f.key] = String(B.PRESETS[merged.preset][f.key]);
-    ed.base = current;
-    ed.conflict = null;
-    conflictBox.hidden = true;
-    renderHead();
-    fill(merged);
-    update();
-    $("save-state").textContent = keepMine ? `Your changes are applied onto version ${current.version}. Review and save.` : `Loaded version ${current.version}.`;
-    if (keepMine) $("save").focus();
-  };
-
-  fill(valuesOf(ep));
-  renderHead();
-  update();
-  const edited = () => { ed.serverError = null; update(); };
-  form.addEventListener("input", edited);
-  form.addEventListener("change", edited);
-  form.addEventListener("submit", (ev) => { ev.preventDefault(); if (!$("save").disabled) save(); });
-  $("revert").addEventListener("click", () => { fill(valuesOf(ed.base)); edited(); });
-  ready();
+// reapply puts the user's edits onto the version someone else saved
+// (keepMine), or loads that version.
+function reapply(c, keepMine) {
+  const { current, mine } = c.ed.conflict;
+  const from = valuesOf(c.ed.base), theirs = valuesOf(current);
+  const merged = {};
+  for (const k of ALL_KEYS) merged[k] = keepMine && norm(mine[k]) !== norm(from[k]) ? mine[k] : theirs[k];
+  // A preset decides the five numbers; keep them consistent with it.
+  if (merged.preset !== "CUSTOM" && B.PRESETS[merged.preset]) for (const f of POLICY_INPUTS) merged[f.key] = String(B.PRESETS[merged.preset][f.key]);
+  c.ed.base = current;
+  c.ed.conflict = null;
+  c.conflictBox.hidden = true;
+  c.renderHead();
+  c.fill(merged);
+  updateForm(c);
+  $("save-state").textContent = keepMine ? `Your changes are applied onto version ${current.version}. Review and save.` : `Loaded version ${current.version}.`;
+  if (keepMine) $("save").focus();
 }
 
 function savedDoc(ep) {
