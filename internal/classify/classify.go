@@ -278,12 +278,15 @@ func statusRule(s int) (Outcome, string, string) {
 // looks only at what the provider did, never at the worker's decision: a
 // worker that gives up on a 503 still saw an unhealthy provider, and one that
 // insists on retrying a 404 did not.
-func providerUnhealthy(status int, kind string, validRetryAfter bool) bool {
+//
+// A 503 counts with or without a Retry-After: the hint says when to come
+// back, not that the provider is well. Counted, a provider that sheds every
+// call opens the circuit like one that is down, and the open circuit holds
+// the backlog instead of letting each job spend its attempts on it.
+func providerUnhealthy(status int, kind string, _ bool) bool {
 	switch {
 	case status == 408:
 		return true
-	case status == 503 && validRetryAfter:
-		return false // load shedding with a time to come back: a throttle
 	case status >= 500 && status != 501 && status != 505 && status != 511:
 		return true
 	case status != 0:

@@ -63,7 +63,7 @@ func TestClassify(t *testing.T) {
 		{"worker wait zero", classify.Report{ErrorKind: "connect", RetryAfterMs: ptr(int64(0))},
 			want{classify.Retry, "worker_retry_after", 0, true, ""}},
 		{"worker wait beats Retry-After", classify.Report{HTTPStatus: 503, RetryAfterMs: ptr(int64(7)), Headers: ra("120")},
-			want{classify.Retry, "worker_retry_after", 7, false, ""}},
+			want{classify.Retry, "worker_retry_after", 7, true, ""}},
 		{"worker wait with retryable true", classify.Report{HTTPStatus: 502, Retryable: ptr(true), RetryAfterMs: ptr(int64(9))},
 			want{classify.Retry, "worker_retry_after", 9, true, ""}},
 		{"worker wait capped", classify.Report{HTTPStatus: 500, RetryAfterMs: ptr(int64(1) << 62)},
@@ -110,8 +110,8 @@ func TestClassify(t *testing.T) {
 			want{classify.Fail, "client_error", 0, false, ""}},
 
 		// Rule 3d: Retry-After.
-		{"503 with Retry-After is a throttle", classify.Report{HTTPStatus: 503, Headers: ra("120")},
-			want{classify.Retry, "retry_after", 120_000, false, "HTTP 503 with Retry-After: 120 — retry no sooner than 120000 ms"}},
+		{"503 with Retry-After counts toward the circuit", classify.Report{HTTPStatus: 503, Headers: ra("120")},
+			want{classify.Retry, "retry_after", 120_000, true, "HTTP 503 with Retry-After: 120 — retry no sooner than 120000 ms"}},
 		{"429 with Retry-After", classify.Report{HTTPStatus: 429, Headers: map[string]string{"retry-after": "2"}},
 			want{classify.Retry, "retry_after", 2000, false, ""}},
 		{"500 with Retry-After still counts", classify.Report{HTTPStatus: 500, Headers: ra("1")},
@@ -125,7 +125,7 @@ func TestClassify(t *testing.T) {
 		{"501 with Retry-After retries, not counted", classify.Report{HTTPStatus: 501, Headers: ra("10")},
 			want{classify.Retry, "retry_after", 10_000, false, ""}},
 		{"past date is zero", classify.Report{HTTPStatus: 503, Headers: ra("Sun, 06 Nov 1994 08:49:37 GMT")},
-			want{classify.Retry, "retry_after", 0, false, "Retry-After: Sun, 06 Nov 1994 08:49:37 GMT — retry no sooner than 0 ms"}},
+			want{classify.Retry, "retry_after", 0, true, "Retry-After: Sun, 06 Nov 1994 08:49:37 GMT — retry no sooner than 0 ms"}},
 		{"future date", classify.Report{HTTPStatus: 429, Headers: ra("Sat, 14 Mar 2026 12:01:00 GMT")},
 			want{classify.Retry, "retry_after", 60_000, false, ""}},
 		{"huge Retry-After capped", classify.Report{HTTPStatus: 429, Headers: ra("99999999999")},

@@ -55,7 +55,7 @@
 //	|-------------------------------------------------------|--------|
 //	| 408                                                   | yes    |
 //	| 5xx other than 501, 505, 511 (the retryable ones)     | yes    |
-//	| 503 with a valid Retry-After                          | no     |
+//	| 503, with or without a valid Retry-After              | yes    |
 //	| 2xx, 1xx, 3xx, 4xx other than 408 (so never 429)      | no     |
 //	| no response: dns, connect, timeout, reset, tls        | yes    |
 //	| no response: other, or no error kind                  | no     |
@@ -78,10 +78,11 @@
 //     bounded by maxAttempts, and a 4xx never counts toward the circuit.
 //     Stripe-Should-Retry: false and webhook-delivery: abort-message are
 //     stronger than Retry-After and fail even when one is present.
-//   - 503 with Retry-After is a throttle. The provider is shedding load and
-//     said when to come back; the hint already keeps us away. Counting it would
-//     open the circuit on a provider that is cooperating. Other 5xx with a
-//     Retry-After still count: they are errors, not load shedding.
+//   - 503 with Retry-After counts toward the circuit. The hint says when to
+//     come back, not that the provider is well: a provider answering every
+//     call 503 with Retry-After is down, and before it counted the endpoint
+//     stayed "closed, 0 failures" while its jobs spent their attempts. The
+//     delay still honours the hint. A 429 is the throttle, and never counts.
 //   - tls retries and counts. A failed handshake is usually the provider's
 //     (expired certificate, broken chain) and gets fixed; retrying under
 //     backoff while the open circuit holds claims means jobs do not burn their
