@@ -128,7 +128,11 @@ func TestDashboardLive(t *testing.T) {
 		// scrolls sideways), after a resize and on a fresh load alike.
 		readable := func(when string) {
 			t.Helper()
-			a.tab.WaitFor(`(() => { const s = document.getElementById("timeline"); return s && s.viewBox.baseVal.width > 0 && Math.abs(s.getBoundingClientRect().width - s.viewBox.baseVal.width) < 1; })()`)
+			// Drawn at its own size, and its frame marked as scrolling: both
+			// follow the resize in observers' callbacks, so wait for them (a
+			// check right after the first could run before the frame's
+			// observer had marked it, as it did once at 00:30).
+			a.tab.WaitFor(`(() => { const s = document.getElementById("timeline"); return s && s.viewBox.baseVal.width > 0 && Math.abs(s.getBoundingClientRect().width - s.viewBox.baseVal.width) < 1 && (s.getBoundingClientRect().width <= s.parentElement.clientWidth + 1 || s.parentElement.dataset.overflow === "true"); })()`)
 			got := browsertest.Eval[[]float64](a.tab, `(() => { const s = document.getElementById("timeline"); const l = s.querySelector(".lane-label").getBoundingClientRect(); return [l.height, s.getBoundingClientRect().width, s.viewBox.baseVal.width]; })()`)
 			if got[0] < 12 {
 				t.Errorf("%s: the timeline's labels are %.1f px high (drawn %v wide for %v px)", when, got[0], got[2], got[1])
