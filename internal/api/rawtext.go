@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/engine"
@@ -31,6 +33,9 @@ type badString struct{ path, shown string }
 // A field already refused (a NUL, say) is not named twice, and a secret is
 // never echoed.
 func rawTextErrors(body []byte, t reflect.Type, errs *field.Errors) {
+	if !mayHoldBadText(body) {
+		return
+	}
 	named := map[string]bool{}
 	for _, e := range *errs {
 		named[e.Field] = true
@@ -45,6 +50,15 @@ func rawTextErrors(body []byte, t reflect.Type, errs *field.Errors) {
 		}
 		errs.Add(b.path, b.shown, textAllowed)
 	}
+}
+
+// mayHoldBadText reports whether body can hold a string that is not the
+// text it spells: it has invalid UTF-8, or a \u escape (a lone surrogate
+// is one). Most bodies have neither and skip the walk, so the claims and
+// reports on the hot path pay one pass of utf8.Valid and one of
+// bytes.Contains.
+func mayHoldBadText(body []byte) bool {
+	return !utf8.Valid(body) || bytes.Contains(body, []byte(`\u`))
 }
 
 // badStrings walks the raw JSON document doc alongside the Go type t it is

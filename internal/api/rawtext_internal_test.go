@@ -28,6 +28,9 @@ func FuzzBadStrings(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		for _, typ := range types {
 			bad := badStrings(doc, typ)
+			if len(bad) > 0 && !mayHoldBadText(doc) {
+				t.Fatalf("%q: the fast path would skip %v", doc, bad)
+			}
 			for _, b := range bad {
 				if !utf8.ValidString(b.shown) || !utf8.ValidString(b.path) {
 					t.Fatalf("shown %q at %q is not valid text", b.shown, b.path)
