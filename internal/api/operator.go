@@ -12,19 +12,19 @@ import (
 )
 
 func (a *API) pauseEndpoint(c *call[wire.EndpointPauseRequest]) (*wire.Endpoint, error) {
-	return endpointResult(a.e.PauseEndpoint(c.ctx(), c.p, c.r.PathValue("name"), c.in.Reason))
+	return a.endpointResult(a.e.PauseEndpoint(c.ctx(), c.p, c.r.PathValue("name"), c.in.Reason))
 }
 
 func (a *API) resumeEndpoint(c *call[none]) (*wire.Endpoint, error) {
-	return endpointResult(a.e.ResumeEndpoint(c.ctx(), c.p, c.r.PathValue("name")))
+	return a.endpointResult(a.e.ResumeEndpoint(c.ctx(), c.p, c.r.PathValue("name")))
 }
 
 func (a *API) closeCircuit(c *call[none]) (*wire.Endpoint, error) {
-	return endpointResult(a.e.CloseCircuit(c.ctx(), c.p, c.r.PathValue("name")))
+	return a.endpointResult(a.e.CloseCircuit(c.ctx(), c.p, c.r.PathValue("name")))
 }
 
 func (a *API) openCircuit(c *call[none]) (*wire.Endpoint, error) {
-	return endpointResult(a.e.OpenCircuit(c.ctx(), c.p, c.r.PathValue("name")))
+	return a.endpointResult(a.e.OpenCircuit(c.ctx(), c.p, c.r.PathValue("name")))
 }
 
 func (a *API) flowKeys(c *call[wire.FlowKeysQuery]) (*wire.FlowKeyList, error) {

@@ -118,6 +118,11 @@ func (e *Engine) ResumeEndpoint(ctx context.Context, p *Principal, name string) 
 		if err := q.EndpointUpdatePause(ctx, ep); err != nil {
 			return err
 		}
+		// The held backlog goes out through the recovery ramp, not at once.
+		startRecovery(ep, now)
+		if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
+			return err
+		}
 		return e.audit(ctx, q, p, now, "endpoint.resume", "endpoint:"+name, detail)
 	})
 	if err != nil {
@@ -134,6 +139,9 @@ func (e *Engine) CloseCircuit(ctx context.Context, p *Principal, name string) (*
 	ep, err := e.setCircuit(ctx, p, name, "circuit.close", func(ep *store.Endpoint, now int64) string {
 		before := ep.CircuitState
 		ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob, ep.CircuitOpenedBy = wire.CircuitClosed, 0, 0, ""
+		if before != wire.CircuitClosed {
+			startRecovery(ep, now)
+		}
 		return fmt.Sprintf("closed the circuit of endpoint %s by hand (it was %s)", name, before)
 	})
 	if err == nil {
@@ -148,6 +156,7 @@ func (e *Engine) OpenCircuit(ctx context.Context, p *Principal, name string) (*s
 	return e.setCircuit(ctx, p, name, "circuit.open", func(ep *store.Endpoint, now int64) string {
 		before := ep.CircuitState
 		ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitProbeJob, ep.CircuitOpenedBy = wire.CircuitOpen, now, 0, p.Actor()
+		ep.CircuitProbeAt, ep.Recovery = 0, store.Recovery{}
 		return fmt.Sprintf("opened the circuit of endpoint %s by hand until %s (it was %s)", name, FormatTime(now+ep.CircuitOpenMs), before)
 	})
 }

@@ -411,8 +411,13 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 		if err != nil {
 			return ReportResult{}, err
 		}
+		if freeThrottle(j, d, rep.HTTPStatus) {
+			j.Throttles, a.ThrottleFree = j.Throttles+1, true
+		}
+		// The seeds' arithmetic selects the delay after attempt n; the
+		// throttles not counted move the last attempt further out.
 		params := snap.Params
-		params.MaxAttempts = int(j.MaxAttempts)
+		params.MaxAttempts = int(j.MaxAttempts + j.Throttles)
 		u := e.rnd()
 		dec, err := params.Delay(int(j.Attempt), u, d.RetryAfterMs)
 		if err != nil {
@@ -434,6 +439,9 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 	b.dirtyAttempts = append(b.dirtyAttempts, a)
 	b.dirtyJobs = append(b.dirtyJobs, j)
 	if err := e.updateCircuit(ctx, q, j, d, nowMs, b.eps); err != nil {
+		return ReportResult{}, err
+	}
+	if err := e.updateRecovery(ctx, q, j.EndpointID, a.ClaimedAt, d, rep.HTTPStatus, nowMs, b.eps); err != nil {
 		return ReportResult{}, err
 	}
 	return ReportResult{Job: j, Attempt: a, Decision: d}, nil
@@ -498,6 +506,17 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 		if ep.CircuitFailures >= ep.CircuitFailureThreshold {
 			ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitOpenedBy = wire.CircuitOpen, now, ""
 		}
+	}
+	switch {
+	case ep.CircuitState == wire.CircuitOpen && before.CircuitState != wire.CircuitOpen:
+		// Opened: a Retry-After longer than the open time sets the probe's
+		// time; the ramp, if any, starts again when the circuit closes.
+		ep.CircuitProbeAt, ep.Recovery = 0, store.Recovery{}
+		if d.RetryAfterMs > ep.CircuitOpenMs {
+			ep.CircuitProbeAt = now + d.RetryAfterMs
+		}
+	case ep.CircuitState == wire.CircuitClosed && before.CircuitState != wire.CircuitClosed:
+		startRecovery(ep, now)
 	}
 	if ep.CircuitState == before.CircuitState && ep.CircuitFailures == before.CircuitFailures &&
 		ep.CircuitOpenedAt == before.CircuitOpenedAt && ep.CircuitProbeJob == before.CircuitProbeJob {

@@ -115,6 +115,36 @@ type Endpoint struct {
 	PausedAt     int64  // when an owner paused the endpoint (unix ms); 0 while not paused
 	PausedBy     string // the key that paused it: its name, or its prefix when unnamed
 	PausedReason string // the reason given, "" for none
+
+	// CircuitProbeAt is when an open circuit half-opens when a provider's
+	// Retry-After asked for longer than CircuitOpenMs; 0 for
+	// CircuitOpenedAt + CircuitOpenMs.
+	CircuitProbeAt int64
+	Recovery       Recovery
+	Learned        LearnedLimit
+}
+
+// Recovery is an endpoint's recovery ramp (the gate recovering): after its
+// circuit closes or a pause ends, the claims a second it admits start low,
+// grow while the provider answers well and are cut on throttles, 5xx and
+// timeouts, until they reach the endpoint's limits. Rate 0: not recovering.
+type Recovery struct {
+	Rate       int64 // claims a second admitted, in thousandths
+	Ceiling    int64 // the rate of the last cut, in thousandths: slow start doubles below it, then grows by steps; 0 before any cut
+	StartedAt  int64 // when the ramp started (unix ms)
+	AdjustedAt int64 // when it last grew or was cut
+	BadAt      int64 // when a claim made since AdjustedAt was answered badly; 0 if none
+}
+
+// LearnedLimit is a rate limit the provider stated in its response
+// headers (classify.ReadQuota): Limit requests per WindowMs, last said at
+// At; none remain until ResetAt. Limit 0: none learned.
+type LearnedLimit struct {
+	Limit    int64
+	WindowMs int64
+	At       int64
+	ResetAt  int64
+	Source   string
 }
 
 // FlowKeyParked is a flow key's ready time while it is at its concurrency
@@ -247,6 +277,10 @@ type Job struct {
 	// (internal/traceparent), "" for none: handed to workers with each
 	// claim and sent with each delivery. Set at insert, never changed.
 	Traceparent, Tracestate string
+	// Throttles are the attempts that were provider throttles not counted
+	// against MaxAttempts (docs/outages.md): Attempt - Throttles attempts
+	// count.
+	Throttles int64
 }
 
 // JobGuard is what a job's row must still hold for a guarded write
@@ -293,6 +327,7 @@ type Attempt struct {
 	SelectedMs     int64
 	NextDueAt      int64
 	Counted        bool // counted toward the circuit
+	ThrottleFree   bool // a provider throttle not counted against the job's maxAttempts
 	// What an HTTP delivery saw; zero for attempts reported by workers.
 	RequestMs       int64  // the request's duration, from connect to the end of the body read
 	ResponseHeaders string // the response headers that mattered (classification, rate limits) as a JSON object; "" for none
@@ -419,8 +454,12 @@ type Queries interface {
 	// missing) ErrConflict.
 	EndpointUpdatePolicy(ctx context.Context, p *EndpointUpdatePolicyParams) error
 	// EndpointUpdateCircuit writes the circuit fields of e (state,
-	// failures, opened at and by, probe job); ErrNotFound when it is missing.
+	// failures, opened at and by, probe job, probe at) and its recovery
+	// ramp (e.Recovery); ErrNotFound when it is missing.
 	EndpointUpdateCircuit(ctx context.Context, e *Endpoint) error
+	// EndpointUpdateLearned writes e.Learned, the limit learned from the
+	// provider's headers; ErrNotFound when it is missing.
+	EndpointUpdateLearned(ctx context.Context, e *Endpoint) error
 	// EndpointUpdatePause writes the pause fields of e (PausedAt, PausedBy,
 	// PausedReason) and UpdatedAt; ErrNotFound when it is missing.
 	EndpointUpdatePause(ctx context.Context, e *Endpoint) error

@@ -39,7 +39,7 @@ var cases = []testCase{
 	{name: "Keys", fn: testKeys, covers: []string{"KeyCreate", "KeyByHash", "KeyList", "KeyRevoke"}},
 	{name: "EnumsStored", fn: testEnumsStored, covers: []string{"ProjectCreate", "ProjectGet", "KeyCreate", "KeyByHash", "EndpointUpdateCircuit", "EndpointGetAnyProject"}},
 	{name: "Endpoints", fn: testEndpoints, covers: []string{"EndpointCreate", "EndpointGetInProject", "EndpointGetAnyProject", "EndpointList"}},
-	{name: "EndpointAllFields", fn: testEndpointAllFields, covers: []string{"EndpointCreate", "EndpointGetInProject", "EndpointGetAnyProject", "EndpointList", "EndpointUpdatePolicy", "EndpointUpdateCircuit", "EndpointUpdatePause"}},
+	{name: "EndpointAllFields", fn: testEndpointAllFields, covers: []string{"EndpointCreate", "EndpointGetInProject", "EndpointGetAnyProject", "EndpointList", "EndpointUpdatePolicy", "EndpointUpdateCircuit", "EndpointUpdateLearned", "EndpointUpdatePause"}},
 	{name: "EndpointUpdatePolicy", fn: testEndpointUpdatePolicy, covers: []string{"EndpointUpdatePolicy"}},
 	{name: "FlowKeys", fn: testFlowKeys, covers: []string{"FlowKeysReady", "FlowKeysRunning", "FlowKeysClaims", "JobsClaimKeys", "FlowKeysNext",
 		"FlowKeysSet", "FlowKeysDelete", "FlowKeysRebuild", "FlowKeyHead", "FlowKeysWake"}},

@@ -47,6 +47,8 @@ __all__ = [
     "Delivery",
     "DeliveryTarget",
     "EndpointPause",
+    "LearnedLimit",
+    "Recovery",
     "RetryPolicy",
     "ScheduleRow",
     "Endpoint",
@@ -135,7 +137,7 @@ DeliveryTargetMethod = Literal["", "POST", "PUT", "PATCH", "DELETE"]
 RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
 ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "request_too_large", "conflict", "unavailable", "storage_full", "internal", "client_closed"]
 HealthStatus = Literal["ok"]
-HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "daily_budget", "key_order", "key_concurrency", "key_rate", "none"]
+HoldGate = Literal["due_time", "paused", "circuit", "recovering", "provider_limit", "max_concurrent", "rate_limit", "daily_budget", "key_order", "key_concurrency", "key_rate", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
 JobBulkAction = Literal["cancel", "replay", "run_now"]
 JobQuerySort = Literal["id_desc", "id_asc", "finished_desc", "finished_asc"]
@@ -178,6 +180,8 @@ class Attempt(TypedDict):
     responseHeaders: NotRequired[dict[str, str]]
     retryAfterMs: int | None
     selectedDelayMs: int | None
+    # a provider throttle not counted against the job's maxAttempts (docs/outages.md)
+    throttleFree: NotRequired[bool]
     workerId: str
 
 
@@ -335,6 +339,36 @@ class EndpointPause(TypedDict):
     reason: str
 
 
+class LearnedLimit(TypedDict):
+    """The LearnedLimit schema."""
+
+    # requests per window
+    limit: int
+    # set while the provider said none remain until this time
+    resetAt: NotRequired[str]
+    # when the provider last said it; it lapses ten windows (at least a minute) later
+    saidAt: str
+    # the header family that said it: ietf, ratelimit or x-ratelimit
+    source: str
+    windowMs: int
+
+
+class Recovery(TypedDict):
+    """The Recovery schema."""
+
+    # when it last grew or was cut
+    adjustedAt: str
+    # the rate it ends at: the endpoint's rate limit or the learned limit, the lower; absent when neither is known (it ends when claims no longer fill it)
+    capPerSecond: NotRequired[float]
+    # the rate of its last cut: it doubles below it and grows by a tenth of it a second above it; absent before any cut
+    cutAtPerSecond: NotRequired[float]
+    # how it moves next, one sentence
+    phase: str
+    # claims a second the ramp allows now
+    ratePerSecond: float
+    startedAt: str
+
+
 class RetryPolicy(TypedDict):
     """The RetryPolicy schema.
 
@@ -386,6 +420,8 @@ class Endpoint(TypedDict):
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
     keyRateLimitPerMinute: NotRequired[int | None]
+    # the rate limit the provider stated in its headers, while it stands (docs/outages.md); absent otherwise
+    learnedLimit: NotRequired[LearnedLimit | None]
     # running jobs at most; default 10
     maxConcurrent: int
     name: str
@@ -394,6 +430,8 @@ class Endpoint(TypedDict):
     policy: RetryPolicy
     # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: int | None
+    # set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise
+    recovery: NotRequired[Recovery | None]
     schedule: list[ScheduleRow]
     updatedAt: str
     version: int
@@ -742,6 +780,8 @@ class Job(TypedDict):
     replayOf: int | None
     runId: int | None
     state: JobState
+    # attempts that were provider throttles (429, 503 with Retry-After) not counted against maxAttempts, at most 20 (docs/outages.md); absent for none
+    throttles: NotRequired[int]
     tool: str
     # the W3C trace context the job keeps and hands to its attempts: the enqueue's, or with tracing on its ratchet.enqueue span's; absent for none
     traceparent: NotRequired[str]
@@ -951,6 +991,8 @@ class OverviewEndpoint(TypedDict):
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
     keyRateLimitPerMinute: NotRequired[int | None]
+    # the rate limit the provider stated in its headers, while it stands (docs/outages.md); absent otherwise
+    learnedLimit: NotRequired[LearnedLimit | None]
     # running jobs at most; default 10
     maxConcurrent: int
     name: str
@@ -961,6 +1003,8 @@ class OverviewEndpoint(TypedDict):
     policy: RetryPolicy
     # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: int | None
+    # set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise
+    recovery: NotRequired[Recovery | None]
     running: int
     schedule: list[ScheduleRow]
     scheduled: int

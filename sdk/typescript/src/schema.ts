@@ -1054,6 +1054,8 @@ export interface components {
             };
             retryAfterMs: number | null;
             selectedDelayMs: number | null;
+            /** @description a provider throttle not counted against the job's maxAttempts (docs/outages.md) */
+            throttleFree?: boolean;
             workerId: string;
         };
         AuditEntry: {
@@ -1200,6 +1202,8 @@ export interface components {
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
             keyRateLimitPerMinute?: number | null;
+            /** @description the rate limit the provider stated in its headers, while it stands (docs/outages.md); absent otherwise */
+            learnedLimit?: components["schemas"]["LearnedLimit"] | null;
             /** @description running jobs at most; default 10 */
             maxConcurrent: number;
             name: string;
@@ -1208,6 +1212,8 @@ export interface components {
             policy: components["schemas"]["RetryPolicy"];
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
+            /** @description set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise */
+            recovery?: components["schemas"]["Recovery"] | null;
             schedule: components["schemas"]["ScheduleRow"][];
             /** Format: date-time */
             updatedAt: string;
@@ -1467,7 +1473,7 @@ export interface components {
             /** @description one sentence for people */
             detail: string;
             /** @enum {string} */
-            gate: "due_time" | "paused" | "circuit" | "max_concurrent" | "rate_limit" | "daily_budget" | "key_order" | "key_concurrency" | "key_rate" | "none";
+            gate: "due_time" | "paused" | "circuit" | "recovering" | "provider_limit" | "max_concurrent" | "rate_limit" | "daily_budget" | "key_order" | "key_concurrency" | "key_rate" | "none";
             /**
              * Format: date-time
              * @description when the gate opens, if known
@@ -1507,6 +1513,8 @@ export interface components {
             runId: number | null;
             /** @enum {string} */
             state: "scheduled" | "running" | "succeeded" | "failed" | "exhausted" | "cancelled";
+            /** @description attempts that were provider throttles (429, 503 with Retry-After) not counted against maxAttempts, at most 20 (docs/outages.md); absent for none */
+            throttles?: number;
             tool: string;
             /** @description the W3C trace context the job keeps and hands to its attempts: the enqueue's, or with tracing on its ratchet.enqueue span's; absent for none */
             traceparent?: string;
@@ -1642,6 +1650,23 @@ export interface components {
         KeyList: {
             keys: components["schemas"]["Key"][];
         };
+        LearnedLimit: {
+            /** @description requests per window */
+            limit: number;
+            /**
+             * Format: date-time
+             * @description set while the provider said none remain until this time
+             */
+            resetAt?: string;
+            /**
+             * Format: date-time
+             * @description when the provider last said it; it lapses ten windows (at least a minute) later
+             */
+            saidAt: string;
+            /** @description the header family that said it: ietf, ratelimit or x-ratelimit */
+            source: string;
+            windowMs: number;
+        };
         Me: {
             key: components["schemas"]["MeKey"];
             project: components["schemas"]["MeProject"];
@@ -1689,6 +1714,8 @@ export interface components {
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
             keyRateLimitPerMinute?: number | null;
+            /** @description the rate limit the provider stated in its headers, while it stands (docs/outages.md); absent otherwise */
+            learnedLimit?: components["schemas"]["LearnedLimit"] | null;
             /** @description running jobs at most; default 10 */
             maxConcurrent: number;
             name: string;
@@ -1703,6 +1730,8 @@ export interface components {
             policy: components["schemas"]["RetryPolicy"];
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
+            /** @description set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise */
+            recovery?: components["schemas"]["Recovery"] | null;
             running: number;
             schedule: components["schemas"]["ScheduleRow"][];
             scheduled: number;
@@ -1732,6 +1761,23 @@ export interface components {
              * @enum {string}
              */
             store: "sqlite" | "postgres";
+        };
+        Recovery: {
+            /**
+             * Format: date-time
+             * @description when it last grew or was cut
+             */
+            adjustedAt: string;
+            /** @description the rate it ends at: the endpoint's rate limit or the learned limit, the lower; absent when neither is known (it ends when claims no longer fill it) */
+            capPerSecond?: number;
+            /** @description the rate of its last cut: it doubles below it and grows by a tenth of it a second above it; absent before any cut */
+            cutAtPerSecond?: number;
+            /** @description how it moves next, one sentence */
+            phase: string;
+            /** @description claims a second the ramp allows now */
+            ratePerSecond: number;
+            /** Format: date-time */
+            startedAt: string;
         };
         Report: {
             /**
