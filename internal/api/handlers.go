@@ -44,6 +44,7 @@ func (a *API) table() []Route {
 		route(a, "GET", "/v1/endpoints/{name}/keys", "List the endpoint's busiest flow keys (most running and scheduled jobs first) with the due jobs each key's own limits hold now", producer, 200, a.flowKeys, inQuery()),
 		route(a, "GET", "/v1/endpoints/{name}/failures", "Group the endpoint's failed and exhausted jobs of a time range by classification and message fingerprint, with counts, first and last seen and a sparkline (reads at most the latest 10,000)", producer, 200, a.failureGroups, inQuery()),
 		route(a, "GET", "/v1/endpoints/{name}/held", "List the endpoint's due jobs that one of its gates holds now, newest first, each with heldBy", producer, 200, a.heldJobs, inQuery()),
+		route(a, "GET", "/v1/endpoints/{name}/events", "List the endpoint's event log, newest first: each change of its circuit, its pause, its recovery and its learned limits, with the facts known then", producer, 200, a.endpointEvents, inQuery()),
 		route(a, "GET", "/v1/audit", "List operator actions (pause, circuit, run-now, bulk, cancel, replay, policy, keys), newest first", owner, 200, a.audit, inQuery()),
 		route(a, "POST", "/v1/tools", "Publish an immutable tool contract", owner, 201, a.publishTool, rawBody()),
 		route(a, "GET", "/v1/tools", "List tool contracts", anyKey, 200, a.listTools),

@@ -56,6 +56,28 @@ func (a *API) heldJobs(c *call[wire.HeldQuery]) (*wire.JobList, error) {
 	return out, nil
 }
 
+func (a *API) endpointEvents(c *call[wire.EndpointEventsQuery]) (*wire.EndpointEventList, error) {
+	after, limit, err := pageParams(c.in.Cursor, c.in.Limit)
+	errs, _ := field.As(err)
+	since := rfc3339Param(&errs, "since", c.in.Since)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	evs, err := a.e.EndpointEvents(c.ctx(), c.p, c.r.PathValue("name"), since, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.EndpointEventList{Events: []wire.EndpointEvent{}}
+	for i := range evs {
+		out.Events = append(out.Events, endpointEventView(&evs[i]))
+	}
+	if len(evs) == limit {
+		next := strconv.FormatInt(evs[len(evs)-1].ID, 10)
+		out.NextCursor = &next
+	}
+	return out, nil
+}
+
 func (a *API) audit(c *call[wire.AuditQuery]) (*wire.AuditList, error) {
 	after, limit, err := pageParams(c.in.Cursor, c.in.Limit)
 	if len(c.in.Target) > 300 || badText(c.in.Target) {

@@ -212,6 +212,12 @@ func historyView(r *engine.HistoryResult) *wire.History {
 	return out
 }
 
+func endpointEventView(ev *store.EndpointEvent) wire.EndpointEvent {
+	return wire.EndpointEvent{ID: ev.ID, Endpoint: ev.Endpoint, At: ft(ev.At), Kind: ev.Kind, Failures: ev.Failures, Threshold: ev.Threshold,
+		OpenedAt: ftOrNull(ev.OpenedAt), NextProbeAt: ftOrNull(ev.NextProbeAt), ProbeJob: ev.ProbeJob, HeldJobs: ev.HeldJobs, Actor: ev.Actor, Detail: ev.Detail,
+		Facts: orEmptyMap(ev.Facts)}
+}
+
 func auditView(a *store.AuditEntry) wire.AuditEntry {
 	return wire.AuditEntry{ID: a.ID, At: ft(a.At), Actor: a.Actor, KeyPrefix: a.KeyPrefix, Action: a.Action, Target: a.Target, Detail: a.Detail}
 }

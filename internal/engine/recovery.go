@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/getratchet/ratchet/internal/classify"
@@ -99,7 +100,7 @@ func (e *Engine) updateRecovery(ctx context.Context, q store.Queries, endpointID
 	if ep, err = eps.lock(ctx, q, endpointID); err != nil || !recoveryMayChange(ep, claimedAt, bad, now) {
 		return err
 	}
-	r := &ep.Recovery
+	r, was := &ep.Recovery, ep.Recovery
 	switch {
 	case now-r.AdjustedAt < recoveryPeriodMs:
 		r.BadAt = now
@@ -112,8 +113,30 @@ func (e *Engine) updateRecovery(ctx context.Context, q store.Queries, endpointID
 			return err
 		}
 	}
-	return q.EndpointUpdateCircuit(ctx, ep)
+	if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
+		return err
+	}
+	return e.recoveryEvent(ctx, q, ep, was, now)
 }
+
+// recoveryEvent writes recovery_started or recovery_ended to the
+// endpoint's event log when the ramp started or ended since was. A ramp
+// that ends because the circuit opened again is told by circuit_opened.
+func (e *Engine) recoveryEvent(ctx context.Context, q store.Queries, ep *store.Endpoint, was store.Recovery, now int64) error {
+	r := ep.Recovery
+	switch {
+	case r.Rate > 0 && (was.Rate == 0 || r.StartedAt != was.StartedAt):
+		return e.endpointEvent(ctx, q, ep, wire.EndpointRecoveryStarted, now, withFact("ratePerSecondMilli", r.Rate),
+			withDetail(fmt.Sprintf("endpoint %s started to recover at %s claims a second, %s", ep.Name, formatRate(r.Rate), recoveryPhase(ep))))
+	case r.Rate == 0 && was.Rate > 0 && ep.CircuitState == wire.CircuitClosed:
+		return e.endpointEvent(ctx, q, ep, wire.EndpointRecoveryEnded, now, withFact("ratePerSecondMilli", was.Rate), withFact("tookMs", now-was.StartedAt),
+			withDetail(fmt.Sprintf("endpoint %s recovered: the ramp ended at %s claims a second after %s", ep.Name, formatRate(was.Rate), formatMs(now-was.StartedAt))))
+	}
+	return nil
+}
+
+// formatMs prints a duration in ms as seconds: "42.5 s".
+func formatMs(ms int64) string { return fmt.Sprintf("%.1f s", float64(ms)/1000) }
 
 // growRecovery grows the ramp a period of good answers, or ends it when
 // it reaches the endpoint's cap or no longer holds claims back.

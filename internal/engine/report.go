@@ -525,7 +525,13 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 	if ep.CircuitState != before.CircuitState {
 		e.log.Info("circuit changed", "endpoint", ep.Name, "from", before.CircuitState, "to", ep.CircuitState, "failures", ep.CircuitFailures)
 	}
-	return q.EndpointUpdateCircuit(ctx, ep)
+	if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
+		return err
+	}
+	if err := e.circuitEvent(ctx, q, ep, before.CircuitState, now, false); err != nil {
+		return err
+	}
+	return e.recoveryEvent(ctx, q, ep, before.Recovery, now)
 }
 
 // circuitMayChange reports, from a possibly unlocked read, whether the
@@ -631,7 +637,8 @@ func (e *Engine) Rescue(ctx context.Context) (int, error) {
 }
 
 // Prune deletes finished jobs older than the retention, and then schedule
-// ticks older than it (pruneTicks); it returns how many jobs went.
+// ticks and endpoint events older than it (pruneTicks,
+// pruneEndpointEvents); it returns how many jobs went.
 func (e *Engine) Prune(ctx context.Context) (int64, error) {
 	if e.cfg.Retention < 0 {
 		return 0, nil
@@ -661,6 +668,9 @@ func (e *Engine) Prune(ctx context.Context) (int64, error) {
 			break
 		}
 	}
-	_, err := e.pruneTicks(ctx)
+	if _, err := e.pruneTicks(ctx); err != nil {
+		return total, err
+	}
+	_, err := e.pruneEndpointEvents(ctx)
 	return total, err
 }

@@ -165,6 +165,27 @@ type AuditEntry struct {
 	Detail    string // one sentence for people
 }
 
+// EndpointEvent is one entry of an endpoint's event log (a change of its
+// circuit, a pause, a resume, a recovery, a learned limit), written in the
+// transaction of the change. Facts that do not apply to the kind are 0.
+type EndpointEvent struct {
+	ID          int64
+	ProjectID   int64
+	EndpointID  int64
+	Endpoint    string // the endpoint's name (read with the event; not stored)
+	At          int64  // when (unix ms)
+	Kind        wire.EndpointEventKind
+	Failures    int64            // consecutive counted failures of the circuit
+	Threshold   int64            // the circuit's failure threshold
+	OpenedAt    int64            // when the circuit opened; 0 when it is not open
+	NextProbeAt int64            // when it half-opens; 0 when it is not open
+	ProbeJob    int64            // the half-open probe's job; 0 for none
+	HeldJobs    int64            // the endpoint's scheduled jobs
+	Actor       string           // the key that acted, for changes by hand
+	Detail      string           // one sentence for people
+	Facts       map[string]int64 // numbers of the kind without a column of their own; nil for none
+}
+
 // Tool is a published tool contract.
 type Tool struct {
 	ID          int64
@@ -468,6 +489,19 @@ type Queries interface {
 	AuditInsert(ctx context.Context, a *AuditEntry) error
 	// AuditList lists a project's audit entries newest first (by id).
 	AuditList(ctx context.Context, p *AuditListParams) ([]AuditEntry, error)
+
+	// EndpointEventInsert stores an endpoint event and sets its ID.
+	EndpointEventInsert(ctx context.Context, ev *EndpointEvent) error
+	// EndpointEventList lists a project's endpoint events newest first
+	// (by id), with the endpoint's name.
+	EndpointEventList(ctx context.Context, p *EndpointEventListParams) ([]EndpointEvent, error)
+	// EndpointEventsAfter lists the events of every project with ids above
+	// p.AfterID, oldest first, with their endpoints' names: the feed that
+	// alerts read.
+	EndpointEventsAfter(ctx context.Context, p *EndpointEventsAfterParams) ([]EndpointEvent, error)
+	// EndpointEventsPrune deletes events older than p.Before, at most
+	// p.Limit of them; it returns how many went.
+	EndpointEventsPrune(ctx context.Context, p *EndpointEventsPruneParams) (int64, error)
 
 	ToolCreate(ctx context.Context, t *Tool) error // ErrConflict when name@version exists
 	// ToolGetInProject finds the project's tool by name and version.
@@ -849,6 +883,27 @@ type AuditListParams struct {
 	Target    string // only entries with this exact target; "" for every target
 	AfterID   int64  // cursor: entries with ids below this, 0 for none
 	Limit     int    // at most this many; 0 or less for 100
+}
+
+// EndpointEventListParams selects a page of a project's endpoint events.
+type EndpointEventListParams struct {
+	ProjectID  int64 // the project whose events are listed
+	EndpointID int64 // only this endpoint's; 0 for every endpoint of the project
+	Since      int64 // only events at or after this time; 0 for all
+	AfterID    int64 // cursor: events with ids below this, 0 for none
+	Limit      int   // at most this many; 0 or less for 100
+}
+
+// EndpointEventsAfterParams selects the events after a position of the feed.
+type EndpointEventsAfterParams struct {
+	AfterID int64 // events with ids above this
+	Limit   int   // at most this many; 0 or less for 100
+}
+
+// EndpointEventsPruneParams selects old endpoint events to delete.
+type EndpointEventsPruneParams struct {
+	Before int64 // events before this time go
+	Limit  int   // at most this many go
 }
 
 // ToolGetInProjectParams names a tool within a project.

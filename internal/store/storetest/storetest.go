@@ -48,6 +48,7 @@ var cases = []testCase{
 	{name: "EndpointCircuit", fn: testEndpointCircuit, covers: []string{"EndpointUpdateCircuit"}},
 	{name: "EndpointPause", fn: testEndpointPause, covers: []string{"EndpointUpdatePause"}},
 	{name: "Audit", fn: testAudit, covers: []string{"AuditInsert", "AuditList"}},
+	{name: "EndpointEvents", fn: testEndpointEvents, covers: []string{"EndpointEventInsert", "EndpointEventList", "EndpointEventsAfter", "EndpointEventsPrune"}},
 	{name: "RunList", fn: testRunList, covers: []string{"RunList"}},
 	{name: "Tools", fn: testTools, covers: []string{"ToolCreate", "ToolGetInProject", "ToolGetAnyProject", "ToolList", "ToolListDelivery"}},
 	{name: "Schedules", fn: testSchedules, covers: []string{"ScheduleCreate", "ScheduleGetInProject", "ScheduleList", "SchedulesDue", "ScheduleAdvance",

@@ -16,6 +16,7 @@ __all__ = [
     "DecisionOutcome",
     "DeliveryTargetMethod",
     "RetryPreset",
+    "EndpointEventKind",
     "ErrorDetailCode",
     "HealthStatus",
     "HoldGate",
@@ -53,6 +54,8 @@ __all__ = [
     "ScheduleRow",
     "Endpoint",
     "EndpointCreate",
+    "EndpointEvent",
+    "EndpointEventList",
     "EndpointList",
     "EndpointPauseRequest",
     "EndpointPolicyUpdate",
@@ -135,6 +138,7 @@ CircuitState = Literal["closed", "open", "half_open"]
 DecisionOutcome = Literal["", "succeeded", "retry", "fail"]
 DeliveryTargetMethod = Literal["", "POST", "PUT", "PATCH", "DELETE"]
 RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
+EndpointEventKind = Literal["circuit_opened", "circuit_half_open", "circuit_closed", "paused", "resumed", "recovery_started", "recovery_ended", "limit_learned"]
 ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "request_too_large", "conflict", "unavailable", "storage_full", "internal", "client_closed"]
 HealthStatus = Literal["ok"]
 HoldGate = Literal["due_time", "paused", "circuit", "recovering", "provider_limit", "max_concurrent", "rate_limit", "daily_budget", "key_order", "key_concurrency", "key_rate", "none"]
@@ -473,6 +477,40 @@ class EndpointCreate(TypedDict):
     preset: NotRequired[RetryPreset]
     # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: NotRequired[int | None]
+
+
+class EndpointEvent(TypedDict):
+    """The EndpointEvent schema."""
+
+    # the key that acted, for changes by hand; empty for Ratchet's own
+    actor: str
+    at: str
+    # one sentence for people
+    detail: str
+    endpoint: str
+    # numbers of the kind that have no field of their own (e.g. a ramp's allowed in flight, a learned limit); empty for none
+    facts: dict[str, int]
+    # consecutive counted failures of the circuit at the change
+    failures: int
+    # the endpoint's scheduled jobs at the change
+    heldJobs: int
+    id: int
+    kind: EndpointEventKind
+    # when the circuit half-opens and a claim probes; null when it is not open
+    nextProbeAt: str | None
+    # when the circuit opened; null when it is not open
+    openedAt: str | None
+    # the half-open probe's job; 0 for none
+    probeJob: int
+    # the circuit's failure threshold (circuitFailureThreshold) at the change
+    threshold: int
+
+
+class EndpointEventList(TypedDict):
+    """The EndpointEventList schema: the 200 answer of GET /v1/endpoints/{name}/events."""
+
+    events: list[EndpointEvent]
+    nextCursor: str | None
 
 
 class EndpointList(TypedDict):

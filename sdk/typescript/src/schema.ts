@@ -216,6 +216,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/endpoints/{name}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the endpoint's event log, newest first: each change of its circuit, its pause, its recovery and its learned limits, with the facts known then
+         * @description Key scopes: producer (owner keys may do everything).
+         */
+        get: operations["getEndpointsNameEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints/{name}/failures": {
         parameters: {
             query?: never;
@@ -1256,6 +1276,44 @@ export interface components {
             preset?: "STANDARD" | "AGGRESSIVE" | "RELAXED" | "CUSTOM";
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute?: number | null;
+        };
+        EndpointEvent: {
+            /** @description the key that acted, for changes by hand; empty for Ratchet's own */
+            actor: string;
+            /** Format: date-time */
+            at: string;
+            /** @description one sentence for people */
+            detail: string;
+            endpoint: string;
+            /** @description numbers of the kind that have no field of their own (e.g. a ramp's allowed in flight, a learned limit); empty for none */
+            facts: {
+                [key: string]: number;
+            };
+            /** @description consecutive counted failures of the circuit at the change */
+            failures: number;
+            /** @description the endpoint's scheduled jobs at the change */
+            heldJobs: number;
+            id: number;
+            /** @enum {string} */
+            kind: "circuit_opened" | "circuit_half_open" | "circuit_closed" | "paused" | "resumed" | "recovery_started" | "recovery_ended" | "limit_learned";
+            /**
+             * Format: date-time
+             * @description when the circuit half-opens and a claim probes; null when it is not open
+             */
+            nextProbeAt: string | null;
+            /**
+             * Format: date-time
+             * @description when the circuit opened; null when it is not open
+             */
+            openedAt: string | null;
+            /** @description the half-open probe's job; 0 for none */
+            probeJob: number;
+            /** @description the circuit's failure threshold (circuitFailureThreshold) at the change */
+            threshold: number;
+        };
+        EndpointEventList: {
+            events: components["schemas"]["EndpointEvent"][];
+            nextCursor: string | null;
         };
         EndpointList: {
             endpoints: components["schemas"]["Endpoint"][];
@@ -2947,6 +3005,89 @@ export interface operations {
             };
             /** @description The request body is larger than 8 MiB (8388608 bytes) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEndpointsNameEvents: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                /** @description 1–500, default 100 */
+                limit?: number;
+                /** @description RFC 3339 time, inclusive: events at or after it; default: all kept */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointEventList"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key's scope or allowlist does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
