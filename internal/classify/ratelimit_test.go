@@ -1,6 +1,9 @@
 package classify_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -226,5 +229,25 @@ func TestQuotaEpochRule(t *testing.T) {
 		if want < 0 && ok || want >= 0 && (!ok || q.ResetMs != want) {
 			t.Errorf("X-RateLimit-Reset: %s gives %+v, %v; want ResetMs %d", v, q, ok, want)
 		}
+	}
+}
+
+// TestQuotaHeadersFile: testdata/quota-headers.json, which the SDKs' tests
+// read to check that their response helpers pass every rate-limit header
+// on, lists exactly QuotaHeaders and the bound on a value.
+func TestQuotaHeadersFile(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "quota-headers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Headers       []string `json:"headers"`
+		MaxValueBytes int      `json:"maxValueBytes"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(doc.Headers, classify.QuotaHeaders()) || doc.MaxValueBytes != classify.MaxQuotaHeaderBytes+1 {
+		t.Errorf("testdata/quota-headers.json lists %q, %d; want %q, %d", doc.Headers, doc.MaxValueBytes, classify.QuotaHeaders(), classify.MaxQuotaHeaderBytes+1)
 	}
 }
