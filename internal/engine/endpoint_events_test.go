@@ -138,4 +138,3 @@ func TestEndpointEventsPruned(t *testing.T) {
 		t.Fatalf("after pruning (retention 7 days): %+v", evs)
 	}
 }
-
