@@ -444,6 +444,9 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 	if err := e.updateRecovery(ctx, q, j.EndpointID, a.ClaimedAt, d, rep.HTTPStatus, nowMs, b.eps); err != nil {
 		return ReportResult{}, err
 	}
+	if err := e.learnLimit(ctx, q, j.EndpointID, rep.Headers, nowMs, b.eps); err != nil {
+		return ReportResult{}, err
+	}
 	return ReportResult{Job: j, Attempt: a, Decision: d}, nil
 }
 
