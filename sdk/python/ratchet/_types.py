@@ -33,6 +33,7 @@ __all__ = [
     "ScheduleOverlap",
     "ScheduleTickOutcome",
     "SimulateSeriesMode",
+    "SimulateRecoveryRunStrategy",
     "Attempt",
     "AuditEntry",
     "AuditList",
@@ -154,6 +155,7 @@ CatchUp = Literal["none", "latest", "all"]
 ScheduleOverlap = Literal["skip", "allow", "cancel_previous"]
 ScheduleTickOutcome = Literal["enqueued", "skipped", "replaced", "failed"]
 SimulateSeriesMode = Literal["none", "exponential", "full", "equal", "decorrelated", "policy", "calc"]
+SimulateRecoveryRunStrategy = Literal["at-once", "ramp", "learned"]
 
 
 class Attempt(TypedDict):
@@ -1276,7 +1278,7 @@ class SimulateRecovery(TypedDict):
     ramp: SimulateRampParams
     retryAfterS: int
     seed: int
-    strategies: list[str]
+    strategies: list[SimulateRecoveryRunStrategy]
     throttleSpendsAttempt: bool
 
 
@@ -1296,7 +1298,7 @@ class SimulateRecoveryRun(TypedDict):
     refusedPercent: float
     requests: int
     served: list[int]
-    strategy: str
+    strategy: SimulateRecoveryRunStrategy
 
 
 class SimulateRecoveryResult(TypedDict):

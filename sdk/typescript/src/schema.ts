@@ -2007,7 +2007,7 @@ export interface components {
             ramp: components["schemas"]["SimulateRampParams"];
             retryAfterS: number;
             seed: number;
-            strategies: string[];
+            strategies: ("at-once" | "ramp" | "learned")[];
             throttleSpendsAttempt: boolean;
         };
         SimulateRecoveryResult: {
@@ -2029,7 +2029,8 @@ export interface components {
             refusedPercent: number;
             requests: number;
             served: number[];
-            strategy: string;
+            /** @enum {string} */
+            strategy: "at-once" | "ramp" | "learned";
         };
         SimulateResult: {
             clients: number[];
