@@ -251,3 +251,20 @@ func FuzzParseRecovery(f *testing.F) {
 		}
 	})
 }
+
+// TestRampSawGrowsWithTheLimit keeps doc.go's caveat true: the additive
+// step is a tenth of the configured limit, so a limit far above the
+// provider's capacity saws further over it (limit 500: more than 10 %
+// refused), while learned limits stay at the capacity.
+func TestRampSawGrowsWithTheLimit(t *testing.T) {
+	t.Parallel()
+	at200 := simulateDefault(t, nil)
+	at500 := simulateDefault(t, func(r *Recovery) { r.Ramp.LimitPerS = 500 })
+	r200, r500 := runOf(t, at200, Ramp), runOf(t, at500, Ramp)
+	if !(r500.RefusedPercent > 10 && r500.RefusedPercent > r200.RefusedPercent && r500.BusiestSecond > r200.BusiestSecond) {
+		t.Errorf("limit 500: refused %.1f %%, busiest %d; limit 200: %.1f %%, %d", r500.RefusedPercent, r500.BusiestSecond, r200.RefusedPercent, r200.BusiestSecond)
+	}
+	if l := runOf(t, at500, Learned); l.RefusedPercent > 1 {
+		t.Errorf("learned at limit 500 refused %.2f %%", l.RefusedPercent)
+	}
+}
