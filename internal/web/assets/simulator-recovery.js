@@ -134,7 +134,7 @@ function headline(r) {
   el.hidden = !(at && ramp);
   if (el.hidden) return;
   el.textContent = `Released at once, ${pct(at.refusedPercent)} of requests were refused and the busiest second brought ${intFmt.format(at.busiestSecond)} requests to a provider that serves ${intFmt.format(r.config.capacityPerS)}; ` +
-    `the ramp kept refusals to ${pct(ramp.refusedPercent)} and its busiest second to ${intFmt.format(ramp.busiestSecond)}, and drained in ${ramp.drainS.toFixed(0)} s against ${at.drainS.toFixed(0)} s.`;
+    `released by the ramp, ${pct(ramp.refusedPercent)} were refused and its busiest second brought ${intFmt.format(ramp.busiestSecond)}. The ramp drained the backlog in ${ramp.drainS.toFixed(0)} s, at once took ${at.drainS.toFixed(0)} s; the provider’s own pace is ${r.idealDrainS.toFixed(0)} s.`;
 }
 
 // command is `ratchet simulate --scenario recovery` for the same scenario.
