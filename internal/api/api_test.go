@@ -213,6 +213,7 @@ func FuzzRoutes(f *testing.F) {
 	routes := fx.api.Routes()
 	// Seeds name their route, so adding a route leaves them aimed right.
 	f.Add("GET /v1/me", []byte(`{}`), "1", "")
+	f.Add("POST /api/simulate/recovery", []byte(`{"backlog":30,"capacityPerS":2,"ramp":{"limitPerS":9},"strategies":["learned"]}`), "", "")
 	f.Add("POST /v1/schedules", []byte(`{"name":"s","cron":"*/5 * * * *","timeZone":"America/New_York","tool":"charge@1","payload":{"at":"{{tickAt}}"},"spreadMs":60000,"overlap":"cancel_previous","catchUp":"all","catchUpLimit":3}`), "1", "")
 	f.Add("GET /v1/schedules/{name}/preview", []byte(``), "s", "count=5")
 	f.Add("GET /v1/schedules", []byte(``), "s", "cursor=a-sync&limit=2")

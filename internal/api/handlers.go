@@ -28,6 +28,11 @@ func (a *API) table() []Route {
 		return c.body, err
 	}
 	sim.fail = a.fail
+	sim.readRecovery = func(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+		c := &call[simulate.Recovery]{r: r}
+		err := admit(a, w, c, "/api/simulate/recovery", nil, decodeOwn)
+		return c.body, err
+	}
 	return append([]Route{
 		route(a, "GET", "/v1/me", "The calling key and its project", anyKey, 200, a.me),
 		route(a, "POST", "/v1/keys", "Create an API key (the secret is shown once)", owner, 201, a.createKey),
@@ -77,5 +82,7 @@ func (a *API) table() []Route {
 		a.streamRoute(),
 		{Method: "POST", Path: "/api/simulate", Summary: "Run the contention simulator (no key; Content-Type: application/json; body: the config of ratchet simulate, e.g. {\"to\":100,\"runs\":20}; one sweep at a time, 503 while busy)",
 			Status: 200, request: reflect.TypeFor[simulate.Config](), response: reflect.TypeFor[simulate.Result](), handler: sim.serve},
+		{Method: "POST", Path: "/api/simulate/recovery", Summary: "Run the simulator's recovery scenario (no key; Content-Type: application/json; body: the scenario of ratchet simulate --scenario recovery, e.g. {\"backlog\":5000,\"capacityPerS\":100}; shares the one-at-a-time slot of /api/simulate)",
+			Status: 200, request: reflect.TypeFor[simulate.Recovery](), response: reflect.TypeFor[simulate.RecoveryResult](), handler: sim.serveRecovery},
 	}, a.scheduleRoutes()...)
 }

@@ -171,6 +171,7 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[backoff.Jitter]():         strs(backoff.JitterModes),
 	reflect.TypeFor[backoff.FirstWait]():      strs([]backoff.FirstWait{backoff.FirstWaitBase, backoff.FirstWaitMultiplied}),
 	reflect.TypeFor[simulate.Mode]():          strs(simulate.AllModes),
+	reflect.TypeFor[simulate.Strategy]():      strs(simulate.AllStrategies),
 }
 
 func strs[S ~string](in []S) []string {

@@ -34,6 +34,7 @@ __all__ = [
     "ScheduleOverlap",
     "ScheduleTickOutcome",
     "SimulateSeriesMode",
+    "SimulateRecoveryRunStrategy",
     "Attempt",
     "AuditEntry",
     "AuditList",
@@ -120,6 +121,10 @@ __all__ = [
     "SimulatePercentiles",
     "SimulateStat",
     "SimulatePoint",
+    "SimulateRampParams",
+    "SimulateRecovery",
+    "SimulateRecoveryRun",
+    "SimulateRecoveryResult",
     "SimulateSeries",
     "SimulateResult",
     "StreamJobs",
@@ -156,6 +161,7 @@ CatchUp = Literal["none", "latest", "all"]
 ScheduleOverlap = Literal["skip", "allow", "cancel_previous"]
 ScheduleTickOutcome = Literal["enqueued", "skipped", "replaced", "failed"]
 SimulateSeriesMode = Literal["none", "exponential", "full", "equal", "decorrelated", "policy", "calc"]
+SimulateRecoveryRunStrategy = Literal["at-once", "ramp", "learned"]
 
 
 class Attempt(TypedDict):
@@ -1329,6 +1335,60 @@ class SimulatePoint(TypedDict):
     hinted: float
     refused: float
     timeMs: SimulateStat
+
+
+class SimulateRampParams(TypedDict):
+    """The SimulateRampParams schema."""
+
+    decreaseFactor: float
+    increasePercent: float
+    limitPerS: float
+    slowStartFactor: float
+    startPercent: float
+    stepMs: float
+
+
+class SimulateRecovery(TypedDict):
+    """The SimulateRecovery schema: the body of POST /api/simulate/recovery."""
+
+    backlog: int
+    capacityPerS: int
+    latencyMeanMs: float
+    latencySdMs: float
+    maxConcurrent: int
+    policy: BackoffParams
+    ramp: SimulateRampParams
+    retryAfterS: int
+    seed: int
+    strategies: list[SimulateRecoveryRunStrategy]
+    throttleSpendsAttempt: bool
+
+
+class SimulateRecoveryRun(TypedDict):
+    """The SimulateRecoveryRun schema."""
+
+    allowed: list[float]
+    backlog: list[int]
+    busiestAt: int
+    busiestSecond: int
+    drainRatio: float
+    drainS: float
+    exhausted: int
+    left: int
+    refusals: int
+    refused: list[int]
+    refusedPercent: float
+    requests: int
+    served: list[int]
+    strategy: SimulateRecoveryRunStrategy
+
+
+class SimulateRecoveryResult(TypedDict):
+    """The SimulateRecoveryResult schema: the 200 answer of POST /api/simulate/recovery."""
+
+    config: SimulateRecovery
+    idealDrainS: float
+    runs: list[SimulateRecoveryRun]
 
 
 class SimulateSeries(TypedDict):

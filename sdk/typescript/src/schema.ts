@@ -21,6 +21,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/simulate/recovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run the simulator's recovery scenario (no key; Content-Type: application/json; body: the scenario of ratchet simulate --scenario recovery, e.g. {"backlog":5000,"capacityPerS":100}; shares the one-at-a-time slot of /api/simulate) */
+        post: operations["postApiSimulateRecovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -2076,6 +2093,49 @@ export interface components {
             refused: number;
             timeMs: components["schemas"]["SimulateStat"];
         };
+        SimulateRampParams: {
+            decreaseFactor: number;
+            increasePercent: number;
+            limitPerS: number;
+            slowStartFactor: number;
+            startPercent: number;
+            stepMs: number;
+        };
+        SimulateRecovery: {
+            backlog: number;
+            capacityPerS: number;
+            latencyMeanMs: number;
+            latencySdMs: number;
+            maxConcurrent: number;
+            policy: components["schemas"]["BackoffParams"];
+            ramp: components["schemas"]["SimulateRampParams"];
+            retryAfterS: number;
+            seed: number;
+            strategies: ("at-once" | "ramp" | "learned")[];
+            throttleSpendsAttempt: boolean;
+        };
+        SimulateRecoveryResult: {
+            config: components["schemas"]["SimulateRecovery"];
+            idealDrainS: number;
+            runs: components["schemas"]["SimulateRecoveryRun"][];
+        };
+        SimulateRecoveryRun: {
+            allowed: number[];
+            backlog: number[];
+            busiestAt: number;
+            busiestSecond: number;
+            drainRatio: number;
+            drainS: number;
+            exhausted: number;
+            left: number;
+            refusals: number;
+            refused: number[];
+            refusedPercent: number;
+            requests: number;
+            served: number[];
+            /** @enum {string} */
+            strategy: "at-once" | "ramp" | "learned";
+        };
         SimulateResult: {
             clients: number[];
             config: components["schemas"]["SimulateConfig"];
@@ -2222,6 +2282,75 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SimulateResult"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postApiSimulateRecovery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateRecovery"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulateRecoveryResult"];
                 };
             };
             /** @description Invalid request: every bad field is named with its value and what is allowed */
