@@ -38,11 +38,14 @@ func (r circuitRule) admit(_ context.Context, _ store.Queries, ep *store.Endpoin
 	return nil
 }
 
-// HalfOpensAt is when an open circuit lets its probe go: circuitOpenMs
-// after it opened, or later when the provider's Retry-After asked for
-// longer (CircuitProbeAt).
+// HalfOpensAt is when an open circuit lets its probe go: when the
+// provider's Retry-After asked (CircuitProbeAt), else circuitOpenMs after
+// it opened.
 func HalfOpensAt(ep *store.Endpoint) int64 {
-	return max(ep.CircuitOpenedAt+ep.CircuitOpenMs, ep.CircuitProbeAt)
+	if ep.CircuitProbeAt > 0 && ep.CircuitOpenedBy == "" {
+		return ep.CircuitProbeAt
+	}
+	return ep.CircuitOpenedAt + ep.CircuitOpenMs
 }
 
 // openDetail says why an open circuit holds.
@@ -50,7 +53,7 @@ func openDetail(ep *store.Endpoint) string {
 	if ep.CircuitOpenedBy != "" {
 		return fmt.Sprintf("the circuit of endpoint %q was opened by hand by %s at %s; it half-opens at the until time", ep.Name, ep.CircuitOpenedBy, FormatTime(ep.CircuitOpenedAt))
 	}
-	if ep.CircuitProbeAt > ep.CircuitOpenedAt+ep.CircuitOpenMs {
+	if ep.CircuitProbeAt > 0 {
 		return fmt.Sprintf("the circuit of endpoint %q is open after %d provider-unhealthy failures; it half-opens at the until time, when the provider's Retry-After asked to come back", ep.Name, ep.CircuitFailures)
 	}
 	return fmt.Sprintf("the circuit of endpoint %q is open after %d provider-unhealthy failures; it half-opens at the until time", ep.Name, ep.CircuitFailures)

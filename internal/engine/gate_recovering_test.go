@@ -191,8 +191,9 @@ func TestThrottlesDoNotExhaust(t *testing.T) {
 	})
 }
 
-// TestRetryAfterSetsTheProbe: a Retry-After longer than circuitOpenMs on
-// the failure that opens the circuit moves the half-open probe to it.
+// TestRetryAfterSetsTheProbe: the Retry-After of the failure that opens
+// the circuit sets the half-open probe's time, later or sooner than
+// circuitOpenMs.
 func TestRetryAfterSetsTheProbe(t *testing.T) {
 	bothDrivers(t, func(t *testing.T, h *harness) {
 		h.endpoint("api", `{"maxConcurrent":10,"circuitFailureThreshold":1,"circuitOpenMs":1000}`)
@@ -212,6 +213,21 @@ func TestRetryAfterSetsTheProbe(t *testing.T) {
 		h.clk.Advance(time.Second)
 		if got := h.claim([]string{"call@1"}, 1); len(got) != 1 {
 			t.Fatal("no probe at the provider's Retry-After")
+		}
+		// A Retry-After shorter than circuitOpenMs brings the probe
+		// forward: the provider said when to come back.
+		h.endpoint("soon", `{"maxConcurrent":10,"circuitFailureThreshold":1,"circuitOpenMs":60000}`)
+		h.tool(`{"name":"soon","version":"1","endpoint":"soon"}`)
+		h.enqueue("soon@1", nil)
+		h.enqueue("soon@1", nil)
+		h.fail(h.claimOne("soon@1"), 503, map[string]string{"Retry-After": "5"})
+		h.clk.Advance(4999 * time.Millisecond)
+		if got := h.claim([]string{"soon@1"}, 1); len(got) != 0 {
+			t.Fatal("claimed before the provider's Retry-After of 5 s")
+		}
+		h.clk.Advance(time.Millisecond)
+		if got := h.claim([]string{"soon@1"}, 1); len(got) != 1 {
+			t.Fatal("no probe 5 s after a Retry-After of 5 s, with circuitOpenMs 60000")
 		}
 	})
 }

@@ -190,11 +190,12 @@ func learnedFor(windowMs int64) int64 { return max(60_000, 10*windowMs) }
 
 // freeThrottle reports whether an attempt the decision ended is a
 // throttle the job does not count against its maxAttempts: a throttle,
-// while the job has had fewer than wire.MaxFreeThrottles.
+// while the job has had fewer than wire.MaxFreeThrottles. A failed
+// half-open probe counts as any failure: a job's attempts stay what its
+// policy says (the seeds' "no automatic attempt 7").
 func freeThrottle(j *store.Job, d classify.Decision, status int) bool {
 	return isThrottle(d, status) && j.Throttles < wire.MaxFreeThrottles
 }
-
 // RecoveryView is the endpoint's ramp as the API shows it; nil while it
 // is not recovering.
 func RecoveryView(ep *store.Endpoint, now int64) *wire.Recovery {

@@ -512,11 +512,12 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 	}
 	switch {
 	case ep.CircuitState == wire.CircuitOpen && before.CircuitState != wire.CircuitOpen:
-		// Opened: a Retry-After longer than the open time sets the probe's
-		// time; the ramp, if any, starts again when the circuit closes.
+		// Opened: the provider's Retry-After, if any, sets the probe's time
+		// (at least a second away); the ramp, if any, starts again when
+		// the circuit closes.
 		ep.CircuitProbeAt, ep.Recovery = 0, store.Recovery{}
-		if d.RetryAfterMs > ep.CircuitOpenMs {
-			ep.CircuitProbeAt = now + d.RetryAfterMs
+		if d.RetryAfterMs > 0 {
+			ep.CircuitProbeAt = now + max(d.RetryAfterMs, wire.MinCircuitOpenMs)
 		}
 	case ep.CircuitState == wire.CircuitClosed && before.CircuitState != wire.CircuitClosed:
 		startRecovery(ep, now)

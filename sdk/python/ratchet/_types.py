@@ -415,7 +415,7 @@ class Endpoint(TypedDict):
     circuit: Circuit
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: int
-    # how long the circuit stays open before a half-open probe; default 30000
+    # how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000
     circuitOpenMs: int
     createdAt: str
     # claims per UTC day at most, from midnight UTC; null for no budget
@@ -452,7 +452,7 @@ class EndpointCreate(TypedDict):
 
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: NotRequired[int]
-    # how long the circuit stays open before a half-open probe; default 30000
+    # how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000
     circuitOpenMs: NotRequired[int]
     # claims per UTC day at most, from midnight UTC; null for no budget
     dailyCallBudget: NotRequired[int | None]
@@ -537,7 +537,7 @@ class EndpointPolicyUpdate(TypedDict):
 
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: NotRequired[int]
-    # how long the circuit stays open before a half-open probe; default 30000
+    # how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000
     circuitOpenMs: NotRequired[int]
     # claims per UTC day at most, from midnight UTC; null for no budget
     dailyCallBudget: NotRequired[int | None]
@@ -1015,7 +1015,7 @@ class OverviewEndpoint(TypedDict):
     circuit: Circuit
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: int
-    # how long the circuit stays open before a half-open probe; default 30000
+    # how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000
     circuitOpenMs: int
     # claims in the last 60 s
     claimsInWindow: int

@@ -1223,7 +1223,7 @@ export interface components {
             circuit: components["schemas"]["Circuit"];
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
-            /** @description how long the circuit stays open before a half-open probe; default 30000 */
+            /** @description how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000 */
             circuitOpenMs: number;
             /** Format: date-time */
             createdAt: string;
@@ -1259,7 +1259,7 @@ export interface components {
         EndpointCreate: {
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold?: number;
-            /** @description how long the circuit stays open before a half-open probe; default 30000 */
+            /** @description how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000 */
             circuitOpenMs?: number;
             /** @description claims per UTC day at most, from midnight UTC; null for no budget */
             dailyCallBudget?: number | null;
@@ -1350,7 +1350,7 @@ export interface components {
         EndpointPolicyUpdate: {
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold?: number;
-            /** @description how long the circuit stays open before a half-open probe; default 30000 */
+            /** @description how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000 */
             circuitOpenMs?: number;
             /** @description claims per UTC day at most, from midnight UTC; null for no budget */
             dailyCallBudget?: number | null;
@@ -1768,7 +1768,7 @@ export interface components {
             circuit: components["schemas"]["Circuit"];
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
-            /** @description how long the circuit stays open before a half-open probe; default 30000 */
+            /** @description how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000 */
             circuitOpenMs: number;
             /** @description claims in the last 60 s */
             claimsInWindow: number;
