@@ -11,7 +11,8 @@ import (
 // recoveringRule holds an endpoint whose recovery ramp (recovery.go)
 // allowed its claims for the last second: while ep.Recovery.Rate is set,
 // at most that many claims a second (rounded up) are made, over a sliding
-// second of the endpoint's claim times, on every node (the claims are
+// second of the endpoint's claim times since the ramp started, on every
+// node (the claims are
 // counted in the attempts, the rate is the endpoint's row).
 type recoveringRule struct{}
 
@@ -26,7 +27,7 @@ func (r recoveringRule) admit(ctx context.Context, q store.Queries, ep *store.En
 		return nil
 	}
 	allow := recoveryAllowance(ep.Recovery.Rate)
-	n, earliest, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: now - RecoveryWindowMs + 1, Limit: allow})
+	n, earliest, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: recoveryWindowStart(ep, now), Limit: allow})
 	if err != nil {
 		return err
 	}
@@ -46,6 +47,14 @@ func (recoveringRule) fast(ep *store.Endpoint) (bool, int64) {
 
 func (recoveringRule) confirm(_ context.Context, _ store.Queries, ep *store.Endpoint, _ int64) (bool, error) {
 	return ep.Recovery.Rate == 0, nil
+}
+
+// recoveryWindowStart is where the ramp's sliding second starts at now:
+// a second back, but not before the ramp started (the claims made before
+// it, at the old admission, are not the ramp's; a claim of the ramp's
+// first millisecond was made before it).
+func recoveryWindowStart(ep *store.Endpoint, now int64) int64 {
+	return max(now-RecoveryWindowMs+1, ep.Recovery.StartedAt+1)
 }
 
 // recoveryAllowance is the claims a window admits at rate (thousandths of

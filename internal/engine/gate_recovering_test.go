@@ -24,6 +24,7 @@ func init() {
 		if _, err := h.e.ResumeEndpoint(h.ctx, h.owner, endpoint); err != nil {
 			h.t.Fatal(err)
 		}
+		h.clk.Advance(time.Millisecond) // claims come after the resume, as on a real clock
 	}}
 }
 
@@ -92,9 +93,9 @@ func TestRecoveryRamp(t *testing.T) {
 		for range 4 {
 			got = append(got, h.claimSecond(200))
 		}
-		// The probe was this second's first claim; each second's answers
-		// double what the next allows.
-		if want := []int{9, 10, 20, 40}; !equalInts(got, want) {
+		// Each second's answers double what the next allows (the probe,
+		// claimed before the ramp started, is not the ramp's).
+		if want := []int{10, 10, 20, 40}; !equalInts(got, want) {
 			t.Fatalf("claims a second in slow start = %v, want %v", got, want)
 		}
 		// A second of throttles: the first answer cuts 80 to 56.
@@ -141,7 +142,7 @@ func TestRecoveryRampEnds(t *testing.T) {
 		for range 4 {
 			got = append(got, h.claimSecond(200))
 		}
-		if want := []int{1, 2, 4, 8}; !equalInts(got, want) { // the probe was the first second's claim
+		if want := []int{2, 2, 4, 8}; !equalInts(got, want) {
 			t.Fatalf("claims a second = %v, want %v", got, want)
 		}
 		if n := h.claimSecond(200); n != 16 {

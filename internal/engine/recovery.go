@@ -173,7 +173,7 @@ func formatMs(ms int64) string { return fmt.Sprintf("%.1f s", float64(ms)/1000) 
 func (e *Engine) growRecovery(ctx context.Context, q store.Queries, ep *store.Endpoint, now int64) error {
 	r := &ep.Recovery
 	allow := recoveryAllowance(r.Rate)
-	n, _, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: now - RecoveryWindowMs + 1, Limit: allow})
+	n, _, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: recoveryWindowStart(ep, now), Limit: allow})
 	if err != nil {
 		return err
 	}
