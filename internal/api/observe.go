@@ -17,13 +17,16 @@ func (a *API) overview(c *call[none]) (*wire.Overview, error) {
 	out := &wire.Overview{Now: ft(a.e.Clock().Now().UnixMilli()), Endpoints: []wire.OverviewEndpoint{}}
 	for _, o := range ovs {
 		v := wire.OverviewEndpoint{Endpoint: endpointView(o.Endpoint), Running: o.Running, ClaimsInWindow: o.ClaimsInWindow, Scheduled: o.Scheduled,
-			Due: o.Due, Outcomes5m: orEmptyMap(o.Outcomes5m), Outcomes1h: orEmptyMap(o.Outcomes1h)}
+			Due: o.Due, DueCapped: o.DueCapped, Outcomes5m: orEmptyMap(o.Outcomes5m), Outcomes1h: orEmptyMap(o.Outcomes1h)}
 		if o.HeldBy != "" {
 			h := &wire.Hold{Gate: o.HeldBy, Detail: o.HeldDetail}
 			if o.HeldUntil > 0 {
 				h.Until = ft(o.HeldUntil)
 			}
 			v.HeldBy = h
+		}
+		if o.HTTPTools > 0 {
+			v.Dispatcher = &wire.Dispatcher{Concurrency: a.e.DeliveryConcurrency(), WorkerTools: o.WorkerTools > 0}
 		}
 		out.Endpoints = append(out.Endpoints, v)
 	}

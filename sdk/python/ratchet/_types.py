@@ -46,6 +46,7 @@ __all__ = [
     "Decision",
     "Delivery",
     "DeliveryTarget",
+    "Dispatcher",
     "EndpointPause",
     "RetryPolicy",
     "ScheduleRow",
@@ -68,11 +69,12 @@ __all__ = [
     "Health",
     "Heartbeat",
     "HeartbeatResult",
+    "PolicySnapshot",
+    "Job",
+    "HeldList",
     "HistoryPoint",
     "HistorySeries",
     "History",
-    "PolicySnapshot",
-    "Job",
     "JobEnqueue",
     "JobBatch",
     "JobBatchItem",
@@ -323,6 +325,15 @@ class DeliveryTarget(TypedDict):
     secret: NotRequired[str]
     # absolute http or https URL; {name} placeholders in the path and query only
     url: str
+
+
+class Dispatcher(TypedDict):
+    """The Dispatcher schema."""
+
+    # HTTP deliveries this node runs at once; 0 when this node runs none
+    concurrency: int
+    # some of the endpoint's tools are run by workers too
+    workerTools: bool
 
 
 class EndpointPause(TypedDict):
@@ -657,46 +668,6 @@ class HeartbeatResult(TypedDict):
     leaseExpiresAt: str
 
 
-class HistoryPoint(TypedDict):
-    """The HistoryPoint schema."""
-
-    # the minute's start
-    at: str
-    # attempts claimed in the minute
-    claims: int
-    # attempts reported failed in the minute
-    failed: int
-    # average due-to-claim lag of the minute's claims (claim time minus due time)
-    lagAvgMs: int
-    # largest due-to-claim lag of the minute's claims
-    lagMaxMs: int
-    # attempts that succeeded in the minute
-    succeeded: int
-    # attempts whose lease expired in the minute
-    timedOut: int
-
-
-class HistorySeries(TypedDict):
-    """The HistorySeries schema."""
-
-    endpoint: str
-    points: list[HistoryPoint]
-
-
-History = TypedDict(
-    "History",
-    {
-        "from": str,
-        # the length of one point: 60000
-        "minuteMs": int,
-        "series": list[HistorySeries],
-        # the start of the current minute (exclusive)
-        "to": str,
-    },
-)
-History.__doc__ = "The History schema: the 200 answer of GET /v1/history."
-
-
 class PolicySnapshot(TypedDict):
     """The PolicySnapshot schema."""
 
@@ -750,6 +721,61 @@ class Job(TypedDict):
     updatedAt: str
     version: str
     workerId: NotRequired[str]
+
+
+class HeldList(TypedDict):
+    """The HeldList schema: the 200 answer of GET /v1/endpoints/{name}/held."""
+
+    # as in the overview: set when Ratchet's HTTP dispatcher delivers some of the endpoint's tools
+    dispatcher: Dispatcher | None
+    # the endpoint's due jobs, held or not: the overview's due
+    due: int
+    # due jobs the endpoint's gates hold now, all pages together: due when a gate holds them, 0 when none does
+    held: int
+    # due and held are lower bounds (the overview's dueCapped)
+    heldCapped: bool
+    jobs: list[Job]
+    nextCursor: str | None
+
+
+class HistoryPoint(TypedDict):
+    """The HistoryPoint schema."""
+
+    # the minute's start
+    at: str
+    # attempts claimed in the minute
+    claims: int
+    # attempts reported failed in the minute
+    failed: int
+    # average due-to-claim lag of the minute's claims (claim time minus due time)
+    lagAvgMs: int
+    # largest due-to-claim lag of the minute's claims
+    lagMaxMs: int
+    # attempts that succeeded in the minute
+    succeeded: int
+    # attempts whose lease expired in the minute
+    timedOut: int
+
+
+class HistorySeries(TypedDict):
+    """The HistorySeries schema."""
+
+    endpoint: str
+    points: list[HistoryPoint]
+
+
+History = TypedDict(
+    "History",
+    {
+        "from": str,
+        # the length of one point: 60000
+        "minuteMs": int,
+        "series": list[HistorySeries],
+        # the start of the current minute (exclusive)
+        "to": str,
+    },
+)
+History.__doc__ = "The History schema: the 200 answer of GET /v1/history."
 
 
 class JobEnqueue(TypedDict):
@@ -865,7 +891,7 @@ class JobCounts(TypedDict):
 
 
 class JobList(TypedDict):
-    """The JobList schema: the 200 answer of GET /v1/endpoints/{name}/held; the 200 answer of GET /v1/jobs."""
+    """The JobList schema: the 200 answer of GET /v1/jobs."""
 
     jobs: list[Job]
     nextCursor: str | None
@@ -940,10 +966,15 @@ class OverviewEndpoint(TypedDict):
     dailyCallBudget: int | None
     # the lease of a claim; default 30000
     defaultTimeoutMs: int
-    # scheduled and due now, counted up to 10000
+    # set when Ratchet's own HTTP dispatcher delivers some of the endpoint's tools; null when workers run them all
+    dispatcher: Dispatcher | None
+    # scheduled and due now: exact, unless dueCapped
     due: int
+    # due is a lower bound: more than 10000 jobs are due and more than 10000 scheduled for later
+    dueCapped: bool
     # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
     fairKeys: NotRequired[bool]
+    # the gate that holds the due jobs (then all due jobs are held); null when none does
     heldBy: Hold | None
     # running jobs per flow key at most; null for no limit
     keyMaxConcurrent: NotRequired[int | None]

@@ -1180,6 +1180,12 @@ export interface components {
             /** @description absolute http or https URL; {name} placeholders in the path and query only */
             url: string;
         };
+        Dispatcher: {
+            /** @description HTTP deliveries this node runs at once; 0 when this node runs none */
+            concurrency: number;
+            /** @description some of the endpoint's tools are run by workers too */
+            workerTools: boolean;
+        };
         Endpoint: {
             circuit: components["schemas"]["Circuit"];
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
@@ -1427,6 +1433,18 @@ export interface components {
             cancelRequested: boolean;
             /** Format: date-time */
             leaseExpiresAt: string;
+        };
+        HeldList: {
+            /** @description as in the overview: set when Ratchet's HTTP dispatcher delivers some of the endpoint's tools */
+            dispatcher: components["schemas"]["Dispatcher"] | null;
+            /** @description the endpoint's due jobs, held or not: the overview's due */
+            due: number;
+            /** @description due jobs the endpoint's gates hold now, all pages together: due when a gate holds them, 0 when none does */
+            held: number;
+            /** @description due and held are lower bounds (the overview's dueCapped) */
+            heldCapped: boolean;
+            jobs: components["schemas"]["Job"][];
+            nextCursor: string | null;
         };
         History: {
             /** Format: date-time */
@@ -1678,10 +1696,15 @@ export interface components {
             dailyCallBudget: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
-            /** @description scheduled and due now, counted up to 10000 */
+            /** @description set when Ratchet's own HTTP dispatcher delivers some of the endpoint's tools; null when workers run them all */
+            dispatcher: components["schemas"]["Dispatcher"] | null;
+            /** @description scheduled and due now: exact, unless dueCapped */
             due: number;
+            /** @description due is a lower bound: more than 10000 jobs are due and more than 10000 scheduled for later */
+            dueCapped: boolean;
             /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
             fairKeys?: boolean;
+            /** @description the gate that holds the due jobs (then all due jobs are held); null when none does */
             heldBy: components["schemas"]["Hold"] | null;
             /** @description running jobs per flow key at most; null for no limit */
             keyMaxConcurrent?: number | null;
@@ -3024,7 +3047,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobList"];
+                    "application/json": components["schemas"]["HeldList"];
                 };
             };
             /** @description Invalid request: every bad field is named with its value and what is allowed */
