@@ -848,6 +848,18 @@ func (c *Client) History(ctx context.Context, endpoint string, hours int) (*wire
 	return &out, err
 }
 
+// HistoryMinutes is History over the last minutes (15 through 2880), with
+// each endpoint's failures by class, latency and markers minute by minute.
+func (c *Client) HistoryMinutes(ctx context.Context, endpoint string, minutes int) (*wire.History, error) {
+	q := url.Values{"minutes": {strconv.Itoa(minutes)}}
+	if endpoint != "" {
+		q.Set("endpoint", endpoint)
+	}
+	var out wire.History
+	_, err := c.do(ctx, "GET", "/v1/history?"+q.Encode(), nil, &out)
+	return &out, err
+}
+
 // AdvanceClock moves the clock of a server started with --dev-clock.
 func (c *Client) AdvanceClock(ctx context.Context, d time.Duration) error {
 	_, err := c.do(ctx, "POST", "/v1/dev/clock", wire.ClockAdvance{AdvanceMs: d.Milliseconds()}, nil)

@@ -69,6 +69,7 @@ var bounds = map[string]Range{
 	"listLimit":               {1, MaxListLimit},
 	"keysLimit":               {1, MaxKeysLimit},
 	"historyHours":            {HistoryMinHours, HistoryMaxHours},
+	"historyMinutes":          {HistoryMinMinutes, HistoryMaxMinutes},
 	"catchUpLimit":            {1, MaxCatchUpLimit},
 	"spreadMs":                {0, MaxSpreadMs},
 	"previewCount":            {1, MaxPreviewCount},

@@ -54,7 +54,17 @@ func (a *API) history(c *call[wire.HistoryQuery]) (*wire.History, error) {
 		}
 		hours = n
 	}
-	res, err := a.e.History(c.ctx(), c.p, c.in.Endpoint, hours)
+	minutes := hours * 60
+	if c.in.Minutes != "" {
+		n, err := strconv.Atoi(c.in.Minutes)
+		if err != nil || c.in.Hours != "" {
+			return nil, field.New("minutes", strconv.Quote(c.in.Minutes), "must be an integer from "+strconv.Itoa(wire.HistoryMinMinutes)+" through "+strconv.Itoa(wire.HistoryMaxMinutes)+", without hours")
+		}
+		minutes = n
+	} else if hours < wire.HistoryMinHours || hours > wire.HistoryMaxHours {
+		return nil, field.New("hours", strconv.Itoa(hours), "must be an integer from 1 through "+strconv.Itoa(wire.HistoryMaxHours))
+	}
+	res, err := a.e.HistoryMinutes(c.ctx(), c.p, c.in.Endpoint, minutes)
 	if err != nil {
 		return nil, err
 	}

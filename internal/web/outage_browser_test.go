@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +239,108 @@ func TestDispatcherBehindIsNotAWorker(t *testing.T) {
 	}
 	if h := page.Jobs[0].HeldBy; h == nil || h.Gate != wire.GateNone || !strings.Contains(h.Detail, "the HTTP dispatcher is behind (delivery concurrency 1 on this node)") {
 		t.Errorf("explain of a due delivery job = %+v", h)
+	}
+}
+
+// seedOutage runs an outage of endpoint "payments" on a server started
+// with --dev-clock, as a worker would see it: 10 jobs claimed at once, the
+// provider answering 3 of them 429, 4 of them 503 and 2 with a refused
+// connection (the 503s and the connections open the circuit, threshold 3),
+// 1 success; the answers after 1.5 s and 4.5 s. Then an owner pauses the
+// endpoint and resumes it a minute later; 20 more jobs wait. It returns
+// once the minutes are rolled up.
+func seedOutage(t *testing.T, c *client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	must(c.CreateEndpoint(ctx, "payments", client.EndpointPolicy{Policy: client.Policy{Preset: backoff.Standard},
+		EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: 60000, MaxConcurrent: 50, CircuitFailureThreshold: 3, CircuitOpenMs: 300000}}))(t)
+	must(c.PublishTool(ctx, client.ToolSpec{Name: "pay", Version: "1", Endpoint: "payments"}))(t)
+	enqueueN(t, c, "pay@1", 10, nil)
+	js := must(c.Claim(ctx, client.ClaimRequest{WorkerID: "w1", Tools: []string{"pay@1"}, Max: 10}))(t)
+	if len(js) != 10 {
+		t.Fatalf("claimed %d, want 10", len(js))
+	}
+	answers := []client.Report{{HTTPStatus: 429}, {HTTPStatus: 429}, {HTTPStatus: 429}, {Success: true, HTTPStatus: 200},
+		{HTTPStatus: 503}, {HTTPStatus: 503}, {ErrorKind: "connect"}, {HTTPStatus: 503}, {HTTPStatus: 503}, {ErrorKind: "connect"}}
+	for i, r := range answers {
+		switch i {
+		case 0:
+			must(struct{}{}, c.AdvanceClock(ctx, 1500*time.Millisecond))(t)
+		case 5:
+			must(struct{}{}, c.AdvanceClock(ctx, 3*time.Second))(t)
+		}
+		r.JobID, r.LeaseToken = js[i].ID, js[i].LeaseToken
+		must(c.ReportOne(ctx, r))(t)
+	}
+	must(struct{}{}, c.AdvanceClock(ctx, time.Minute))(t)
+	must(c.PauseEndpoint(ctx, "payments", "provider incident #7"))(t)
+	enqueueN(t, c, "pay@1", 20, nil)
+	must(struct{}{}, c.AdvanceClock(ctx, time.Minute))(t)
+	must(c.ResumeEndpoint(ctx, "payments"))(t)
+	must(struct{}{}, c.AdvanceClock(ctx, 2*time.Minute))(t)
+	// The server rolls the closed minutes up in the background.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		hs := must(c.HistoryMinutes(ctx, "payments", 15))(t)
+		var n int64
+		for _, p := range hs.Series[0].Points {
+			n += p.Failed + p.Succeeded
+		}
+		if n == 10 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history counts %d finished attempts, want 10", n)
+		}
+	}
+}
+
+// TestHistoryOutageIn15Minutes: History's 15-minute range shows an
+// outage minute by minute: failures stacked by class (3 throttled, 4
+// server errors, 2 network), the provider's latency p50/p95, and the
+// circuit's opening, the pause and the resume as markers on the charts
+// and in a list.
+func TestHistoryOutageIn15Minutes(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey, "--dev-clock")
+	c := client.New(srv.URL, ownerKey)
+	seedOutage(t, c)
+
+	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: browsertest.ScreenshotDir(t)}
+	a.signIn(ownerKey)
+	for _, vp := range viewports {
+		setViewport(t, a.tab, vp.w, vp.h)
+		a.open("/history?endpoint=payments")
+		a.waitView("history")
+		a.tab.WaitFor(`document.querySelector('[data-endpoint="payments"] [id$="-failures"] rect[data-v]') !== null`)
+		if got := a.text(`.hours-picker a[aria-current="true"]`); got != "15 min" {
+			t.Errorf("%s: the range picked for minutes of data is %q, want 15 min", vp.name, got)
+		}
+		sum := func(cls string) int64 {
+			return browsertest.Eval[int64](a.tab, `Array.from(document.querySelectorAll('[data-endpoint="payments"] [id$="-failures"] .`+cls+` rect[data-v]')).reduce((n, r) => n + Number(r.dataset.v), 0)`)
+		}
+		for cls, want := range map[string]int64{"cls-throttled": 3, "cls-server_error": 4, "cls-network": 2} {
+			if got := sum(cls); got != want {
+				t.Errorf("%s: %s bars add up to %d, want %d", vp.name, cls, got, want)
+			}
+		}
+		if got := a.text(`[data-endpoint="payments"] [id$="-failures"] .chart-summary`); !strings.HasPrefix(got, "Failures by class: 3 throttled, 4 server error, 2 network.") {
+			t.Errorf("%s: failures summary = %q", vp.name, got)
+		}
+		p95 := browsertest.Eval[[]int64](a.tab, `Array.from(document.querySelectorAll('[data-endpoint="payments"] [id$="-latency"] .line-p95 circle[data-v]')).map((c) => Number(c.dataset.v))`)
+		// The dev clock moved 1.5 s and 3 s between claim and reports (the
+		// real clock adds its milliseconds): the slowest answers took 4.5 s.
+		if slowest := slices.Max(append(p95, 0)); slowest < 4500 || slowest >= 5500 {
+			t.Errorf("%s: latency p95 points = %v, want the slowest at 4.5 s", vp.name, p95)
+		}
+		kinds := browsertest.Eval[[]string](a.tab, `Array.from(document.querySelectorAll('[data-endpoint="payments"] [id$="-throughput"] g.marker')).map((m) => m.dataset.kind)`)
+		if strings.Join(kinds, ",") != "circuit_opened,paused,resumed" {
+			t.Errorf("%s: throughput chart markers = %v", vp.name, kinds)
+		}
+		if got := a.texts(`[data-endpoint="payments"] .history-markers li`); len(got) != 3 || !strings.Contains(got[1], "paused: bootstrap owner: paused endpoint payments: provider incident #7") {
+			t.Errorf("%s: marker list = %q", vp.name, got)
+		}
+		noSideScroll(t, a.tab, "history 15 min "+vp.name)
+		a.shot("history-15min-" + vp.name)
 	}
 }

@@ -72,6 +72,8 @@ __all__ = [
     "PolicySnapshot",
     "Job",
     "HeldList",
+    "HistoryDetail",
+    "HistoryMarker",
     "HistoryPoint",
     "HistorySeries",
     "History",
@@ -738,6 +740,31 @@ class HeldList(TypedDict):
     nextCursor: str | None
 
 
+class HistoryDetail(TypedDict):
+    """The HistoryDetail schema."""
+
+    # the minute's start
+    at: str
+    # attempts finished in the minute
+    attempts: int
+    # failed and timed-out attempts by class: throttled, server_error, network, timeout, client_error, worker, other (classification codes grouped; docs/dashboard.md)
+    failures: dict[str, int]
+    # median duration of the attempts the provider answered (an HTTP delivery's request, else claim to report); 0 when none
+    latencyP50Ms: int
+    # 95th percentile of the same durations
+    latencyP95Ms: int
+
+
+class HistoryMarker(TypedDict):
+    """The HistoryMarker schema."""
+
+    at: str
+    # who and why, in a sentence
+    detail: str
+    # paused, resumed, circuit_opened or circuit_closed
+    kind: str
+
+
 class HistoryPoint(TypedDict):
     """The HistoryPoint schema."""
 
@@ -760,7 +787,13 @@ class HistoryPoint(TypedDict):
 class HistorySeries(TypedDict):
     """The HistorySeries schema."""
 
+    # minutes with finished attempts from detailFrom on, oldest first
+    detail: list[HistoryDetail]
+    # detail covers [detailFrom, to): from, or later when more than 20000 attempts finished in the range (the latest are read)
+    detailFrom: str
     endpoint: str
+    # the endpoint's pauses and circuit changes in the range, oldest first
+    markers: list[HistoryMarker]
     points: list[HistoryPoint]
 
 

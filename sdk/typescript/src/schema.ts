@@ -1458,6 +1458,31 @@ export interface components {
              */
             to: string;
         };
+        HistoryDetail: {
+            /**
+             * Format: date-time
+             * @description the minute's start
+             */
+            at: string;
+            /** @description attempts finished in the minute */
+            attempts: number;
+            /** @description failed and timed-out attempts by class: throttled, server_error, network, timeout, client_error, worker, other (classification codes grouped; docs/dashboard.md) */
+            failures: {
+                [key: string]: number;
+            };
+            /** @description median duration of the attempts the provider answered (an HTTP delivery's request, else claim to report); 0 when none */
+            latencyP50Ms: number;
+            /** @description 95th percentile of the same durations */
+            latencyP95Ms: number;
+        };
+        HistoryMarker: {
+            /** Format: date-time */
+            at: string;
+            /** @description who and why, in a sentence */
+            detail: string;
+            /** @description paused, resumed, circuit_opened or circuit_closed */
+            kind: string;
+        };
         HistoryPoint: {
             /**
              * Format: date-time
@@ -1478,7 +1503,16 @@ export interface components {
             timedOut: number;
         };
         HistorySeries: {
+            /** @description minutes with finished attempts from detailFrom on, oldest first */
+            detail: components["schemas"]["HistoryDetail"][];
+            /**
+             * Format: date-time
+             * @description detail covers [detailFrom, to): from, or later when more than 20000 attempts finished in the range (the latest are read)
+             */
+            detailFrom: string;
             endpoint: string;
+            /** @description the endpoint's pauses and circuit changes in the range, oldest first */
+            markers: components["schemas"]["HistoryMarker"][];
             points: components["schemas"]["HistoryPoint"][];
         };
         Hold: {
@@ -3542,6 +3576,8 @@ export interface operations {
                 endpoint?: string;
                 /** @description how far back: 1–48 hours, default 6 */
                 hours?: number;
+                /** @description how far back in minutes, 15–2880, instead of hours: 15 shows an outage minute by minute */
+                minutes?: number;
             };
             header?: never;
             path?: never;
