@@ -3,14 +3,18 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/getratchet/ratchet/backoff"
 	"github.com/getratchet/ratchet/client"
 	"github.com/getratchet/ratchet/internal/browsertest"
@@ -342,5 +346,74 @@ func TestHistoryOutageIn15Minutes(t *testing.T) {
 		}
 		noSideScroll(t, a.tab, "history 15 min "+vp.name)
 		a.shot("history-15min-" + vp.name)
+	}
+}
+
+// TestOutageTimelineOnTheEndpointPage: the endpoint page of an endpoint
+// through an outage shows its last hour: failures stacked by class, the
+// circuit's opening, the pause and the resume marked and shaded, and the
+// drain: the jobs held (the held count of the overview) and when they
+// drain at the last 5 minutes' pace.
+func TestOutageTimelineOnTheEndpointPage(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey, "--dev-clock")
+	c := client.New(srv.URL, ownerKey)
+	seedOutage(t, c)
+
+	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: browsertest.ScreenshotDir(t)}
+	a.signIn(ownerKey)
+	for _, vp := range viewports {
+		setViewport(t, a.tab, vp.w, vp.h)
+		// From the overview, which takes the server's (moved) clock.
+		a.open("/")
+		a.waitView("overview")
+		a.click(`[data-endpoint="payments"] h2 a`)
+		a.waitView("endpoint")
+		a.tab.WaitFor(`document.querySelector('#outage [id="outage-failures"] rect[data-v]') !== null && document.getElementById("outage-drain").dataset.held !== undefined`)
+		sum := func(cls string) int64 {
+			return browsertest.Eval[int64](a.tab, `Array.from(document.querySelectorAll('#outage-failures .`+cls+` rect[data-v]')).reduce((n, r) => n + Number(r.dataset.v), 0)`)
+		}
+		for cls, want := range map[string]int64{"cls-throttled": 3, "cls-server_error": 4, "cls-network": 2} {
+			if got := sum(cls); got != want {
+				t.Errorf("%s: %s bars add up to %d, want %d", vp.name, cls, got, want)
+			}
+		}
+		kinds := browsertest.Eval[[]string](a.tab, `Array.from(document.querySelectorAll('#outage-failures g.marker')).map((m) => m.dataset.kind)`)
+		for _, k := range []string{"circuit_opened", "paused", "resumed"} {
+			if !slices.Contains(kinds, k) {
+				t.Errorf("%s: timeline markers %v lack %s", vp.name, kinds, k)
+			}
+		}
+		bands := browsertest.Eval[[]string](a.tab, `Array.from(document.querySelectorAll('#outage-failures rect.band')).map((r) => r.dataset.band)`)
+		if !slices.Contains(bands, "open") || !slices.Contains(bands, "paused") {
+			t.Errorf("%s: timeline bands %v, want the open circuit and the pause", vp.name, bands)
+		}
+		held := must(c.HeldJobs(context.Background(), "payments", "", 1))(t)
+		drain := a.text("#outage-drain")
+		// One job completed in the last 5 minutes: 0.2 a minute.
+		if want := fmt.Sprintf("%d jobs held; at the last 5 min's pace of 0.2 completed a minute the drain ends at about ", held.Held); held.Held == 0 || !strings.HasPrefix(drain, want) {
+			t.Errorf("%s: drain line = %q, want it to start %q", vp.name, drain, want)
+		}
+		noSideScroll(t, a.tab, "endpoint outage "+vp.name)
+		browsertest.Eval[chromedp.Void](a.tab, `document.getElementById("outage").scrollIntoView()`)
+		a.shot("endpoint-outage-" + vp.name)
+		cardShot(t, a, "#outage", "outage-card-"+vp.name)
+	}
+}
+
+// cardShot keeps a screenshot of one element of the page (a card is
+// easier to look at than the whole page) beside the test's others.
+func cardShot(t *testing.T, a *dash, css, name string) {
+	t.Helper()
+	if a.dir == "" {
+		return
+	}
+	buf, err := chromedp.Run(a.tab.Ctx, chromedp.Screenshot(chromedp.CSS(css)))
+	if err != nil {
+		t.Fatalf("screenshot of %s: %v", css, err)
+	}
+	if err := os.WriteFile(filepath.Join(a.dir, name+".png"), buf, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -76,3 +76,38 @@ export function failureSummary(stack) {
   if (!parts.length) return "No failures or timeouts in this range.";
   return "Failures by class: " + parts.map(([l, v]) => `${v} ${l}`).join(", ") + ".";
 }
+
+// The spans an endpoint's markers open and close, as a chart's bands: the
+// circuit open or half-open, the endpoint paused, the recovery ramp.
+const SPANS = {
+  circuit_opened: ["circuit", "open"], circuit_half_open: ["circuit", "half"], circuit_closed: ["circuit", null],
+  paused: ["pause", "paused"], resumed: ["pause", null], recovery_started: ["ramp", "ramp"], recovery_ended: ["ramp", null],
+};
+const BAND_WORDS = { open: "circuit open", half: "circuit half-open", paused: "paused", ramp: "recovery ramp" };
+
+// markerBands turns markers (oldest first, each with its slot i) into
+// bands over n slots. A span's end without its start in the range (the
+// circuit closed, opened before the range) starts at the range's start;
+// a span still open at its end runs to the range's end.
+export function markerBands(markers, n) {
+  const open = {}, out = [];
+  const close = (track, i) => {
+    const o = open[track];
+    if (o) out.push({ from: o.i, to: Math.max(o.i, i), kind: o.state, cls: "band-" + o.state, label: BAND_WORDS[o.state], title: `${BAND_WORDS[o.state]}` });
+    delete open[track];
+  };
+  for (const m of markers) {
+    const sp = SPANS[m.kind];
+    if (!sp) continue;
+    const [track, state] = sp;
+    if (!open[track] && !state) {
+      // The end of a span that began before the range.
+      const was = track === "circuit" ? (m.kind === "circuit_closed" ? "open" : null) : track === "pause" ? "paused" : "ramp";
+      if (was) open[track] = { i: 0, state: was };
+    }
+    close(track, m.i);
+    if (state) open[track] = { i: m.i, state };
+  }
+  for (const track of Object.keys(open)) close(track, n - 1);
+  return out;
+}

@@ -8,7 +8,7 @@ import { api, query } from "./dashboard-api.js";
 import { num, span } from "./dashboard-format.js";
 import { every, heading, ready, setView, watchTables } from "./console-kit.js";
 import { MINUTE, NS, ensureStyle, hm, hmUTC, ms, sameZone, stamp, zone } from "./dashboard-observe.js";
-import { failureStack, failureSummary, latencyLines, markerFlag, markerList, markerSlots } from "./history-detail.js";
+import { failureStack, failureSummary, latencyLines, markerBands, markerFlag, markerList, markerSlots } from "./history-detail.js";
 
 // RANGES are the picker's ranges in minutes; the hours among them keep
 // their "hours=" addresses.
@@ -130,16 +130,17 @@ function endpointHistory(s, from, to, minuteMs) {
   // keeps failed and timed out.
   const stack = s.project ? null : failureStack(s, from, n, minuteMs);
   const markers = s.project ? [] : markerSlots(s, from, n, minuteMs);
+  const bands = markerBands(markers, n);
   const latency = s.project ? null : latencyLines(s, from, n, minuteMs);
   const p95 = latency ? peak(latency[1].values) : null;
   const charts = [
     chart({
-      id: id + "-throughput", title: "Throughput", unit: "per minute", markers,
+      id: id + "-throughput", title: "Throughput", unit: "per minute", markers, bands,
       summary: s.points.length ? `${num(total("claims"))} claims and ${num(total("succeeded"))} successes in ${num(s.points.length)} active minutes; at most ${num(pc.v)} claims a minute${when(pc)}.` : "No claims in this range.",
       n, tick, yMax: countMax, bars: [{ values: claims, cls: "bar-claims", label: "claims" }], lines: [{ values: succeeded, cls: "line-ok", label: "succeeded" }],
     }),
     stack ? chart({
-      id: id + "-failures", title: "Failures by class", unit: "per minute", markers,
+      id: id + "-failures", title: "Failures by class", unit: "per minute", markers, bands,
       summary: failureSummary(stack) + (pf && pf.v ? ` At most ${num(pf.v)} a minute${when(pf)}.` : ""),
       n, tick, yMax: countMax, bars: [], stack, lines: [],
     }) : chart({
@@ -148,14 +149,14 @@ function endpointHistory(s, from, to, minuteMs) {
       n, tick, yMax: countMax, bars: [{ values: failed, cls: "bar-failed", label: "failed" }], lines: [{ values: timedOut, cls: "line-timeout", label: "timed out" }],
     }),
     latency ? chart({
-      id: id + "-latency", title: "Provider latency", unit: "time", durations: true, markers,
+      id: id + "-latency", title: "Provider latency", unit: "time", durations: true, markers, bands,
       summary: p95 ? `Slowest p95 ${ms(p95.v)}${when(p95)}; the p50 and p95 of the attempts the provider answered, each minute.` : "No attempt answered in this range.",
       n, tick, bars: [], lines: latency,
     }) : null,
     chart({
       id: id + "-lag", title: "Due-to-claim lag", unit: "time", durations: true,
       summary: pl ? `Largest lag ${ms(pl.v)}${when(pl)}; average over the range ${ms(weightedLag(s.points))}.` : "No claims, so no lag, in this range.",
-      n, tick, bars: [], markers, lines: [{ values: lagAvg, cls: "line-avg", label: "average" }, { values: lagMax, cls: "line-max", label: "maximum" }],
+      n, tick, bars: [], markers, bands, lines: [{ values: lagAvg, cls: "line-avg", label: "average" }, { values: lagMax, cls: "line-max", label: "maximum" }],
     }),
   ].filter(Boolean);
   return h("section", { class: "card endpoint-history" + (s.project ? " project-history" : ""), "data-endpoint": s.project ? null : s.endpoint, "aria-labelledby": id + "-h" },
@@ -243,11 +244,12 @@ const resized = new ResizeObserver((entries) => {
   }
 });
 
-function chart(spec) {
+export function chart(spec) {
   const svg = svgEl("svg", { class: "chart history-chart", role: "img", "aria-label": `${spec.title}: ${spec.summary}` });
   specs.set(svg, spec);
   const legend = h("ul", { class: "legend", "aria-hidden": "true" },
-    [...spec.bars.map((b) => [b, "swatch-bar"]), ...(spec.stack || []).map((b) => [b, "swatch-bar"]), ...spec.lines.map((l) => [l, "swatch-line"])].map(([s, kind]) =>
+    [...spec.bars.map((b) => [b, "swatch-bar"]), ...(spec.stack || []).map((b) => [b, "swatch-bar"]), ...spec.lines.map((l) => [l, "swatch-line"]),
+      ...bandKinds(spec.bands).map((b) => [b, "swatch-band"])].map(([s, kind]) =>
       h("li", {}, h("span", { class: `swatch ${kind} ${s.cls}` }), s.label)));
   return h("figure", { class: "history-figure", id: spec.id },
     h("figcaption", {}, h("strong", { text: spec.title }), " ", h("span", { class: "muted small", text: `(${spec.unit}, ${zone()})` })),
@@ -255,7 +257,7 @@ function chart(spec) {
 }
 
 // drawCharts draws every chart under root and follows their widths.
-function drawCharts(root) {
+export function drawCharts(root) {
   for (const svg of root.querySelectorAll("svg.history-chart")) {
     draw(svg);
     resized.observe(svg.parentElement);
@@ -308,6 +310,7 @@ function draw(svg) {
     });
     svg.append(g);
   }
+  drawBands(svg, spec, x, slotW, M, H);
   drawStack(svg, spec, x, y, slotW);
   drawMarkers(svg, spec, x, M, H);
   for (const l of spec.lines) {
@@ -360,6 +363,26 @@ function drawMarkers(svg, spec, x, M, H) {
     const mk = svgEl("g", { class: "marker marker-" + m.kind, "data-kind": m.kind });
     mk.append(svgEl("line", { x1: x(m.i), x2: x(m.i), y1: M.t, y2: H - M.b }), svgEl("text", { x: x(m.i) + 3, y: M.t + 9 }, markerFlag(m.kind)), svgEl("title", {}, m.label));
     g.append(mk);
+  }
+  svg.append(g);
+}
+
+// bandKinds are a chart's band kinds, once each, for its legend.
+function bandKinds(bands) {
+  const seen = new Map();
+  for (const b of bands || []) if (!seen.has(b.cls)) seen.set(b.cls, b);
+  return [...seen.values()];
+}
+
+// drawBands shades the spans of a chart's states (an open circuit, a
+// pause, a recovery ramp) behind its bars, across its whole height.
+function drawBands(svg, spec, x, slotW, M, H) {
+  if (!spec.bands || !spec.bands.length) return;
+  const g = svgEl("g", { class: "bands" });
+  for (const b of spec.bands) {
+    const r = svgEl("rect", { class: "band " + b.cls, x: x(b.from) - slotW / 2, width: Math.max(2, slotW * (b.to - b.from + 1)), y: M.t, height: H - M.t - M.b, "data-band": b.kind });
+    r.append(svgEl("title", {}, b.title || b.label));
+    g.append(r);
   }
   svg.append(g);
 }
