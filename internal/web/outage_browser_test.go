@@ -163,6 +163,7 @@ func TestRunAllHeldNow(t *testing.T) {
 		t.Errorf("confirm button = %q", got)
 	}
 	a.shot("run-held-confirm-1280")
+	checkAxe(t, a.tab, "run all held confirmation")
 	setViewport(t, a.tab, 390, 844)
 	a.shot("run-held-confirm-390")
 	setViewport(t, a.tab, 1280, 900)
@@ -346,6 +347,7 @@ func TestHistoryOutageIn15Minutes(t *testing.T) {
 		}
 		noSideScroll(t, a.tab, "history 15 min "+vp.name)
 		a.shot("history-15min-" + vp.name)
+		checkAxe(t, a.tab, "history 15 min "+vp.name)
 	}
 }
 
@@ -399,6 +401,7 @@ func TestOutageTimelineOnTheEndpointPage(t *testing.T) {
 		browsertest.Eval[chromedp.Void](a.tab, `document.getElementById("outage").scrollIntoView()`)
 		a.shot("endpoint-outage-" + vp.name)
 		cardShot(t, a, "#outage", "outage-card-"+vp.name)
+		checkAxe(t, a.tab, "endpoint page through an outage "+vp.name)
 	}
 }
 
