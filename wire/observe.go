@@ -43,7 +43,7 @@ type HistorySeries struct {
 	Endpoint string          `json:"endpoint"`
 	Points   []HistoryPoint  `json:"points"`
 	Detail   []HistoryDetail `json:"detail" doc:"minutes with finished attempts from detailFrom on, oldest first"`
-	Markers  []HistoryMarker `json:"markers" doc:"the endpoint's pauses and circuit changes in the range, oldest first"`
+	Markers  []HistoryMarker `json:"markers" doc:"the endpoint's events in the range (its circuit's changes, pauses, recovery ramp, learned limits), oldest first"`
 	// DetailFrom is where Detail starts: From, or later when the range
 	// held more attempts than History reads (the latest 20000).
 	DetailFrom string `json:"detailFrom" format:"date-time" doc:"detail covers [detailFrom, to): from, or later when more than 20000 attempts finished in the range (the latest are read)"`
@@ -59,21 +59,14 @@ type HistoryDetail struct {
 	LatencyP95Ms int64            `json:"latencyP95Ms" doc:"95th percentile of the same durations"`
 }
 
-// HistoryMarker is a moment of an endpoint's history: a pause, a resume,
-// a circuit opened or closed.
+// HistoryMarker is a moment of an endpoint's history: an entry of its
+// event log (GET /v1/endpoints/{name}/events) — a change of its circuit,
+// a pause or resume, its recovery ramp, a learned limit.
 type HistoryMarker struct {
-	At     string `json:"at" format:"date-time"`
-	Kind   string `json:"kind" doc:"paused, resumed, circuit_opened or circuit_closed"`
-	Detail string `json:"detail" doc:"who and why, in a sentence"`
+	At     string            `json:"at" format:"date-time"`
+	Kind   EndpointEventKind `json:"kind"`
+	Detail string            `json:"detail" doc:"who (for a change by hand) and what, in a sentence"`
 }
-
-// Marker kinds of a History series.
-const (
-	MarkerPaused        = "paused"
-	MarkerResumed       = "resumed"
-	MarkerCircuitOpened = "circuit_opened"
-	MarkerCircuitClosed = "circuit_closed"
-)
 
 // HistoryPoint is one endpoint's minute.
 type HistoryPoint struct {

@@ -68,6 +68,8 @@ type keyNeeds struct{ running, claims bool }
 var endpointRules = []endpointRule{
 	pausedRule{},
 	circuitRule{},
+	recoveringRule{},
+	providerLimitRule{},
 	concurrencyRule{},
 	rateRule{},
 	dailyBudgetRule{},

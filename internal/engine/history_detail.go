@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getratchet/ratchet/internal/classify"
@@ -11,7 +12,8 @@ import (
 )
 
 // History's detail: what the per-minute roll-ups do not keep, read from
-// the attempts of the range and the audit log when History is asked. An
+// the attempts of the range and the endpoint's event log when History is
+// asked. An
 // outage is read minute by minute: which failures (by class, the
 // classification codes grouped as classify.ClassOf does), how long the
 // provider took (p50 and p95 of the attempts' durations), and when the
@@ -23,8 +25,8 @@ import (
 // then have no detail (EndpointDetail.Capped).
 const historyDetailLimit = 20_000
 
-// historyMarkerLimit is the most audit entries of one endpoint a History
-// reads for its markers, the latest.
+// historyMarkerLimit is the most events of one endpoint a History reads
+// for its markers, the latest.
 const historyMarkerLimit = 200
 
 // EndpointDetail is one endpoint's detail over a History's range.
@@ -52,7 +54,7 @@ type MinuteDetail struct {
 // Marker is a moment of an endpoint's history an operator looks for.
 type Marker struct {
 	At     int64
-	Kind   string // wire.MarkerKinds
+	Kind   string // a wire.EndpointEventKind
 	Detail string
 }
 
@@ -119,34 +121,28 @@ func percentile(sorted []int64, p int) int64 {
 	return sorted[max(rank, 1)-1]
 }
 
-// auditMarkers are the audit actions that mark an endpoint's history.
-var auditMarkers = map[string]string{
-	"endpoint.pause":  wire.MarkerPaused,
-	"endpoint.resume": wire.MarkerResumed,
-	"circuit.open":    wire.MarkerCircuitOpened,
-	"circuit.close":   wire.MarkerCircuitClosed,
-}
-
-// historyMarkers are an endpoint's pauses and circuit changes in [from,
-// to]: those made by hand from the audit log, and the opening of a circuit
-// that failures opened and that is open still.
+// historyMarkers are an endpoint's events in [from, to] (its event log,
+// written with each change: the circuit's states and probes, pauses, the
+// recovery ramp and learned limits), oldest first.
 func historyMarkers(ctx context.Context, q store.Queries, projectID int64, ep *store.Endpoint, from, to int64) ([]Marker, error) {
-	entries, err := q.AuditList(ctx, &store.AuditListParams{ProjectID: projectID, Target: "endpoint:" + ep.Name, Limit: historyMarkerLimit})
+	evs, err := q.EndpointEventList(ctx, &store.EndpointEventListParams{ProjectID: projectID, EndpointID: ep.ID, Since: from, Limit: historyMarkerLimit})
 	if err != nil {
 		return nil, err
 	}
-	var out []Marker
-	slices.Reverse(entries) // oldest first: a pause and its resume in one millisecond keep their order
-	for _, a := range entries {
-		kind, ok := auditMarkers[a.Action]
-		if !ok || a.At < from || a.At >= to+minuteMs || strings.Contains(a.Detail, "nothing changed") {
+	out := make([]Marker, 0, len(evs))
+	for i := len(evs) - 1; i >= 0; i-- {
+		ev := &evs[i]
+		if ev.At >= to+minuteMs {
 			continue
 		}
-		out = append(out, Marker{At: a.At, Kind: kind, Detail: a.Actor + ": " + a.Detail})
+		detail := ev.Detail
+		if ev.Actor != "" {
+			detail = ev.Actor + ": " + detail
+		}
+		if ev.Kind == wire.EndpointCircuitHalfOpen && ev.ProbeJob != 0 && !strings.Contains(detail, "job ") {
+			detail += " (probe job " + strconv.FormatInt(ev.ProbeJob, 10) + ")"
+		}
+		out = append(out, Marker{At: ev.At, Kind: string(ev.Kind), Detail: detail})
 	}
-	if ep.CircuitState != wire.CircuitClosed && ep.CircuitOpenedBy == "" && ep.CircuitOpenedAt >= from {
-		out = append(out, Marker{At: ep.CircuitOpenedAt, Kind: wire.MarkerCircuitOpened, Detail: "failures opened the circuit"})
-	}
-	slices.SortStableFunc(out, func(a, b Marker) int { return int(a.At - b.At) })
 	return out, nil
 }

@@ -352,8 +352,9 @@ func TestHistoryRollUpCost(t *testing.T) {
 // TestHistoryDetail: over a 15-minute range, historyScenario's minutes
 // carry their failures by class (the 503 a server error, the expired
 // lease a timeout) and the latency of the attempts answered (10 s and
-// 20 s: the lease that expired is not a latency), and a pause and its
-// resume are markers; the minutes query refuses what is out of bounds.
+// 20 s: the lease that expired is not a latency), and the endpoint's
+// events (a pause, its resume and the ramp it starts) are markers; the
+// minutes query refuses what is out of bounds.
 func TestHistoryDetail(t *testing.T) {
 	h := newHarness(t)
 	historyScenario(t, h)
@@ -379,8 +380,13 @@ func TestHistoryDetail(t *testing.T) {
 	if fmt.Sprint(d.Minutes) != fmt.Sprint(want) || d.Capped || d.DetailFrom != res.From {
 		t.Errorf("minutes = %+v (capped %v, from %d), want %+v", d.Minutes, d.Capped, d.DetailFrom, want)
 	}
-	if len(d.Markers) != 2 || d.Markers[0].Kind != "paused" || d.Markers[1].Kind != "resumed" || !strings.Contains(d.Markers[0].Detail, "incident") {
-		t.Errorf("markers = %+v, want the pause and the resume", d.Markers)
+	var kinds []string
+	for _, m := range d.Markers {
+		kinds = append(kinds, m.Kind)
+	}
+	// The endpoint's event log, oldest first: the resume starts the ramp.
+	if strings.Join(kinds, ",") != "paused,resumed,recovery_started" || !strings.Contains(d.Markers[0].Detail, "bootstrap owner: paused endpoint stripe: incident") {
+		t.Errorf("markers = %+v, want the pause, the resume and the recovery it starts", d.Markers)
 	}
 	for _, m := range []int{14, 0, 2881} {
 		if _, err := h.e.HistoryMinutes(h.ctx, h.owner, "", m); err == nil {

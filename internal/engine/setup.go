@@ -337,7 +337,7 @@ const (
 	DefaultTimeoutMs        = 30_000
 	DefaultMaxConcurrent    = 10
 	DefaultCircuitThreshold = 5
-	DefaultCircuitOpenMs    = 30_000
+	DefaultCircuitOpenMs    = 5_000
 )
 
 // DefaultEndpointPolicy is the policy of an endpoint created without one:

@@ -302,8 +302,8 @@ func seedOutage(t *testing.T, c *client.Client) {
 // TestHistoryOutageIn15Minutes: History's 15-minute range shows an
 // outage minute by minute: failures stacked by class (3 throttled, 4
 // server errors, 2 network), the provider's latency p50/p95, and the
-// circuit's opening, the pause and the resume as markers on the charts
-// and in a list.
+// endpoint's events — the circuit's opening, the pause, the resume and the
+// recovery ramp — as markers on the charts and in a list.
 func TestHistoryOutageIn15Minutes(t *testing.T) {
 	t.Parallel()
 	b := browsertest.New(t)
@@ -339,10 +339,13 @@ func TestHistoryOutageIn15Minutes(t *testing.T) {
 			t.Errorf("%s: latency p95 points = %v, want the slowest at 4.5 s", vp.name, p95)
 		}
 		kinds := browsertest.Eval[[]string](a.tab, `Array.from(document.querySelectorAll('[data-endpoint="payments"] [id$="-throughput"] g.marker')).map((m) => m.dataset.kind)`)
-		if strings.Join(kinds, ",") != "circuit_opened,paused,resumed" {
+		// The endpoint's event log: the circuit opened by failures, the
+		// pause, the resume and the recovery ramp the resume starts.
+		if strings.Join(kinds, ",") != "circuit_opened,paused,resumed,recovery_started" {
 			t.Errorf("%s: throughput chart markers = %v", vp.name, kinds)
 		}
-		if got := a.texts(`[data-endpoint="payments"] .history-markers li`); len(got) != 3 || !strings.Contains(got[1], "paused: bootstrap owner: paused endpoint payments: provider incident #7") {
+		if got := a.texts(`[data-endpoint="payments"] .history-markers li`); len(got) != 4 || !strings.Contains(got[0], "circuit opened: the circuit of endpoint payments opened after 3 consecutive counted failures (threshold 3)") ||
+			!strings.Contains(got[1], "paused: bootstrap owner: paused endpoint payments: provider incident #7") {
 			t.Errorf("%s: marker list = %q", vp.name, got)
 		}
 		noSideScroll(t, a.tab, "history 15 min "+vp.name)
@@ -382,14 +385,14 @@ func TestOutageTimelineOnTheEndpointPage(t *testing.T) {
 			}
 		}
 		kinds := browsertest.Eval[[]string](a.tab, `Array.from(document.querySelectorAll('#outage-failures g.marker')).map((m) => m.dataset.kind)`)
-		for _, k := range []string{"circuit_opened", "paused", "resumed"} {
+		for _, k := range []string{"circuit_opened", "paused", "resumed", "recovery_started"} {
 			if !slices.Contains(kinds, k) {
 				t.Errorf("%s: timeline markers %v lack %s", vp.name, kinds, k)
 			}
 		}
 		bands := browsertest.Eval[[]string](a.tab, `Array.from(document.querySelectorAll('#outage-failures rect.band')).map((r) => r.dataset.band)`)
-		if !slices.Contains(bands, "open") || !slices.Contains(bands, "paused") {
-			t.Errorf("%s: timeline bands %v, want the open circuit and the pause", vp.name, bands)
+		if !slices.Contains(bands, "open") || !slices.Contains(bands, "paused") || !slices.Contains(bands, "ramp") {
+			t.Errorf("%s: timeline bands %v, want the open circuit, the pause and the ramp", vp.name, bands)
 		}
 		held := must(c.HeldJobs(context.Background(), "payments", "", 1))(t)
 		drain := a.text("#outage-drain")

@@ -5,14 +5,11 @@
 // endpoint page's outage timeline (view-endpoint-outage.js) uses the same.
 import { h } from "./ui.js";
 import { plainTimes, when } from "./dashboard-format.js";
+import { FAILURE_CLASSES } from "./limits.js";
 
-// The failure classes (classify.Classes), in the order they stack, with
-// their words; a class the server adds shows by its name.
-export const CLASSES = [
-  ["throttled", "throttled"], ["server_error", "server error"], ["network", "network"], ["timeout", "timeout"],
-  ["client_error", "client error"], ["worker", "worker's decision"], ["other", "other"],
-];
-const CLASS_WORDS = Object.fromEntries(CLASSES);
+// The failure classes (classify.Classes, from limits.js) stack in their
+// order; a class not worded here shows by its name.
+const CLASS_WORDS = { worker: "worker's decision" };
 export const classWord = (c) => CLASS_WORDS[c] || c.replaceAll("_", " ");
 
 // The markers' words and their one-letter flags on the charts.
@@ -38,7 +35,7 @@ export function failureStack(s, from, n, minuteMs) {
   for (const d of s.detail || []) for (const [c, v] of Object.entries(d.failures)) add(c, slotOf(d.at, from, minuteMs), v);
   const detailFrom = Date.parse(s.detailFrom || "") || from;
   for (const p of s.points) if (Date.parse(p.at) < detailFrom) add("unread", slotOf(p.at, from, minuteMs), p.failed + p.timedOut);
-  const order = [...CLASSES.map(([c]) => c), ...[...by.keys()].filter((c) => !CLASS_WORDS[c] && c !== "unread").sort(), "unread"];
+  const order = [...FAILURE_CLASSES, ...[...by.keys()].filter((c) => !FAILURE_CLASSES.includes(c) && c !== "unread").sort(), "unread"];
   return order.filter((c) => by.has(c)).map((c) => ({ values: by.get(c), cls: "cls-" + c, label: c === "unread" ? "not classified" : classWord(c) }));
 }
 

@@ -1,9 +1,9 @@
 // The endpoint page's outage timeline: the last hour of one endpoint
-// minute by minute — failures by class (GET /v1/history's detail), the
-// circuit's states and probes, pauses and the recovery ramp (the
-// endpoint's event log, GET /v1/endpoints/{name}/events; where a server
-// has none, History's markers from the audit log) — and the drain: jobs
-// held and the expected end of the drain at the recent completion pace.
+// minute by minute — failures by class and, as markers, the circuit's
+// states and probes, pauses, the recovery ramp and learned limits (GET
+// /v1/history's detail and markers, the latter the endpoint's event log)
+// — and the drain: jobs held and the expected end of the drain at the
+// recent completion pace.
 // Re-read every few seconds while the page is open.
 import { h } from "./ui.js";
 import { api, query } from "./dashboard-api.js";
@@ -18,26 +18,6 @@ const RANGE_MIN = 60;
 // attempts that succeeded) in the last minutes, per minute. A failed
 // attempt leaves its job held, so it does not count.
 const PACE_MIN = 5;
-
-// eventMarkers are the event log's entries as History's markers, oldest
-// first, each with the facts an on-call person reads (a probe's job, the
-// failures counted against the threshold).
-function eventMarkers(events) {
-  return events.slice().reverse().map((e) => ({ at: e.at, kind: e.kind,
-    detail: (e.actor ? e.actor + ": " : "") + (e.detail || e.kind.replaceAll("_", " ")) + (e.kind === "circuit_half_open" && e.probeJob ? ` (probe job #${e.probeJob})` : "") }));
-}
-
-// readMarkers reads the endpoint's event log since from; null when the
-// server has no event log (404), so History's markers stand in.
-async function readMarkers(name, from) {
-  try {
-    const l = await api("GET", `/v1/endpoints/${encodeURIComponent(name)}/events` + query({ since: new Date(from).toISOString(), limit: 500 }));
-    return eventMarkers(l.events);
-  } catch (e) {
-    if (e.status === 404 && e.message.startsWith("no such route")) return null;
-    throw e;
-  }
-}
 
 // drainText says how many jobs are held and when the drain ends at the
 // pace of the last PACE_MIN minutes: held ÷ completions a minute.
@@ -66,11 +46,8 @@ export function outageCard(ep, stale) {
     const enc = encodeURIComponent(ep.name);
     const [hist, held] = await Promise.all([api("GET", "/v1/history" + query({ minutes: RANGE_MIN, endpoint: ep.name })), api("GET", `/v1/endpoints/${enc}/held?limit=1`)]);
     const from = Date.parse(hist.from), to = Date.parse(hist.to);
-    const s = hist.series[0];
-    const events = await readMarkers(ep.name, from);
     if (stale()) return;
-    const series = events ? { ...s, markers: events } : s;
-    show(body, drain, series, held, from, to, hist.minuteMs);
+    show(body, drain, hist.series[0], held, from, to, hist.minuteMs);
   });
   return card;
 }

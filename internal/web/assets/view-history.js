@@ -361,7 +361,7 @@ function drawMarkers(svg, spec, x, M, H) {
   const g = svgEl("g", { class: "markers" });
   for (const m of spec.markers) {
     const mk = svgEl("g", { class: "marker marker-" + m.kind, "data-kind": m.kind });
-    mk.append(svgEl("line", { x1: x(m.i), x2: x(m.i), y1: M.t, y2: H - M.b }), svgEl("text", { x: x(m.i) + 3, y: M.t + 9 }, markerFlag(m.kind)), svgEl("title", {}, m.label));
+    mk.append(svgEl("line", { x1: x(m.i), x2: x(m.i), y1: M.t, y2: H - M.b }), svgEl("text", { x: x(m.i) + 3, y: M.t + 25 }, markerFlag(m.kind)), svgEl("title", {}, m.label));
     g.append(mk);
   }
   svg.append(g);
@@ -374,13 +374,18 @@ function bandKinds(bands) {
   return [...seen.values()];
 }
 
-// drawBands shades the spans of a chart's states (an open circuit, a
-// pause, a recovery ramp) behind its bars, across its whole height.
+// drawBands shades the spans of a chart's states behind its bars: the
+// circuit open or half-open across the chart's height, a pause and the
+// recovery ramp each as a lane along its top.
+const LANES = { paused: 0, ramp: 1 };
 function drawBands(svg, spec, x, slotW, M, H) {
   if (!spec.bands || !spec.bands.length) return;
   const g = svgEl("g", { class: "bands" });
   for (const b of spec.bands) {
-    const r = svgEl("rect", { class: "band " + b.cls, x: x(b.from) - slotW / 2, width: Math.max(2, slotW * (b.to - b.from + 1)), y: M.t, height: H - M.t - M.b, "data-band": b.kind });
+    const lane = LANES[b.kind];
+    const y = lane === undefined ? M.t : M.t + lane * 7;
+    const r = svgEl("rect", { class: "band " + b.cls + (lane === undefined ? "" : " lane"), x: x(b.from) - slotW / 2, width: Math.max(2, slotW * (b.to - b.from + 1)),
+      y, height: lane === undefined ? H - M.t - M.b : 6, "data-band": b.kind });
     r.append(svgEl("title", {}, b.title || b.label));
     g.append(r);
   }
