@@ -154,7 +154,7 @@ func TestRunAllHeldNow(t *testing.T) {
 	}
 	body := a.text("#confirm-body")
 	for _, want := range []string{"Each of the 7 scheduled jobs of payments", "without spending an attempt",
-		"they go through payments's gates — the pause, the circuit, its concurrency and rate limits and the recovery ramp — which pace them", "payments is paused: they stay held until it is resumed."} {
+		"they go through the gates of payments — the pause, the circuit, its concurrency and rate limits and the recovery ramp — which pace them", "payments is paused: they stay held until it is resumed."} {
 		if !strings.Contains(body, want) {
 			t.Errorf("confirmation body %q lacks %q", body, want)
 		}
@@ -163,9 +163,11 @@ func TestRunAllHeldNow(t *testing.T) {
 		t.Errorf("confirm button = %q", got)
 	}
 	a.shot("run-held-confirm-1280")
+	cardShot(t, a, "#confirm", "run-held-dialog-1280")
 	checkAxe(t, a.tab, "run all held confirmation")
 	setViewport(t, a.tab, 390, 844)
 	a.shot("run-held-confirm-390")
+	cardShot(t, a, "#confirm", "run-held-dialog-390")
 	setViewport(t, a.tab, 1280, 900)
 	a.click("#confirm-no")
 	a.tab.WaitFor(`!document.getElementById("confirm").open`)

@@ -19,7 +19,7 @@ export function runHeldText(n, name, paused) {
   return {
     title: `Run ${jobs} of ${name} now?`,
     body: `Each of the ${jobs} of ${name} (held by its gates or waiting out a backoff) becomes due now, without spending an attempt. ` +
-      `They are not sent at once: they go through ${name}'s gates — the pause, the circuit, its concurrency and rate limits and the recovery ramp — which pace them to the provider.` +
+      `They are not sent at once: they go through the gates of ${name} — the pause, the circuit, its concurrency and rate limits and the recovery ramp — which pace them to the provider.` +
       (paused ? ` ${name} is paused: they stay held until it is resumed.` : "") +
       " If the count changes before the server acts, nothing is done and you are asked again.",
     yes: `Run ${num(n)} ${n === 1 ? "job" : "jobs"} now`,
@@ -77,7 +77,7 @@ export async function runAllHeld(f, ep, stale, changedFrom) {
     throw e;
   }
   if (stale()) return null;
-  toast(`${num(res.count)} ${res.count === 1 ? "job is" : "jobs are"} due now; ${ep.name}'s gates pace them.` +
+  toast(`${num(res.count)} ${res.count === 1 ? "job is" : "jobs are"} due now; the gates of ${ep.name} pace them.` +
     (res.failed.length ? ` ${num(res.failed.length)} could not be run now (run or finished since).` : ""));
   return res;
 }
