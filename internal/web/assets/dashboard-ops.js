@@ -4,7 +4,7 @@
 // buttons; other keys see the same state without them. Everything goes
 // through the public /v1 API (dashboard-api.js), like the rest of the page.
 import { h, toast } from "./ui.js";
-import { circuitOpenEnd } from "./console-kit.js";
+import { circuitOpenEnd, GATE_NAMES } from "./console-kit.js";
 import { api, ApiError, query } from "./dashboard-api.js";
 import { countText, when, timeEl, plainTimes } from "./dashboard-format.js";
 import { waitingText } from "./view-overview.js";
@@ -140,7 +140,7 @@ function heldJobs(enc, stale) {
     const gate = page.jobs.length && page.jobs[0].heldBy ? page.jobs[0].heldBy.gate : "";
     const n = page.held;
     heldNote.dataset.held = String(n);
-    heldNote.textContent = n > 0 ? `${countText(n, page.heldCapped)} due job${n === 1 ? "" : "s"} held by ${HELD_BY[gate] || gate || "its gates"}.`
+    heldNote.textContent = n > 0 ? `${countText(n, page.heldCapped)} due job${n === 1 ? "" : "s"} held by ${HELD_BY[gate] || GATE_NAMES[gate] || gate || "its gates"}.`
       : page.due > 0 ? waitingText({ due: page.due, dueCapped: page.heldCapped, dispatcher: page.dispatcher })
         : "No due job of this endpoint is held by its gates now.";
   };
