@@ -1,10 +1,13 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
 	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/internal/store/postgres"
+	"github.com/getratchet/ratchet/internal/store/postgres/pgtest"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -15,7 +18,22 @@ import (
 // costs about 11,000 index entries, not 200,000. BenchmarkHeldCountAll
 // reads every due entry instead, for comparison (docs/dashboard.md).
 func BenchmarkHeldCount(b *testing.B) {
-	h, _ := seedDue(b, 200_000, 1_000)
+	h, _ := seedDue(b, newHarness(&testing.T{}), 200_000, 1_000)
+	benchHeld(b, h)
+}
+
+// BenchmarkHeldCountPostgres is BenchmarkHeldCount on PostgreSQL
+// (RATCHET_TEST_POSTGRES_URL).
+func BenchmarkHeldCountPostgres(b *testing.B) {
+	st, err := postgres.Open(context.Background(), pgtest.URL(b), postgres.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, _ := seedDue(b, newHarnessOn(&testing.T{}, st), 200_000, 1_000)
+	benchHeld(b, h)
+}
+
+func benchHeld(b *testing.B, h *harness) {
 	b.ResetTimer()
 	for b.Loop() {
 		p, err := h.e.HeldJobs(h.ctx, h.owner, "payments", 0, 1)
@@ -27,7 +45,7 @@ func BenchmarkHeldCount(b *testing.B) {
 
 // BenchmarkHeldCountAll counts the same due jobs by reading each.
 func BenchmarkHeldCountAll(b *testing.B) {
-	h, ep := seedDue(b, 200_000, 1_000)
+	h, ep := seedDue(b, newHarness(&testing.T{}), 200_000, 1_000)
 	now := h.clk.Now().UnixMilli()
 	b.ResetTimer()
 	for b.Loop() {
@@ -46,8 +64,7 @@ func BenchmarkHeldCountAll(b *testing.B) {
 
 // seedDue makes a paused endpoint with due jobs due now and later jobs
 // due in an hour.
-func seedDue(b *testing.B, due, later int) (*harness, *store.Endpoint) {
-	h := newHarness(&testing.T{})
+func seedDue(b *testing.B, h *harness, due, later int) (*harness, *store.Endpoint) {
 	ep := h.endpoint("payments", `{"maxConcurrent":3}`)
 	tl := h.tool(`{"name":"pay","version":"1","endpoint":"payments"}`)
 	if _, err := h.e.PauseEndpoint(h.ctx, h.owner, "payments", ""); err != nil {
