@@ -121,7 +121,7 @@ func writeRecoveryTable(w io.Writer, res simulate.RecoveryResult) {
 		c.Backlog, c.CapacityPerS, c.RetryAfterS, c.MaxConcurrent, c.Seed)
 	fmt.Fprintf(w, "Policy: %d attempts, %d ms, ×%s, cap %d ms, ±%s %%; throttles spend attempts: %t.\n",
 		c.Policy.MaxAttempts, c.Policy.InitialDelayMs, fnum(c.Policy.Multiplier), c.Policy.MaxDelayMs, fnum(c.Policy.JitterPercent), c.ThrottleSpendsAttempt)
-	fmt.Fprintf(w, "Ramp: limit %s/s, start %s %%, ×%s per clean step until the first throttle, then +%s %% of the limit, ×%s on a throttle, steps of %s ms.\n",
+	fmt.Fprintf(w, "Ramp: limit %s/s, start %s %%, ×%s per clean step until the first throttle, then +%s %% of the rate of the last cut, ×%s on a throttle, steps of %s ms.\n",
 		fnum(p.LimitPerS), fnum(p.StartPercent), fnum(p.SlowStartFactor), fnum(p.IncreasePercent), fnum(p.DecreaseFactor), fnum(p.StepMs))
 	fmt.Fprintf(w, "The provider's pace through the backlog (backlog ÷ capacity): %s s.\n\n", fnum(res.IdealDrainS))
 	fmt.Fprintf(w, "%-8s  %8s  %8s  %9s  %-16s  %-16s  %9s  %4s\n", "strategy", "requests", "refused", "refused %", "busiest second", "drain", "exhausted", "left")

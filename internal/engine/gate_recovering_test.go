@@ -243,3 +243,32 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// TestRaisedLimitRamps: raising an endpoint's rate limit starts the ramp
+// at the old limit's rate, growing by a tenth of it a second, not at the
+// new limit at once.
+func TestRaisedLimitRamps(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, h *harness) {
+		h.endpoint("api", `{"maxConcurrent":100,"rateLimitPerMinute":600}`) // 10 a second
+		h.tool(`{"name":"call","version":"1","endpoint":"api"}`)
+		for range 100 {
+			h.enqueue("call@1", nil)
+		}
+		ep, _ := h.e.Endpoint(h.ctx, h.owner, "api")
+		pol, err := engine.CurrentPolicy(ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol.RateLimitPerMinute = ptr(int64(6000)) // 100 a second
+		if ep, err = h.e.UpdateEndpointPolicy(h.ctx, h.owner, "api", ep.Version, pol); err != nil {
+			t.Fatal(err)
+		}
+		if ep.Recovery.Rate != 10_000 || ep.Recovery.Ceiling != 10_000 {
+			t.Fatalf("after raising the limit: recovery %+v, want from 10 a second", ep.Recovery)
+		}
+		h.clk.Advance(time.Millisecond)
+		if got := []int{h.claimSecond(200), h.claimSecond(200), h.claimSecond(200)}; !equalInts(got, []int{10, 10, 11}) {
+			t.Fatalf("claims a second after the raise = %v, want 10, 10, 11", got)
+		}
+	})
+}

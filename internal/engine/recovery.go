@@ -51,6 +51,36 @@ func startRecovery(ep *store.Endpoint, now int64) {
 	ep.Recovery = store.Recovery{Rate: start, StartedAt: now, AdjustedAt: now}
 }
 
+// rampAfterRise starts the ramp when an update raised the endpoint's
+// rate limit or maxConcurrent (from before): the rate goes up from the old
+// limit's (a raised rate limit) or from the claims of the last second (a
+// raised maxConcurrent) by additive steps, not at once. An endpoint that
+// is recovering, paused or not closed keeps what it has.
+func (e *Engine) rampAfterRise(ctx context.Context, q store.Queries, ep *store.Endpoint, before wire.EndpointSettings, now int64) error {
+	if ep.Recovery.Rate != 0 || ep.PausedAt != 0 || ep.CircuitState != wire.CircuitClosed {
+		return nil
+	}
+	var from int64
+	switch {
+	case before.RateLimitPerMinute != nil && (ep.RateLimitPerMinute == nil || *ep.RateLimitPerMinute > *before.RateLimitPerMinute):
+		from = *before.RateLimitPerMinute * 1000 / 60
+	case ep.MaxConcurrent > before.MaxConcurrent:
+		n, _, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: now - RecoveryWindowMs + 1, Limit: 1_000_000})
+		if err != nil {
+			return err
+		}
+		from = n * 1000
+	default:
+		return nil
+	}
+	from = max(1000, from)
+	ep.Recovery = store.Recovery{Rate: from, Ceiling: from, StartedAt: now, AdjustedAt: now}
+	if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
+		return err
+	}
+	return e.recoveryEvent(ctx, q, ep, store.Recovery{}, now)
+}
+
 // recoveryStepOf is the additive step above the rate of the last cut.
 func recoveryStepOf(ceiling int64) int64 { return max(1000, ceiling/10) }
 

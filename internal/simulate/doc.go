@@ -112,16 +112,16 @@
 //	| strategy | requests | refused | busiest second | drain          | exhausted |
 //	|----------|----------|---------|----------------|----------------|-----------|
 //	| at-once  |   16,451 |  69.6 % |            636 | 94.8 s, 1.90 × |         0 |
-//	| ramp     |    5,250 |   4.8 % |            159 | 71.6 s, 1.43 × |         0 |
-//	| learned  |    5,014 |   0.3 % |            103 | 59.1 s, 1.18 × |         0 |
+//	| ramp     |    5,112 |   2.2 % |            159 | 64.3 s, 1.29 × |         0 |
+//	| learned  |    5,010 |   0.2 % |            102 | 56.7 s, 1.13 × |         0 |
 //
 // Released at once, the backlog reaches the provider at the pace of the
 // in-flight limit (about 625 a second), seven in ten requests are refused,
 // and the throttled jobs come back in waves after their backoff. The ramp
-// refuses few, but its additive step (a tenth of the limit, not of the
-// provider's capacity) saws above and below the capacity, so it drains
-// slower than the provider's pace; the higher the configured limit is above
-// the capacity, the larger the saw (limit 500: 12 % refused). Learned
-// limits hold the rate at the capacity. TestRecoveryFigures keeps these
+// refuses few and drains within 1.3 × the provider's pace: its additive
+// step is a tenth of the rate of its last cut (the pace at which the
+// provider last pushed back), as the engine's ramp, so a configured limit
+// far above the capacity does not widen its saw. Learned limits hold the
+// rate at the capacity. TestRecoveryFigures keeps these
 // claims true; every figure is simulated time, seeded and exact.
 package simulate

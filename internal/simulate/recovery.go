@@ -83,7 +83,8 @@ type Recovery struct {
 // rate, updated once per StepMs. It starts at max(1, StartPercent % of
 // LimitPerS), multiplies by SlowStartFactor after each step of clean answers
 // until the first throttle (slow start), then adds IncreasePercent % of
-// LimitPerS per clean step; a step with a 429, a 5xx or a timeout cuts it to
+// the rate of the last cut per clean step (as the engine's ramp: the pace
+// at which the provider last pushed back); a step with a 429, a 5xx or a timeout cuts it to
 // DecreaseFactor × the rate (so at most one cut per step), never below 1.
 // It is never above LimitPerS. The rate grows only in a step where it held
 // a job back, as TCP grows a window only when the window is the limit.
@@ -91,7 +92,7 @@ type RampParams struct {
 	LimitPerS       float64 `json:"limitPerS"`       // the endpoint's configured rate, requests per second; default 200
 	StartPercent    float64 `json:"startPercent"`    // default 10
 	SlowStartFactor float64 `json:"slowStartFactor"` // default 2; 1 skips slow start
-	IncreasePercent float64 `json:"increasePercent"` // of LimitPerS per step; default 10
+	IncreasePercent float64 `json:"increasePercent"` // of the rate of the last cut per step (at least 1 a second); default 10
 	DecreaseFactor  float64 `json:"decreaseFactor"`  // default 0.7
 	StepMs          float64 `json:"stepMs"`          // default 1000
 }
@@ -166,7 +167,7 @@ func (p RampParams) validate(errs *field.Errors) {
 	check("limitPerS", p.LimitPerS, 0, 1_000_000, true, "must be a number of requests per second greater than 0 and at most 1000000")
 	check("startPercent", p.StartPercent, 0, 100, true, "must be a percentage of the limit greater than 0 and at most 100")
 	check("slowStartFactor", p.SlowStartFactor, 1, 16, false, "must be a factor from 1 (no slow start) through 16")
-	check("increasePercent", p.IncreasePercent, 0, 100, true, "must be a percentage of the limit per step greater than 0 and at most 100")
+	check("increasePercent", p.IncreasePercent, 0, 100, true, "must be a percentage of the rate of the last cut per step, greater than 0 and at most 100")
 	check("decreaseFactor", p.DecreaseFactor, 0, 1, true, "must be a factor greater than 0 and below 1")
 	if p.DecreaseFactor == 1 {
 		errs.Add("ramp.decreaseFactor", "1", "must be a factor greater than 0 and below 1")

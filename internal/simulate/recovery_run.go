@@ -339,6 +339,7 @@ type pacer struct {
 	rate    float64 // requests per second allowed now
 	ceiling float64 // LimitPerS, or the learned limit when lower
 	slow    bool    // in slow start: no throttle seen yet
+	cutAt   float64 // the rate of the last cut: the additive increase is a share of it, as the engine's ramp
 	next    float64 // earliest time of the next admission, ms
 	last    float64 // time of the last admission, ms
 	wakeAt  float64 // when a wake event is pending, or −1
@@ -381,6 +382,17 @@ func (p *pacer) answer(ok bool, capacity float64) {
 	}
 }
 
+// increaseBase is what the additive increase is a share of: the rate of
+// the last cut, as the engine's ramp (internal/engine/recovery.go) —
+// the provider's pace as last found — or the configured limit before any
+// cut (learned limits).
+func (p *pacer) increaseBase() float64 {
+	if p.cutAt > 0 {
+		return p.cutAt
+	}
+	return p.p.LimitPerS
+}
+
 // step ends an AIMD step: a throttle cuts the rate (once, however many
 // came), a clean step that held jobs back grows it, by slow start's factor
 // or by the additive increase.
@@ -388,11 +400,11 @@ func (p *pacer) step() {
 	switch {
 	case p.throttled:
 		p.rate = min(p.ceiling, max(1, p.rate*p.p.DecreaseFactor))
-		p.slow = false
+		p.slow, p.cutAt = false, p.rate
 	case p.answered && p.held && p.slow:
 		p.rate = min(p.ceiling, p.rate*p.p.SlowStartFactor)
 	case p.answered && p.held:
-		p.rate = min(p.ceiling, p.rate+p.p.IncreasePercent/100*p.p.LimitPerS)
+		p.rate = min(p.ceiling, p.rate+max(1, p.p.IncreasePercent/100*p.increaseBase()))
 	}
 	p.throttled, p.answered, p.held = false, false, false
 	p.next = min(p.next, p.last+1000/p.rate)
