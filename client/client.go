@@ -141,6 +141,8 @@ type (
 	Enqueued = wire.JobBatchItem
 	// JobPage is one page of a job list; NextCursor is nil on the last page.
 	JobPage = wire.JobList
+	// HeldPage is a page of an endpoint's held jobs with their count.
+	HeldPage = wire.HeldList
 	// FlowKeyList is an endpoint's busiest flow keys.
 	FlowKeyList = wire.FlowKeyList
 	// JobCounts is the count of each job state and the total.
@@ -553,7 +555,7 @@ func (c *Client) OpenCircuit(ctx context.Context, name string) (*Endpoint, error
 // HeldJobs lists the endpoint's due jobs that one of its gates holds now,
 // newest first, each with HeldBy; cursor is "" for the first page and
 // limit 0 for the default (100).
-func (c *Client) HeldJobs(ctx context.Context, name, cursor string, limit int) (*JobPage, error) {
+func (c *Client) HeldJobs(ctx context.Context, name, cursor string, limit int) (*HeldPage, error) {
 	v := url.Values{}
 	if cursor != "" {
 		v.Set("cursor", cursor)
@@ -561,7 +563,7 @@ func (c *Client) HeldJobs(ctx context.Context, name, cursor string, limit int) (
 	if limit > 0 {
 		v.Set("limit", strconv.Itoa(limit))
 	}
-	var p JobPage
+	var p HeldPage
 	_, err := c.do(ctx, "GET", "/v1/endpoints/"+url.PathEscape(name)+"/held?"+v.Encode(), nil, &p)
 	return &p, err
 }
@@ -868,6 +870,18 @@ func (c *Client) History(ctx context.Context, endpoint string, hours int) (*wire
 	}
 	var out wire.History
 	_, err := c.do(ctx, "GET", path, nil, &out)
+	return &out, err
+}
+
+// HistoryMinutes is History over the last minutes (15 through 2880), with
+// each endpoint's failures by class, latency and markers minute by minute.
+func (c *Client) HistoryMinutes(ctx context.Context, endpoint string, minutes int) (*wire.History, error) {
+	q := url.Values{"minutes": {strconv.Itoa(minutes)}}
+	if endpoint != "" {
+		q.Set("endpoint", endpoint)
+	}
+	var out wire.History
+	_, err := c.do(ctx, "GET", "/v1/history?"+q.Encode(), nil, &out)
 	return &out, err
 }
 

@@ -70,6 +70,7 @@ var bounds = map[string]Range{
 	"listLimit":               {1, MaxListLimit},
 	"keysLimit":               {1, MaxKeysLimit},
 	"historyHours":            {HistoryMinHours, HistoryMaxHours},
+	"historyMinutes":          {HistoryMinMinutes, HistoryMaxMinutes},
 	"catchUpLimit":            {1, MaxCatchUpLimit},
 	"spreadMs":                {0, MaxSpreadMs},
 	"previewCount":            {1, MaxPreviewCount},

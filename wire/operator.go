@@ -13,6 +13,16 @@ type EndpointPauseRequest struct {
 	Reason string `json:"reason,omitempty" maxLength:"500" doc:"free text for the people who see the pause; at most 500 characters"`
 }
 
+// HeldList is GET /v1/endpoints/{name}/held: a page of the endpoint's held
+// jobs and how many are held in all, the same count as the overview's.
+type HeldList struct {
+	JobList
+	Due        int64       `json:"due" doc:"the endpoint's due jobs, held or not: the overview's due"`
+	Held       int64       `json:"held" doc:"due jobs the endpoint's gates hold now, all pages together: due when a gate holds them, 0 when none does"`
+	HeldCapped bool        `json:"heldCapped" doc:"due and held are lower bounds (the overview's dueCapped)"`
+	Dispatcher *Dispatcher `json:"dispatcher" doc:"as in the overview: set when Ratchet's HTTP dispatcher delivers some of the endpoint's tools"`
+}
+
 // HeldQuery is the query of GET /v1/endpoints/{name}/held.
 type HeldQuery struct {
 	Cursor string `json:"cursor,omitempty" doc:"nextCursor of the previous page"`

@@ -17,13 +17,16 @@ func (a *API) overview(c *call[none]) (*wire.Overview, error) {
 	out := &wire.Overview{Now: ft(a.e.Clock().Now().UnixMilli()), Endpoints: []wire.OverviewEndpoint{}}
 	for _, o := range ovs {
 		v := wire.OverviewEndpoint{Endpoint: endpointView(o.Endpoint, a.e.Clock().Now().UnixMilli()), Running: o.Running, ClaimsInWindow: o.ClaimsInWindow, Scheduled: o.Scheduled,
-			Due: o.Due, Outcomes5m: orEmptyMap(o.Outcomes5m), Outcomes1h: orEmptyMap(o.Outcomes1h)}
+			Due: o.Due, DueCapped: o.DueCapped, Outcomes5m: orEmptyMap(o.Outcomes5m), Outcomes1h: orEmptyMap(o.Outcomes1h)}
 		if o.HeldBy != "" {
 			h := &wire.Hold{Gate: o.HeldBy, Detail: o.HeldDetail}
 			if o.HeldUntil > 0 {
 				h.Until = ft(o.HeldUntil)
 			}
 			v.HeldBy = h
+		}
+		if o.HTTPTools > 0 {
+			v.Dispatcher = &wire.Dispatcher{Concurrency: a.e.DeliveryConcurrency(), WorkerTools: o.WorkerTools > 0}
 		}
 		out.Endpoints = append(out.Endpoints, v)
 	}
@@ -51,7 +54,17 @@ func (a *API) history(c *call[wire.HistoryQuery]) (*wire.History, error) {
 		}
 		hours = n
 	}
-	res, err := a.e.History(c.ctx(), c.p, c.in.Endpoint, hours)
+	minutes := hours * 60
+	if c.in.Minutes != "" {
+		n, err := strconv.Atoi(c.in.Minutes)
+		if err != nil || c.in.Hours != "" {
+			return nil, field.New("minutes", strconv.Quote(c.in.Minutes), "must be an integer from "+strconv.Itoa(wire.HistoryMinMinutes)+" through "+strconv.Itoa(wire.HistoryMaxMinutes)+", without hours")
+		}
+		minutes = n
+	} else if hours < wire.HistoryMinHours || hours > wire.HistoryMaxHours {
+		return nil, field.New("hours", strconv.Itoa(hours), "must be an integer from 1 through "+strconv.Itoa(wire.HistoryMaxHours))
+	}
+	res, err := a.e.HistoryMinutes(c.ctx(), c.p, c.in.Endpoint, minutes)
 	if err != nil {
 		return nil, err
 	}

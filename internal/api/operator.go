@@ -36,21 +36,24 @@ func (a *API) flowKeys(c *call[wire.FlowKeysQuery]) (*wire.FlowKeyList, error) {
 	return a.e.FlowKeys(c.ctx(), c.p, c.r.PathValue("name"), n)
 }
 
-func (a *API) heldJobs(c *call[wire.HeldQuery]) (*wire.JobList, error) {
+func (a *API) heldJobs(c *call[wire.HeldQuery]) (*wire.HeldList, error) {
 	after, limit, err := pageParams(c.in.Cursor, c.in.Limit)
 	if err != nil {
 		return nil, err
 	}
-	jobs, hold, err := a.e.HeldJobs(c.ctx(), c.p, c.r.PathValue("name"), after, limit)
+	page, err := a.e.HeldJobs(c.ctx(), c.p, c.r.PathValue("name"), after, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := &wire.JobList{Jobs: []wire.Job{}}
-	for i := range jobs {
-		out.Jobs = append(out.Jobs, jobView(&jobs[i], nil, hold, false))
+	out := &wire.HeldList{JobList: wire.JobList{Jobs: []wire.Job{}}, Due: page.Due, Held: page.Held, HeldCapped: page.Capped}
+	if page.HTTPTools > 0 {
+		out.Dispatcher = &wire.Dispatcher{Concurrency: a.e.DeliveryConcurrency(), WorkerTools: page.WorkerTools > 0}
 	}
-	if len(jobs) == limit {
-		next := strconv.FormatInt(jobs[len(jobs)-1].ID, 10)
+	for i := range page.Jobs {
+		out.Jobs = append(out.Jobs, jobView(&page.Jobs[i], nil, page.Hold, false))
+	}
+	if len(page.Jobs) == limit {
+		next := strconv.FormatInt(page.Jobs[len(page.Jobs)-1].ID, 10)
 		out.NextCursor = &next
 	}
 	return out, nil

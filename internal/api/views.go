@@ -191,16 +191,16 @@ func workerView(w *store.Worker) wire.WorkerStatus {
 func historyView(r *engine.HistoryResult) *wire.History {
 	out := &wire.History{MinuteMs: 60_000, From: ft(r.From), To: ft(r.To), Series: []wire.HistorySeries{}}
 	index := map[string]int{}
-	for _, name := range r.Endpoints {
+	for i, name := range r.Endpoints {
 		index[name] = len(out.Series)
-		out.Series = append(out.Series, wire.HistorySeries{Endpoint: name, Points: []wire.HistoryPoint{}})
+		out.Series = append(out.Series, historySeries(name, r.From, r.Details[i]))
 	}
 	for _, h := range r.Points {
 		i, ok := index[h.Endpoint]
 		if !ok {
 			index[h.Endpoint] = len(out.Series)
 			i = len(out.Series)
-			out.Series = append(out.Series, wire.HistorySeries{Endpoint: h.Endpoint, Points: []wire.HistoryPoint{}})
+			out.Series = append(out.Series, historySeries(h.Endpoint, r.From, engine.EndpointDetail{DetailFrom: r.From}))
 		}
 		var avg int64
 		if h.LagCount > 0 {
@@ -210,6 +210,19 @@ func historyView(r *engine.HistoryResult) *wire.History {
 			Failed: h.Failed, TimedOut: h.TimedOut, LagAvgMs: avg, LagMaxMs: h.LagMaxMs})
 	}
 	return out
+}
+
+// historySeries is an endpoint's series before its points: its detail
+// and markers.
+func historySeries(name string, from int64, d engine.EndpointDetail) wire.HistorySeries {
+	s := wire.HistorySeries{Endpoint: name, Points: []wire.HistoryPoint{}, Detail: []wire.HistoryDetail{}, Markers: []wire.HistoryMarker{}, DetailFrom: ft(max(from, d.DetailFrom))}
+	for _, m := range d.Minutes {
+		s.Detail = append(s.Detail, wire.HistoryDetail{At: ft(m.Minute), Attempts: m.Attempts, Failures: m.Failures, LatencyP50Ms: m.P50, LatencyP95Ms: m.P95})
+	}
+	for _, m := range d.Markers {
+		s.Markers = append(s.Markers, wire.HistoryMarker{At: ft(m.At), Kind: wire.EndpointEventKind(m.Kind), Detail: m.Detail})
+	}
+	return s
 }
 
 func endpointEventView(ev *store.EndpointEvent) wire.EndpointEvent {

@@ -66,6 +66,11 @@ type Config struct {
 	// DeliveryPolicy is where HTTP deliveries may connect; publish refuses
 	// a delivery URL whose host is an address it refuses.
 	DeliveryPolicy webhook.Policy
+	// DeliveryConcurrency is how many HTTP deliveries this node's
+	// dispatcher (internal/delivery) runs at once, 0 when it runs none:
+	// the overview and explain name it when an HTTP-delivered endpoint's
+	// due jobs wait for the dispatcher rather than a gate.
+	DeliveryConcurrency int
 }
 
 // Observer is told about events worth counting. The HTTP server turns them

@@ -789,8 +789,39 @@ func (e *Engine) holdOf(ctx context.Context, q store.Queries, j *store.Job, now 
 			return kg, err
 		}
 	}
+	if http, err := e.httpTool(ctx, q, j.ToolID); err != nil || http {
+		return &Hold{Gate: wire.GateNone, Detail: e.dispatcherBehind()}, err
+	}
 	return &Hold{Gate: wire.GateNone, Detail: fmt.Sprintf("due and claimable: waiting for a worker allowed to run %s@%s", j.Tool, j.Version)}, nil
 }
+
+// httpTool says whether Ratchet's dispatcher delivers the tool over HTTP,
+// from what the engine knows of tools (they never change) or, the first
+// time, from the store.
+func (e *Engine) httpTool(ctx context.Context, q store.Queries, toolID int64) (bool, error) {
+	if v, ok := e.delivery.isHTTP.Load(toolID); ok {
+		return v.(bool), nil
+	}
+	t, err := q.ToolGetAnyProject(ctx, toolID)
+	if err != nil {
+		return false, err
+	}
+	e.noteTool(t)
+	return len(t.Delivery) > 0, nil
+}
+
+// dispatcherBehind is what holds a due HTTP-delivered job that no gate
+// holds: no worker runs it, the dispatcher has not reached it yet.
+func (e *Engine) dispatcherBehind() string {
+	if e.cfg.DeliveryConcurrency <= 0 {
+		return "due and claimable: waiting for the HTTP dispatcher, which runs on other nodes (none on this one)"
+	}
+	return "due and claimable: the HTTP dispatcher is behind (delivery concurrency " + strconv.Itoa(e.cfg.DeliveryConcurrency) + " on this node); it sends the job when a request slot frees"
+}
+
+// DeliveryConcurrency is how many HTTP deliveries this node runs at once,
+// 0 when it runs none (Config.DeliveryConcurrency).
+func (e *Engine) DeliveryConcurrency() int { return e.cfg.DeliveryConcurrency }
 
 // endpointGate evaluates the gates of an endpoint at now once per
 // endpoint, keeping the result in gates.

@@ -148,39 +148,58 @@ func (e *Engine) Workers(ctx context.Context, p *Principal) ([]store.Worker, err
 	return out, storeErr(err, "workers")
 }
 
-// HistoryResult is the roll-ups of [From, To).
+// HistoryResult is the roll-ups of [From, To), with each endpoint's
+// detail (history_detail.go).
 type HistoryResult struct {
 	From, To  int64
 	Endpoints []string             // the endpoints asked about, by name
 	Points    []store.HistoryPoint // by endpoint name, then minute
+	Details   []EndpointDetail     // by endpoint, in the order of Endpoints
 }
 
 // History reads the project's per-minute roll-ups of the last hours
 // (1–48), of one endpoint or every one.
 func (e *Engine) History(ctx context.Context, p *Principal, endpoint string, hours int) (*HistoryResult, error) {
-	// Any key may read it, as the overview.
 	if hours < wire.HistoryMinHours || hours > wire.HistoryMaxHours {
 		return nil, invalidField("hours", strconv.Itoa(hours), "must be an integer from "+strconv.Itoa(wire.HistoryMinHours)+" through "+strconv.Itoa(wire.HistoryMaxHours))
 	}
+	return e.HistoryMinutes(ctx, p, endpoint, hours*60)
+}
+
+// HistoryMinutes reads the project's per-minute roll-ups of the last
+// minutes (15 through 48 hours' worth), of one endpoint or every one, and
+// each endpoint's detail over the same range: failures by class, latency
+// and the markers of pauses and circuit changes.
+func (e *Engine) HistoryMinutes(ctx context.Context, p *Principal, endpoint string, minutes int) (*HistoryResult, error) {
+	// Any key may read it, as the overview.
+	if minutes < wire.HistoryMinMinutes || minutes > wire.HistoryMaxMinutes {
+		return nil, invalidField("minutes", strconv.Itoa(minutes), "must be an integer from "+strconv.Itoa(wire.HistoryMinMinutes)+" through "+strconv.Itoa(wire.HistoryMaxMinutes))
+	}
 	to := e.nowMs() / minuteMs * minuteMs
-	res := &HistoryResult{From: to - int64(hours)*time.Hour.Milliseconds(), To: to}
+	res := &HistoryResult{From: to - int64(minutes)*minuteMs, To: to}
 	err := e.st.Read(ctx, func(q store.Queries) error {
 		params := &store.HistoryListParams{ProjectID: p.ProjectID, From: res.From, To: res.To}
+		var eps []store.Endpoint
 		if endpoint != "" {
 			ep, err := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ProjectID, Name: endpoint})
 			if err != nil {
 				return storeErr(err, "endpoint "+strconv.Quote(endpoint))
 			}
 			params.EndpointID = ep.ID
-			res.Endpoints = []string{ep.Name}
+			eps = []store.Endpoint{*ep}
 		} else {
-			eps, err := q.EndpointList(ctx, p.ProjectID)
+			var err error
+			if eps, err = q.EndpointList(ctx, p.ProjectID); err != nil {
+				return err
+			}
+		}
+		for i := range eps {
+			res.Endpoints = append(res.Endpoints, eps[i].Name)
+			d, err := historyDetail(ctx, q, p.ProjectID, &eps[i], res.From, res.To)
 			if err != nil {
 				return err
 			}
-			for _, ep := range eps {
-				res.Endpoints = append(res.Endpoints, ep.Name)
-			}
+			res.Details = append(res.Details, d)
 		}
 		var err error
 		res.Points, err = q.HistoryList(ctx, params)

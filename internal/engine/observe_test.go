@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -346,4 +347,52 @@ func TestHistoryRollUpCost(t *testing.T) {
 		}
 		run(t, newHarnessOn(t, st))
 	})
+}
+
+// TestHistoryDetail: over a 15-minute range, historyScenario's minutes
+// carry their failures by class (the 503 a server error, the expired
+// lease a timeout) and the latency of the attempts answered (10 s and
+// 20 s: the lease that expired is not a latency), and the endpoint's
+// events (a pause, its resume and the ramp it starts) are markers; the
+// minutes query refuses what is out of bounds.
+func TestHistoryDetail(t *testing.T) {
+	h := newHarness(t)
+	historyScenario(t, h)
+	if _, err := h.e.PauseEndpoint(h.ctx, h.owner, "stripe", "incident"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.e.ResumeEndpoint(h.ctx, h.owner, "stripe"); err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Advance(time.Minute)
+	res, err := h.e.HistoryMinutes(h.ctx, h.owner, "stripe", 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.To-res.From != 15*60_000 || len(res.Details) != 1 {
+		t.Fatalf("range %d ms, %d details", res.To-res.From, len(res.Details))
+	}
+	d := res.Details[0]
+	want := []engine.MinuteDetail{
+		{Minute: t0.UnixMilli(), Attempts: 2, Failures: map[string]int64{"server_error": 1}, P50: 10_000, P95: 20_000, Answered: 2},
+		{Minute: t0.Add(time.Minute).UnixMilli(), Attempts: 1, Failures: map[string]int64{"timeout": 1}},
+	}
+	if fmt.Sprint(d.Minutes) != fmt.Sprint(want) || d.Capped || d.DetailFrom != res.From {
+		t.Errorf("minutes = %+v (capped %v, from %d), want %+v", d.Minutes, d.Capped, d.DetailFrom, want)
+	}
+	var kinds []string
+	for _, m := range d.Markers {
+		kinds = append(kinds, m.Kind)
+	}
+	// The endpoint's event log, oldest first: the resume starts the ramp.
+	if strings.Join(kinds, ",") != "paused,resumed,recovery_started" || !strings.Contains(d.Markers[0].Detail, "bootstrap owner: paused endpoint stripe: incident") {
+		t.Errorf("markers = %+v, want the pause, the resume and the recovery it starts", d.Markers)
+	}
+	for _, m := range []int{14, 0, 2881} {
+		if _, err := h.e.HistoryMinutes(h.ctx, h.owner, "", m); err == nil {
+			t.Errorf("HistoryMinutes(%d) = nil error", m)
+		} else if fs, ok := field.As(err); !ok || fs[0].Field != "minutes" {
+			t.Errorf("HistoryMinutes(%d) = %v, want a field error on minutes", m, err)
+		}
+	}
 }

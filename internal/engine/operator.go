@@ -203,19 +203,32 @@ func (e *Engine) setCircuit(ctx context.Context, p *Principal, name, action stri
 	return ep, storeErr(err, "endpoint "+strconv.Quote(name))
 }
 
+// HeldPage is a page of an endpoint's held jobs, what holds them, and how
+// many are held in all: the count the overview shows (dueCount), so the
+// two pages say the same number.
+type HeldPage struct {
+	Jobs   []store.Job
+	Hold   *Hold // nil when no gate holds the endpoint's due jobs
+	Due    int64 // the endpoint's due jobs (dueCount), held or not
+	Held   int64 // Due when a gate holds them; 0 when none does
+	Capped bool  // Due (and Held) is a lower bound (dueCount)
+	// HTTPTools and WorkerTools count the endpoint's tools by who runs
+	// them, as in EndpointOverview.
+	HTTPTools, WorkerTools int
+}
+
 // HeldJobs lists, newest first, the endpoint's due scheduled jobs while one
 // of its gates (paused, circuit, maxConcurrent, rate limit) holds them, with
-// that hold; none when its gates admit claims. Jobs not due yet are held by
-// their due time and not listed.
-func (e *Engine) HeldJobs(ctx context.Context, p *Principal, name string, afterID int64, limit int) ([]store.Job, *Hold, error) {
+// that hold and their count; none when its gates admit claims. Jobs not due
+// yet are held by their due time and not listed.
+func (e *Engine) HeldJobs(ctx context.Context, p *Principal, name string, afterID int64, limit int) (*HeldPage, error) {
 	if err := p.Require(wire.ScopeProducer); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if limit <= 0 || limit > wire.MaxListLimit {
 		limit = wire.DefaultListLimit
 	}
-	var jobs []store.Job
-	var h *Hold
+	out := &HeldPage{}
 	err := e.st.Read(ctx, func(q store.Queries) error {
 		ep, err := q.EndpointGetInProject(ctx, &store.EndpointGetInProjectParams{ProjectID: p.ProjectID, Name: name})
 		if err != nil {
@@ -225,6 +238,14 @@ func (e *Engine) HeldJobs(ctx context.Context, p *Principal, name string, afterI
 		if err != nil {
 			return err
 		}
+		if out.Due, out.Capped, err = e.endpointDue(ctx, q, p.ProjectID, ep.ID, now); err != nil {
+			return err
+		}
+		tools, err := q.ToolList(ctx, p.ProjectID)
+		if err != nil {
+			return err
+		}
+		out.HTTPTools, out.WorkerTools = toolsOf(tools, ep.ID)
 		g := e.gates(ctx, q, ep, now)
 		if g.err != nil {
 			return g.err
@@ -232,15 +253,16 @@ func (e *Engine) HeldJobs(ctx context.Context, p *Principal, name string, afterI
 		if g.allowed > 0 {
 			return nil
 		}
-		h = &Hold{Gate: g.gate, Detail: g.detail}
+		out.Hold = &Hold{Gate: g.gate, Detail: g.detail}
 		if g.until > 0 {
-			h.Until = FormatTime(g.until)
+			out.Hold.Until = FormatTime(g.until)
 		}
-		jobs, err = q.JobList(ctx, store.JobFilter{ProjectID: p.ProjectID, EndpointID: ep.ID, States: []wire.JobState{wire.JobScheduled},
+		out.Held = out.Due
+		out.Jobs, err = q.JobList(ctx, store.JobFilter{ProjectID: p.ProjectID, EndpointID: ep.ID, States: []wire.JobState{wire.JobScheduled},
 			DueBefore: now, AfterID: afterID, Limit: limit})
 		return err
 	})
-	return jobs, h, storeErr(err, "endpoint "+strconv.Quote(name))
+	return out, storeErr(err, "endpoint "+strconv.Quote(name))
 }
 
 // Writes is the project's count of operator writes (every audited action

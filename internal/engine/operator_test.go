@@ -54,17 +54,17 @@ func testPauseHoldsClaims(t *testing.T, h *harness) {
 	if err != nil || len(ov) != 1 || ov[0].HeldBy != wire.GatePaused || ov[0].HeldDetail != want {
 		t.Fatalf("overview: %v %+v", err, ov)
 	}
-	held, hh, err := h.e.HeldJobs(h.ctx, h.owner, "payments", 0, 100)
-	if err != nil || len(held) != 1 || held[0].ID != j.ID || hh.Gate != wire.GatePaused {
-		t.Fatalf("held: %v %+v %+v", err, held, hh)
+	held, err := h.e.HeldJobs(h.ctx, h.owner, "payments", 0, 100)
+	if err != nil || len(held.Jobs) != 1 || held.Jobs[0].ID != j.ID || held.Hold.Gate != wire.GatePaused || held.Held != 1 {
+		t.Fatalf("held: %v %+v", err, held)
 	}
 	// A job not due yet is held by its due time, not listed as held.
 	later, err := h.e.Enqueue(h.ctx, h.owner, engine.EnqueueRequest{Tool: "pay@1", RunAt: ptr(h.clk.Now().Add(time.Hour))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if held, _, _ := h.e.HeldJobs(h.ctx, h.owner, "payments", 0, 100); len(held) != 1 {
-		t.Fatalf("held lists %d jobs, want only the due one", len(held))
+	if held, _ := h.e.HeldJobs(h.ctx, h.owner, "payments", 0, 100); len(held.Jobs) != 1 || held.Held != 1 {
+		t.Fatalf("held lists %d jobs (count %d), want only the due one", len(held.Jobs), held.Held)
 	}
 	if hold, _ := h.e.Explain(h.ctx, h.owner, later.Job.ID); hold.Gate != wire.GateDueTime {
 		t.Fatalf("a job not due on a paused endpoint: %+v", hold)
@@ -79,7 +79,7 @@ func testPauseHoldsClaims(t *testing.T, h *harness) {
 	if err != nil || res.PausedAt != 0 {
 		t.Fatalf("resume: %v %+v", err, res)
 	}
-	if held, _, _ := h.e.HeldJobs(h.ctx, h.owner, "payments", 0, 100); len(held) != 0 {
+	if held, _ := h.e.HeldJobs(h.ctx, h.owner, "payments", 0, 100); len(held.Jobs) != 0 || held.Held != 0 {
 		t.Fatalf("held after resume: %+v", held)
 	}
 	c := h.claimOne("pay@1")
@@ -114,7 +114,8 @@ func testCircuitByHand(t *testing.T, h *harness) {
 	if hold.Gate != wire.GateCircuit || !strings.Contains(hold.Detail, "opened by hand by bootstrap owner") || hold.Until != engine.FormatTime(ep.CircuitOpenedAt+ep.CircuitOpenMs) {
 		t.Fatalf("explain: %+v", hold)
 	}
-	held, _, _ := h.e.HeldJobs(h.ctx, h.owner, "mail", 0, 100)
+	page, _ := h.e.HeldJobs(h.ctx, h.owner, "mail", 0, 100)
+	held := page.Jobs
 	if len(held) != 1 || held[0].ID != j.ID {
 		t.Fatalf("held: %+v", held)
 	}

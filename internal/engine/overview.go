@@ -14,17 +14,23 @@ type EndpointOverview struct {
 	Running        int64
 	ClaimsInWindow int64 // claims in the last 60 s (the rate window)
 	Scheduled      int64
-	Due            int64     // scheduled and due now, counted up to OverviewDueLimit
+	Due            int64     // scheduled and due now (dueCount)
+	DueCapped      bool      // Due is a lower bound: more than OverviewDueLimit are due and as many scheduled later
 	HeldBy         wire.Gate // the gate holding its due jobs, "" when none
 	HeldUntil      int64     // when that gate opens, 0 if unknown
 	HeldDetail     string
-	Outcomes5m     map[wire.AttemptOutcome]int64 // attempt outcomes finished in the last 5 minutes
-	Outcomes1h     map[wire.AttemptOutcome]int64 // and in the last hour
+	// HTTPTools and WorkerTools count the endpoint's tools that Ratchet's
+	// own dispatcher delivers over HTTP and that workers run: due jobs no
+	// gate holds wait for the one or the other.
+	HTTPTools, WorkerTools int
+	Outcomes5m             map[wire.AttemptOutcome]int64 // attempt outcomes finished in the last 5 minutes
+	Outcomes1h             map[wire.AttemptOutcome]int64 // and in the last hour
 }
 
-// OverviewDueLimit is where the overview stops counting an endpoint's due
-// jobs: the count reads index entries one by one, and the dashboard needs
-// to know that there is a backlog, not its exact size past this.
+// OverviewDueLimit is how many index entries counting an endpoint's due
+// jobs reads at each end (dueCount): the count reads them one by one, and
+// past this both ways the dashboard needs to know that there is a
+// backlog, not its exact size.
 const OverviewDueLimit = 10_000
 
 // Overview reads every endpoint of the project with its gates and recent
@@ -47,6 +53,10 @@ func (e *Engine) Overview(ctx context.Context, p *Principal) ([]EndpointOverview
 		if err != nil {
 			return err
 		}
+		tools, err := q.ToolList(ctx, p.ProjectID)
+		if err != nil {
+			return err
+		}
 		byEndpoint := map[int64]map[wire.JobState]int64{}
 		for _, c := range counts {
 			if byEndpoint[c.EndpointID] == nil {
@@ -57,11 +67,12 @@ func (e *Engine) Overview(ctx context.Context, p *Principal) ([]EndpointOverview
 		for i := range eps {
 			ep := &eps[i]
 			o := EndpointOverview{Endpoint: ep, Running: byEndpoint[ep.ID][wire.JobRunning], Scheduled: byEndpoint[ep.ID][wire.JobScheduled]}
+			o.HTTPTools, o.WorkerTools = toolsOf(tools, ep.ID)
 			if o.ClaimsInWindow, _, err = q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: now - RateWindowMs + 1, Limit: 1 << 40}); err != nil {
 				return err
 			}
 			if o.Scheduled > 0 {
-				if o.Due, err = q.CountDue(ctx, &store.CountDueParams{EndpointID: ep.ID, Now: now, Limit: OverviewDueLimit}); err != nil {
+				if o.Due, o.DueCapped, err = dueCount(ctx, q, ep.ID, o.Scheduled, now); err != nil {
 					return err
 				}
 			}

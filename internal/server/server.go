@@ -159,6 +159,18 @@ func Run(ctx context.Context, cfg Config, stdout io.Writer, log *slog.Logger) er
 	return serve(ctx, cfg, ln, srv, eng, disp, draining, log)
 }
 
+// deliveryConcurrency is how many HTTP deliveries this node runs at once:
+// the flag's value, its default when 0, none when negative.
+func deliveryConcurrency(cfg Config) int {
+	switch {
+	case cfg.DeliveryConcurrency < 0:
+		return 0
+	case cfg.DeliveryConcurrency == 0:
+		return delivery.DefaultConcurrency
+	}
+	return cfg.DeliveryConcurrency
+}
+
 // deliveryWorkerID names this node's HTTP deliveries in attempts and the
 // workers list: "ratchet-delivery/<host>/<8 hex digits>", the digits a
 // hash of the node's working directory, database and listen address. It
@@ -327,7 +339,7 @@ func startEngine(ctx context.Context, cfg Config, st store.Store, clk clock.Cloc
 	// development clock is the exception: it is there to be moved.
 	dbClock := st.Driver() == "postgres" && !cfg.DevClock
 	eng, err := engine.New(engine.Config{Store: st, Clock: clk, DatabaseClock: dbClock, Logger: log, Retention: cfg.Retention, HistoryRetention: cfg.HistoryRetention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics, SearchWindow: cfg.SearchWindow,
-		DeliveryPolicy: webhook.Policy{Allow: cfg.DeliveryAllow}})
+		DeliveryPolicy: webhook.Policy{Allow: cfg.DeliveryAllow}, DeliveryConcurrency: deliveryConcurrency(cfg)})
 	if err != nil {
 		return nil, err
 	}

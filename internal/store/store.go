@@ -688,8 +688,8 @@ type Queries interface {
 	// CountScheduled counts the endpoint's scheduled jobs, and of those the
 	// ones due at or before p.DueBy.
 	CountScheduled(ctx context.Context, p *CountScheduledParams) (scheduled, due int64, err error)
-	// CountDue counts the endpoint's scheduled jobs due at or before p.Now,
-	// stopping at p.Limit.
+	// CountDue counts the endpoint's scheduled jobs due at or before p.Now
+	// (with p.Later: due after it), stopping at p.Limit.
 	CountDue(ctx context.Context, p *CountDueParams) (int64, error)
 	// CountRunning counts running jobs of the endpoint, stopping at p.Limit.
 	CountRunning(ctx context.Context, p *CountRunningParams) (int64, error)
@@ -727,6 +727,10 @@ type Queries interface {
 	AttemptsFinish(ctx context.Context, as []*Attempt) error
 	// AttemptList lists a job's attempts by number, the running one last.
 	AttemptList(ctx context.Context, jobID int64) ([]Attempt, error)
+	// AttemptsFinishedIn reads the endpoint's attempts finished in
+	// [p.From, p.To), latest first, at most p.Limit: what the console's
+	// History counts by failure class and measures latency from.
+	AttemptsFinishedIn(ctx context.Context, p *AttemptsFinishedInParams) ([]AttemptStat, error)
 	// AttemptOutcomes counts the endpoint's attempts finished at or after
 	// p.Since, by outcome. Running attempts are not counted.
 	AttemptOutcomes(ctx context.Context, p *AttemptOutcomesParams) (map[wire.AttemptOutcome]int64, error)
@@ -1083,6 +1087,10 @@ type CountDueParams struct {
 	EndpointID int64 // the endpoint whose scheduled jobs are counted
 	Now        int64 // jobs due at or before Now are due
 	Limit      int64 // counting stops here
+	// Later counts the jobs due after Now instead: with the scheduled
+	// count the counters keep, it makes a large due count exact without
+	// reading every due job (engine.dueCount).
+	Later bool
 }
 
 // FlowKeysReadyParams asks for the flow keys of an endpoint due a turn.
@@ -1184,6 +1192,23 @@ type JobsPruneParams struct {
 type AttemptGetParams struct {
 	JobID  int64 // the attempt's job
 	Number int64 // the attempt's number: 1 for the job's first
+}
+
+// AttemptsFinishedInParams asks for an endpoint's attempts finished in a
+// time range.
+type AttemptsFinishedInParams struct {
+	EndpointID int64 // the endpoint whose attempts are read
+	From, To   int64 // finished at or after From and before To
+	Limit      int   // at most this many, the latest
+}
+
+// AttemptStat is what History reads of a finished attempt.
+type AttemptStat struct {
+	ClaimedAt, FinishedAt int64
+	Outcome               wire.AttemptOutcome
+	Classification        string
+	HTTPStatus            int64
+	RequestMs             int64 // an HTTP delivery's request duration; 0 for a worker's attempt
 }
 
 // AttemptOutcomesParams asks how an endpoint's recent attempts ended.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/getratchet/ratchet/backoff"
+	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/simulate"
 	"github.com/getratchet/ratchet/wire"
 )
@@ -73,6 +74,8 @@ func LimitsJS() []byte {
 	def("SCHEDULE_CATCH_UPS", wire.ScheduleCatchUps())
 	def("TICK_OUTCOMES", wire.TickOutcomes())
 	def("ENDPOINT_EVENT_KINDS", wire.EndpointEventKinds())
+	// The failure classes History counts by (classify.ClassOf).
+	def("FAILURE_CLASSES", classify.Classes())
 	def("CUSTOM_PLANS", wire.Where(wire.Plans(), wire.Plan.AllowsCustom))
 	def("JITTER_MODES", backoff.JitterModes)
 	def("FIRST_WAITS", []backoff.FirstWait{backoff.FirstWaitBase, backoff.FirstWaitMultiplied})

@@ -188,17 +188,17 @@ func TestWorkersAndHistoryPages(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 // historyFits checks the History page opened without a range (defect 9,
-// seen at 1280 px): it picks the shortest range holding the data (1 h for
-// minutes of it, not 6 h), labels the lag axis in whole units of its step
+// seen at 1280 px): it picks the shortest range holding the data (15 min
+// for minutes of it, not 6 h), labels the lag axis in whole units of its step
 // with no "ms" caption over seconds, lines the time ticks of a row's charts
 // up and gives its two count charts one scale, and adds the endpoints up
 // in a project-wide row first.
 func historyFits(t *testing.T, a *dash, vp string) {
 	t.Helper()
-	if got := a.text(`.hours-picker a[aria-current="true"]`); got != "1 h" {
-		t.Errorf("%s: the range picked for minutes of data is %q, want 1 h", vp, got)
+	if got := a.text(`.hours-picker a[aria-current="true"]`); got != "15 min" {
+		t.Errorf("%s: the range picked for minutes of data is %q, want 15 min", vp, got)
 	}
-	if got := a.text(`#history-range`); !strings.HasPrefix(got, "The last 1 h") {
+	if got := a.text(`#history-range`); !strings.HasPrefix(got, "The last 15 min") {
 		t.Errorf("%s: range line %q", vp, got)
 	}
 	lag := a.texts(`[data-endpoint="payments"] [id$="-lag"] .axis text[text-anchor="end"]`)
@@ -216,10 +216,11 @@ func historyFits(t *testing.T, a *dash, vp string) {
 		const y = Array.from(s.querySelectorAll('.axis text[text-anchor="end"]'), e => e.textContent);
 		return [x.join(" "), y[y.length - 1] || ""];
 	})`)
-	if len(row) != 3 || row[0][0] != row[1][0] || row[1][0] != row[2][0] || row[0][0] == "" {
+	// Throughput, failures by class, provider latency and lag.
+	if len(row) != 4 || row[0][0] != row[1][0] || row[1][0] != row[2][0] || row[2][0] != row[3][0] || row[0][0] == "" {
 		t.Errorf("%s: the time ticks of the row's charts stand at %q; want the same places", vp, row)
 	}
-	if len(row) == 3 && row[0][1] != row[1][1] {
+	if len(row) == 4 && row[0][1] != row[1][1] {
 		t.Errorf("%s: the count charts' scales end at %q and %q; want one scale", vp, row[0][1], row[1][1])
 	}
 	first := browsertest.Eval[[]string](a.tab, `Array.from(document.querySelectorAll("#history > section"), s => s.querySelector("h2").textContent)`)

@@ -121,7 +121,7 @@ func TestOperatorControlsInBrowser(t *testing.T) {
 	a.waitView("endpoint")
 	a.tab.WaitFor(`!!document.getElementById("ops-resume")`)
 	a.click("#ops-resume")
-	a.tab.WaitFor(`!!document.getElementById("ops-pause") && document.querySelector('#ops-audit [data-action="endpoint.resume"]') !== null && document.getElementById("ops-held-note").textContent.startsWith("No due job")`)
+	a.tab.WaitFor(`!!document.getElementById("ops-pause") && document.querySelector('#ops-audit [data-action="endpoint.resume"]') !== null && document.getElementById("ops-held-note").textContent === "1 due and claimable: no gate holds them; they wait for a worker."`)
 	if got := a.text("#ops-paused"); !strings.Contains(got, "Not paused") {
 		t.Errorf("after resume: %q", got)
 	}
@@ -139,7 +139,7 @@ func TestOperatorControlsInBrowser(t *testing.T) {
 	}
 	a.shot("ops-circuit-open-1280")
 	a.click("#ops-circuit-close")
-	a.tab.WaitFor(`!!document.getElementById("ops-circuit-open") && document.getElementById("ops-held-note").textContent.startsWith("No due job")`)
+	a.tab.WaitFor(`!!document.getElementById("ops-circuit-open") && document.getElementById("ops-held-note").textContent === "1 due and claimable: no gate holds them; they wait for a worker."`)
 	a.open("/")
 	a.waitView("overview")
 	if got := a.text(`[data-endpoint="payments"] .held`); strings.Contains(got, "pause") || !strings.Contains(got, "due and claimable") {

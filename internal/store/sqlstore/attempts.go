@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/getratchet/ratchet/internal/store"
@@ -141,4 +142,22 @@ func (q *Queries) AttemptOutcomes(ctx context.Context, p *store.AttemptOutcomesP
 		return nil, err
 	}
 	return out, nil
+}
+
+// AttemptsFinishedIn reads attempts_finished (endpoint_id, finished_at)
+// backwards from p.To, stopping at p.Limit.
+func (q *Queries) AttemptsFinishedIn(ctx context.Context, p *store.AttemptsFinishedInParams) ([]store.AttemptStat, error) {
+	rows, err := q.query(ctx, `SELECT claimed_at, finished_at, outcome, classification, http_status, request_ms FROM attempts
+		WHERE endpoint_id = ? AND finished_at >= ? AND finished_at < ? AND finished_at > 0 ORDER BY finished_at DESC LIMIT `+strconv.Itoa(max(p.Limit, 0)),
+		p.EndpointID, p.From, p.To)
+	var out []store.AttemptStat
+	err = each(q, rows, err, func(sc scanner) error {
+		var a store.AttemptStat
+		if err := sc.Scan(&a.ClaimedAt, &a.FinishedAt, &a.Outcome, &a.Classification, &a.HTTPStatus, &a.RequestMs); err != nil {
+			return err
+		}
+		out = append(out, a)
+		return nil
+	})
+	return out, err
 }

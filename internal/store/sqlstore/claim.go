@@ -123,11 +123,16 @@ func (q *Queries) CountScheduled(ctx context.Context, p *store.CountScheduledPar
 
 // CountDue seeks jobs_due (endpoint, tool, due_at, id) once per tool of
 // the endpoint, each a range up to Now, and stops at the limit: the
-// endpoint alone would read every scheduled job of it.
+// endpoint alone would read every scheduled job of it. With Later it
+// reads the other end of the same ranges.
 func (q *Queries) CountDue(ctx context.Context, p *store.CountDueParams) (int64, error) {
 	var n int64
+	cmp := "<="
+	if p.Later {
+		cmp = ">"
+	}
 	err := q.row(ctx, `SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'scheduled' AND endpoint_id = ?
-		AND tool_id IN (SELECT id FROM tools WHERE endpoint_id = ?) AND due_at <= ? LIMIT ?) AS d`, p.EndpointID, p.EndpointID, p.Now, p.Limit).Scan(&n)
+		AND tool_id IN (SELECT id FROM tools WHERE endpoint_id = ?) AND due_at `+cmp+` ? LIMIT ?) AS d`, p.EndpointID, p.EndpointID, p.Now, p.Limit).Scan(&n)
 	return n, q.D.Translate(err)
 }
 

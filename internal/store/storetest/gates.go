@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/getratchet/ratchet/internal/store"
@@ -98,6 +99,60 @@ func testAttemptsFinishedSince(t *testing.T, s store.Store) {
 	})
 }
 
+// testAttemptsFinishedIn: the endpoint's attempts finished in [From, To),
+// latest first, up to the limit, with what History reads of them.
+func testAttemptsFinishedIn(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	ep2 := newEndpoint(t, s, f.p.ID, "openai")
+	chat := newTool(t, s, f.p.ID, ep2.ID, "chat", "v1")
+	js := []*store.Job{job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1), job(f.p, f.ep, f.tool, 1)}
+	other := job(f.p, ep2, chat, 1)
+	f.insert(t, s, append(js, other)...)
+	claim(t, s, "w", "l", 10, js[0].ID, js[1].ID, js[2].ID, js[3].ID, other.ID)
+	// Finished at 100, 200, 300 (the last a 503 after a 40 ms request);
+	// js[3] still running; one elsewhere at 200.
+	for i, j := range js[:3] {
+		tx(t, s, func(q store.Queries) error {
+			cur, err := q.JobGetAnyProject(ctx, j.ID)
+			if err != nil {
+				return err
+			}
+			a := store.RunningAttempt(cur)
+			a.FinishedAt, a.Outcome, a.Classification = int64(100*(i+1)), wire.OutcomeFailed, "worker_fail"
+			if i == 2 {
+				a.Classification, a.HTTPStatus, a.RequestMs = "server_error", 503, 40
+			}
+			return q.AttemptFinish(ctx, &a)
+		})
+	}
+	setState(t, s, getJob(t, s, other.ID), wire.JobFailed, 200)
+	read(t, s, func(q store.Queries) error {
+		for _, c := range []struct {
+			from, to int64
+			limit    int
+			want     []int64
+		}{{0, 1000, 10, []int64{300, 200, 100}}, {100, 300, 10, []int64{200, 100}}, {101, 301, 10, []int64{300, 200}}, {0, 1000, 2, []int64{300, 200}}, {301, 1000, 10, nil}} {
+			as, err := q.AttemptsFinishedIn(ctx, &store.AttemptsFinishedInParams{EndpointID: f.ep.ID, From: c.from, To: c.to, Limit: c.limit})
+			if err != nil {
+				return err
+			}
+			var got []int64
+			for _, a := range as {
+				got = append(got, a.FinishedAt)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("AttemptsFinishedIn(%d, %d, limit %d) finished at %v, want %v", c.from, c.to, c.limit, got, c.want)
+			}
+		}
+		as, err := q.AttemptsFinishedIn(ctx, &store.AttemptsFinishedInParams{EndpointID: f.ep.ID, From: 300, To: 301, Limit: 1})
+		if err == nil && (len(as) != 1 || as[0] != store.AttemptStat{ClaimedAt: 10, FinishedAt: 300, Outcome: wire.OutcomeFailed, Classification: "server_error", HTTPStatus: 503, RequestMs: 40}) {
+			t.Errorf("the 503 reads %+v", as)
+		}
+		return err
+	})
+}
+
 func testClaimsSince(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := newFixture(t, s)
@@ -164,8 +219,8 @@ func testNextDueAt(t *testing.T, s store.Store) {
 	check("after the earliest runs", []int64{f.tool.ID, v2.ID}, 2000)
 }
 
-// testCountDue: only scheduled jobs due by Now count, across the
-// endpoint's tools, up to the limit.
+// testCountDue: only scheduled jobs due by Now count (with Later: due
+// after Now), across the endpoint's tools, up to the limit.
 func testCountDue(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := newFixture(t, s)
@@ -176,14 +231,18 @@ func testCountDue(t *testing.T, s store.Store) {
 	running := job(f.p, f.ep, f.tool, 5)
 	f.insert(t, s, running)
 	claim(t, s, "w", "l", 6, running.ID)
-	for _, tc := range []struct{ now, limit, want int64 }{{30, 100, 3}, {9, 100, 0}, {1000, 100, 4}, {1000, 2, 2}} {
+	for _, tc := range []struct {
+		now, limit, want int64
+		later            bool
+	}{{30, 100, 3, false}, {9, 100, 0, false}, {1000, 100, 4, false}, {1000, 2, 2, false},
+		{30, 100, 1, true}, {9, 100, 4, true}, {1000, 100, 0, true}, {9, 2, 2, true}} {
 		var n int64
 		read(t, s, func(q store.Queries) (err error) {
-			n, err = q.CountDue(ctx, &store.CountDueParams{EndpointID: f.ep.ID, Now: tc.now, Limit: tc.limit})
+			n, err = q.CountDue(ctx, &store.CountDueParams{EndpointID: f.ep.ID, Now: tc.now, Limit: tc.limit, Later: tc.later})
 			return err
 		})
 		if n != tc.want {
-			t.Errorf("CountDue(now %d, limit %d) = %d, want %d", tc.now, tc.limit, n, tc.want)
+			t.Errorf("CountDue(now %d, limit %d, later %v) = %d, want %d", tc.now, tc.limit, tc.later, n, tc.want)
 		}
 	}
 }

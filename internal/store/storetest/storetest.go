@@ -74,6 +74,7 @@ var cases = []testCase{
 	{name: "CountRunning", fn: testCountRunning, covers: []string{"CountRunning"}},
 	{name: "CountScheduled", fn: testCountScheduled, covers: []string{"CountScheduled"}},
 	{name: "AttemptsFinishedSince", fn: testAttemptsFinishedSince, covers: []string{"AttemptsFinishedSince"}},
+	{name: "AttemptsFinishedIn", fn: testAttemptsFinishedIn, covers: []string{"AttemptsFinishedIn"}},
 	{name: "ClaimsSince", fn: testClaimsSince, covers: []string{"ClaimsSince"}},
 	{name: "NextDueAt", fn: testNextDueAt, covers: []string{"NextDueAt"}},
 	{name: "ExpiredLeases", fn: testExpiredLeases, covers: []string{"ExpiredLeases"}},

@@ -52,6 +52,27 @@ export function relative(iso) {
   return d > 0 ? "in " + compactSpan(d) : compactSpan(d) + " ago";
 }
 
+// circuitOpenEnd is the end of an open circuit's sentence, after "open
+// since …": when it half-opens, with its time. An open time that has
+// passed is not "half-opens 11 min ago": the circuit half-opens at the
+// next claim, which a paused endpoint does not make until it is resumed.
+// Nodes: the caller puts them in its sentence.
+export function circuitOpenEnd(c, paused) {
+  const at = h("strong", { class: "half-opens", text: when(c.halfOpensAt) });
+  if (Date.parse(c.halfOpensAt) > serverNow()) return ["; half-opens at ", at, ` (${relative(c.halfOpensAt)}).`];
+  const ended = ["; its open time ended at ", at, ` (${relative(c.halfOpensAt)})`];
+  return paused ? [...ended, ": it half-opens with the first claim after the endpoint is resumed, a probe."]
+    : [...ended, ": the next claim half-opens it, a probe."];
+}
+
+// untilText is a hold's end for a sentence, " until … (in 4 min)"; an end
+// that has passed while the page was open says so rather than "until …
+// (2 min ago)": the next claim checks the gate again.
+export function untilText(iso) {
+  if (Date.parse(iso) > serverNow()) return ` until ${when(iso)} (${relative(iso)})`;
+  return ` until ${when(iso)}, which has passed (${relative(iso)}): the next claim checks again`;
+}
+
 export function badge(text, kind) {
   return h("span", { class: "status status-" + kind, text });
 }

@@ -6,6 +6,9 @@ import { h } from "./ui.js";
 
 const nf = new Intl.NumberFormat("en-US");
 export const num = (n) => nf.format(n);
+// countText is a count that may be a lower bound ("10,000+"): the due and
+// held counts of the overview and the endpoint page (capped alike).
+export const countText = (n, capped) => nf.format(n) + (capped ? "+" : "");
 export const pad = (n, w = 2) => String(n).padStart(w, "0");
 
 // Times are stored and compared in UTC, and people read their own clock:

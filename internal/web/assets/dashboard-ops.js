@@ -4,8 +4,11 @@
 // buttons; other keys see the same state without them. Everything goes
 // through the public /v1 API (dashboard-api.js), like the rest of the page.
 import { h, toast } from "./ui.js";
+import { circuitOpenEnd, GATE_NAMES } from "./console-kit.js";
 import { api, ApiError, query } from "./dashboard-api.js";
-import { when, timeEl, plainTimes } from "./dashboard-format.js";
+import { countText, when, timeEl, plainTimes } from "./dashboard-format.js";
+import { waitingText } from "./view-overview.js";
+import { runAllHeld } from "./ops-runheld.js";
 import { REPLAYABLE_STATES } from "./limits.js";
 
 // The card's styles live beside it, so dashboard.css stays as it is.
@@ -32,10 +35,10 @@ function pauseText(p) {
   return h("span", {}, "Paused by ", h("strong", { class: "ops-by", text: p.by }), " at ", at(p.at), p.reason ? ": " + p.reason : ".");
 }
 
-function circuitText(c) {
+function circuitText(c, paused) {
   if (c.state === "open") {
     return h("span", {}, "Circuit ", h("strong", { text: "open" }), c.openedBy ? ` (opened by hand by ${c.openedBy})` : "", " since ", at(c.openedAt),
-      "; it half-opens at ", at(c.halfOpensAt), ".");
+      ...circuitOpenEnd(c, paused));
   }
   if (c.state === "half_open") return h("span", {}, "Circuit ", h("strong", { text: "half-open" }), c.probeJobId ? `: probe job #${c.probeJobId} decides.` : ": the next claim is a probe.");
   return h("span", {}, "Circuit ", h("strong", { text: "closed" }), ` · ${c.failures} consecutive failure${c.failures === 1 ? "" : "s"} counted.`);
@@ -117,7 +120,8 @@ function heldRow(j) {
 
 // heldJobs is the operator controls' list of an endpoint's due jobs held by
 // its gates, a page at a time: loadHeld(false) reads the first page again,
-// loadHeld(true) appends the next.
+// loadHeld(true) appends the next. Its count is the server's (held, the
+// overview's count too), not the rows shown.
 function heldJobs(enc, stale) {
   const heldBody = h("tbody");
   const heldTable = h("div", { class: "table-wrap", hidden: true }, h("table", { class: "data", id: "ops-held-table" },
@@ -132,11 +136,13 @@ function heldJobs(enc, stale) {
     heldBody.append(...page.jobs.map(heldRow));
     cursor = page.nextCursor;
     heldMore.hidden = !cursor;
-    const n = heldBody.childElementCount;
-    heldTable.hidden = n === 0;
-    const first = heldBody.firstElementChild;
-    heldNote.textContent = n === 0 ? "No due job of this endpoint is held by its gates now."
-      : `${n}${cursor ? "+" : ""} due job${n === 1 ? "" : "s"} held by ${HELD_BY[first.lastElementChild.dataset.gate] || first.lastElementChild.dataset.gate}.`;
+    heldTable.hidden = heldBody.childElementCount === 0;
+    const gate = page.jobs.length && page.jobs[0].heldBy ? page.jobs[0].heldBy.gate : "";
+    const n = page.held;
+    heldNote.dataset.held = String(n);
+    heldNote.textContent = n > 0 ? `${countText(n, page.heldCapped)} due job${n === 1 ? "" : "s"} held by ${HELD_BY[gate] || GATE_NAMES[gate] || gate || "its gates"}.`
+      : page.due > 0 ? waitingText({ due: page.due, dueCapped: page.heldCapped, dispatcher: page.dispatcher })
+        : "No due job of this endpoint is held by its gates now.";
   };
   return { heldNote, heldTable, heldMore, loadHeld };
 }
@@ -151,6 +157,12 @@ export function operatorControls(initial, canWrite, stale) {
   const problem = h("div", { id: "ops-error", role: "alert" });
   const { heldNote, heldTable, heldMore, loadHeld } = heldJobs(enc, stale);
   const auditList = h("ol", { class: "ops-audit", id: "ops-audit" });
+  // Run all held now: the endpoint's scheduled jobs made due now, paced
+  // by its gates (ops-runheld.js); owner keys only, like run-now.
+  const runHeld = canWrite ? h("div", { class: "button-row" }, h("button", { type: "button", id: "ops-run-held", class: "button small", text: "Run all held now…",
+    onclick: () => runAllHeld({ endpoint: initial.name, state: "scheduled" }, ep, stale)
+      .then((r) => r && Promise.all([loadHeld(false), loadAudit()]))
+      .catch((e) => { if (!stale()) problem.replaceChildren(h("div", { class: "alert" }, h("p", { class: "alert-title", text: "Could not run the held jobs now: " + e.message }))); }) })) : null;
   const card = h("section", { class: "card", id: "ops-card", "aria-labelledby": "ops-title" },
     h("div", { class: "card-head" }, h("h2", { id: "ops-title", text: "Operator controls" })),
     // The state and its buttons first, the links to the jobs after them:
@@ -158,7 +170,7 @@ export function operatorControls(initial, canWrite, stale) {
     stateBox, buttons, problem,
     h("p", { class: "small ops-links" }, h("a", { href: "/jobs" + query({ endpoint: initial.name, state: "scheduled" }), text: "Scheduled jobs" }), " · ",
       h("a", { href: "/jobs" + query({ endpoint: initial.name, state: REPLAYABLE_STATES.filter((s) => s !== "cancelled").join(",") }) + "#results", id: "ops-failed-jobs", text: "Failed jobs" })),
-    h("h3", { text: "Held jobs" }), heldNote, heldTable, heldMore,
+    h("h3", { text: "Held jobs" }), heldNote, runHeld, heldTable, heldMore,
     h("h3", { text: "Recent actions" }),
     canWrite ? auditList : h("p", { class: "help", text: "Only owner keys read the audit log." }));
 
@@ -206,7 +218,7 @@ export function operatorControls(initial, canWrite, stale) {
       ep.paused
         ? h("p", { class: "held held-gated", id: "ops-paused", "data-gate": "paused" }, pauseText(ep.paused))
         : h("p", { class: "held held-open", id: "ops-paused" }, "Not paused: due jobs are claimed as the endpoint's gates allow."),
-      h("p", { class: "held", id: "ops-circuit" }, circuitText(ep.circuit)));
+      h("p", { class: "held", id: "ops-circuit" }, circuitText(ep.circuit, !!ep.paused)));
     if (!canWrite) {
       buttons.replaceChildren(h("p", { class: "help", text: "Pausing and circuits need an owner key." }));
       return;

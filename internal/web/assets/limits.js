@@ -31,6 +31,7 @@ export const SCHEDULE_OVERLAPS = freeze(["skip","allow","cancel_previous"]);
 export const SCHEDULE_CATCH_UPS = freeze(["none","latest","all"]);
 export const TICK_OUTCOMES = freeze(["enqueued","skipped","replaced","failed"]);
 export const ENDPOINT_EVENT_KINDS = freeze(["circuit_opened","circuit_half_open","circuit_closed","paused","resumed","recovery_started","recovery_ended","limit_learned"]);
+export const FAILURE_CLASSES = freeze(["throttled","server_error","network","timeout","client_error","worker","other"]);
 export const CUSTOM_PLANS = freeze(["BASIC","PRO"]);
 export const JITTER_MODES = freeze(["none","full","equal","decorrelated"]);
 export const FIRST_WAITS = freeze(["base","multiplied"]);

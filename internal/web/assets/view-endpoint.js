@@ -1,4 +1,5 @@
-// One endpoint: its policy editor, operator controls, failures and flow keys.
+// One endpoint: its policy editor, operator controls, outage timeline,
+// failures and flow keys.
 
 import * as B from "./backoff.js";
 import { badge, circuitBadge, heading, link, morphChildren, orList, ready, setTitle, setView, state, toast, GATE_NAMES } from "./console-kit.js";
@@ -9,6 +10,7 @@ import { num, plainTimes, when } from "./dashboard-format.js";
 import { CUSTOM_PLANS, ENDPOINT_SETTINGS } from "./limits.js";
 import { operatorControls } from "./dashboard-ops.js";
 import { failuresCard } from "./dashboard-failures.js";
+import { outageCard } from "./outage-timeline.js";
 
 // ---------- endpoint policy editor ----------
 
@@ -152,7 +154,7 @@ export async function view([name], stale) {
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/", "Overview"), " / ", h("span", { text: ep.name })),
     headBox, conflictBox,
     h("div", { class: "split editor" }, form, h("div", { class: "stack" }, preview, flowKeysCard(ep.name, stale), h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
-  headBox.after(operatorControls(ep, canWrite, stale), failuresCard(ep, canWrite || state.me.key.scope === "producer", stale));
+  headBox.after(operatorControls(ep, canWrite, stale), outageCard(ep, stale), failuresCard(ep, canWrite || state.me.key.scope === "producer", stale));
 
   const input = (k) => $("f-" + k);
   // A checkbox's value is "true" or "false", like valuesOf writes it.

@@ -1,11 +1,20 @@
 // The dashboard's History view (GET /v1/history): per endpoint and minute,
-// claims and outcomes and the due-to-claim lag, as charts with their data
-// tables, refreshed every 5 s while current.
+// claims and outcomes, failures by class, the provider's latency and the
+// due-to-claim lag, as charts with their data tables, the endpoint's
+// pauses and circuit changes marked across them; refreshed every 5 s while
+// current. The shortest range, 15 minutes, shows an outage minute by minute.
 import { h } from "./ui.js";
 import { api, query } from "./dashboard-api.js";
 import { num, span } from "./dashboard-format.js";
 import { every, heading, ready, setView, watchTables } from "./console-kit.js";
-import { HOURS, MINUTE, NS, ensureStyle, hm, hmUTC, ms, sameZone, stamp, zone } from "./dashboard-observe.js";
+import { MINUTE, NS, ensureStyle, hm, hmUTC, ms, sameZone, stamp, zone } from "./dashboard-observe.js";
+import { failureStack, failureSummary, latencyLines, markerBands, markerFlag, markerList, markerSlots } from "./history-detail.js";
+
+// RANGES are the picker's ranges in minutes; the hours among them keep
+// their "hours=" addresses.
+const RANGES = [15, 60, 360, 1440, 2880];
+const rangeText = (m) => m < 60 ? `${m} min` : `${m / 60} h`;
+const rangeQuery = (m, endpoint) => query(m < 60 ? { minutes: m, endpoint } : { hours: m / 60, endpoint });
 
 export async function view(_, stale) {
   ensureStyle();
@@ -14,37 +23,37 @@ export async function view(_, stale) {
   // Without a range in the address the page shows the shortest range that
   // holds all the data of the last 48 h: 6 h made 20 minutes of data a
   // spike at the chart's edge.
-  let fit = !params.has("hours");
-  let hours = Number(params.get("hours") || 48);
-  if (!HOURS.includes(hours)) hours = 6;
+  let fit = !params.has("hours") && !params.has("minutes");
+  let minutes = params.has("minutes") ? Number(params.get("minutes")) : Number(params.get("hours") || 48) * 60;
+  if (!RANGES.includes(minutes)) minutes = 360;
   const endpoint = params.get("endpoint") || "";
   const picker = h("nav", { class: "hours-picker", "aria-label": "Time range" },
-    HOURS.map((n) => h("a", { href: "/history" + query({ hours: n, endpoint }), class: "button small", "data-hours": n, text: `${n} h` })));
-  const mark = () => { for (const a of picker.children) a.setAttribute("aria-current", String(Number(a.dataset.hours) === hours)); };
+    RANGES.map((m) => h("a", { href: "/history" + rangeQuery(m, endpoint), class: "button small", "data-minutes": m, text: rangeText(m) })));
+  const mark = () => { for (const a of picker.children) a.setAttribute("aria-current", String(Number(a.dataset.minutes) === minutes)); };
   const body = h("div", { id: "history" });
   const problem = h("div", { id: "history-error" });
   const status = h("p", { class: "muted small", id: "history-range" });
   // The range picker sits in the heading itself, beside the title.
-  const head = heading("History", "Per endpoint and minute: claims and successes, failures and timeouts, and the due-to-claim lag (claim time minus due time). A minute appears once it has closed.");
+  const head = heading("History", "Per endpoint and minute: claims and successes, failures by class, the provider's latency and the due-to-claim lag (claim time minus due time), with pauses and circuit changes marked. A minute appears once it has closed.");
   head.append(picker);
   setView(head, problem, status, body);
   let first = true;
   await every(stale, problem, async () => {
     let res;
     try {
-      res = await api("GET", "/v1/history" + query({ hours, endpoint }));
+      res = await api("GET", "/v1/history" + query({ minutes, endpoint }));
     } finally {
       if (first) { first = false; ready(); }
     }
     if (stale()) return;
     if (fit) {
       fit = false;
-      hours = fitHours(res);
-      res = trim(res, hours);
+      minutes = fitMinutes(res);
+      res = trim(res, minutes);
     }
     mark();
     const from = Date.parse(res.from), to = Date.parse(res.to);
-    status.textContent = `The last ${hours} h: ${stamp(new Date(from), false).slice(0, 16)} – ${stamp(new Date(to), false).slice(11, 16)} ${zone()}` +
+    status.textContent = `The last ${rangeText(minutes)}: ${stamp(new Date(from), false).slice(0, 16)} – ${stamp(new Date(to), false).slice(11, 16)} ${zone()}` +
       (sameZone() ? "" : ` (${stamp(new Date(from), true).slice(0, 16)} – ${stamp(new Date(to), true).slice(11, 16)} UTC)`) + ", one point per minute.";
     // Beside the endpoints, when there are several, the project as a whole.
     const all = res.series.length > 1 ? [endpointHistory(projectSeries(res.series), from, to, res.minuteMs)] : [];
@@ -57,20 +66,22 @@ export async function view(_, stale) {
   });
 }
 
-// fitHours is the shortest range of the picker that holds every point of
-// res (48 h of history).
-function fitHours(res) {
+// fitMinutes is the shortest range of the picker that holds every point
+// of res (48 h of history).
+function fitMinutes(res) {
   const to = Date.parse(res.to);
   let first = to;
   for (const s of res.series) for (const p of s.points) first = Math.min(first, Date.parse(p.at));
-  return HOURS.find((n) => to - n * 3_600_000 <= first) || HOURS[HOURS.length - 1];
+  return RANGES.find((m) => to - m * MINUTE <= first) || RANGES[RANGES.length - 1];
 }
 
-// trim is res cut to its last hours.
-function trim(res, hours) {
-  const from = Date.parse(res.to) - hours * 3_600_000;
+// trim is res cut to its last minutes.
+function trim(res, minutes) {
+  const from = Date.parse(res.to) - minutes * MINUTE;
+  const after = (x) => Date.parse(x.at) >= from;
   return { ...res, from: new Date(from).toISOString(),
-    series: res.series.map((s) => ({ ...s, points: s.points.filter((p) => Date.parse(p.at) >= from) })) };
+    series: res.series.map((s) => ({ ...s, points: s.points.filter(after), detail: (s.detail || []).filter(after), markers: (s.markers || []).filter(after),
+      detailFrom: new Date(Math.max(from, Date.parse(s.detailFrom || res.from))).toISOString() })) };
 }
 
 // projectSeries adds the endpoints' series up minute by minute: counts
@@ -115,27 +126,44 @@ function endpointHistory(s, from, to, minuteMs) {
   const countMax = Math.max(0, ...claims, ...succeeded, ...failed, ...timedOut);
   const tick = (i) => hm(from + i * minuteMs);
   const id = s.project ? "project" : "ep-" + s.endpoint.replace(/[^A-Za-z0-9_-]/g, "_");
+  // An endpoint's failures stack by class (its detail); the project's row
+  // keeps failed and timed out.
+  const stack = s.project ? null : failureStack(s, from, n, minuteMs);
+  const markers = s.project ? [] : markerSlots(s, from, n, minuteMs);
+  const bands = markerBands(markers, n);
+  const latency = s.project ? null : latencyLines(s, from, n, minuteMs);
+  const p95 = latency ? peak(latency[1].values) : null;
   const charts = [
     chart({
-      id: id + "-throughput", title: "Throughput", unit: "per minute",
+      id: id + "-throughput", title: "Throughput", unit: "per minute", markers, bands,
       summary: s.points.length ? `${num(total("claims"))} claims and ${num(total("succeeded"))} successes in ${num(s.points.length)} active minutes; at most ${num(pc.v)} claims a minute${when(pc)}.` : "No claims in this range.",
       n, tick, yMax: countMax, bars: [{ values: claims, cls: "bar-claims", label: "claims" }], lines: [{ values: succeeded, cls: "line-ok", label: "succeeded" }],
     }),
-    chart({
+    stack ? chart({
+      id: id + "-failures", title: "Failures by class", unit: "per minute", markers, bands,
+      summary: failureSummary(stack) + (pf && pf.v ? ` At most ${num(pf.v)} a minute${when(pf)}.` : ""),
+      n, tick, yMax: countMax, bars: [], stack, lines: [],
+    }) : chart({
       id: id + "-failures", title: "Failures", unit: "per minute",
       summary: total("failed") + total("timedOut") ? `${num(total("failed"))} failed and ${num(total("timedOut"))} timed out; at most ${num(pf.v)} a minute${when(pf)}.` : "No failures or timeouts in this range.",
       n, tick, yMax: countMax, bars: [{ values: failed, cls: "bar-failed", label: "failed" }], lines: [{ values: timedOut, cls: "line-timeout", label: "timed out" }],
     }),
+    latency ? chart({
+      id: id + "-latency", title: "Provider latency", unit: "time", durations: true, markers, bands,
+      summary: p95 ? `Slowest p95 ${ms(p95.v)}${when(p95)}; the p50 and p95 of the attempts the provider answered, each minute.` : "No attempt answered in this range.",
+      n, tick, bars: [], lines: latency,
+    }) : null,
     chart({
       id: id + "-lag", title: "Due-to-claim lag", unit: "time", durations: true,
       summary: pl ? `Largest lag ${ms(pl.v)}${when(pl)}; average over the range ${ms(weightedLag(s.points))}.` : "No claims, so no lag, in this range.",
-      n, tick, bars: [], lines: [{ values: lagAvg, cls: "line-avg", label: "average" }, { values: lagMax, cls: "line-max", label: "maximum" }],
+      n, tick, bars: [], markers, bands, lines: [{ values: lagAvg, cls: "line-avg", label: "average" }, { values: lagMax, cls: "line-max", label: "maximum" }],
     }),
-  ];
+  ].filter(Boolean);
   return h("section", { class: "card endpoint-history" + (s.project ? " project-history" : ""), "data-endpoint": s.project ? null : s.endpoint, "aria-labelledby": id + "-h" },
     h("div", { class: "card-head" }, h("h2", { id: id + "-h", class: s.project ? "" : "mono", text: s.project ? "All endpoints" : s.endpoint }),
       h("span", { class: "muted small", text: `${num(total("claims"))} claims · ${num(total("succeeded"))} succeeded · ${num(total("failed"))} failed · ${num(total("timedOut"))} timed out` })),
-    h("div", { class: "chart-row" }, charts),
+    h("div", { class: "chart-row" + (charts.length > 3 ? " chart-row-4" : "") }, charts),
+    markerList(s, id),
     dataTable(s, id));
 }
 
@@ -216,11 +244,12 @@ const resized = new ResizeObserver((entries) => {
   }
 });
 
-function chart(spec) {
+export function chart(spec) {
   const svg = svgEl("svg", { class: "chart history-chart", role: "img", "aria-label": `${spec.title}: ${spec.summary}` });
   specs.set(svg, spec);
   const legend = h("ul", { class: "legend", "aria-hidden": "true" },
-    [...spec.bars.map((b) => [b, "swatch-bar"]), ...spec.lines.map((l) => [l, "swatch-line"])].map(([s, kind]) =>
+    [...spec.bars.map((b) => [b, "swatch-bar"]), ...(spec.stack || []).map((b) => [b, "swatch-bar"]), ...spec.lines.map((l) => [l, "swatch-line"]),
+      ...bandKinds(spec.bands).map((b) => [b, "swatch-band"])].map(([s, kind]) =>
       h("li", {}, h("span", { class: `swatch ${kind} ${s.cls}` }), s.label)));
   return h("figure", { class: "history-figure", id: spec.id },
     h("figcaption", {}, h("strong", { text: spec.title }), " ", h("span", { class: "muted small", text: `(${spec.unit}, ${zone()})` })),
@@ -228,7 +257,7 @@ function chart(spec) {
 }
 
 // drawCharts draws every chart under root and follows their widths.
-function drawCharts(root) {
+export function drawCharts(root) {
   for (const svg of root.querySelectorAll("svg.history-chart")) {
     draw(svg);
     resized.observe(svg.parentElement);
@@ -247,6 +276,7 @@ function draw(svg) {
   const M = { l: 56, r: 8, t: 10, b: 24 };
   let max = spec.yMax || 0;
   for (const b of spec.bars) for (const v of b.values) max = Math.max(max, v);
+  if (spec.stack) for (let i = 0; i < spec.n; i++) max = Math.max(max, spec.stack.reduce((a, st) => a + st.values[i], 0));
   for (const l of spec.lines) for (const v of l.values) if (v !== null) max = Math.max(max, v);
   const { top, step } = niceTop(max, spec.durations);
   const y = (v) => M.t + (H - M.t - M.b) * (1 - v / top);
@@ -280,6 +310,9 @@ function draw(svg) {
     });
     svg.append(g);
   }
+  drawBands(svg, spec, x, slotW, M, H);
+  drawStack(svg, spec, x, y, slotW);
+  drawMarkers(svg, spec, x, M, H);
   for (const l of spec.lines) {
     const g = svgEl("g", { class: "series " + l.cls });
     let d = "", prev = false;
@@ -300,4 +333,61 @@ function draw(svg) {
     });
     svg.append(g);
   }
+}
+
+// drawStack draws a chart's stacked bars (failures by class): each
+// minute's classes one on another, in the stack's order.
+function drawStack(svg, spec, x, y, slotW) {
+  if (!spec.stack) return;
+  const w = Math.max(1.5, slotW * 0.8);
+  const base = new Array(spec.n).fill(0);
+  for (const st of spec.stack) {
+    const g = svgEl("g", { class: "bars stack " + st.cls });
+    st.values.forEach((v, i) => {
+      if (!v) return;
+      const r = svgEl("rect", { x: x(i) - w / 2, width: w, y: y(base[i] + v), height: Math.max(1, y(base[i]) - y(base[i] + v)), "data-v": v });
+      r.append(svgEl("title", {}, `${spec.tick(i)}: ${num(v)} ${st.label}`));
+      g.append(r);
+      base[i] += v;
+    });
+    svg.append(g);
+  }
+}
+
+// drawMarkers draws an endpoint's pauses and circuit changes as dashed
+// lines across a chart, each flagged with its letter at the top.
+function drawMarkers(svg, spec, x, M, H) {
+  if (!spec.markers || !spec.markers.length) return;
+  const g = svgEl("g", { class: "markers" });
+  for (const m of spec.markers) {
+    const mk = svgEl("g", { class: "marker marker-" + m.kind, "data-kind": m.kind });
+    mk.append(svgEl("line", { x1: x(m.i), x2: x(m.i), y1: M.t, y2: H - M.b }), svgEl("text", { x: x(m.i) + 3, y: M.t + 25 }, markerFlag(m.kind)), svgEl("title", {}, m.label));
+    g.append(mk);
+  }
+  svg.append(g);
+}
+
+// bandKinds are a chart's band kinds, once each, for its legend.
+function bandKinds(bands) {
+  const seen = new Map();
+  for (const b of bands || []) if (!seen.has(b.cls)) seen.set(b.cls, b);
+  return [...seen.values()];
+}
+
+// drawBands shades the spans of a chart's states behind its bars: the
+// circuit open or half-open across the chart's height, a pause and the
+// recovery ramp each as a lane along its top.
+const LANES = { paused: 0, ramp: 1 };
+function drawBands(svg, spec, x, slotW, M, H) {
+  if (!spec.bands || !spec.bands.length) return;
+  const g = svgEl("g", { class: "bands" });
+  for (const b of spec.bands) {
+    const lane = LANES[b.kind];
+    const y = lane === undefined ? M.t : M.t + lane * 7;
+    const r = svgEl("rect", { class: "band " + b.cls + (lane === undefined ? "" : " lane"), x: x(b.from) - slotW / 2, width: Math.max(2, slotW * (b.to - b.from + 1)),
+      y, height: lane === undefined ? H - M.t - M.b : 6, "data-band": b.kind });
+    r.append(svgEl("title", {}, b.title || b.label));
+    g.append(r);
+  }
+  svg.append(g);
 }

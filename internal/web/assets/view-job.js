@@ -1,7 +1,7 @@
 // One job: its facts, its attempts and their timeline, and its actions.
 
 import * as B from "./backoff.js";
-import { CANCELLABLE, REPLAYABLE, badge, detailEl, keepFocus, link, live, liveLine, markOverflow, morphChildren, ready, relative, serverNow, setTitle, setView, state, toast, watchTables, navigate, GATE_NAMES, RUNNABLE, factList, heading, stateBadge, toolRef } from "./console-kit.js";
+import { CANCELLABLE, REPLAYABLE, untilText, badge, detailEl, keepFocus, link, live, liveLine, markOverflow, morphChildren, ready, relative, serverNow, setTitle, setView, state, toast, watchTables, navigate, GATE_NAMES, RUNNABLE, factList, heading, stateBadge, toolRef } from "./console-kit.js";
 import { $, h } from "./ui.js";
 import { api, query } from "./dashboard-api.js";
 import { clockEl, msText, num, span, timeEl, when } from "./dashboard-format.js";
@@ -149,7 +149,7 @@ function jobContent(j, act) {
     const g = j.heldBy;
     hold = h("div", { class: "callout " + (g.gate === "none" ? "" : "callout-warn"), id: "held-by" },
       h("strong", {}, g.gate === "due_time" ? (j.attempt === 0 ? "Scheduled for later" : hintWon(j) ? "Waiting out the provider's Retry-After" : "Waiting out its backoff delay") : g.gate === "none" ? "Ready to be claimed" : `Held by ${GATE_NAMES[g.gate] || g.gate}`),
-      g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? [" — ", detailEl(g.detail)] : ".",
+      g.until ? untilText(g.until) : "", g.detail ? [" — ", detailEl(g.detail)] : ".",
       holdActions(j, owner, act));
   }
   // Why it failed, up top: the last failed attempt's classification and

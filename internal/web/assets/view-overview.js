@@ -1,10 +1,10 @@
 // The overview: every endpoint's card, trouble first, updated live.
 
 import * as B from "./backoff.js";
-import { FAILED_FILTER, GATE_NAMES, policyLabel, badge, circuitBadge, detailEl, heading, link, live, liveLine, morphChildren, ready, relative, serverNow, setTitle, setView, state } from "./console-kit.js";
+import { FAILED_FILTER, GATE_NAMES, policyLabel, badge, circuitBadge, untilText, circuitOpenEnd, detailEl, heading, link, live, liveLine, morphChildren, ready, serverNow, setTitle, setView, state } from "./console-kit.js";
 import { $, h } from "./ui.js";
 import { api, query } from "./dashboard-api.js";
-import { num, span, when } from "./dashboard-format.js";
+import { countText, num, span, when } from "./dashboard-format.js";
 import { ATTEMPT_OUTCOMES } from "./limits.js";
 
 // ---------- overview ----------
@@ -52,11 +52,12 @@ const byTrouble = (eps) => [...eps].sort((a, b) => trouble(a) - trouble(b) || (a
 function attentionParts(eps) {
   const open = eps.filter((e) => e.circuit.state === "open").length;
   const paused = eps.filter((e) => e.paused).length;
-  const held = eps.reduce((t, e) => t + (e.due > 0 && e.heldBy ? e.due : 0), 0);
+  const heldEps = eps.filter((e) => e.due > 0 && e.heldBy);
+  const held = heldEps.reduce((t, e) => t + e.due, 0);
   const parts = [];
   if (open) parts.push(`${num(open)} open circuit${open === 1 ? "" : "s"}`);
   if (paused) parts.push(`${num(paused)} paused`);
-  if (held) parts.push(`${num(held)} due ${held === 1 ? "job" : "jobs"} held`);
+  if (held) parts.push(`${countText(held, heldEps.some((e) => e.dueCapped))} due ${held === 1 ? "job" : "jobs"} held`);
   // Nodes, not strings: morphChildren patches nodes.
   return parts.length ? [h("strong", { text: "Needs attention: " }), document.createTextNode(parts.join(" · "))] : [];
 }
@@ -75,13 +76,25 @@ function metric(label, value, extra, cls) {
 }
 
 
+// waitingText says what an endpoint's due jobs that no gate holds wait
+// for: a worker, or Ratchet's own HTTP dispatcher when it delivers the
+// endpoint's tools (the dispatcher that is behind is not "a worker").
+export function waitingText(ep) {
+  const due = countText(ep.due, ep.dueCapped);
+  const d = ep.dispatcher;
+  if (!d) return `${due} due and claimable: no gate holds them; they wait for a worker.`;
+  const others = d.workerTools ? " (jobs of its worker tools wait for a worker)" : "";
+  if (!d.concurrency) return `No gate holds them — ${due} due wait for the HTTP dispatcher, which runs on other nodes (none on this one)${others}.`;
+  return `No gate holds them — the HTTP dispatcher is behind: ${due} due, delivery concurrency ${num(d.concurrency)} on this node${others}.`;
+}
+
 function heldLine(ep) {
   if (ep.due === 0) return h("p", { class: "held held-none" }, ep.scheduled ? `No job is due yet; ${num(ep.scheduled)} scheduled for later.` : "No jobs waiting.");
-  if (!ep.heldBy) return h("p", { class: "held held-open" }, `${num(ep.due)} due and claimable: no gate holds them; they wait for a worker.`);
+  if (!ep.heldBy) return h("p", { class: "held held-open", "data-waiting": ep.dispatcher ? "dispatcher" : "worker" }, waitingText(ep));
   const g = ep.heldBy;
   return h("p", { class: "held held-gated", "data-gate": g.gate },
-    `${num(ep.due)} due, held by `, h("strong", { text: GATE_NAMES[g.gate] || g.gate }),
-    g.until ? ` until ${when(g.until)} (${relative(g.until)})` : "", g.detail ? [" — ", detailEl(g.detail)] : ".");
+    `${countText(ep.due, ep.dueCapped)} due, held by `, h("strong", { text: GATE_NAMES[g.gate] || g.gate }),
+    g.until ? untilText(g.until) : "", g.detail ? [" — ", detailEl(g.detail)] : ".");
 }
 
 // How the outcome table heads and colours each ended attempt outcome
@@ -104,8 +117,8 @@ function outcomeTable(ep) {
 function circuitLine(ep) {
   const c = ep.circuit;
   if (c.state === "open") {
-    return h("p", { class: "circuit-note bad" }, `Open since ${when(c.openedAt)} after ${num(c.failures)} failure${c.failures === 1 ? "" : "s"}; half-opens at `,
-      h("strong", { class: "half-opens", text: when(c.halfOpensAt) }), ` (${relative(c.halfOpensAt)}).`);
+    return h("p", { class: "circuit-note bad" }, `Open since ${when(c.openedAt)} after ${num(c.failures)} failure${c.failures === 1 ? "" : "s"}`,
+      ...circuitOpenEnd(c, !!ep.paused));
   }
   if (c.state === "half_open") return h("p", { class: "circuit-note warn" }, c.probeJobId ? `Half-open: probe job #${c.probeJobId} decides whether it closes.` : "Half-open: the next claim is a probe.");
   return h("p", { class: "circuit-note muted" }, `Closed · ${num(c.failures)} of ${num(ep.circuitFailureThreshold)} consecutive failures open it for ${span(ep.circuitOpenMs)}.`);
@@ -124,7 +137,7 @@ function endpointCard(ep) {
       metric("Running", h("a", { class: "running count-link", href: "/jobs" + query({ endpoint: ep.name, state: "running" }), title: `The running jobs of ${ep.name}` }, `${num(ep.running)} / ${num(ep.maxConcurrent)}`), meter(ep.running, ep.maxConcurrent)),
       metric("Claims in the last minute", h("span", { class: "claims" }, rate == null ? `${num(ep.claimsInWindow)} · no limit` : `${num(ep.claimsInWindow)} / ${num(rate)}`), meter(ep.claimsInWindow, rate)),
       metric("Scheduled", h("a", { class: "scheduled count-link", href: "/jobs" + query({ endpoint: ep.name, state: "scheduled" }), title: `The scheduled jobs of ${ep.name}` }, num(ep.scheduled))),
-      metric("Due now", h("span", { class: "due" }, num(ep.due)))),
+      metric("Due now", h("span", { class: "due" }, countText(ep.due, ep.dueCapped)))),
     keyLimitsLine(ep, "key-limits small"),
     heldLine(ep),
     outcomeTable(ep),

@@ -48,6 +48,7 @@ __all__ = [
     "Decision",
     "Delivery",
     "DeliveryTarget",
+    "Dispatcher",
     "EndpointPause",
     "LearnedLimit",
     "Recovery",
@@ -74,11 +75,14 @@ __all__ = [
     "Health",
     "Heartbeat",
     "HeartbeatResult",
+    "PolicySnapshot",
+    "Job",
+    "HeldList",
+    "HistoryDetail",
+    "HistoryMarker",
     "HistoryPoint",
     "HistorySeries",
     "History",
-    "PolicySnapshot",
-    "Job",
     "JobEnqueue",
     "JobBatch",
     "JobBatchItem",
@@ -337,6 +341,15 @@ class DeliveryTarget(TypedDict):
     secret: NotRequired[str]
     # absolute http or https URL; {name} placeholders in the path and query only
     url: str
+
+
+class Dispatcher(TypedDict):
+    """The Dispatcher schema."""
+
+    # HTTP deliveries this node runs at once; 0 when this node runs none
+    concurrency: int
+    # some of the endpoint's tools are run by workers too
+    workerTools: bool
 
 
 class EndpointPause(TypedDict):
@@ -739,46 +752,6 @@ class HeartbeatResult(TypedDict):
     leaseExpiresAt: str
 
 
-class HistoryPoint(TypedDict):
-    """The HistoryPoint schema."""
-
-    # the minute's start
-    at: str
-    # attempts claimed in the minute
-    claims: int
-    # attempts reported failed in the minute
-    failed: int
-    # average due-to-claim lag of the minute's claims (claim time minus due time)
-    lagAvgMs: int
-    # largest due-to-claim lag of the minute's claims
-    lagMaxMs: int
-    # attempts that succeeded in the minute
-    succeeded: int
-    # attempts whose lease expired in the minute
-    timedOut: int
-
-
-class HistorySeries(TypedDict):
-    """The HistorySeries schema."""
-
-    endpoint: str
-    points: list[HistoryPoint]
-
-
-History = TypedDict(
-    "History",
-    {
-        "from": str,
-        # the length of one point: 60000
-        "minuteMs": int,
-        "series": list[HistorySeries],
-        # the start of the current minute (exclusive)
-        "to": str,
-    },
-)
-History.__doc__ = "The History schema: the 200 answer of GET /v1/history."
-
-
 class PolicySnapshot(TypedDict):
     """The PolicySnapshot schema."""
 
@@ -834,6 +807,91 @@ class Job(TypedDict):
     updatedAt: str
     version: str
     workerId: NotRequired[str]
+
+
+class HeldList(TypedDict):
+    """The HeldList schema: the 200 answer of GET /v1/endpoints/{name}/held."""
+
+    # as in the overview: set when Ratchet's HTTP dispatcher delivers some of the endpoint's tools
+    dispatcher: Dispatcher | None
+    # the endpoint's due jobs, held or not: the overview's due
+    due: int
+    # due jobs the endpoint's gates hold now, all pages together: due when a gate holds them, 0 when none does
+    held: int
+    # due and held are lower bounds (the overview's dueCapped)
+    heldCapped: bool
+    jobs: list[Job]
+    nextCursor: str | None
+
+
+class HistoryDetail(TypedDict):
+    """The HistoryDetail schema."""
+
+    # the minute's start
+    at: str
+    # attempts finished in the minute
+    attempts: int
+    # failed and timed-out attempts by class: throttled, server_error, network, timeout, client_error, worker, other (classification codes grouped; docs/dashboard.md)
+    failures: dict[str, int]
+    # median duration of the attempts the provider answered (an HTTP delivery's request, else claim to report); 0 when none
+    latencyP50Ms: int
+    # 95th percentile of the same durations
+    latencyP95Ms: int
+
+
+class HistoryMarker(TypedDict):
+    """The HistoryMarker schema."""
+
+    at: str
+    # who (for a change by hand) and what, in a sentence
+    detail: str
+    kind: EndpointEventKind
+
+
+class HistoryPoint(TypedDict):
+    """The HistoryPoint schema."""
+
+    # the minute's start
+    at: str
+    # attempts claimed in the minute
+    claims: int
+    # attempts reported failed in the minute
+    failed: int
+    # average due-to-claim lag of the minute's claims (claim time minus due time)
+    lagAvgMs: int
+    # largest due-to-claim lag of the minute's claims
+    lagMaxMs: int
+    # attempts that succeeded in the minute
+    succeeded: int
+    # attempts whose lease expired in the minute
+    timedOut: int
+
+
+class HistorySeries(TypedDict):
+    """The HistorySeries schema."""
+
+    # minutes with finished attempts from detailFrom on, oldest first
+    detail: list[HistoryDetail]
+    # detail covers [detailFrom, to): from, or later when more than 20000 attempts finished in the range (the latest are read)
+    detailFrom: str
+    endpoint: str
+    # the endpoint's events in the range (its circuit's changes, pauses, recovery ramp, learned limits), oldest first
+    markers: list[HistoryMarker]
+    points: list[HistoryPoint]
+
+
+History = TypedDict(
+    "History",
+    {
+        "from": str,
+        # the length of one point: 60000
+        "minuteMs": int,
+        "series": list[HistorySeries],
+        # the start of the current minute (exclusive)
+        "to": str,
+    },
+)
+History.__doc__ = "The History schema: the 200 answer of GET /v1/history."
 
 
 class JobEnqueue(TypedDict):
@@ -949,7 +1007,7 @@ class JobCounts(TypedDict):
 
 
 class JobList(TypedDict):
-    """The JobList schema: the 200 answer of GET /v1/endpoints/{name}/held; the 200 answer of GET /v1/jobs."""
+    """The JobList schema: the 200 answer of GET /v1/jobs."""
 
     jobs: list[Job]
     nextCursor: str | None
@@ -1024,10 +1082,15 @@ class OverviewEndpoint(TypedDict):
     dailyCallBudget: int | None
     # the lease of a claim; default 30000
     defaultTimeoutMs: int
-    # scheduled and due now, counted up to 10000
+    # set when Ratchet's own HTTP dispatcher delivers some of the endpoint's tools; null when workers run them all
+    dispatcher: Dispatcher | None
+    # scheduled and due now: exact, unless dueCapped
     due: int
+    # due is a lower bound: more than 10000 jobs are due and more than 10000 scheduled for later
+    dueCapped: bool
     # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
     fairKeys: NotRequired[bool]
+    # the gate that holds the due jobs (then all due jobs are held); null when none does
     heldBy: Hold | None
     # running jobs per flow key at most; null for no limit
     keyMaxConcurrent: NotRequired[int | None]

@@ -1219,6 +1219,12 @@ export interface components {
             /** @description absolute http or https URL; {name} placeholders in the path and query only */
             url: string;
         };
+        Dispatcher: {
+            /** @description HTTP deliveries this node runs at once; 0 when this node runs none */
+            concurrency: number;
+            /** @description some of the endpoint's tools are run by workers too */
+            workerTools: boolean;
+        };
         Endpoint: {
             circuit: components["schemas"]["Circuit"];
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
@@ -1509,6 +1515,18 @@ export interface components {
             /** Format: date-time */
             leaseExpiresAt: string;
         };
+        HeldList: {
+            /** @description as in the overview: set when Ratchet's HTTP dispatcher delivers some of the endpoint's tools */
+            dispatcher: components["schemas"]["Dispatcher"] | null;
+            /** @description the endpoint's due jobs, held or not: the overview's due */
+            due: number;
+            /** @description due jobs the endpoint's gates hold now, all pages together: due when a gate holds them, 0 when none does */
+            held: number;
+            /** @description due and held are lower bounds (the overview's dueCapped) */
+            heldCapped: boolean;
+            jobs: components["schemas"]["Job"][];
+            nextCursor: string | null;
+        };
         History: {
             /** Format: date-time */
             from: string;
@@ -1520,6 +1538,31 @@ export interface components {
              * @description the start of the current minute (exclusive)
              */
             to: string;
+        };
+        HistoryDetail: {
+            /**
+             * Format: date-time
+             * @description the minute's start
+             */
+            at: string;
+            /** @description attempts finished in the minute */
+            attempts: number;
+            /** @description failed and timed-out attempts by class: throttled, server_error, network, timeout, client_error, worker, other (classification codes grouped; docs/dashboard.md) */
+            failures: {
+                [key: string]: number;
+            };
+            /** @description median duration of the attempts the provider answered (an HTTP delivery's request, else claim to report); 0 when none */
+            latencyP50Ms: number;
+            /** @description 95th percentile of the same durations */
+            latencyP95Ms: number;
+        };
+        HistoryMarker: {
+            /** Format: date-time */
+            at: string;
+            /** @description who (for a change by hand) and what, in a sentence */
+            detail: string;
+            /** @enum {string} */
+            kind: "circuit_opened" | "circuit_half_open" | "circuit_closed" | "paused" | "resumed" | "recovery_started" | "recovery_ended" | "limit_learned";
         };
         HistoryPoint: {
             /**
@@ -1541,7 +1584,16 @@ export interface components {
             timedOut: number;
         };
         HistorySeries: {
+            /** @description minutes with finished attempts from detailFrom on, oldest first */
+            detail: components["schemas"]["HistoryDetail"][];
+            /**
+             * Format: date-time
+             * @description detail covers [detailFrom, to): from, or later when more than 20000 attempts finished in the range (the latest are read)
+             */
+            detailFrom: string;
             endpoint: string;
+            /** @description the endpoint's events in the range (its circuit's changes, pauses, recovery ramp, learned limits), oldest first */
+            markers: components["schemas"]["HistoryMarker"][];
             points: components["schemas"]["HistoryPoint"][];
         };
         Hold: {
@@ -1778,10 +1830,15 @@ export interface components {
             dailyCallBudget: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
-            /** @description scheduled and due now, counted up to 10000 */
+            /** @description set when Ratchet's own HTTP dispatcher delivers some of the endpoint's tools; null when workers run them all */
+            dispatcher: components["schemas"]["Dispatcher"] | null;
+            /** @description scheduled and due now: exact, unless dueCapped */
             due: number;
+            /** @description due is a lower bound: more than 10000 jobs are due and more than 10000 scheduled for later */
+            dueCapped: boolean;
             /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
             fairKeys?: boolean;
+            /** @description the gate that holds the due jobs (then all due jobs are held); null when none does */
             heldBy: components["schemas"]["Hold"] | null;
             /** @description running jobs per flow key at most; null for no limit */
             keyMaxConcurrent?: number | null;
@@ -3340,7 +3397,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobList"];
+                    "application/json": components["schemas"]["HeldList"];
                 };
             };
             /** @description Invalid request: every bad field is named with its value and what is allowed */
@@ -3835,6 +3892,8 @@ export interface operations {
                 endpoint?: string;
                 /** @description how far back: 1–48 hours, default 6 */
                 hours?: number;
+                /** @description how far back in minutes, 15–2880, instead of hours: 15 shows an outage minute by minute */
+                minutes?: number;
             };
             header?: never;
             path?: never;
