@@ -77,5 +77,5 @@ func (a *API) table() []Route {
 		a.streamRoute(),
 		{Method: "POST", Path: "/api/simulate", Summary: "Run the contention simulator (no key; Content-Type: application/json; body: the config of ratchet simulate, e.g. {\"to\":100,\"runs\":20}; one sweep at a time, 503 while busy)",
 			Status: 200, request: reflect.TypeFor[simulate.Config](), response: reflect.TypeFor[simulate.Result](), handler: sim.serve},
-	}, a.scheduleRoutes()...)
+	}, append(a.scheduleRoutes(), a.alertRoutes()...)...)
 }

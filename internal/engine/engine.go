@@ -64,8 +64,17 @@ type Config struct {
 	Observer Observer
 
 	// DeliveryPolicy is where HTTP deliveries may connect; publish refuses
-	// a delivery URL whose host is an address it refuses.
+	// a delivery URL whose host is an address it refuses. Alert sinks are
+	// held to it too.
 	DeliveryPolicy webhook.Policy
+
+	// PublicURL is the console's address as people reach it (ratchet
+	// serve --public-url), for the links alerts carry; "" for none.
+	PublicURL string
+	// AlertInterval is how often the endpoint event log is read for new
+	// alerts; default 250 ms. AlertCheckInterval is how often paused
+	// endpoints, exhausted jobs and failure rates are checked; default 10 s.
+	AlertInterval, AlertCheckInterval time.Duration
 }
 
 // Observer is told about events worth counting. The HTTP server turns them
@@ -135,6 +144,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.PruneInterval <= 0 {
 		cfg.PruneInterval = time.Minute
+	}
+	if cfg.AlertInterval <= 0 {
+		cfg.AlertInterval = 250 * time.Millisecond
+	}
+	if cfg.AlertCheckInterval <= 0 {
+		cfg.AlertCheckInterval = 10 * time.Second
 	}
 	if cfg.HistoryRetention <= 0 {
 		cfg.HistoryRetention = 48 * time.Hour

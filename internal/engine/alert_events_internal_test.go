@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/getratchet/ratchet/internal/clock"
+	"github.com/getratchet/ratchet/internal/store"
+	"github.com/getratchet/ratchet/internal/store/sqlite"
+	"github.com/getratchet/ratchet/wire"
+)
+
+// TestAlertsReactToEveryEventKind: the kinds the recovery work writes
+// (endpointEvent with its facts) raise their alerts: limit_learned a
+// limit_changed, recovery_ended a backlog_recovered, each carrying the
+// event's facts and sentence; recovery_started, paused and resumed raise
+// none (a pause alerts when it lasts).
+func TestAlertsReactToEveryEventKind(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "r.db"), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{Store: st, Clock: clock.NewFake(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := e.Bootstrap(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.Authenticate(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := e.CreateEndpoint(ctx, p, "svc", DefaultEndpointPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateAlertSink(ctx, p, wire.AlertSinkCreate{Name: "pager", Kind: wire.SinkWebhook, URL: "https://hooks.example.com/x"}); err != nil {
+		t.Fatal(err)
+	}
+	err = st.Tx(ctx, func(q store.Queries) error {
+		for _, ev := range []struct {
+			kind  wire.EndpointEventKind
+			facts []eventFact
+		}{
+			{wire.EndpointRecoveryStarted, []eventFact{withFact("allowed", 5)}},
+			{wire.EndpointLimitLearned, []eventFact{withFact("limitPerMinute", 6000), withFact("previousPerMinute", 3000), withDetail("learned 100/s from RateLimit-Limit")}},
+			{wire.EndpointRecoveryEnded, []eventFact{withFact("drainedJobs", 5000), withDetail("the backlog drained in 52 s")}},
+			{wire.EndpointPaused, nil},
+			{wire.EndpointResumed, nil},
+		} {
+			if err := e.endpointEvent(ctx, q, ep, ev.kind, 1000, ev.facts...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.RaiseAlerts(ctx); err != nil || n != 5 {
+		t.Fatalf("RaiseAlerts read %d events, %v", n, err)
+	}
+	ds, err := e.AlertDeliveries(ctx, p, 10)
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("%d alerts, %v: want limit_changed and backlog_recovered", len(ds), err)
+	}
+	var rec, lim wire.Alert
+	if json.Unmarshal([]byte(ds[0].Alert.Body), &rec) != nil || json.Unmarshal([]byte(ds[1].Alert.Body), &lim) != nil {
+		t.Fatal("bodies")
+	}
+	if ds[0].Alert.Kind != wire.AlertBacklogRecovered || rec.Facts["drainedJobs"] != 5000 || rec.Detail != "the backlog drained in 52 s" {
+		t.Errorf("recovered: %+v", rec)
+	}
+	if ds[1].Alert.Kind != wire.AlertLimitChanged || lim.Facts["limitPerMinute"] != 6000 || lim.Summary == "" {
+		t.Errorf("limit: %+v", lim)
+	}
+}
