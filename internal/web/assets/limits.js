@@ -40,5 +40,5 @@ export const FIRST_WAITS = freeze(["base","multiplied"]);
 export const MAX_CALC_ATTEMPTS = 15;
 export const SAFETY_LIMIT_MS = 86400000;
 export const SIM_LIMITS = freeze({"clientRuns":20000000,"clients":1000,"points":100,"runs":10000});
-export const DASHBOARD_ROUTES = freeze([{"name":"overview","path":"/"},{"name":"endpoint","path":"/endpoints/{name}"},{"name":"jobs","path":"/jobs"},{"name":"job","path":"/jobs/{id}"},{"name":"tools","path":"/tools"},{"name":"runs","path":"/runs"},{"name":"run","path":"/runs/{id}"},{"name":"schedules","path":"/schedules"},{"name":"schedule","path":"/schedules/{name}"},{"name":"workers","path":"/workers"},{"name":"history","path":"/history"}]);
+export const DASHBOARD_ROUTES = freeze([{"name":"overview","path":"/"},{"name":"endpoint","path":"/endpoints/{name}"},{"name":"jobs","path":"/jobs"},{"name":"job","path":"/jobs/{id}"},{"name":"tools","path":"/tools"},{"name":"runs","path":"/runs"},{"name":"run","path":"/runs/{id}"},{"name":"schedules","path":"/schedules"},{"name":"schedule","path":"/schedules/{name}"},{"name":"workers","path":"/workers"},{"name":"history","path":"/history"},{"name":"alerts","path":"/alerts"}]);
 export const SEARCH_WINDOW = 50000;
