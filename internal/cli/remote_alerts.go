@@ -218,3 +218,47 @@ func (alertsListCommand) Run(ctx context.Context, env *Env, args []string) error
 		}
 	})
 }
+
+// endpointsEventsCommand is `ratchet endpoints events`.
+type endpointsEventsCommand struct{}
+
+// Run prints the endpoint's event log, newest first.
+func (endpointsEventsCommand) Run(ctx context.Context, env *Env, args []string) error {
+	name, args, err := positional("endpoints events", "an endpoint NAME", args)
+	if err != nil {
+		return err
+	}
+	f, rf := clientFlags(endpointsGroup(), "events", env)
+	cursor, limit := pageFlags(f, "events")
+	var since string
+	f.StringVar(&since, "since", "", "only events at or after this RFC 3339 time")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	var at time.Time
+	if since != "" {
+		t, err := time.Parse(time.RFC3339Nano, since)
+		if err != nil {
+			f.fail("since", since, "must be an RFC 3339 time such as 2026-12-06T09:00:00Z")
+		}
+		at = t
+	}
+	n := limit()
+	r, err := rf.connect(f, env)
+	if err != nil {
+		return err
+	}
+	page, err := r.c.EndpointEvents(ctx, name, at, *cursor, n)
+	if err != nil {
+		return r.fail(err)
+	}
+	return r.show(func(w io.Writer) {
+		fmt.Fprintln(w, "AT\tKIND\tHELD\tDETAIL")
+		for _, ev := range page.Events {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", ev.At, ev.Kind, ev.HeldJobs, ev.Detail)
+		}
+		if page.NextCursor != nil {
+			fmt.Fprintf(w, "\nmore: --cursor %s\n", *page.NextCursor)
+		}
+	})
+}
