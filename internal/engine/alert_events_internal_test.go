@@ -85,3 +85,19 @@ func TestAlertsReactToEveryEventKind(t *testing.T) {
 		t.Errorf("limit: %+v", lim)
 	}
 }
+
+// TestFeedWaitsForSettledEvents: where writers commit side by side the
+// feed stops at the first event younger than feedSettleMs (a smaller id
+// may still commit behind it); with one writer it takes every event.
+func TestFeedWaitsForSettledEvents(t *testing.T) {
+	evs := []store.EndpointEvent{{ID: 1, At: 1000}, {ID: 2, At: 1600}, {ID: 3, At: 1200}}
+	if got := settled(evs, 2000, false); len(got) != 3 {
+		t.Errorf("one writer: %d events, want 3", len(got))
+	}
+	if got := settled(evs, 2000, true); len(got) != 1 || got[0].ID != 1 {
+		t.Errorf("side by side at 2000: %+v, want event 1 only (event 2 is 400 ms old)", got)
+	}
+	if got := settled(evs, 2100, true); len(got) != 3 {
+		t.Errorf("side by side at 2100: %d events, want 3", len(got))
+	}
+}

@@ -72,20 +72,38 @@ func (ap *alertPass) project(ctx context.Context, id int64) (*alertProject, erro
 // across nodes each event is read once; an alert's dedup key ("event:ID")
 // keeps it once besides. It returns how many events it read.
 func (e *Engine) RaiseAlerts(ctx context.Context) (int, error) {
+	// A read first, from the feed's position as this node last saw it:
+	// most passes find no new event, and a write transaction each would
+	// queue behind the claims. Another node may have moved the feed on;
+	// then the write transaction below finds nothing and learns where it is.
+	seen := e.alertFeedSeen.Load()
+	var next []store.EndpointEvent
+	err := e.st.Read(ctx, func(q store.Queries) (err error) {
+		next, err = q.EndpointEventsAfter(ctx, &store.EndpointEventsAfterParams{AfterID: seen, Limit: 1})
+		return err
+	})
+	if err != nil || len(next) == 0 {
+		return 0, storeErr(err, "alerts")
+	}
 	n := 0
-	err := e.st.Tx(ctx, func(q store.Queries) error {
+	err = e.st.Tx(ctx, func(q store.Queries) error {
 		pos, err := q.AlertFeedGet(ctx)
 		if err != nil {
 			return err
 		}
 		evs, err := q.EndpointEventsAfter(ctx, &store.EndpointEventsAfterParams{AfterID: pos, Limit: 500})
-		if err != nil || len(evs) == 0 {
+		if err != nil {
 			return err
 		}
 		now, err := e.txNow(ctx, q)
 		if err != nil {
 			return err
 		}
+		if evs = settled(evs, now, e.st.ConcurrentWriters()); len(evs) == 0 {
+			seen = pos
+			return nil
+		}
+		seen = evs[len(evs)-1].ID
 		ap := &alertPass{q: q, now: now, projects: map[int64]*alertProject{}}
 		for i := range evs {
 			ev := &evs[i]
@@ -102,7 +120,32 @@ func (e *Engine) RaiseAlerts(ctx context.Context) (int, error) {
 		n = len(evs)
 		return q.AlertFeedSet(ctx, evs[len(evs)-1].ID)
 	})
+	if err == nil {
+		e.alertFeedSeen.Store(seen)
+	}
 	return n, storeErr(err, "alerts")
+}
+
+// feedSettleMs is how old an event must be before the feed moves past
+// it where writers commit side by side (PostgreSQL): ids are taken at
+// insert and a transaction that took a smaller id may commit after one
+// that took a larger, so a position moved past the larger would skip the
+// smaller for good. The transitions' transactions take milliseconds.
+// SQLite's one writer commits in id order and needs no wait.
+const feedSettleMs = 500
+
+// settled keeps the events of evs (in id order) up to the first one not
+// settled yet.
+func settled(evs []store.EndpointEvent, now int64, concurrent bool) []store.EndpointEvent {
+	if !concurrent {
+		return evs
+	}
+	for i, ev := range evs {
+		if ev.At > now-feedSettleMs {
+			return evs[:i]
+		}
+	}
+	return evs
 }
 
 // eventAlertBody is an event's alert: its facts and its sentence.

@@ -120,4 +120,3 @@ func teamsMessage(a *wire.Alert) map[string]any {
 	return map[string]any{"type": "message", "attachments": []map[string]any{
 		{"contentType": "application/vnd.microsoft.card.adaptive", "contentUrl": nil, "content": card}}}
 }
-

@@ -37,8 +37,21 @@ type AlertRequest struct {
 // each for its sink: the alert as JSON signed with Standard Webhooks for a
 // webhook sink, a Slack or a Teams message for the others.
 func (e *Engine) DueAlerts(ctx context.Context, limit int) ([]AlertRequest, error) {
+	// A read first: most passes find nothing due, and a write transaction
+	// each would queue behind the claims (on SQLite, the one writer).
+	var due []store.AlertDelivery
+	err := e.st.Read(ctx, func(q store.Queries) error {
+		now, err := e.txNow(ctx, q)
+		if err == nil {
+			due, err = q.AlertDeliveriesDue(ctx, &store.AlertDeliveriesDueParams{Now: now, Limit: 1, Peek: true})
+		}
+		return err
+	})
+	if err != nil || len(due) == 0 {
+		return nil, storeErr(err, "alerts")
+	}
 	var out []AlertRequest
-	err := e.st.Tx(ctx, func(q store.Queries) error {
+	err = e.st.Tx(ctx, func(q store.Queries) error {
 		now, err := e.txNow(ctx, q)
 		if err != nil {
 			return err

@@ -131,4 +131,3 @@ func TestEndpointEventsPruned(t *testing.T) {
 		t.Fatalf("after pruning (retention 7 days): %+v", evs)
 	}
 }
-

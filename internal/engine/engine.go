@@ -110,6 +110,9 @@ type Engine struct {
 
 	// workers holds what this node saw of workers since its last flush.
 	workers workerSeenMap
+	// alertFeedSeen is the endpoint event the alert feed was at when this
+	// node last read it (RaiseAlerts reads from there before it locks).
+	alertFeedSeen atomic.Int64
 	// nextRollUp is when (unix ms) a minute may next have closed for
 	// RollUpHistory; until then Run does not look.
 	nextRollUp atomic.Int64

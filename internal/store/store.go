@@ -552,7 +552,7 @@ type Queries interface {
 	// AlertDeliveriesDue leases up to p.Limit pending deliveries due at
 	// or before p.Now whose lease has ended (until p.LeaseUntil), oldest
 	// due first, each with its alert and sink; PostgreSQL skips rows
-	// another transaction holds.
+	// another transaction holds. With p.Peek it only reads them.
 	AlertDeliveriesDue(ctx context.Context, p *AlertDeliveriesDueParams) ([]AlertDelivery, error)
 	// AlertDeliveryFinish writes a delivery's state, attempts, due time,
 	// last answer and delivery time, and ends its lease.
@@ -995,6 +995,9 @@ type AlertDeliveriesDueParams struct {
 	Now        int64 // due at or before Now, lease ended at or before Now
 	LeaseUntil int64 // the lease of the rows returned
 	Limit      int
+	// Peek reads without locking or leasing (in a read transaction): is
+	// anything due? A sender asks so before it opens a write transaction.
+	Peek bool
 }
 
 // AlertDeliveryListParams selects a project's latest deliveries.

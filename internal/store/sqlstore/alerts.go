@@ -137,14 +137,14 @@ const deliveryJoin = `SELECT ` + alertColumns + `, ` + deliveryColumns + `, ` + 
 // AlertDeliveriesDue leases up to p.Limit due pending deliveries.
 func (q *Queries) AlertDeliveriesDue(ctx context.Context, p *store.AlertDeliveriesDueParams) ([]store.AlertDelivery, error) {
 	lock := ""
-	if q.D.Locking {
+	if q.D.Locking && !p.Peek {
 		lock = " FOR UPDATE OF d SKIP LOCKED"
 	}
 	rows, err := q.query(ctx, deliveryJoin+` WHERE d.state = 'pending' AND d.due_at <= ? AND d.lease_until <= ?
 		ORDER BY d.due_at, d.id LIMIT `+strconv.Itoa(p.Limit)+lock, p.Now, p.Now)
 	ds, err := collect(q, rows, err, scanDelivery)
-	if err != nil || len(ds) == 0 {
-		return nil, err
+	if err != nil || len(ds) == 0 || p.Peek {
+		return ds, err
 	}
 	ids := make([]int64, len(ds))
 	for i := range ds {

@@ -33,7 +33,9 @@ func testAlertConfig(t *testing.T, s store.Store) {
 	if len(sinks) != 2 || sinks[0].Name != "chat" || sinks[1] != hook {
 		t.Fatalf("AlertSinkList = %+v, want chat and %+v", sinks, hook)
 	}
-	tx(t, s, func(q store.Queries) error { return q.AlertSinkDelete(ctx, &store.AlertSinkDeleteParams{ProjectID: p.ID, Name: "chat"}) })
+	tx(t, s, func(q store.Queries) error {
+		return q.AlertSinkDelete(ctx, &store.AlertSinkDeleteParams{ProjectID: p.ID, Name: "chat"})
+	})
 	txErr(t, s, "deleting a missing sink", store.ErrNotFound, func(q store.Queries) error {
 		return q.AlertSinkDelete(ctx, &store.AlertSinkDeleteParams{ProjectID: p.ID, Name: "chat"})
 	})
@@ -46,7 +48,9 @@ func testAlertConfig(t *testing.T, s store.Store) {
 		return err
 	})
 	want := store.AlertSettings{ProjectID: p.ID, PausedAfterMs: 60_000, FailureRatePercent: 30, FailureRateMin: 5, WindowMs: 120_000, MaxPerWindow: 3, UpdatedAt: 5000}
-	tx(t, s, func(q store.Queries) error { return q.AlertSettingsPut(ctx, &store.AlertSettings{ProjectID: p.ID, PausedAfterMs: 1, UpdatedAt: 1}) })
+	tx(t, s, func(q store.Queries) error {
+		return q.AlertSettingsPut(ctx, &store.AlertSettings{ProjectID: p.ID, PausedAfterMs: 1, UpdatedAt: 1})
+	})
 	tx(t, s, func(q store.Queries) error { return q.AlertSettingsPut(ctx, &want) })
 	read(t, s, func(q store.Queries) error {
 		got, err := q.AlertSettingsGet(ctx, p.ID)
@@ -130,6 +134,14 @@ func testAlerts(t *testing.T, s store.Store) {
 		})
 		return out
 	}
+	var peeked []store.AlertDelivery
+	read(t, s, func(q store.Queries) (err error) {
+		peeked, err = q.AlertDeliveriesDue(ctx, &store.AlertDeliveriesDueParams{Now: 1000, LeaseUntil: 1100, Limit: 10, Peek: true})
+		return err
+	})
+	if len(peeked) != 1 || peeked[0].ID != d1.ID || peeked[0].LeaseUntil != 0 {
+		t.Fatalf("a peek in a read transaction = %+v, want d1 unleased", peeked)
+	}
 	got := due(1000)
 	if len(got) != 1 || got[0].ID != d1.ID || got[0].LeaseUntil != 1100 || *got[0].Alert != a1 || *got[0].Sink != sink {
 		t.Fatalf("AlertDeliveriesDue(1000) = %+v", got)
@@ -155,7 +167,9 @@ func testAlerts(t *testing.T, s store.Store) {
 		list[1].DeliveredAt != 1200 || list[1].LeaseUntil != 0 || list[1].Sink.Name != "pager" {
 		t.Errorf("AlertDeliveryList = %+v", list)
 	}
-	tx(t, s, func(q store.Queries) error { return q.AlertSinkDelete(ctx, &store.AlertSinkDeleteParams{ProjectID: f.p.ID, Name: "pager"}) })
+	tx(t, s, func(q store.Queries) error {
+		return q.AlertSinkDelete(ctx, &store.AlertSinkDeleteParams{ProjectID: f.p.ID, Name: "pager"})
+	})
 	read(t, s, func(q store.Queries) (err error) {
 		list, err = q.AlertDeliveryList(ctx, &store.AlertDeliveryListParams{ProjectID: f.p.ID})
 		return err
