@@ -16,7 +16,7 @@ import (
 // the message beside the URL; a webhook sink's secret shown once), saves
 // thresholds (one out of bounds refused beside its input), queues a test
 // alert that is listed among the latest alerts, and deletes a sink after
-// a confirmation. It fits a phone's width.
+// a confirmation. It fits a phone's width and passes axe-core.
 func TestAlertsPage(t *testing.T) {
 	t.Parallel()
 	b := browsertest.New(t)
@@ -73,6 +73,10 @@ func TestAlertsPage(t *testing.T) {
 	for _, vp := range viewports {
 		setViewport(t, a.tab, vp.w, vp.h)
 		noSideScroll(t, a.tab, "alerts "+vp.name)
+		if vp.w >= 1280 {
+			tablesFit(t, a.tab, "alerts at "+vp.name+" px")
+		}
+		checkAxe(t, a.tab, vp.name+" px /alerts")
 		a.shot("alerts-" + vp.name)
 	}
 	a.press(`#sinks-table tr[data-sink="ops-teams"] button[data-action="delete"]`)
