@@ -3,10 +3,13 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/getratchet/ratchet/field"
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/internal/store/sqlite"
@@ -100,4 +103,29 @@ func TestFeedWaitsForSettledEvents(t *testing.T) {
 	if got := settled(evs, 2100, true); len(got) != 3 {
 		t.Errorf("side by side at 2100: %d events, want 3", len(got))
 	}
+}
+
+// FuzzSinkURL: whatever a sink URL holds, checkSinkURL returns nil or a
+// field error naming url (never panics), and what it accepts is an
+// absolute http or https URL with a host and no user info.
+func FuzzSinkURL(f *testing.F) {
+	for _, s := range []string{"https://hooks.slack.com/services/T/B/x", "http://10.0.0.1/", "http://[::1]:9/x", "ftp://x", "https://u:p@x/", "https://x/#f",
+		"https://x/\x00", "", "https://" + strings.Repeat("a", 3000), "http://169.254.169.254/latest", "https://[fe80::1%25eth0]/"} {
+		f.Add(s)
+	}
+	e := &Engine{}
+	f.Fuzz(func(t *testing.T, raw string) {
+		err := e.checkSinkURL(raw)
+		if err == nil {
+			u, perr := url.Parse(raw)
+			if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(raw) > 2048 {
+				t.Fatalf("accepted %q", raw)
+			}
+			return
+		}
+		fe, ok := field.As(err)
+		if !ok || len(fe) != 1 || fe[0].Field != "url" {
+			t.Fatalf("%q: %v is not one field error naming url", raw, err)
+		}
+	})
 }
