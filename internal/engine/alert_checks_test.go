@@ -94,3 +94,32 @@ func testAlertChecks(t *testing.T, h *harness) {
 
 func TestAlertChecks(t *testing.T)         { testAlertChecks(t, newHarness(t)) }
 func TestAlertChecksPostgres(t *testing.T) { testAlertChecks(t, newPGHarnessBare(t)) }
+
+// TestAlertsPruned: the retention prune deletes alerts older than the
+// retention whose deliveries are done, and keeps one still pending.
+func TestAlertsPruned(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.e.CreateAlertSink(h.ctx, h.owner, wire.AlertSinkCreate{Name: "pager", Kind: wire.SinkSlack, URL: "https://hooks.example.com/x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.e.TestAlert(h.ctx, h.owner, "pager"); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := h.e.DueAlerts(h.ctx, 10)
+	if err != nil || len(reqs) != 1 {
+		t.Fatalf("due: %v %d", err, len(reqs))
+	}
+	if err := h.e.AlertSent(h.ctx, &reqs[0], 200, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.e.TestAlert(h.ctx, h.owner, "pager"); err != nil { // stays pending
+		t.Fatal(err)
+	}
+	h.clk.Advance(8 * 24 * time.Hour)
+	if _, err := h.e.Prune(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if k := h.alertKinds(); len(k) != 1 {
+		t.Fatalf("after pruning: %v, want the pending test alert only", k)
+	}
+}

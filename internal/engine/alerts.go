@@ -203,7 +203,7 @@ func (e *Engine) SetAlertSettings(ctx context.Context, p *Principal, in wire.Ale
 			FailureRateMin: in.FailureRateMin, WindowMs: in.WindowMs, MaxPerWindow: in.MaxPerWindow, UpdatedAt: now}); err != nil {
 			return err
 		}
-		return e.audit(ctx, q, p, now, "alert.settings", "alerts", fmt.Sprintf("alert thresholds %+v (were %+v)", in, before))
+		return e.audit(ctx, q, p, now, "alert.settings", "alerts", "alert thresholds "+settingsText(in)+" (were "+settingsText(before)+")")
 	})
 	return in, storeErr(err, "alert settings")
 }
@@ -258,4 +258,32 @@ func (e *Engine) AlertDeliveries(ctx context.Context, p *Principal, limit int) (
 		out[i].Sink.Secret = ""
 	}
 	return out, storeErr(err, "alerts")
+}
+
+// pruneAlerts deletes alerts older than the retention (at least 24 hours,
+// as endpoint events) that have no delivery pending, with their
+// deliveries.
+func (e *Engine) pruneAlerts(ctx context.Context) (int64, error) {
+	keep := max(e.cfg.Retention, minTickRetention).Milliseconds()
+	var total int64
+	for {
+		var n int64
+		err := e.st.Tx(ctx, func(q store.Queries) (err error) {
+			now, err := e.txNow(ctx, q)
+			if err == nil {
+				n, err = q.AlertsPrune(ctx, &store.AlertsPruneParams{Before: now - keep, Limit: 500})
+			}
+			return err
+		})
+		total += n
+		if err != nil || n < 500 {
+			return total, err
+		}
+	}
+}
+
+// settingsText writes thresholds for the audit log, by their JSON names.
+func settingsText(s wire.AlertSettings) string {
+	return fmt.Sprintf("pausedAfterMs %d, failureRatePercent %d, failureRateMin %d, windowMs %d, maxPerWindow %d",
+		s.PausedAfterMs, s.FailureRatePercent, s.FailureRateMin, s.WindowMs, s.MaxPerWindow)
 }

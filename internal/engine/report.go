@@ -615,8 +615,8 @@ func (e *Engine) Rescue(ctx context.Context) (int, error) {
 }
 
 // Prune deletes finished jobs older than the retention, and then schedule
-// ticks and endpoint events older than it (pruneTicks,
-// pruneEndpointEvents); it returns how many jobs went.
+// ticks, endpoint events and sent alerts older than it (pruneTicks,
+// pruneEndpointEvents, pruneAlerts); it returns how many jobs went.
 func (e *Engine) Prune(ctx context.Context) (int64, error) {
 	if e.cfg.Retention < 0 {
 		return 0, nil
@@ -649,6 +649,9 @@ func (e *Engine) Prune(ctx context.Context) (int64, error) {
 	if _, err := e.pruneTicks(ctx); err != nil {
 		return total, err
 	}
-	_, err := e.pruneEndpointEvents(ctx)
+	if _, err := e.pruneEndpointEvents(ctx); err != nil {
+		return total, err
+	}
+	_, err := e.pruneAlerts(ctx)
 	return total, err
 }

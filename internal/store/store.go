@@ -557,6 +557,10 @@ type Queries interface {
 	// AlertDeliveryFinish writes a delivery's state, attempts, due time,
 	// last answer and delivery time, and ends its lease.
 	AlertDeliveryFinish(ctx context.Context, d *AlertDelivery) error
+	// AlertsPrune deletes alerts raised before p.Before with no delivery
+	// pending, and their deliveries, at most p.Limit alerts; it returns how
+	// many alerts went.
+	AlertsPrune(ctx context.Context, p *AlertsPruneParams) (int64, error)
 	// AlertDeliveryList lists a project's latest deliveries, newest first,
 	// each with its alert and sink.
 	AlertDeliveryList(ctx context.Context, p *AlertDeliveryListParams) ([]AlertDelivery, error)
@@ -998,6 +1002,12 @@ type AlertDeliveriesDueParams struct {
 	// Peek reads without locking or leasing (in a read transaction): is
 	// anything due? A sender asks so before it opens a write transaction.
 	Peek bool
+}
+
+// AlertsPruneParams selects old alerts to delete.
+type AlertsPruneParams struct {
+	Before int64 // alerts raised before this time go, unless a delivery is pending
+	Limit  int   // at most this many go
 }
 
 // AlertDeliveryListParams selects a project's latest deliveries.

@@ -165,3 +165,22 @@ func (q *Queries) AlertDeliveryList(ctx context.Context, p *store.AlertDeliveryL
 	rows, err := q.query(ctx, deliveryJoin+` WHERE a.project_id = ? ORDER BY d.id DESC LIMIT `+strconv.Itoa(limitOr100(p.Limit)), p.ProjectID)
 	return collect(q, rows, err, scanDelivery)
 }
+
+// AlertsPrune deletes up to p.Limit alerts raised before p.Before that
+// have no pending delivery, with their deliveries.
+func (q *Queries) AlertsPrune(ctx context.Context, p *store.AlertsPruneParams) (int64, error) {
+	rows, err := q.query(ctx, `SELECT a.id FROM alerts a WHERE a.at < ? AND NOT EXISTS
+		(SELECT 1 FROM alert_deliveries d WHERE d.alert_id = a.id AND d.state = 'pending') ORDER BY a.at LIMIT `+strconv.Itoa(p.Limit), p.Before)
+	ids, err := collect(q, rows, err, scanInt64)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	if _, err := q.exec(ctx, `DELETE FROM alert_deliveries WHERE alert_id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...); err != nil {
+		return 0, err
+	}
+	r, err := q.exec(ctx, `DELETE FROM alerts WHERE id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
+}

@@ -65,8 +65,9 @@ func testAlertConfig(t *testing.T, s store.Store) {
 // unique per project and dedup key, found by key, counted per endpoint
 // and window (a kind aside), their counts added to; deliveries are
 // inserted pending, leased when due (each once until the lease ends) with
-// their alert and sink, finished, and listed newest first; deleting a
-// sink deletes its pending deliveries only.
+// their alert and sink, finished, and listed newest first; old alerts
+// whose deliveries are done are pruned with them, pending ones kept;
+// deleting a sink deletes its pending deliveries.
 func testAlerts(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	f := newFixture(t, s)
@@ -167,6 +168,19 @@ func testAlerts(t *testing.T, s store.Store) {
 		list[1].DeliveredAt != 1200 || list[1].LeaseUntil != 0 || list[1].Sink.Name != "pager" {
 		t.Errorf("AlertDeliveryList = %+v", list)
 	}
+	var pruned int64
+	tx(t, s, func(q store.Queries) (err error) {
+		pruned, err = q.AlertsPrune(ctx, &store.AlertsPruneParams{Before: 2000, Limit: 10})
+		return err
+	})
+	read(t, s, func(q store.Queries) error {
+		_, err1 := q.AlertByKey(ctx, &store.AlertByKeyParams{ProjectID: f.p.ID, DedupKey: "event:1"})
+		_, err2 := q.AlertByKey(ctx, &store.AlertByKeyParams{ProjectID: f.p.ID, DedupKey: "suppressed:1:0"})
+		if pruned != 1 || err1 != store.ErrNotFound || err2 != nil {
+			t.Errorf("AlertsPrune(before 2000) = %d; delivered a1: %v, pending a2: %v (want a1 gone, a2 kept)", pruned, err1, err2)
+		}
+		return nil
+	})
 	tx(t, s, func(q store.Queries) error {
 		return q.AlertSinkDelete(ctx, &store.AlertSinkDeleteParams{ProjectID: f.p.ID, Name: "pager"})
 	})
@@ -175,7 +189,6 @@ func testAlerts(t *testing.T, s store.Store) {
 		return err
 	})
 	if len(list) != 0 {
-		// The delivered one stays in its table; the join to the deleted sink hides it.
 		t.Errorf("deliveries listed after their sink went: %+v", list)
 	}
 }

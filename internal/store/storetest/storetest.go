@@ -51,7 +51,7 @@ var cases = []testCase{
 	{name: "EndpointEvents", fn: testEndpointEvents, covers: []string{"EndpointEventInsert", "EndpointEventList", "EndpointEventsAfter", "EndpointEventsPrune"}},
 	{name: "AlertConfig", fn: testAlertConfig, covers: []string{"AlertSinkCreate", "AlertSinkList", "AlertSinkDelete", "AlertSettingsGet", "AlertSettingsPut"}},
 	{name: "Alerts", fn: testAlerts, covers: []string{"AlertFeedGet", "AlertFeedSet", "AlertInsert", "AlertByKey", "AlertAddCount", "AlertsCount",
-		"AlertDeliveriesInsert", "AlertDeliveriesDue", "AlertDeliveryFinish", "AlertDeliveryList", "AlertSinkDelete"}},
+		"AlertDeliveriesInsert", "AlertDeliveriesDue", "AlertDeliveryFinish", "AlertDeliveryList", "AlertSinkDelete", "AlertsPrune"}},
 	{name: "RunList", fn: testRunList, covers: []string{"RunList"}},
 	{name: "Tools", fn: testTools, covers: []string{"ToolCreate", "ToolGetInProject", "ToolGetAnyProject", "ToolList", "ToolListDelivery"}},
 	{name: "Schedules", fn: testSchedules, covers: []string{"ScheduleCreate", "ScheduleGetInProject", "ScheduleList", "SchedulesDue", "ScheduleAdvance",
