@@ -169,6 +169,20 @@ type (
 	RunPage = wire.RunList
 	// AuditPage is one page of the audit log; NextCursor is nil on the last page.
 	AuditPage = wire.AuditList
+	// AlertSinkCreate adds an alert sink.
+	AlertSinkCreate = wire.AlertSinkCreate
+	// AlertSink is an alert sink; Secret is set once, at creation.
+	AlertSink = wire.AlertSink
+	// AlertSinkList is the project's alert sinks and thresholds.
+	AlertSinkList = wire.AlertSinkList
+	// AlertSettings are a project's alert thresholds.
+	AlertSettings = wire.AlertSettings
+	// AlertTestResult is the test alert queued for a sink.
+	AlertTestResult = wire.AlertTestResult
+	// Alert is what an alert sink receives.
+	Alert = wire.Alert
+	// AlertDeliveryList is the project's latest alert deliveries.
+	AlertDeliveryList = wire.AlertDeliveryList
 	// EndpointEvent is one entry of an endpoint's event log.
 	EndpointEvent = wire.EndpointEvent
 	// EndpointEventPage is one page of an endpoint's event log, newest
@@ -1007,4 +1021,52 @@ func (c *Client) PauseSchedule(ctx context.Context, name string, paused bool) (*
 func (c *Client) DeleteSchedule(ctx context.Context, name string) error {
 	_, err := c.do(ctx, "DELETE", "/v1/schedules/"+url.PathEscape(name), nil, nil)
 	return err
+}
+
+// CreateAlertSink adds an alert sink to the project (owner key); the
+// answer of a webhook sink carries its signing secret, this once.
+func (c *Client) CreateAlertSink(ctx context.Context, in AlertSinkCreate) (*AlertSink, error) {
+	var out AlertSink
+	_, err := c.do(ctx, "POST", "/v1/alerts/sinks", in, &out)
+	return &out, err
+}
+
+// AlertSinks lists the project's alert sinks (secrets not shown) and its
+// alert thresholds.
+func (c *Client) AlertSinks(ctx context.Context) (*AlertSinkList, error) {
+	var out AlertSinkList
+	_, err := c.do(ctx, "GET", "/v1/alerts/sinks", nil, &out)
+	return &out, err
+}
+
+// DeleteAlertSink deletes an alert sink and its alerts not sent yet.
+func (c *Client) DeleteAlertSink(ctx context.Context, name string) error {
+	_, err := c.do(ctx, "DELETE", "/v1/alerts/sinks/"+url.PathEscape(name), nil, nil)
+	return err
+}
+
+// TestAlertSink queues a test alert for the sink, sent as any alert.
+func (c *Client) TestAlertSink(ctx context.Context, name string) (*AlertTestResult, error) {
+	var out AlertTestResult
+	_, err := c.do(ctx, "POST", "/v1/alerts/sinks/"+url.PathEscape(name)+"/test", nil, &out)
+	return &out, err
+}
+
+// SetAlertSettings replaces the project's alert thresholds.
+func (c *Client) SetAlertSettings(ctx context.Context, in AlertSettings) (*AlertSettings, error) {
+	var out AlertSettings
+	_, err := c.do(ctx, "PUT", "/v1/alerts/settings", in, &out)
+	return &out, err
+}
+
+// Alerts lists the project's latest alert deliveries, newest first, with
+// their alerts; limit 0 for the default (100).
+func (c *Client) Alerts(ctx context.Context, limit int) (*AlertDeliveryList, error) {
+	v := url.Values{}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	var out AlertDeliveryList
+	_, err := c.do(ctx, "GET", "/v1/alerts?"+v.Encode(), nil, &out)
+	return &out, err
 }

@@ -39,6 +39,7 @@ var Examples = map[string]string{
 	"ID":         "4",
 	"IDS":        "7, 8, 9, 10",
 	"COUNT":      "0",
+	"SECRET":     "whsec_Mj5tN3J0cVh2bEE4c0Q5ZkcxaEsyelc2eVAwdVI0ZUI=",
 }
 
 // Readable returns a page with each placeholder replaced by its example,

@@ -68,6 +68,9 @@ func enums() []enum {
 		{name: "bulk action", values: values(wire.BulkActions()), schema: "JobBulk", prop: "action", py: "JobBulkAction", quotedOnly: true},
 		{name: "job sort", values: values(wire.JobSorts()), schema: "JobQuery", prop: "sort", py: "JobQuerySort", js: "JOB_SORTS"},
 		{name: "endpoint event kind", values: values(wire.EndpointEventKinds()), schema: "EndpointEvent", prop: "kind", py: "EndpointEventKind", js: "ENDPOINT_EVENT_KINDS"},
+		{name: "alert sink kind", values: values(wire.AlertSinkKinds()), schema: "AlertSink", prop: "kind", py: "AlertSinkKind", js: "ALERT_SINK_KINDS"},
+		{name: "alert kind", values: values(wire.AlertKinds()), schema: "Alert", prop: "kind", py: "AlertKind", js: "ALERT_KINDS"},
+		{name: "alert delivery state", values: values(wire.AlertDeliveryStates()), schema: "AlertDelivery", prop: "state", py: "AlertDeliveryState", js: "ALERT_DELIVERY_STATES", css: "alert-"},
 	}
 }
 

@@ -74,6 +74,11 @@ var bounds = map[string]Range{
 	"catchUpLimit":            {1, MaxCatchUpLimit},
 	"spreadMs":                {0, MaxSpreadMs},
 	"previewCount":            {1, MaxPreviewCount},
+	"alertPausedAfterMs":      {MinAlertPausedAfterMs, MaxAlertPausedAfterMs},
+	"alertFailureRate":        {MinAlertFailureRate, MaxAlertFailureRate},
+	"alertFailureRateMin":     {MinAlertFailureRateMin, MaxAlertFailureRateMin},
+	"alertWindowMs":           {MinAlertWindowMs, MaxAlertWindowMs},
+	"alertMaxPerWindow":       {MinAlertMaxPerWindow, MaxAlertMaxPerWindow},
 }
 
 // Bound is the range a `bound` tag names.

@@ -74,7 +74,7 @@ type AuditEntry struct {
 	At        string `json:"at" format:"date-time"`
 	Actor     string `json:"actor" doc:"the acting key's name, or its prefix when it has none"`
 	KeyPrefix string `json:"keyPrefix" doc:"the acting key's prefix"`
-	Action    string `json:"action" doc:"endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, failures.replay, schedule.fire_now, policy.update, key.create, key.revoke or key.recover (a new owner key made on the database by ratchet keys recover, its actor \"offline recovery\")"`
+	Action    string `json:"action" doc:"endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, failures.replay, schedule.fire_now, policy.update, key.create, key.revoke, alert.sink.create, alert.sink.delete, alert.settings, alert.test or key.recover (a new owner key made on the database by ratchet keys recover, its actor \"offline recovery\")"`
 	Target    string `json:"target" doc:"what it acted on, e.g. endpoint:payments or job:42"`
 	Detail    string `json:"detail" doc:"one sentence for people"`
 }

@@ -84,5 +84,5 @@ func (a *API) table() []Route {
 			Status: 200, request: reflect.TypeFor[simulate.Config](), response: reflect.TypeFor[simulate.Result](), handler: sim.serve},
 		{Method: "POST", Path: "/api/simulate/recovery", Summary: "Run the simulator's recovery scenario (no key; Content-Type: application/json; body: the scenario of ratchet simulate --scenario recovery, e.g. {\"backlog\":5000,\"capacityPerS\":100}; shares the one-at-a-time slot of /api/simulate)",
 			Status: 200, request: reflect.TypeFor[simulate.Recovery](), response: reflect.TypeFor[simulate.RecoveryResult](), handler: sim.serveRecovery},
-	}, a.scheduleRoutes()...)
+	}, append(a.scheduleRoutes(), a.alertRoutes()...)...)
 }

@@ -30,6 +30,8 @@ var baseBodies = map[string]string{
 	"POST /v1/endpoints/{name}/pause": `{"reason":"provider incident"}`,
 	"POST /v1/tools":                  `{"name":"t2","version":"1","endpoint":"stripe","description":"d","payloadSchema":{"type":"object"}}`,
 	"POST /v1/runs":                   `{"name":"r"}`,
+	"POST /v1/alerts/sinks":           `{"name":"pager","kind":"slack","url":"https://hooks.example.com/services/x"}`,
+	"PUT /v1/alerts/settings":         `{"pausedAfterMs":900000,"failureRatePercent":50,"failureRateMin":20,"windowMs":600000,"maxPerWindow":5}`,
 	"POST /v1/schedules":              `{"name":"s","cron":"*/5 * * * *","timeZone":"Europe/London","tool":"charge@1","payload":{"s":"x"},"flowKey":"acme","overlap":"skip","catchUp":"latest"}`,
 	"POST /v1/jobs":                   `{"tool":"charge@1","payload":{"s":"x"},"idempotencyKey":"k1","runAt":"2026-01-01T00:00:00Z"}`,
 	"POST /v1/jobs/batch":             `{"jobs":[{"tool":"charge@1","payload":{"s":"x"},"idempotencyKey":"k2","runAt":"2026-01-01T00:00:00Z"}]}`,

@@ -61,7 +61,7 @@ type command struct {
 func commands() []command {
 	migrate, project, policy, chaos := migrateGroup(), projectGroup(), policyGroup(), chaosGroup()
 	endpoints, tools, jobs, runs, keys := endpointsGroup(), toolsGroup(), jobsGroup(), runsGroup(), keysGroup()
-	schedules, failures := schedulesGroup(), failuresGroup()
+	schedules, failures, alerts := schedulesGroup(), failuresGroup(), alertsGroup()
 	return []command{
 		{"serve", "run the Ratchet server (embedded SQLite, no configuration needed)", runServe, nil},
 		{"migrate", "apply or list database migrations (up, status)", migrate.run, migrate},
@@ -75,6 +75,7 @@ func commands() []command {
 		{"runs", "start, read and finish runs (on a server)", runs.run, runs},
 		{"failures", "group failed jobs by cause, and replay them by group, filter and time range (on a server)", failures.run, failures},
 		{"schedules", "create, list, read, fire, preview, pause, resume and delete recurring jobs and read their ticks (on a server)", schedules.run, schedules},
+		{"alerts", "add, list, test and delete alert sinks (webhook, Slack, Teams), set thresholds, list deliveries (on a server)", alerts.run, alerts},
 		{"keys", "list, create and revoke API keys (on a server); recover a lost owner key (on the database)", keys.run, keys},
 		{"audit", "list operator actions: pauses, circuits, run-now, bulk actions, cancels, replays, policies, keys (on a server)", runAudit, nil},
 		{"workers", "list the workers seen in the last 24 hours and the jobs they hold (on a server)", runWorkers, nil},

@@ -60,3 +60,27 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// FuzzPublicURL: whatever --public-url holds, checkPublicURL accepts it
+// (an absolute http or https URL, without a trailing slash) or fails the
+// flag naming it; it never panics.
+func FuzzPublicURL(f *testing.F) {
+	for _, s := range []string{"https://ratchet.example.com/", "http://127.0.0.1:8080", "ftp://x", "x.example", "https://u:p@x", "https://x/?a=1", "https://x/#f", "", "https://x/a b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var errOut bytes.Buffer
+		fs := newFlagSet("serve", "serve", &errOut)
+		got := checkPublicURL(fs, s)
+		err := fs.done()
+		if err != nil {
+			if got != "" || !strings.Contains(err.Error(), "public-url") {
+				t.Fatalf("%q: refused (%v) but returned %q", s, err, got)
+			}
+			return
+		}
+		if s != "" && (!strings.HasPrefix(got, "http://") && !strings.HasPrefix(got, "https://") || strings.HasSuffix(got, "/")) {
+			t.Fatalf("%q accepted as %q", s, got)
+		}
+	})
+}

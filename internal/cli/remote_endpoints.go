@@ -32,6 +32,7 @@ func endpointsGroup() *group {
 		{"circuit-open", "open the endpoint's circuit now for its circuit-open-ms; owner key", "NAME", endpointNameCommand{"circuit-open", (*client.Client).OpenCircuit}},
 		{"held", "list the due jobs the endpoint's gates hold now", "NAME [--limit N] [--cursor C]", endpointsHeldCommand{}},
 		{"keys", "list the endpoint's busiest flow keys and the due jobs each key's limits hold", "NAME [--limit N]", endpointsKeysCommand{}},
+		{"events", "list the endpoint's event log, newest first: circuit changes, pauses, recoveries, learned limits", "NAME [--since TIME] [--limit N] [--cursor C]", endpointsEventsCommand{}},
 	}}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +14,7 @@ import (
 	"github.com/getratchet/ratchet/wire"
 )
 
-const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--history-retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--log-format json|text] [--tls-cert FILE --tls-key FILE] [--metrics-addr HOST:PORT] [--access-log] [--delivery-concurrency N] [--delivery-allow CIDRS] [--clock-offset DURATION]"
+const serveUsage = "serve [--addr HOST:PORT] [--database URL] [--bootstrap-key KEY] [--retention DURATION] [--history-retention DURATION] [--max-wait DURATION] [--log-level LEVEL] [--log-format json|text] [--tls-cert FILE --tls-key FILE] [--metrics-addr HOST:PORT] [--access-log] [--delivery-concurrency N] [--delivery-allow CIDRS] [--public-url URL] [--clock-offset DURATION]"
 
 // runServe is ratchet serve: it converts the flags (and their environment
 // variables) into a server.Config, reporting every problem at once, and
@@ -36,6 +37,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	accessLog := f.Bool("access-log", "log every request at info: method, path, status, duration; or set RATCHET_ACCESS_LOG to 1 (RATCHET_ACCESS_LOG)")
 	deliveryConc := f.String("delivery-concurrency", envOr(env, "RATCHET_DELIVERY_CONCURRENCY", "32"), "HTTP deliveries this node runs at once, 0–1000; 0 runs none (RATCHET_DELIVERY_CONCURRENCY)")
 	deliveryAllow := f.String("delivery-allow", envOr(env, "RATCHET_DELIVERY_ALLOW", ""), "comma-separated CIDRs deliveries may reach although loopback, private or link-local, e.g. 127.0.0.1/32 (RATCHET_DELIVERY_ALLOW)")
+	publicURL := f.String("public-url", envOr(env, "RATCHET_PUBLIC_URL", ""), "the console's address as people reach it, e.g. https://ratchet.example.com, for the links in alerts (RATCHET_PUBLIC_URL)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -56,6 +58,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		f.fail("sqlite-synchronous", *syncMode, "must be FULL or NORMAL")
 	}
 	serveDelivery(f, *deliveryConc, *deliveryAllow, &cfg)
+	cfg.PublicURL = checkPublicURL(f, *publicURL)
 	serveTLS(f, *tlsCert, *tlsKey, &cfg)
 	log := logf.logger(f, env.Stderr)
 	if len(*boot) > 0 && len(*boot) < engine.MinBootstrapKeyLen {
@@ -100,6 +103,20 @@ func serveDelivery(f *flagSet, conc, allowText string, cfg *server.Config) {
 	} else {
 		cfg.DeliveryAllow = allow
 	}
+}
+
+// checkPublicURL reads --public-url: empty, or an absolute http or https
+// URL without query, fragment or user info; a trailing slash is dropped.
+func checkPublicURL(f *flagSet, s string) string {
+	if s == "" {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		f.fail("public-url", s, "must be an absolute http or https URL such as https://ratchet.example.com, without query, fragment or user info")
+		return ""
+	}
+	return strings.TrimRight(s, "/")
 }
 
 // serveTLS checks that --tls-cert and --tls-key come together; the server

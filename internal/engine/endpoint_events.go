@@ -41,14 +41,9 @@ func (e *Engine) endpointEvent(ctx context.Context, q store.Queries, ep *store.E
 	if ep.CircuitState == wire.CircuitOpen {
 		ev.OpenedAt, ev.NextProbeAt = ep.CircuitOpenedAt, HalfOpensAt(ep)
 	}
-	counts, err := q.JobCountsByEndpoint(ctx, &store.JobCountsByEndpointParams{ProjectID: ep.ProjectID, EndpointID: ep.ID})
-	if err != nil {
+	var err error
+	if ev.HeldJobs, err = scheduledJobs(ctx, q, ep); err != nil {
 		return err
-	}
-	for _, c := range counts {
-		if c.State == wire.JobScheduled {
-			ev.HeldJobs += c.Count
-		}
 	}
 	for _, f := range facts {
 		f(ev)
@@ -131,4 +126,17 @@ func (e *Engine) circuitEvent(ctx context.Context, q store.Queries, ep *store.En
 		detail = "the circuit of endpoint " + ep.Name + " closed (it was " + string(was) + ")"
 	}
 	return e.endpointEvent(ctx, q, ep, kind, now, append([]eventFact{withDetail(detail)}, facts...)...)
+}
+
+// scheduledJobs counts the endpoint's scheduled jobs from the job
+// counters (kept with every change of a job), not from the jobs.
+func scheduledJobs(ctx context.Context, q store.Queries, ep *store.Endpoint) (int64, error) {
+	counts, err := q.JobCountsByEndpoint(ctx, &store.JobCountsByEndpointParams{ProjectID: ep.ProjectID, EndpointID: ep.ID})
+	var n int64
+	for _, c := range counts {
+		if c.State == wire.JobScheduled {
+			n += c.Count
+		}
+	}
+	return n, err
 }

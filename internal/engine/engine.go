@@ -64,13 +64,22 @@ type Config struct {
 	Observer Observer
 
 	// DeliveryPolicy is where HTTP deliveries may connect; publish refuses
-	// a delivery URL whose host is an address it refuses.
+	// a delivery URL whose host is an address it refuses. Alert sinks are
+	// held to it too.
 	DeliveryPolicy webhook.Policy
 	// DeliveryConcurrency is how many HTTP deliveries this node's
 	// dispatcher (internal/delivery) runs at once, 0 when it runs none:
 	// the overview and explain name it when an HTTP-delivered endpoint's
 	// due jobs wait for the dispatcher rather than a gate.
 	DeliveryConcurrency int
+
+	// PublicURL is the console's address as people reach it (ratchet
+	// serve --public-url), for the links alerts carry; "" for none.
+	PublicURL string
+	// AlertInterval is how often the endpoint event log is read for new
+	// alerts; default 250 ms. AlertCheckInterval is how often paused
+	// endpoints, exhausted jobs and failure rates are checked; default 10 s.
+	AlertInterval, AlertCheckInterval time.Duration
 }
 
 // Observer is told about events worth counting. The HTTP server turns them
@@ -109,6 +118,9 @@ type Engine struct {
 
 	// workers holds what this node saw of workers since its last flush.
 	workers workerSeenMap
+	// alertFeedSeen is the endpoint event the alert feed was at when this
+	// node last read it (RaiseAlerts reads from there before it locks).
+	alertFeedSeen atomic.Int64
 	// nextRollUp is when (unix ms) a minute may next have closed for
 	// RollUpHistory; until then Run does not look.
 	nextRollUp atomic.Int64
@@ -143,6 +155,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.PruneInterval <= 0 {
 		cfg.PruneInterval = time.Minute
+	}
+	if cfg.AlertInterval <= 0 {
+		cfg.AlertInterval = 250 * time.Millisecond
+	}
+	if cfg.AlertCheckInterval <= 0 {
+		cfg.AlertCheckInterval = 10 * time.Second
 	}
 	if cfg.HistoryRetention <= 0 {
 		cfg.HistoryRetention = 48 * time.Hour

@@ -381,22 +381,7 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 	if err != nil {
 		return ReportResult{}, err
 	}
-	a.FinishedAt = nowMs
-	a.Classification = d.Classification
-	a.HTTPStatus = int64(rep.HTTPStatus)
-	a.RetryAfterMs = d.RetryAfterMs
-	a.Counted = d.CountsTowardCircuit
-	a.Message = truncate(CleanText(rep.Message), wire.MaxMessageBytes)
-	if a.Message == "" {
-		a.Message = d.Reason
-	}
-	// The job row keeps the last decision and the last failure's message,
-	// for lists and search (wire.Job.LastClassification, LastError).
-	j.LastClassification = d.Classification
-	if d.Outcome != classify.Succeeded {
-		j.LastError = a.Message
-	}
-	j.LeaseExpiresAt = 0
+	recordDecision(j, a, d, rep, nowMs)
 	var event wire.JobEvent
 	switch {
 	case d.Outcome == classify.Succeeded:
@@ -407,29 +392,9 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 		a.Outcome, event = outcomeOf(d), wire.EventFail
 	default:
 		a.Outcome = outcomeOf(d)
-		snap, err := ParseSnapshot(j.Policy)
-		if err != nil {
+		if event, err = e.retryOrExhaust(j, a, d, rep.HTTPStatus, nowMs); err != nil {
 			return ReportResult{}, err
 		}
-		if freeThrottle(j, d, rep.HTTPStatus) {
-			j.Throttles, a.ThrottleFree = j.Throttles+1, true
-		}
-		// The seeds' arithmetic selects the delay after attempt n; the
-		// throttles not counted move the last attempt further out.
-		params := snap.Params
-		params.MaxAttempts = int(j.MaxAttempts + j.Throttles)
-		u := e.rnd()
-		dec, err := params.Delay(int(j.Attempt), u, d.RetryAfterMs)
-		if err != nil {
-			return ReportResult{}, err
-		}
-		if dec.Exhausted {
-			event = wire.EventExhaust
-			break
-		}
-		a.BaseDelayMs, a.JitterSample, a.MinDelayMs, a.MaxDelayMs, a.SelectedMs = dec.BaseDelayMs, u, dec.MinDelayMs, dec.MaxDelayMs, dec.SelectedMs
-		a.NextDueAt = nowMs + dec.SelectedMs
-		j.DueAt, event = a.NextDueAt, wire.EventRetry
 	}
 	if err := moveJob(j, event, nowMs); err != nil {
 		return ReportResult{}, err
@@ -448,6 +413,55 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 		return ReportResult{}, err
 	}
 	return ReportResult{Job: j, Attempt: a, Decision: d}, nil
+}
+
+// recordDecision writes the decision d on the attempt a it ended and on
+// its job j: the job row keeps the last decision and the last failure's
+// message, for lists and search (wire.Job.LastClassification, LastError).
+func recordDecision(j *store.Job, a *store.Attempt, d classify.Decision, rep classify.Report, nowMs int64) {
+	a.FinishedAt = nowMs
+	a.Classification = d.Classification
+	a.HTTPStatus = int64(rep.HTTPStatus)
+	a.RetryAfterMs = d.RetryAfterMs
+	a.Counted = d.CountsTowardCircuit
+	a.Message = truncate(CleanText(rep.Message), wire.MaxMessageBytes)
+	if a.Message == "" {
+		a.Message = d.Reason
+	}
+	j.LastClassification = d.Classification
+	if d.Outcome != classify.Succeeded {
+		j.LastError = a.Message
+	}
+	j.LeaseExpiresAt = 0
+}
+
+// retryOrExhaust decides what follows a retryable failure of job j's
+// attempt a: the next due time by the job's policy, or exhaustion. A
+// throttle the job does not count (freeThrottle) is marked on both.
+func (e *Engine) retryOrExhaust(j *store.Job, a *store.Attempt, d classify.Decision, status int, nowMs int64) (wire.JobEvent, error) {
+	snap, err := ParseSnapshot(j.Policy)
+	if err != nil {
+		return "", err
+	}
+	if freeThrottle(j, d, status) {
+		j.Throttles, a.ThrottleFree = j.Throttles+1, true
+	}
+	// The seeds' arithmetic selects the delay after attempt n; the
+	// throttles not counted move the last attempt further out.
+	params := snap.Params
+	params.MaxAttempts = int(j.MaxAttempts + j.Throttles)
+	u := e.rnd()
+	dec, err := params.Delay(int(j.Attempt), u, d.RetryAfterMs)
+	if err != nil {
+		return "", err
+	}
+	if dec.Exhausted {
+		return wire.EventExhaust, nil
+	}
+	a.BaseDelayMs, a.JitterSample, a.MinDelayMs, a.MaxDelayMs, a.SelectedMs = dec.BaseDelayMs, u, dec.MinDelayMs, dec.MaxDelayMs, dec.SelectedMs
+	a.NextDueAt = nowMs + dec.SelectedMs
+	j.DueAt = a.NextDueAt
+	return wire.EventRetry, nil
 }
 
 func outcomeOf(d classify.Decision) wire.AttemptOutcome {
@@ -641,8 +655,8 @@ func (e *Engine) Rescue(ctx context.Context) (int, error) {
 }
 
 // Prune deletes finished jobs older than the retention, and then schedule
-// ticks and endpoint events older than it (pruneTicks,
-// pruneEndpointEvents); it returns how many jobs went.
+// ticks, endpoint events and sent alerts older than it (pruneTicks,
+// pruneEndpointEvents, pruneAlerts); it returns how many jobs went.
 func (e *Engine) Prune(ctx context.Context) (int64, error) {
 	if e.cfg.Retention < 0 {
 		return 0, nil
@@ -675,6 +689,9 @@ func (e *Engine) Prune(ctx context.Context) (int64, error) {
 	if _, err := e.pruneTicks(ctx); err != nil {
 		return total, err
 	}
-	_, err := e.pruneEndpointEvents(ctx)
+	if _, err := e.pruneEndpointEvents(ctx); err != nil {
+		return total, err
+	}
+	_, err := e.pruneAlerts(ctx)
 	return total, err
 }

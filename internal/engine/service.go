@@ -32,6 +32,8 @@ var services = []service{
 	flowKeysService,
 	retentionService,
 	schedulesService,
+	alertsService,
+	alertChecksService,
 }
 
 // Run performs the background duties (services) until ctx ends, and

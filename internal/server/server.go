@@ -58,6 +58,10 @@ type Config struct {
 	// DeliveryAllow lets deliveries reach these otherwise refused
 	// addresses (loopback, private, link-local...).
 	DeliveryAllow []netip.Prefix
+	// PublicURL is where people reach this server's console (scheme,
+	// host, optional path prefix, no trailing slash), for the links
+	// alerts carry; "" sends alerts without a link.
+	PublicURL string
 	// ClockOffset runs this node's clock ahead (negative: behind) by this
 	// much, to show in fault tests what clock skew between nodes does;
 	// default 0. Never in production.
@@ -339,7 +343,7 @@ func startEngine(ctx context.Context, cfg Config, st store.Store, clk clock.Cloc
 	// development clock is the exception: it is there to be moved.
 	dbClock := st.Driver() == "postgres" && !cfg.DevClock
 	eng, err := engine.New(engine.Config{Store: st, Clock: clk, DatabaseClock: dbClock, Logger: log, Retention: cfg.Retention, HistoryRetention: cfg.HistoryRetention, MaxWait: cfg.MaxWait, RescueInterval: cfg.RescueInterval, Observer: metrics, SearchWindow: cfg.SearchWindow,
-		DeliveryPolicy: webhook.Policy{Allow: cfg.DeliveryAllow}, DeliveryConcurrency: deliveryConcurrency(cfg)})
+		DeliveryPolicy: webhook.Policy{Allow: cfg.DeliveryAllow}, DeliveryConcurrency: deliveryConcurrency(cfg), PublicURL: cfg.PublicURL})
 	if err != nil {
 		return nil, err
 	}
@@ -406,6 +410,12 @@ func serve(ctx context.Context, cfg Config, ln net.Listener, srv *http.Server, e
 	engCtx, stopEngine := context.WithCancel(context.Background())
 	engDone := make(chan struct{})
 	go func() { eng.Run(engCtx); close(engDone) }()
+	// Alerts are sent by their own sender, not the dispatcher: no
+	// endpoint's gates hold them, and they run with the engine (also
+	// when this node runs no deliveries).
+	alerts := delivery.NewAlertSender(eng, webhook.Policy{Allow: cfg.DeliveryAllow}, log, "Ratchet/"+cfg.Version, 0)
+	alertsDone := make(chan struct{})
+	go func() { alerts.Run(engCtx); close(alertsDone) }()
 	dispCtx, abandonDeliveries := context.WithCancel(context.Background())
 	defer abandonDeliveries()
 	dispDone := make(chan struct{})
@@ -429,6 +439,7 @@ func serve(ctx context.Context, cfg Config, ln net.Listener, srv *http.Server, e
 		<-dispDone
 		stopEngine()
 		<-engDone
+		<-alertsDone
 		return err
 	case <-ctx.Done():
 	}
@@ -446,6 +457,7 @@ func serve(ctx context.Context, cfg Config, ln net.Listener, srv *http.Server, e
 	}
 	stopEngine()
 	<-engDone
+	<-alertsDone
 	if err := <-errCh; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

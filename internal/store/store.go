@@ -186,6 +186,59 @@ type EndpointEvent struct {
 	Facts       map[string]int64 // numbers of the kind without a column of their own; nil for none
 }
 
+// AlertSink is where a project's alerts go (docs/alerts.md).
+type AlertSink struct {
+	ID        int64
+	ProjectID int64
+	Name      string
+	Kind      wire.AlertSinkKind
+	URL       string
+	Secret    string // a webhook sink's signing secret ("whsec_..."); "" for others
+	CreatedAt int64
+}
+
+// AlertSettings are a project's alert thresholds (wire.AlertSettings).
+type AlertSettings struct {
+	ProjectID          int64
+	PausedAfterMs      int64
+	FailureRatePercent int64
+	FailureRateMin     int64
+	WindowMs           int64
+	MaxPerWindow       int64
+	UpdatedAt          int64
+}
+
+// Alert is one alert raised, once per project and DedupKey.
+type Alert struct {
+	ID         int64
+	ProjectID  int64
+	EndpointID int64 // 0 for a test alert
+	Kind       wire.AlertKind
+	At         int64
+	DedupKey   string
+	EventID    int64  // the endpoint event it reports; 0 for none
+	Count      int64  // what it groups (exhausted jobs, suppressed alerts), read when it is sent
+	Body       string // its facts as JSON (wire.Alert without the counts read at send)
+}
+
+// AlertDelivery is one alert to one sink: the outbox row, retried with
+// backoff until delivered or out of attempts.
+type AlertDelivery struct {
+	ID          int64
+	AlertID     int64
+	SinkID      int64
+	State       wire.AlertDeliveryState
+	Attempts    int64
+	DueAt       int64
+	LeaseUntil  int64
+	LastStatus  int64
+	LastError   string
+	DeliveredAt int64
+	// Alert and Sink are read with the row by AlertDeliveriesDue.
+	Alert *Alert
+	Sink  *AlertSink
+}
+
 // Tool is a published tool contract.
 type Tool struct {
 	ID          int64
@@ -502,6 +555,54 @@ type Queries interface {
 	// EndpointEventsPrune deletes events older than p.Before, at most
 	// p.Limit of them; it returns how many went.
 	EndpointEventsPrune(ctx context.Context, p *EndpointEventsPruneParams) (int64, error)
+
+	// AlertSinkCreate stores a sink and sets its ID; ErrConflict when the
+	// project has a sink of that name.
+	AlertSinkCreate(ctx context.Context, k *AlertSink) error
+	// AlertSinkList lists a project's sinks by name.
+	AlertSinkList(ctx context.Context, projectID int64) ([]AlertSink, error)
+	// AlertSinkDelete deletes the project's sink by name and its deliveries
+	// not yet made; ErrNotFound when it has none.
+	AlertSinkDelete(ctx context.Context, p *AlertSinkDeleteParams) error
+	// AlertSettingsGet reads a project's thresholds; ErrNotFound when it
+	// has set none.
+	AlertSettingsGet(ctx context.Context, projectID int64) (*AlertSettings, error)
+	// AlertSettingsPut stores a project's thresholds, replacing any.
+	AlertSettingsPut(ctx context.Context, a *AlertSettings) error
+	// AlertFeedGet reads how far alerts have read the endpoint events (an
+	// event id) and, in a Tx, locks that position until commit, so one
+	// node at a time reads the feed.
+	AlertFeedGet(ctx context.Context) (int64, error)
+	// AlertFeedSet stores how far alerts have read the endpoint events.
+	AlertFeedSet(ctx context.Context, lastEventID int64) error
+	// AlertInsert stores an alert and sets its ID; ErrConflict when the
+	// project has an alert with its DedupKey.
+	AlertInsert(ctx context.Context, a *Alert) error
+	// AlertByKey reads the project's alert with a DedupKey; ErrNotFound
+	// when it has none.
+	AlertByKey(ctx context.Context, p *AlertByKeyParams) (*Alert, error)
+	// AlertAddCount adds p.N to an alert's Count.
+	AlertAddCount(ctx context.Context, p *AlertAddCountParams) error
+	// AlertsCount counts an endpoint's alerts at or after p.From and
+	// before p.To, those of kind p.Except aside.
+	AlertsCount(ctx context.Context, p *AlertsCountParams) (int64, error)
+	// AlertDeliveriesInsert stores deliveries and sets their IDs.
+	AlertDeliveriesInsert(ctx context.Context, ds []*AlertDelivery) error
+	// AlertDeliveriesDue leases up to p.Limit pending deliveries due at
+	// or before p.Now whose lease has ended (until p.LeaseUntil), oldest
+	// due first, each with its alert and sink; PostgreSQL skips rows
+	// another transaction holds. With p.Peek it only reads them.
+	AlertDeliveriesDue(ctx context.Context, p *AlertDeliveriesDueParams) ([]AlertDelivery, error)
+	// AlertDeliveryFinish writes a delivery's state, attempts, due time,
+	// last answer and delivery time, and ends its lease.
+	AlertDeliveryFinish(ctx context.Context, d *AlertDelivery) error
+	// AlertsPrune deletes alerts raised before p.Before with no delivery
+	// pending, and their deliveries, at most p.Limit alerts; it returns how
+	// many alerts went.
+	AlertsPrune(ctx context.Context, p *AlertsPruneParams) (int64, error)
+	// AlertDeliveryList lists a project's latest deliveries, newest first,
+	// each with its alert and sink.
+	AlertDeliveryList(ctx context.Context, p *AlertDeliveryListParams) ([]AlertDelivery, error)
 
 	ToolCreate(ctx context.Context, t *Tool) error // ErrConflict when name@version exists
 	// ToolGetInProject finds the project's tool by name and version.
@@ -908,6 +1009,54 @@ type EndpointEventsAfterParams struct {
 type EndpointEventsPruneParams struct {
 	Before int64 // events before this time go
 	Limit  int   // at most this many go
+}
+
+// AlertSinkDeleteParams names a project's sink.
+type AlertSinkDeleteParams struct {
+	ProjectID int64
+	Name      string
+}
+
+// AlertByKeyParams names a project's alert by its dedup key.
+type AlertByKeyParams struct {
+	ProjectID int64
+	DedupKey  string
+}
+
+// AlertAddCountParams adds to an alert's count.
+type AlertAddCountParams struct {
+	ID int64
+	N  int64
+}
+
+// AlertsCountParams selects an endpoint's alerts of a window.
+type AlertsCountParams struct {
+	ProjectID  int64
+	EndpointID int64
+	From, To   int64          // at or after From, before To
+	Except     wire.AlertKind // alerts of this kind are not counted; "" counts all
+}
+
+// AlertDeliveriesDueParams selects deliveries to send.
+type AlertDeliveriesDueParams struct {
+	Now        int64 // due at or before Now, lease ended at or before Now
+	LeaseUntil int64 // the lease of the rows returned
+	Limit      int
+	// Peek reads without locking or leasing (in a read transaction): is
+	// anything due? A sender asks so before it opens a write transaction.
+	Peek bool
+}
+
+// AlertsPruneParams selects old alerts to delete.
+type AlertsPruneParams struct {
+	Before int64 // alerts raised before this time go, unless a delivery is pending
+	Limit  int   // at most this many go
+}
+
+// AlertDeliveryListParams selects a project's latest deliveries.
+type AlertDeliveryListParams struct {
+	ProjectID int64
+	Limit     int // 0 or less for 100
 }
 
 // ToolGetInProjectParams names a tool within a project.

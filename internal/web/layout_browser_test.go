@@ -124,6 +124,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 	must(c.CreateSchedule(context.Background(), client.ScheduleCreate{Name: "digest", Cron: "@every 1m", Tool: "post@1", Payload: json.RawMessage(`{"text":"digest {{tickAt}}"}`)}))(t)
 	must(c.CreateSchedule(context.Background(), client.ScheduleCreate{Name: "nightly-report", Cron: "0 2 * * *", TimeZone: "America/New_York", Tool: "post@1", Paused: true}))(t)
 	must(c.FireSchedule(context.Background(), "digest"))(t)
+	must(c.CreateAlertSink(context.Background(), client.AlertSinkCreate{Name: "oncall", Kind: wire.SinkSlack, URL: "https://hooks.slack.com/services/T000/B000/XXXX"}))(t)
 	pagesFit(t, b, srv.URL, true, []layoutPage{
 		{"/", "overview"},
 		{"/endpoints/openai", "endpoint"},
@@ -140,6 +141,7 @@ func TestPagesFitTheWindow(t *testing.T) {
 		{"/schedules/digest", "schedule"},
 		{"/workers", "workers"},
 		{"/history", "history"},
+		{"/alerts", "alerts"},
 	})
 	// The jobs list's every tab and the job pages again, each row filled
 	// with the longest content it can show.

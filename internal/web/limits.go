@@ -76,6 +76,9 @@ func LimitsJS() []byte {
 	def("ENDPOINT_EVENT_KINDS", wire.EndpointEventKinds())
 	// The failure classes History counts by (classify.ClassOf).
 	def("FAILURE_CLASSES", classify.Classes())
+	def("ALERT_SINK_KINDS", wire.AlertSinkKinds())
+	def("ALERT_KINDS", wire.AlertKinds())
+	def("ALERT_DELIVERY_STATES", wire.AlertDeliveryStates())
 	def("CUSTOM_PLANS", wire.Where(wire.Plans(), wire.Plan.AllowsCustom))
 	def("JITTER_MODES", backoff.JitterModes)
 	def("FIRST_WAITS", []backoff.FirstWait{backoff.FirstWaitBase, backoff.FirstWaitMultiplied})

@@ -58,6 +58,7 @@ var nav = []NavItem{
 	{Path: "/schedules", Label: "Schedules"},
 	{Path: "/workers", Label: "Workers"},
 	{Path: "/history", Label: "History"},
+	{Path: "/alerts", Label: "Alerts"},
 	{Path: "/calculator", Label: "Calculator"},
 	{Path: "/simulator", Label: "Simulator"},
 	{Path: "/docs", Label: "Docs"},
@@ -102,6 +103,7 @@ var DashboardRoutes = []DashboardRoute{
 	{"schedule", "/schedules/{name}"},
 	{"workers", "/workers"},
 	{"history", "/history"},
+	{"alerts", "/alerts"},
 }
 
 // dashboardPaths are the dashboard's paths but the root, which is its page.

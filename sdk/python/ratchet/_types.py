@@ -9,6 +9,9 @@ a type checker can verify against them. JSON names are kept (camelCase).
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
+    "AlertKind",
+    "AlertDeliveryState",
+    "AlertSinkKind",
     "AttemptOutcome",
     "FirstWait",
     "BackoffCalcInputJitter",
@@ -35,6 +38,14 @@ __all__ = [
     "ScheduleTickOutcome",
     "SimulateSeriesMode",
     "SimulateRecoveryRunStrategy",
+    "Alert",
+    "AlertDelivery",
+    "AlertDeliveryList",
+    "AlertSettings",
+    "AlertSink",
+    "AlertSinkCreate",
+    "AlertSinkList",
+    "AlertTestResult",
     "Attempt",
     "AuditEntry",
     "AuditList",
@@ -140,6 +151,9 @@ __all__ = [
 ]
 
 # Enums: one alias per distinct set of values.
+AlertKind = Literal["circuit_opened", "circuit_half_open", "circuit_closed", "paused_long", "jobs_exhausted", "failure_rate", "limit_changed", "backlog_recovered", "suppressed", "test"]
+AlertDeliveryState = Literal["pending", "delivered", "failed"]
+AlertSinkKind = Literal["webhook", "slack", "teams"]
 AttemptOutcome = Literal["running", "succeeded", "failed", "timed_out"]
 FirstWait = Literal["base", "multiplied"]
 BackoffCalcInputJitter = Literal["none", "full", "equal", "decorrelated"]
@@ -166,6 +180,114 @@ ScheduleOverlap = Literal["skip", "allow", "cancel_previous"]
 ScheduleTickOutcome = Literal["enqueued", "skipped", "replaced", "failed"]
 SimulateSeriesMode = Literal["none", "exponential", "full", "equal", "decorrelated", "policy", "calc"]
 SimulateRecoveryRunStrategy = Literal["at-once", "ramp", "learned"]
+
+
+class Alert(TypedDict):
+    """The Alert schema."""
+
+    # when the change happened
+    at: str
+    # what the alert groups: exhausted jobs, failed attempts, alerts suppressed
+    count: int
+    # the change's sentence, with its arithmetic
+    detail: str
+    # heldJobs at drainPerMinute from at; null when unknown
+    drainEndsAt: str | None
+    # attempts claimed in the last minute: the pace the backlog drains at; 0 when unknown
+    drainPerMinute: int
+    # empty for a test alert
+    endpoint: str
+    # the event's own numbers (a learned limit, a ramp)
+    facts: dict[str, int]
+    # consecutive counted failures of the circuit
+    failures: int
+    # the endpoint's scheduled jobs
+    heldJobs: int
+    id: int
+    kind: AlertKind
+    # the endpoint's page in the console; empty when the server has no --public-url
+    link: str
+    nextProbeAt: str | None
+    openedAt: str | None
+    project: str
+    # one line for people
+    summary: str
+    # the circuit's failure threshold
+    threshold: int
+
+
+class AlertDelivery(TypedDict):
+    """The AlertDelivery schema."""
+
+    alert: Alert
+    attempts: int
+    deliveredAt: str | None
+    # when it is (or was last) due
+    dueAt: str
+    id: int
+    # what went wrong in the last attempt; empty when none
+    lastError: str
+    # the sink's HTTP status of the last attempt; 0 when none came
+    lastStatus: int
+    sink: str
+    state: AlertDeliveryState
+
+
+class AlertDeliveryList(TypedDict):
+    """The AlertDeliveryList schema: the 200 answer of GET /v1/alerts."""
+
+    deliveries: list[AlertDelivery]
+
+
+class AlertSettings(TypedDict):
+    """The AlertSettings schema: the body of PUT /v1/alerts/settings; the 200 answer of PUT /v1/alerts/settings."""
+
+    # only when the window has at least this many finished attempts; default 20
+    failureRateMin: int
+    # alert when this percentage of an endpoint's finished attempts of a window failed; default 50
+    failureRatePercent: int
+    # alerts per endpoint and window at most; the rest are counted in one suppressed alert at the window's end; default 5
+    maxPerWindow: int
+    # alert when an endpoint stays paused this long; default 900000 (15 minutes)
+    pausedAfterMs: int
+    # the window of the cap, of exhausted jobs and of the failure rate; default 600000 (10 minutes)
+    windowMs: int
+
+
+class AlertSink(TypedDict):
+    """The AlertSink schema: the 201 answer of POST /v1/alerts/sinks."""
+
+    createdAt: str
+    kind: AlertSinkKind
+    name: str
+    # the signing secret (whsec_...) of a webhook sink: shown once, at creation
+    secret: NotRequired[str | None]
+    url: str
+
+
+class AlertSinkCreate(TypedDict):
+    """The AlertSinkCreate schema: the body of POST /v1/alerts/sinks."""
+
+    kind: AlertSinkKind
+    # 1–64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit
+    name: str
+    # the incoming-webhook URL: absolute http or https; an address deliveries may reach (--delivery-allow)
+    url: str
+
+
+class AlertSinkList(TypedDict):
+    """The AlertSinkList schema: the 200 answer of GET /v1/alerts/sinks."""
+
+    settings: AlertSettings
+    sinks: list[AlertSink]
+
+
+class AlertTestResult(TypedDict):
+    """The AlertTestResult schema: the 202 answer of POST /v1/alerts/sinks/{name}/test."""
+
+    # the test alert's id
+    alert: int
+    sink: str
 
 
 class Attempt(TypedDict):
@@ -202,7 +324,7 @@ class Attempt(TypedDict):
 class AuditEntry(TypedDict):
     """The AuditEntry schema."""
 
-    # endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, failures.replay, schedule.fire_now, policy.update, key.create, key.revoke or key.recover (a new owner key made on the database by ratchet keys recover, its actor "offline recovery")
+    # endpoint.pause, endpoint.resume, circuit.close, circuit.open, job.run_now, job.cancel, job.replay, bulk.cancel, bulk.replay, bulk.run_now, failures.replay, schedule.fire_now, policy.update, key.create, key.revoke, alert.sink.create, alert.sink.delete, alert.settings, alert.test or key.recover (a new owner key made on the database by ratchet keys recover, its actor "offline recovery")
     action: str
     # the acting key's name, or its prefix when it has none
     actor: str

@@ -25,11 +25,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, cast
 
 from ._types import (
+    AlertDeliveryList,
+    AlertSettings,
+    AlertSink,
+    AlertSinkKind,
+    AlertSinkList,
+    AlertTestResult,
     AuditList,
     ClaimedJob,
     ClockAdvance,
     Endpoint,
     EndpointCreate,
+    EndpointEventList,
     EndpointPolicyUpdate,
     FailureGroupList,
     FailureReplayResult,
@@ -95,7 +102,14 @@ OPERATIONS = {
     "getEndpointsNameKeys": "flow_keys",
     "getEndpointsNameFailures": "failures",
     "postFailuresReplay": "replay_failures",
+    "getEndpointsNameEvents": "endpoint_events",
     "getAudit": "audit",
+    "postAlertsSinks": "create_alert_sink",
+    "getAlertsSinks": "alert_sinks",
+    "deleteAlertsSinksName": "delete_alert_sink",
+    "postAlertsSinksNameTest": "test_alert_sink",
+    "putAlertsSettings": "set_alert_settings",
+    "getAlerts": "alerts",
     "postTools": "publish_tool",
     "getTools": "list_tools",
     "getToolsNameVersion": "get_tool",
@@ -478,6 +492,42 @@ class Client:
         ``endpoint:payments`` or ``job:42``."""
         q = {k: v for k, v in {"target": target, "cursor": cursor, "limit": None if limit is None else str(int(limit))}.items() if v}
         return self._call("GET", "/v1/audit", retry=True, query=q)[1]
+
+    def endpoint_events(self, name: str, *, since: str | None = None, cursor: str | None = None, limit: int | None = None) -> EndpointEventList:
+        """The endpoint's event log newest first: each change of its circuit,
+        its pause, its recovery and its learned limits with the facts known
+        then; ``since`` is an RFC 3339 time."""
+        q = {k: v for k, v in {"since": since, "cursor": cursor, "limit": None if limit is None else str(int(limit))}.items() if v}
+        return self._call("GET", "/v1/endpoints/" + _seg(name) + "/events", retry=True, query=q)[1]
+
+    # -- alerts (docs/alerts.md) ---------------------------------------------
+
+    def create_alert_sink(self, name: str, kind: AlertSinkKind, url: str) -> AlertSink:
+        """Add an alert sink (owner key): ``webhook`` (signed with Standard
+        Webhooks; the answer's ``secret`` is shown this once), ``slack`` or
+        ``teams``."""
+        return self._call("POST", "/v1/alerts/sinks", retry=False, body={"name": name, "kind": kind, "url": url})[1]
+
+    def alert_sinks(self) -> AlertSinkList:
+        """The project's alert sinks (no secrets) and its thresholds."""
+        return self._call("GET", "/v1/alerts/sinks", retry=True)[1]
+
+    def delete_alert_sink(self, name: str) -> None:
+        """Delete an alert sink and its alerts not sent yet."""
+        self._call("DELETE", "/v1/alerts/sinks/" + _seg(name), retry=False)
+
+    def test_alert_sink(self, name: str) -> AlertTestResult:
+        """Queue a test alert for the sink, sent as any alert."""
+        return self._call("POST", "/v1/alerts/sinks/" + _seg(name) + "/test", retry=False)[1]
+
+    def set_alert_settings(self, settings: AlertSettings) -> AlertSettings:
+        """Replace the project's alert thresholds (every field)."""
+        return self._call("PUT", "/v1/alerts/settings", retry=False, body=settings)[1]
+
+    def alerts(self, *, limit: int | None = None) -> AlertDeliveryList:
+        """The project's latest alert deliveries, newest first."""
+        q = {"limit": str(int(limit))} if limit else {}
+        return self._call("GET", "/v1/alerts", retry=True, query=q)[1]
 
     # -- tools ---------------------------------------------------------------
 

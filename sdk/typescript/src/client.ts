@@ -4,7 +4,14 @@ import { EventStreamParser, type ServerEvent } from "./sse.js";
 import { fetchTransport, nodeTransport, type Transport } from "./transport.js";
 import type { paths } from "./schema.js";
 import type {
+  AlertDeliveryList,
+  AlertSettings,
+  AlertSink,
+  AlertSinkCreate,
+  AlertSinkList,
+  AlertTestResult,
   AuditList,
+  EndpointEventList,
   RunList,
   ClaimRequest,
   ClaimedJob,
@@ -384,6 +391,44 @@ export class Client {
   /** Resumes a schedule from its next tick after now (owner key). */
   async resumeSchedule(name: string, o?: RequestOptions): Promise<Schedule> {
     return (await this.#do("post", "/v1/schedules/{name}/resume", `/v1/schedules/${seg(name)}/resume`, { safe: false }, o)).data;
+  }
+
+  /** Lists an endpoint's event log newest first (each change of its circuit, pause, recovery and learned limits); since is an RFC 3339 time. */
+  async endpointEvents(name: string, q: { since?: string; cursor?: string; limit?: number } = {}, o?: RequestOptions): Promise<EndpointEventList> {
+    const p = params({ since: q.since, cursor: q.cursor, limit: q.limit === undefined ? undefined : String(q.limit) });
+    return (await this.#do("get", "/v1/endpoints/{name}/events", `/v1/endpoints/${seg(name)}/events`, { query: p, safe: true }, o)).data;
+  }
+
+  /** Adds an alert sink (owner key); a webhook sink's answer carries its signing secret, this once (docs/alerts.md). */
+  async createAlertSink(req: AlertSinkCreate, o?: RequestOptions): Promise<AlertSink> {
+    return (await this.#do("post", "/v1/alerts/sinks", "/v1/alerts/sinks", { body: req, safe: false }, o)).data;
+  }
+
+  /** Lists the project's alert sinks (no secrets) and its alert thresholds. */
+  async alertSinks(o?: RequestOptions): Promise<AlertSinkList> {
+    return (await this.#do("get", "/v1/alerts/sinks", "/v1/alerts/sinks", { safe: true }, o)).data;
+  }
+
+  /** Deletes an alert sink and its alerts not sent yet. */
+  async deleteAlertSink(name: string, o?: RequestOptions): Promise<void> {
+    await this.#do("delete", "/v1/alerts/sinks/{name}", `/v1/alerts/sinks/${seg(name)}`, { safe: false }, o);
+  }
+
+  /** Queues a test alert for the sink, sent as any alert. */
+  async testAlertSink(name: string, o?: RequestOptions): Promise<AlertTestResult> {
+    // 202 Accepted: the typed answer of #do covers 200 and 201 only.
+    return (await this.#do("post", "/v1/alerts/sinks/{name}/test", `/v1/alerts/sinks/${seg(name)}/test`, { safe: false }, o)).data as unknown as AlertTestResult;
+  }
+
+  /** Replaces the project's alert thresholds (every field). */
+  async setAlertSettings(req: AlertSettings, o?: RequestOptions): Promise<AlertSettings> {
+    return (await this.#do("put", "/v1/alerts/settings", "/v1/alerts/settings", { body: req, safe: false }, o)).data;
+  }
+
+  /** Lists the project's latest alert deliveries, newest first. */
+  async alerts(q: { limit?: number } = {}, o?: RequestOptions): Promise<AlertDeliveryList> {
+    const p = params({ limit: q.limit === undefined ? undefined : String(q.limit) });
+    return (await this.#do("get", "/v1/alerts", "/v1/alerts", { query: p, safe: true }, o)).data;
   }
 
   /** Deletes a schedule and its ticks; the jobs it made stay (owner key). */

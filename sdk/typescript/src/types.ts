@@ -31,6 +31,24 @@ export type AuditEntry = S["AuditEntry"];
 /** One page of the audit log (GET /v1/audit); nextCursor is null on the last page. */
 export type AuditList = S["AuditList"];
 export type RunList = S["RunList"];
+/** One page of an endpoint's event log (GET /v1/endpoints/{name}/events), newest first. */
+export type EndpointEventList = S["EndpointEventList"];
+/** One change of an endpoint: its circuit, pause, recovery or learned limit, with the facts known then. */
+export type EndpointEvent = S["EndpointEvent"];
+/** POST /v1/alerts/sinks: a webhook (Standard Webhooks signed), Slack or Teams sink. */
+export type AlertSinkCreate = S["AlertSinkCreate"];
+/** An alert sink; secret is set once, in the answer that added it. */
+export type AlertSink = S["AlertSink"];
+/** The project's alert sinks and thresholds. */
+export type AlertSinkList = S["AlertSinkList"];
+/** A project's alert thresholds (docs/alerts.md). */
+export type AlertSettings = S["AlertSettings"];
+/** The test alert queued for a sink. */
+export type AlertTestResult = S["AlertTestResult"];
+/** The project's latest alert deliveries, newest first. */
+export type AlertDeliveryList = S["AlertDeliveryList"];
+/** What an alert sink receives. */
+export type Alert = S["Alert"];
 /** POST /v1/tools: a tool contract to publish. */
 export type ToolPublish = S["ToolPublish"];
 /** A published tool contract. */
