@@ -58,7 +58,7 @@ func addPolicyFlags(f *flagSet) policyFlags {
 // settingFlags registers a flag per endpoint setting, named and described
 // by its tags (wire.SettingFields): a new setting gets its flag without an
 // edit here. The usage adds the range: "claims per minute, 1–1000000, or
-// none"; a flag's "true: ...".
+// none"; a flag's "true: ..."; a text's what it allows.
 func settingFlags(f *flagSet) []*string {
 	var out []*string
 	for _, s := range wire.SettingFields() {
@@ -68,6 +68,9 @@ func settingFlags(f *flagSet) []*string {
 			usage += ", or none"
 		case wire.SettingBool:
 			usage = "true: " + s.Help
+		case wire.SettingText:
+			_, allowed := s.CheckText("")
+			usage = s.Help + "; " + allowed
 		}
 		out = append(out, f.String(s.Flag, "", usage))
 	}
@@ -110,6 +113,13 @@ func (pf policyFlags) apply(f *flagSet, p *client.EndpointPolicy) {
 			f.limit(s.Flag, *pf.settings[i], int64(s.Range.Max), v.Addr().Interface().(**int64))
 		case wire.SettingBool:
 			f.boolean(s.Flag, *pf.settings[i], v.Addr().Interface().(*bool))
+		case wire.SettingText:
+			if text := *pf.settings[i]; f.isSet(s.Flag) {
+				if ok, allowed := s.CheckText(text); !ok {
+					f.fail(s.Flag, text, allowed)
+				}
+				v.SetString(text)
+			}
 		}
 	}
 }

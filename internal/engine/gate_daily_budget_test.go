@@ -60,7 +60,7 @@ func TestGateDailyBudget(t *testing.T) {
 			list, _ := h.e.Jobs(h.ctx, h.owner, store.JobFilter{States: []wire.JobState{wire.JobScheduled}})
 			hd := h.hold(list[0].ID)
 			midnight := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
-			wantDetail := `endpoint "api" used 3 of its 3 calls today (dailyCallBudget); the budget renews at 2026-12-03T00:00:00.000Z`
+			wantDetail := `endpoint "api" used 3 of its 3 calls today (dailyCallBudget, UTC); the budget renews at 2026-12-03T00:00:00.000Z`
 			if hd.Gate != wire.GateDailyBudget || hd.Until != engine.FormatTime(midnight.UnixMilli()) || hd.Detail != wantDetail {
 				t.Fatalf("hold = %+v, want daily_budget until %s: %s", hd, engine.FormatTime(midnight.UnixMilli()), wantDetail)
 			}

@@ -76,7 +76,7 @@ func TestKeyedFollowsTheKeyRules(t *testing.T) {
 		if keyed(ep) != active || (name == "none") == keyed(ep) {
 			t.Errorf("%s: keyed %v, key rules active %v", name, keyed(ep), active)
 		}
-		if open, _ := fastOpen(ep, 10); open == keyed(ep) {
+		if open, _ := fastOpen(ep, 10, 0); open == keyed(ep) {
 			t.Errorf("%s: the optimistic path is open %v for a keyed %v endpoint", name, open, keyed(ep))
 		}
 	}

@@ -1093,6 +1093,39 @@ export interface components {
             maxDelayMs: number;
             multiplier: number;
         };
+        BudgetPeriod: {
+            /** @description the claims the period allows */
+            budget: number;
+            /** @description claims per hour over the last hour, or since the period started when that is shorter */
+            pacePerHour: number;
+            /**
+             * Format: date-time
+             * @description the next period's start
+             */
+            renewsAt: string;
+            /**
+             * Format: date-time
+             * @description when the budget runs out at that pace; absent when it lasts until it renews or there is no pace; the time it ran out is not kept, so a spent budget says now
+             */
+            runsOutAt?: string;
+            /**
+             * Format: date-time
+             * @description midnight (of the 1st for a month) in the time zone
+             */
+            startedAt: string;
+            /** @description claims since the period started, counted up to the budget */
+            used: number;
+        };
+        BudgetUse: {
+            /** @description today against dailyCallBudget; null without one */
+            daily: components["schemas"]["BudgetPeriod"] | null;
+            /** @description this month against monthlyCallBudget; null without one */
+            monthly: components["schemas"]["BudgetPeriod"] | null;
+            /** @description the quiet window now; null without quietHours */
+            quietHours: components["schemas"]["QuietHoursNow"] | null;
+            /** @description the budgetTimeZone whose days and months these are */
+            timeZone: string;
+        };
         Circuit: {
             /** @description consecutive counted failures while closed */
             failures: number;
@@ -1181,6 +1214,10 @@ export interface components {
             url: string;
         };
         Endpoint: {
+            /** @description the use and forecast of the endpoint's budgets and its quiet hours, in GET of one endpoint that sets a budget or quietHours; null otherwise */
+            budget: components["schemas"]["BudgetUse"] | null;
+            /** @description the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC */
+            budgetTimeZone: string;
             circuit: components["schemas"]["Circuit"];
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
@@ -1188,24 +1225,32 @@ export interface components {
             circuitOpenMs: number;
             /** Format: date-time */
             createdAt: string;
-            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            /** @description claims per day at most, from midnight in budgetTimeZone; null for no budget */
             dailyCallBudget: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
             /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
             fairKeys?: boolean;
+            /** @description claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget */
+            keyDailyCallBudget?: number | null;
             /** @description running jobs per flow key at most; null for no limit */
             keyMaxConcurrent?: number | null;
+            /** @description claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget */
+            keyMonthlyCallBudget?: number | null;
             /** @description one job in flight per flow key, in enqueue order */
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
             keyRateLimitPerMinute?: number | null;
             /** @description running jobs at most; default 10 */
             maxConcurrent: number;
+            /** @description claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget */
+            monthlyCallBudget: number | null;
             name: string;
             /** @description set while an owner has paused the endpoint; null otherwise */
             paused: components["schemas"]["EndpointPause"] | null;
             policy: components["schemas"]["RetryPolicy"];
+            /** @description a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none */
+            quietHours: string;
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
             schedule: components["schemas"]["ScheduleRow"][];
@@ -1214,11 +1259,13 @@ export interface components {
             version: number;
         };
         EndpointCreate: {
+            /** @description the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC */
+            budgetTimeZone?: string;
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold?: number;
             /** @description how long the circuit stays open before a half-open probe; default 30000 */
             circuitOpenMs?: number;
-            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            /** @description claims per day at most, from midnight in budgetTimeZone; null for no budget */
             dailyCallBudget?: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs?: number;
@@ -1228,8 +1275,12 @@ export interface components {
             initialDelayMs?: number;
             /** @description ± percentage around the base delay */
             jitterPercent?: number;
+            /** @description claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget */
+            keyDailyCallBudget?: number | null;
             /** @description running jobs per flow key at most; null for no limit */
             keyMaxConcurrent?: number | null;
+            /** @description claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget */
+            keyMonthlyCallBudget?: number | null;
             /** @description one job in flight per flow key, in enqueue order */
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
@@ -1240,6 +1291,8 @@ export interface components {
             maxConcurrent?: number;
             /** @description cap, applied before jitter; at least initialDelayMs */
             maxDelayMs?: number;
+            /** @description claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget */
+            monthlyCallBudget?: number | null;
             /** @description growth per failed attempt */
             multiplier?: number;
             name: string;
@@ -1248,6 +1301,8 @@ export interface components {
              * @enum {string}
              */
             preset?: "STANDARD" | "AGGRESSIVE" | "RELAXED" | "CUSTOM";
+            /** @description a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none */
+            quietHours?: string;
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute?: number | null;
         };
@@ -1267,11 +1322,13 @@ export interface components {
             reason?: string;
         };
         EndpointPolicyUpdate: {
+            /** @description the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC */
+            budgetTimeZone?: string;
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold?: number;
             /** @description how long the circuit stays open before a half-open probe; default 30000 */
             circuitOpenMs?: number;
-            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            /** @description claims per day at most, from midnight in budgetTimeZone; null for no budget */
             dailyCallBudget?: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
@@ -1282,8 +1339,12 @@ export interface components {
             initialDelayMs?: number;
             /** @description ± percentage around the base delay */
             jitterPercent?: number;
+            /** @description claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget */
+            keyDailyCallBudget?: number | null;
             /** @description running jobs per flow key at most; null for no limit */
             keyMaxConcurrent?: number | null;
+            /** @description claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget */
+            keyMonthlyCallBudget?: number | null;
             /** @description one job in flight per flow key, in enqueue order */
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
@@ -1294,6 +1355,8 @@ export interface components {
             maxConcurrent: number;
             /** @description cap, applied before jitter; at least initialDelayMs */
             maxDelayMs?: number;
+            /** @description claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget */
+            monthlyCallBudget?: number | null;
             /** @description growth per failed attempt */
             multiplier?: number;
             /**
@@ -1301,6 +1364,8 @@ export interface components {
              * @enum {string}
              */
             preset: "STANDARD" | "AGGRESSIVE" | "RELAXED" | "CUSTOM";
+            /** @description a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none */
+            quietHours?: string;
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
         };
@@ -1467,7 +1532,7 @@ export interface components {
             /** @description one sentence for people */
             detail: string;
             /** @enum {string} */
-            gate: "due_time" | "paused" | "circuit" | "max_concurrent" | "rate_limit" | "daily_budget" | "key_order" | "key_concurrency" | "key_rate" | "none";
+            gate: "due_time" | "paused" | "circuit" | "max_concurrent" | "rate_limit" | "daily_budget" | "monthly_budget" | "delivery_window" | "key_order" | "key_concurrency" | "key_rate" | "key_daily_budget" | "key_monthly_budget" | "none";
             /**
              * Format: date-time
              * @description when the gate opens, if known
@@ -1665,6 +1730,10 @@ export interface components {
             now: string;
         };
         OverviewEndpoint: {
+            /** @description the use and forecast of the endpoint's budgets and its quiet hours, in GET of one endpoint that sets a budget or quietHours; null otherwise */
+            budget: components["schemas"]["BudgetUse"] | null;
+            /** @description the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC */
+            budgetTimeZone: string;
             circuit: components["schemas"]["Circuit"];
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
@@ -1674,7 +1743,7 @@ export interface components {
             claimsInWindow: number;
             /** Format: date-time */
             createdAt: string;
-            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            /** @description claims per day at most, from midnight in budgetTimeZone; null for no budget */
             dailyCallBudget: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
@@ -1683,14 +1752,20 @@ export interface components {
             /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
             fairKeys?: boolean;
             heldBy: components["schemas"]["Hold"] | null;
+            /** @description claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget */
+            keyDailyCallBudget?: number | null;
             /** @description running jobs per flow key at most; null for no limit */
             keyMaxConcurrent?: number | null;
+            /** @description claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget */
+            keyMonthlyCallBudget?: number | null;
             /** @description one job in flight per flow key, in enqueue order */
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
             keyRateLimitPerMinute?: number | null;
             /** @description running jobs at most; default 10 */
             maxConcurrent: number;
+            /** @description claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget */
+            monthlyCallBudget: number | null;
             name: string;
             outcomes1h: {
                 [key: string]: number;
@@ -1701,6 +1776,8 @@ export interface components {
             /** @description set while an owner has paused the endpoint; null otherwise */
             paused: components["schemas"]["EndpointPause"] | null;
             policy: components["schemas"]["RetryPolicy"];
+            /** @description a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none */
+            quietHours: string;
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
             running: number;
@@ -1723,6 +1800,22 @@ export interface components {
             source: "tool" | "endpoint" | "default";
             /** @description the lease of each claim */
             timeoutMs: number;
+        };
+        QuietHoursNow: {
+            /**
+             * Format: date-time
+             * @description while quiet, when claims resume
+             */
+            endsAt?: string;
+            /** @description claims are held now */
+            quiet: boolean;
+            /**
+             * Format: date-time
+             * @description while not quiet, when the next quiet window starts
+             */
+            startsAt?: string;
+            /** @description the quietHours setting */
+            window: string;
         };
         Readiness: {
             /** @enum {string} */
