@@ -66,6 +66,8 @@ func TestKeyedFollowsTheKeyRules(t *testing.T) {
 		"keyMaxConcurrent": {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &one}}},
 		"keyRate":          {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{KeyRateLimitPerMinute: &one}}},
 		"fairKeys":         {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{FairKeys: true}}},
+		"keyDailyBudget":   {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{KeyDailyCallBudget: &one}}},
+		"keyMonthlyBudget": {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{KeyMonthlyCallBudget: &one}}},
 	}
 	for name, ep := range cases {
 		ep.CircuitState, ep.MaxConcurrent = wire.CircuitClosed, 10
