@@ -270,7 +270,8 @@ func printEndpoint(w io.Writer, e *client.Endpoint) {
 // other setting that is set gets a line from printOtherSettings, labelled
 // with its flag's words ("daily budget:"), so a new setting shows without
 // an edit here. (A flag's words are short enough to keep the columns as
-// they were.) One left unset (a null limit, false, 0) prints nothing, as
+// they were.) One left unset (a null limit, false, 0, a text at its
+// default) prints nothing, as
 // the key limits print nothing until one is set.
 var printedSettings = []string{"DefaultTimeoutMs", "MaxConcurrent", "RateLimitPerMinute", "CircuitFailureThreshold", "CircuitOpenMs",
 	"KeyMaxConcurrent", "KeyRateLimitPerMinute", "KeyOrdered", "FairKeys"}
@@ -282,7 +283,7 @@ func printOtherSettings(w io.Writer, s *client.EndpointSettings) {
 		}
 		label := strings.ReplaceAll(f.Flag, "-", " ")
 		v := f.Value(s)
-		if v.IsZero() {
+		if v.IsZero() || f.Kind == wire.SettingText && v.String() == f.Default {
 			continue
 		}
 		switch f.Kind {
