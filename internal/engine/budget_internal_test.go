@@ -35,6 +35,8 @@ func TestBudgetPeriods(t *testing.T) {
 	}{
 		{"a UTC day", "UTC", "2026-12-02T09:00:00Z", "2026-12-02T00:00:00Z", "2026-12-03T00:00:00Z", false},
 		{"New York springs forward: 23 hours", "America/New_York", "2027-03-14T12:00:00Z", "2027-03-14T05:00:00Z", "2027-03-15T04:00:00Z", false},
+		{"New York springs forward in 2026", "America/New_York", "2026-03-08T06:59:00Z", "2026-03-08T05:00:00Z", "2026-03-09T04:00:00Z", false},
+		{"New York falls back in 2026", "America/New_York", "2026-11-01T05:30:00Z", "2026-11-01T04:00:00Z", "2026-11-02T05:00:00Z", false},
 		{"New York falls back: 25 hours", "America/New_York", "2027-11-07T12:00:00Z", "2027-11-07T04:00:00Z", "2027-11-08T05:00:00Z", false},
 		{"Paris springs forward", "Europe/Paris", "2027-03-28T01:30:00Z", "2027-03-27T23:00:00Z", "2027-03-28T22:00:00Z", false},
 		{"Paris falls back", "Europe/Paris", "2027-10-31T01:30:00Z", "2027-10-30T22:00:00Z", "2027-10-31T23:00:00Z", false},
@@ -71,6 +73,9 @@ func TestQuietAt(t *testing.T) {
 		{"at its end", "Europe/Paris", "22:00-07:00", "2026-12-03T06:00:00Z", false, "2026-12-03T21:00:00Z"},
 		{"a daytime window", "UTC", "09:00-17:00", "2026-12-02T12:00:00Z", true, "2026-12-02T17:00:00Z"},
 		{"across New York's spring forward: 8 hours", "America/New_York", "22:00-07:00", "2027-03-14T10:59:00Z", true, "2027-03-14T11:00:00Z"},
+		{"a start New York skips (2026-03-08)", "America/New_York", "02:30-05:00", "2026-03-08T06:59:00Z", false, "2026-03-08T07:00:00Z"},
+		{"a start New York repeats (2026-11-01) is the first", "America/New_York", "01:30-05:00", "2026-11-01T05:30:00Z", true, "2026-11-01T10:00:00Z"},
+		{"and not before it", "America/New_York", "01:30-05:00", "2026-11-01T05:29:00Z", false, "2026-11-01T05:30:00Z"},
 		{"across New York's fall back: 10 hours", "America/New_York", "22:00-07:00", "2027-11-07T02:00:00Z", true, "2027-11-07T12:00:00Z"},
 		{"a start Paris skips waits for the gap's end", "Europe/Paris", "02:30-04:00", "2027-03-28T00:59:00Z", false, "2027-03-28T01:00:00Z"},
 		{"and starts there", "Europe/Paris", "02:30-04:00", "2027-03-28T01:00:00Z", true, "2027-03-28T02:00:00Z"},
