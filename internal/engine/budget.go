@@ -116,15 +116,16 @@ func windowOn(w wire.Window, y int, m time.Month, d int, loc *time.Location) (st
 // budget is one of an endpoint's call budgets: which gate it is, its
 // setting, how it names its period and how the period is found.
 type budget struct {
-	gate     wire.Gate
-	setting  string // "dailyCallBudget"
-	span     string // "today"
-	periodOf func(t int64, loc *time.Location) period
+	gate       wire.Gate
+	setting    string // "dailyCallBudget"
+	keySetting string // the same period's budget per flow key
+	span       string // "today"
+	periodOf   func(t int64, loc *time.Location) period
 }
 
 var (
-	dailyBudget   = budget{wire.GateDailyBudget, "dailyCallBudget", "today", dayOf}
-	monthlyBudget = budget{wire.GateMonthlyBudget, "monthlyCallBudget", "this month", monthOf}
+	dailyBudget   = budget{wire.GateDailyBudget, "dailyCallBudget", "keyDailyCallBudget", "today", dayOf}
+	monthlyBudget = budget{wire.GateMonthlyBudget, "monthlyCallBudget", "keyMonthlyCallBudget", "this month", monthOf}
 )
 
 // admit narrows v to what is left of limit (nil: no budget) in the period

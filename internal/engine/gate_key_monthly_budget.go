@@ -28,6 +28,6 @@ func (r keyMonthlyBudgetRule) held(ep *store.Endpoint, k *keyTurn, now int64) ga
 // as b says): held until the period renews.
 func keyBudgetHeld(ep *store.Endpoint, k *keyTurn, now int64, g wire.Gate, limit, counted int64, b budget) gate {
 	end := b.periodOf(now, budgetZone(ep)).end
-	return gate{gate: g, until: end, detail: fmt.Sprintf("key %q used %d of its %d calls %s (key%s%s, %s); the budget renews at %s",
-		k.key, counted+k.took, limit, b.span, string(b.setting[0]-'a'+'A'), b.setting[1:], zoneName(ep), FormatTime(end))}
+	return gate{gate: g, until: end, detail: fmt.Sprintf("key %q used %d of its %d calls %s (%s, %s); the budget renews at %s",
+		k.key, counted+k.took, limit, b.span, b.keySetting, zoneName(ep), FormatTime(end))}
 }
