@@ -138,7 +138,7 @@ func (b budget) admit(ctx context.Context, q store.Queries, ep *store.Endpoint, 
 		return nil
 	}
 	p := b.periodOf(now, budgetZone(ep))
-	n, _, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: p.start, Limit: *limit})
+	n, err := budgetUsed(ctx, q, ep, p.start, *limit)
 	if err != nil {
 		return err
 	}
@@ -167,11 +167,24 @@ func (b budget) confirm(ctx context.Context, q store.Queries, ep *store.Endpoint
 		return true, nil
 	}
 	p := b.periodOf(t0, budgetZone(ep))
-	n, _, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: p.start, Limit: *limit + 1})
+	n, err := budgetUsed(ctx, q, ep, p.start, *limit+1)
 	if err != nil || n > *limit {
 		return false, err
 	}
 	return true, nil
+}
+
+// budgetUsed counts the endpoint's claims since a period's start, up to
+// limit: those of the attempts kept (ClaimsSince) and those of the
+// attempts retention deleted (PrunedClaimsCount), so a budget longer than
+// the retention still counts its whole period.
+func budgetUsed(ctx context.Context, q store.Queries, ep *store.Endpoint, since, limit int64) (int64, error) {
+	pruned, err := q.PrunedClaimsCount(ctx, &store.PrunedClaimsCountParams{EndpointID: ep.ID, Since: since})
+	if err != nil || pruned >= limit {
+		return min(pruned, limit), err
+	}
+	n, _, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: since, Limit: limit - pruned})
+	return pruned + n, err
 }
 
 // paceWindowMs is how far back the exhaustion forecast reads the pace: the
@@ -183,7 +196,7 @@ const paceWindowMs = 3_600_000
 // when shorter), when the budget runs out, if before it renews.
 func (b budget) use(ctx context.Context, q store.Queries, ep *store.Endpoint, limit int64, now int64) (*wire.BudgetPeriod, error) {
 	p := b.periodOf(now, budgetZone(ep))
-	used, _, err := q.ClaimsSince(ctx, &store.ClaimsSinceParams{EndpointID: ep.ID, Since: p.start, Limit: limit})
+	used, err := budgetUsed(ctx, q, ep, p.start, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -118,13 +118,13 @@ func keyCounts(ctx context.Context, q store.Queries, ep *store.Endpoint, keys []
 		}
 	}
 	for _, c := range []struct {
-		need  bool
-		since int64
-		dst   func(k *keyTurn) *store.FlowClaims
+		need, budget bool // budget: a period that may reach past the retention
+		since        int64
+		dst          func(k *keyTurn) *store.FlowClaims
 	}{
-		{needs.claims, now - KeyRateWindowMs + 1, func(k *keyTurn) *store.FlowClaims { return &k.claims }},
-		{needs.day, dayOf(now, budgetZone(ep)).start, func(k *keyTurn) *store.FlowClaims { return &k.day }},
-		{needs.month, monthOf(now, budgetZone(ep)).start, func(k *keyTurn) *store.FlowClaims { return &k.month }},
+		{needs.claims, false, now - KeyRateWindowMs + 1, func(k *keyTurn) *store.FlowClaims { return &k.claims }},
+		{needs.day, true, dayOf(now, budgetZone(ep)).start, func(k *keyTurn) *store.FlowClaims { return &k.day }},
+		{needs.month, true, monthOf(now, budgetZone(ep)).start, func(k *keyTurn) *store.FlowClaims { return &k.month }},
 	} {
 		if !c.need {
 			continue
@@ -133,8 +133,17 @@ func keyCounts(ctx context.Context, q store.Queries, ep *store.Endpoint, keys []
 		if err != nil {
 			return err
 		}
+		var pruned map[string]int64
+		if c.budget {
+			// Add the claims of the attempts retention deleted
+			// (budgetUsed).
+			if pruned, err = q.FlowKeysPrunedClaims(ctx, ep.ID, limited, c.since); err != nil {
+				return err
+			}
+		}
 		for _, k := range keys {
 			*c.dst(k) = claims[k.key]
+			c.dst(k).N += pruned[k.key]
 		}
 	}
 	return nil
