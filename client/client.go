@@ -167,6 +167,11 @@ type (
 	RunPage = wire.RunList
 	// AuditPage is one page of the audit log; NextCursor is nil on the last page.
 	AuditPage = wire.AuditList
+	// EndpointEvent is one entry of an endpoint's event log.
+	EndpointEvent = wire.EndpointEvent
+	// EndpointEventPage is one page of an endpoint's event log, newest
+	// first; NextCursor is nil on the last page.
+	EndpointEventPage = wire.EndpointEventList
 	// FailureGroupList is an endpoint's failures grouped by classification
 	// and message fingerprint.
 	FailureGroupList = wire.FailureGroupList
@@ -558,6 +563,26 @@ func (c *Client) HeldJobs(ctx context.Context, name, cursor string, limit int) (
 	}
 	var p JobPage
 	_, err := c.do(ctx, "GET", "/v1/endpoints/"+url.PathEscape(name)+"/held?"+v.Encode(), nil, &p)
+	return &p, err
+}
+
+// EndpointEvents lists the endpoint's event log (circuit changes, pauses,
+// recoveries, learned limits) newest first: events at or after since
+// (zero: all kept); cursor is "" for the first page and limit 0 for the
+// default (100).
+func (c *Client) EndpointEvents(ctx context.Context, name string, since time.Time, cursor string, limit int) (*EndpointEventPage, error) {
+	v := url.Values{}
+	if !since.IsZero() {
+		v.Set("since", since.UTC().Format(time.RFC3339Nano))
+	}
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	var p EndpointEventPage
+	_, err := c.do(ctx, "GET", "/v1/endpoints/"+url.PathEscape(name)+"/events?"+v.Encode(), nil, &p)
 	return &p, err
 }
 

@@ -293,15 +293,32 @@ func (e *ResponseError) Error() string {
 	return fmt.Sprintf("provider answered %d %s", e.Status, e.Message)
 }
 
-// headersOfInterest are passed to Ratchet for server-side classification.
-var headersOfInterest = []string{"Retry-After", "Stripe-Should-Retry", "webhook-delivery", "X-RateLimit-Reset", "RateLimit-Reset"}
+// headersOfInterest are passed to Ratchet: those its classification reads
+// (Retry-After, Stripe-Should-Retry, webhook-delivery) and the rate-limit
+// headers it learns a provider's limit from (docs/errors.md, "Rate-limit
+// headers Ratchet reads"). Only these names are sent, so a report's
+// headers are bounded in count.
+var headersOfInterest = []string{"Retry-After", "Stripe-Should-Retry", "webhook-delivery",
+	"RateLimit", "RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset",
+	"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After",
+	"X-Rate-Limit-Limit", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset"}
 
-// FromResponse builds a ResponseError from a response (the body is not read).
+// MaxHeaderValueBytes bounds each header value FromResponse keeps: one
+// byte over the 8 KiB Ratchet reads, so a longer value is still refused
+// there as too large rather than read cut short.
+const MaxHeaderValueBytes = 8192 + 1
+
+// FromResponse builds a ResponseError from a response (the body is not
+// read), with its status and the headers of interest, several values of one
+// joined by ", ". Returned from a handler, a 2xx one is a success that
+// still tells Ratchet the provider's rate limit; CheckResponse returns nil
+// for a 2xx instead.
 func FromResponse(resp *http.Response) *ResponseError {
 	h := map[string]string{}
 	for _, name := range headersOfInterest {
 		if v := resp.Header.Values(name); len(v) > 0 {
-			h[name] = strings.Join(v, ", ")
+			s := strings.Join(v, ", ")
+			h[name] = s[:min(len(s), MaxHeaderValueBytes)]
 		}
 	}
 	return &ResponseError{Status: resp.StatusCode, Headers: h, Message: http.StatusText(resp.StatusCode)}
@@ -338,7 +355,8 @@ func RetryAfter(err error, d time.Duration) error { return retryAfter{err, d} }
 
 // ToReport maps a handler's result to a report: success for nil, the
 // explicit decision of Permanent and RetryAfter, the status and headers of
-// a ResponseError, and the kind of a network error.
+// a ResponseError (a success when its status is 2xx and no decision was
+// made), and the kind of a network error.
 func ToReport(err error) Report {
 	if err == nil {
 		return Report{Success: true}
@@ -357,6 +375,8 @@ func ToReport(err error) Report {
 	var re *ResponseError
 	if errors.As(err, &re) {
 		r.HTTPStatus, r.Headers = re.Status, re.Headers
+		// A 2xx answer returned as is (FromResponse) is a success.
+		r.Success = re.Status >= 200 && re.Status <= 299 && r.Retryable == nil && r.RetryAfterMs == nil
 		return r
 	}
 	r.ErrorKind = ErrorKind(err)

@@ -38,7 +38,7 @@ type EndpointSettings struct {
 	MaxConcurrent           int64  `json:"maxConcurrent" bound:"maxConcurrent" db:"max_concurrent" flag:"max-concurrent" help:"most running jobs" update:"required" doc:"running jobs at most; default 10" label:"Max concurrent" units:"jobs" hint:"Running jobs at once against this endpoint."`
 	RateLimitPerMinute      *int64 `json:"rateLimitPerMinute" bound:"rateLimitPerMinute" db:"rate_limit_per_minute" flag:"rate-limit" help:"claims per minute" update:"required" doc:"claims per 60 s at most; null for no limit (required in an update)" label:"Rate limit" units:"claims / minute" hint:"Empty for no limit."`
 	CircuitFailureThreshold int64  `json:"circuitFailureThreshold" bound:"circuitFailureThreshold" db:"circuit_threshold" flag:"circuit-threshold" help:"provider-unhealthy failures that open the circuit" doc:"consecutive provider-unhealthy failures that open the circuit; default 5" label:"Circuit threshold" units:"failures" hint:"Consecutive provider-unhealthy failures that open the circuit."`
-	CircuitOpenMs           int64  `json:"circuitOpenMs" bound:"circuitOpenMs" db:"circuit_open_ms" flag:"circuit-open-ms" help:"how long the circuit stays open in ms" unit:"milliseconds" doc:"how long the circuit stays open before a half-open probe; default 30000" label:"Circuit open for" units:"ms" hint:"How long an open circuit blocks claims before a probe."`
+	CircuitOpenMs           int64  `json:"circuitOpenMs" bound:"circuitOpenMs" db:"circuit_open_ms" flag:"circuit-open-ms" help:"how long the circuit stays open in ms" unit:"milliseconds" doc:"how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000" label:"Circuit open for" units:"ms" hint:"How long an open circuit blocks claims before a probe."`
 	DailyCallBudget         *int64 `json:"dailyCallBudget" bound:"dailyCallBudget" db:"daily_call_budget" flag:"daily-budget" help:"claims per day in the budget time zone" doc:"claims per day at most, from midnight in budgetTimeZone; null for no budget" label:"Daily call budget" units:"claims / day" hint:"Claims in one day, counted from midnight in the budget time zone. Empty for no budget."`
 	MonthlyCallBudget       *int64 `json:"monthlyCallBudget" bound:"monthlyCallBudget" db:"monthly_call_budget" flag:"monthly-budget" help:"claims per calendar month in the budget time zone" doc:"claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget" label:"Monthly call budget" units:"claims / month" hint:"Claims in one calendar month, counted from midnight on the 1st in the budget time zone. Empty for no budget."`
 	BudgetTimeZone          string `json:"budgetTimeZone" bound:"timeZoneLen" text:"zone" default:"UTC" db:"budget_time_zone" flag:"budget-zone" help:"IANA time zone of the budgets' days and months and of the quiet hours" doc:"the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC" label:"Budget time zone" units:"IANA zone" hint:"Days, months and quiet hours follow this zone's calendar, daylight saving included, e.g. Europe/Paris."`
@@ -129,6 +129,8 @@ type Endpoint struct {
 	EndpointSettings
 	Circuit   Circuit        `json:"circuit"`
 	Paused    *EndpointPause `json:"paused" doc:"set while an owner has paused the endpoint; null otherwise"`
+	Recovery  *Recovery      `json:"recovery,omitempty" doc:"set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise"`
+	Learned   *LearnedLimit  `json:"learnedLimit,omitempty" doc:"the rate limit the provider stated in its headers, while it stands (docs/outages.md); absent otherwise"`
 	Budget    *BudgetUse     `json:"budget" doc:"the use and forecast of the endpoint's budgets and its quiet hours, in GET of one endpoint that sets a budget or quietHours; null otherwise"`
 	CreatedAt string         `json:"createdAt" format:"date-time"`
 	UpdatedAt string         `json:"updatedAt" format:"date-time"`
@@ -153,6 +155,25 @@ type Circuit struct {
 	HalfOpensAt string       `json:"halfOpensAt,omitempty" format:"date-time"`
 	ProbeJobID  int64        `json:"probeJobId,omitzero" doc:"the half-open probe in flight"`
 	OpenedBy    string       `json:"openedBy,omitempty" doc:"the key that opened the circuit by hand (name, or prefix when unnamed); absent when failures opened it"`
+}
+
+// Recovery is an endpoint's recovery ramp (the gate recovering).
+type Recovery struct {
+	RatePerSecond float64 `json:"ratePerSecond" doc:"claims a second the ramp allows now"`
+	CutAtPerSec   float64 `json:"cutAtPerSecond,omitzero" doc:"the rate of its last cut: it doubles below it and grows by a tenth of it a second above it; absent before any cut"`
+	CapPerSecond  float64 `json:"capPerSecond,omitzero" doc:"the rate it ends at: the endpoint's rate limit or the learned limit, the lower; absent when neither is known (it ends when claims no longer fill it)"`
+	Phase         string  `json:"phase" doc:"how it moves next, one sentence"`
+	StartedAt     string  `json:"startedAt" format:"date-time"`
+	AdjustedAt    string  `json:"adjustedAt" format:"date-time" doc:"when it last grew or was cut"`
+}
+
+// LearnedLimit is a rate limit learned from the provider's headers.
+type LearnedLimit struct {
+	Limit    int64  `json:"limit" doc:"requests per window"`
+	WindowMs int64  `json:"windowMs"`
+	Source   string `json:"source" doc:"the header family that said it: ietf, ratelimit or x-ratelimit"`
+	SaidAt   string `json:"saidAt" format:"date-time" doc:"when the provider last said it; it lapses ten windows (at least a minute) later"`
+	ResetAt  string `json:"resetAt,omitempty" format:"date-time" doc:"set while the provider said none remain until this time"`
 }
 
 // EndpointList is GET /v1/endpoints.

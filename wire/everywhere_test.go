@@ -67,6 +67,7 @@ func enums() []enum {
 		{name: "tick outcome", values: values(wire.TickOutcomes()), schema: "ScheduleTick", prop: "outcome", py: "ScheduleTickOutcome", js: "TICK_OUTCOMES", css: "tick-"},
 		{name: "bulk action", values: values(wire.BulkActions()), schema: "JobBulk", prop: "action", py: "JobBulkAction", quotedOnly: true},
 		{name: "job sort", values: values(wire.JobSorts()), schema: "JobQuery", prop: "sort", py: "JobQuerySort", js: "JOB_SORTS"},
+		{name: "endpoint event kind", values: values(wire.EndpointEventKinds()), schema: "EndpointEvent", prop: "kind", py: "EndpointEventKind", js: "ENDPOINT_EVENT_KINDS"},
 	}
 }
 

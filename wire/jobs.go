@@ -33,6 +33,7 @@ type Job struct {
 	Endpoint        string         `json:"endpoint"`
 	Attempt         int64          `json:"attempt" doc:"attempts started so far"`
 	MaxAttempts     int64          `json:"maxAttempts"`
+	Throttles       int64          `json:"throttles,omitzero" doc:"attempts that were provider throttles (429, 503 with Retry-After) not counted against maxAttempts, at most 20 (docs/outages.md); absent for none"`
 	IdempotencyKey  *string        `json:"idempotencyKey"`
 	FlowKey         string         `json:"flowKey" doc:"the tenant, account or resource the job is made for; empty for none"`
 	Traceparent     string         `json:"traceparent,omitempty" doc:"the W3C trace context the job keeps and hands to its attempts: the enqueue's, or with tracing on its ratchet.enqueue span's; absent for none"`
@@ -88,6 +89,7 @@ type Attempt struct {
 	HTTPStatus          *int64         `json:"httpStatus"`
 	RetryAfterMs        *int64         `json:"retryAfterMs"`
 	CountsTowardCircuit bool           `json:"countsTowardCircuit"`
+	ThrottleFree        bool           `json:"throttleFree,omitzero" doc:"a provider throttle not counted against the job's maxAttempts (docs/outages.md)"`
 	Message             string         `json:"message,omitempty"`
 	BaseDelayMs         *float64       `json:"baseDelayMs"`
 	JitterSample        *float64       `json:"jitterSample"`

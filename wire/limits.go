@@ -25,6 +25,7 @@ const (
 	MaxNameLen            = 200         // key, run and worker names
 	MaxDescriptionLen     = 4_000       // a tool's description, in characters
 	MaxMessageBytes       = 2_000       // a report's message as stored, cut on a character boundary
+	MaxFreeThrottles      = 20          // a job's provider throttles (429, 503 with Retry-After) not counted against its maxAttempts; later ones count
 	MaxIdempotencyKeyLen  = 255
 	MaxFlowKeyLen         = 128 // a job's flow key, in bytes (docs/flow-control.md)
 	MaxFlowKeyFromLen     = 200 // a tool's flowKeyFrom JSON Pointer, in bytes

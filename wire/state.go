@@ -180,6 +180,8 @@ const (
 	GateDueTime          Gate = "due_time"           // not due yet: its backoff delay, or its runAt before the first attempt
 	GatePaused           Gate = "paused"             // an owner paused the endpoint (checked first among the endpoint's gates)
 	GateCircuit          Gate = "circuit"            // the endpoint's circuit is open, or half-open with its probe running
+	GateRecovering       Gate = "recovering"         // the endpoint is recovering (its circuit closed or a pause ended): the claims a second its ramp allows were made
+	GateProviderLimit    Gate = "provider_limit"     // the provider's rate-limit headers said its limit for the window is spent, or that none remain until a reset
 	GateMaxConcurrent    Gate = "max_concurrent"     // the endpoint runs maxConcurrent jobs already
 	GateRateLimit        Gate = "rate_limit"         // the endpoint had rateLimitPerMinute claims in the last 60 s
 	GateDailyBudget      Gate = "daily_budget"       // the endpoint had dailyCallBudget claims since midnight in its budgetTimeZone
@@ -195,7 +197,8 @@ const (
 
 // Gates lists every gate.
 func Gates() []Gate {
-	return []Gate{GateDueTime, GatePaused, GateCircuit, GateMaxConcurrent, GateRateLimit, GateDailyBudget, GateMonthlyBudget, GateDeliveryWindow,
+	return []Gate{GateDueTime, GatePaused, GateCircuit, GateRecovering, GateProviderLimit, GateMaxConcurrent, GateRateLimit,
+		GateDailyBudget, GateMonthlyBudget, GateDeliveryWindow,
 		GateKeyOrder, GateKeyConcurrent, GateKeyRate, GateKeyDailyBudget, GateKeyMonthlyBudget, GateNone}
 }
 

@@ -222,7 +222,7 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.As(err, &ee):
 		d.Message, d.Fields = ee.Message, ee.Fields
 		if ep, ok := ee.Current.(*store.Endpoint); ok {
-			v := endpointView(ep)
+			v := endpointView(ep, time.Now().UnixMilli()) // a conflict's current row: the learned limit's lapse by the machine's clock
 			d.Current = &v
 		}
 		switch ee.Kind {

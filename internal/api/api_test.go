@@ -224,6 +224,7 @@ func FuzzRoutes(f *testing.F) {
 	routes := fx.api.Routes()
 	// Seeds name their route, so adding a route leaves them aimed right.
 	f.Add("GET /v1/me", []byte(`{}`), "1", "")
+	f.Add("POST /api/simulate/recovery", []byte(`{"backlog":30,"capacityPerS":2,"ramp":{"limitPerS":9},"strategies":["learned"]}`), "", "")
 	f.Add("POST /v1/schedules", []byte(`{"name":"s","cron":"*/5 * * * *","timeZone":"America/New_York","tool":"charge@1","payload":{"at":"{{tickAt}}"},"spreadMs":60000,"overlap":"cancel_previous","catchUp":"all","catchUpLimit":3}`), "1", "")
 	f.Add("GET /v1/schedules/{name}/preview", []byte(``), "s", "count=5")
 	f.Add("GET /v1/schedules", []byte(``), "s", "cursor=a-sync&limit=2")
@@ -250,6 +251,7 @@ func FuzzRoutes(f *testing.F) {
 	f.Add("GET /v1/stream", []byte(``), "1", "job=1&view=overview")
 	f.Add("GET /v1/history", []byte(``), "1", "hours=48&endpoint=stripe&hours=1")
 	f.Add("GET /v1/endpoints/{name}/held", []byte(``), "stripe", "cursor=-1&limit=1001")
+	f.Add("GET /v1/endpoints/{name}/events", []byte(``), "stripe", "since=2026-12-02T09:00:00Z&cursor=5&limit=2")
 	f.Add("GET /v1/audit", []byte(``), "1", "target=endpoint:stripe&limit=0&extra=1")
 	f.Add("GET /v1/endpoints/{name}/failures", []byte(``), "stripe", "since=2026-12-02T09:00:00Z&until=2026-12-03T00:00:00.000Z&buckets=96")
 	f.Add("POST /v1/failures/replay", []byte(`{"endpoint":"stripe","state":"exhausted","classification":"server_error","group":"00aaa941f925","since":"2026-01-01T00:00:00Z","preview":true}`), "1", "")

@@ -34,7 +34,7 @@ func (a *API) createEndpoint(c *call[wire.EndpointCreate]) (*wire.Endpoint, erro
 	if err != nil {
 		return nil, err
 	}
-	v := endpointView(ep)
+	v := endpointView(ep, a.e.Clock().Now().UnixMilli())
 	return &v, nil
 }
 
@@ -45,7 +45,7 @@ func (a *API) listEndpoints(c *call[none]) (*wire.EndpointList, error) {
 	}
 	out := &wire.EndpointList{Endpoints: []wire.Endpoint{}}
 	for i := range eps {
-		out.Endpoints = append(out.Endpoints, endpointView(&eps[i]))
+		out.Endpoints = append(out.Endpoints, endpointView(&eps[i], a.e.Clock().Now().UnixMilli()))
 	}
 	return out, nil
 }
@@ -55,7 +55,7 @@ func (a *API) getEndpoint(c *call[none]) (*wire.Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := endpointView(ep)
+	v := endpointView(ep, a.e.Clock().Now().UnixMilli())
 	v.Budget = use
 	return &v, nil
 }
@@ -91,14 +91,14 @@ func (a *API) updatePolicy(c *call[wire.EndpointPolicyUpdate]) (*wire.Endpoint, 
 	if err != nil {
 		return nil, err
 	}
-	v := endpointView(ep)
+	v := endpointView(ep, a.e.Clock().Now().UnixMilli())
 	return &v, nil
 }
 
-func endpointResult(ep *store.Endpoint, err error) (*wire.Endpoint, error) {
+func (a *API) endpointResult(ep *store.Endpoint, err error) (*wire.Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := endpointView(ep)
+	v := endpointView(ep, a.e.Clock().Now().UnixMilli())
 	return &v, nil
 }

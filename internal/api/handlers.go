@@ -28,6 +28,11 @@ func (a *API) table() []Route {
 		return c.body, err
 	}
 	sim.fail = a.fail
+	sim.readRecovery = func(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+		c := &call[simulate.Recovery]{r: r}
+		err := admit(a, w, c, "/api/simulate/recovery", nil, decodeOwn)
+		return c.body, err
+	}
 	return append([]Route{
 		route(a, "GET", "/v1/me", "The calling key and its project", anyKey, 200, a.me),
 		route(a, "POST", "/v1/keys", "Create an API key (the secret is shown once)", owner, 201, a.createKey),
@@ -44,6 +49,7 @@ func (a *API) table() []Route {
 		route(a, "GET", "/v1/endpoints/{name}/keys", "List the endpoint's busiest flow keys (most running and scheduled jobs first) with the due jobs each key's own limits hold now", producer, 200, a.flowKeys, inQuery()),
 		route(a, "GET", "/v1/endpoints/{name}/failures", "Group the endpoint's failed and exhausted jobs of a time range by classification and message fingerprint, with counts, first and last seen and a sparkline (reads at most the latest 10,000)", producer, 200, a.failureGroups, inQuery()),
 		route(a, "GET", "/v1/endpoints/{name}/held", "List the endpoint's due jobs that one of its gates holds now, newest first, each with heldBy", producer, 200, a.heldJobs, inQuery()),
+		route(a, "GET", "/v1/endpoints/{name}/events", "List the endpoint's event log, newest first: each change of its circuit, its pause, its recovery and its learned limits, with the facts known then", producer, 200, a.endpointEvents, inQuery()),
 		route(a, "GET", "/v1/audit", "List operator actions (pause, circuit, run-now, bulk, cancel, replay, policy, keys), newest first", owner, 200, a.audit, inQuery()),
 		route(a, "POST", "/v1/tools", "Publish an immutable tool contract", owner, 201, a.publishTool, rawBody()),
 		route(a, "GET", "/v1/tools", "List tool contracts", anyKey, 200, a.listTools),
@@ -76,5 +82,7 @@ func (a *API) table() []Route {
 		a.streamRoute(),
 		{Method: "POST", Path: "/api/simulate", Summary: "Run the contention simulator (no key; Content-Type: application/json; body: the config of ratchet simulate, e.g. {\"to\":100,\"runs\":20}; one sweep at a time, 503 while busy)",
 			Status: 200, request: reflect.TypeFor[simulate.Config](), response: reflect.TypeFor[simulate.Result](), handler: sim.serve},
+		{Method: "POST", Path: "/api/simulate/recovery", Summary: "Run the simulator's recovery scenario (no key; Content-Type: application/json; body: the scenario of ratchet simulate --scenario recovery, e.g. {\"backlog\":5000,\"capacityPerS\":100}; shares the one-at-a-time slot of /api/simulate)",
+			Status: 200, request: reflect.TypeFor[simulate.Recovery](), response: reflect.TypeFor[simulate.RecoveryResult](), handler: sim.serveRecovery},
 	}, a.scheduleRoutes()...)
 }

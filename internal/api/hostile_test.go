@@ -41,6 +41,7 @@ var baseBodies = map[string]string{
 	"POST /v1/reports":                `{"reports":[{"jobId":1,"leaseToken":"x","httpStatus":503,"headers":{"Retry-After":"1"},"message":"m"}]}`,
 	"POST /v1/dev/clock":              `{"advanceMs":0,"now":"x"}`,
 	"POST /api/simulate":              `{"to":20,"runs":1,"modes":["full"]}`,
+	"POST /api/simulate/recovery":     `{"backlog":50,"capacityPerS":10,"strategies":["at-once","ramp"]}`,
 }
 
 // hostile are the strings sent through every string field.

@@ -16,7 +16,7 @@ func (a *API) overview(c *call[none]) (*wire.Overview, error) {
 	}
 	out := &wire.Overview{Now: ft(a.e.Clock().Now().UnixMilli()), Endpoints: []wire.OverviewEndpoint{}}
 	for _, o := range ovs {
-		v := wire.OverviewEndpoint{Endpoint: endpointView(o.Endpoint), Running: o.Running, ClaimsInWindow: o.ClaimsInWindow, Scheduled: o.Scheduled,
+		v := wire.OverviewEndpoint{Endpoint: endpointView(o.Endpoint, a.e.Clock().Now().UnixMilli()), Running: o.Running, ClaimsInWindow: o.ClaimsInWindow, Scheduled: o.Scheduled,
 			Due: o.Due, Outcomes5m: orEmptyMap(o.Outcomes5m), Outcomes1h: orEmptyMap(o.Outcomes1h)}
 		if o.HeldBy != "" {
 			h := &wire.Hold{Gate: o.HeldBy, Detail: o.HeldDetail}

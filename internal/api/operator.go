@@ -12,19 +12,19 @@ import (
 )
 
 func (a *API) pauseEndpoint(c *call[wire.EndpointPauseRequest]) (*wire.Endpoint, error) {
-	return endpointResult(a.e.PauseEndpoint(c.ctx(), c.p, c.r.PathValue("name"), c.in.Reason))
+	return a.endpointResult(a.e.PauseEndpoint(c.ctx(), c.p, c.r.PathValue("name"), c.in.Reason))
 }
 
 func (a *API) resumeEndpoint(c *call[none]) (*wire.Endpoint, error) {
-	return endpointResult(a.e.ResumeEndpoint(c.ctx(), c.p, c.r.PathValue("name")))
+	return a.endpointResult(a.e.ResumeEndpoint(c.ctx(), c.p, c.r.PathValue("name")))
 }
 
 func (a *API) closeCircuit(c *call[none]) (*wire.Endpoint, error) {
-	return endpointResult(a.e.CloseCircuit(c.ctx(), c.p, c.r.PathValue("name")))
+	return a.endpointResult(a.e.CloseCircuit(c.ctx(), c.p, c.r.PathValue("name")))
 }
 
 func (a *API) openCircuit(c *call[none]) (*wire.Endpoint, error) {
-	return endpointResult(a.e.OpenCircuit(c.ctx(), c.p, c.r.PathValue("name")))
+	return a.endpointResult(a.e.OpenCircuit(c.ctx(), c.p, c.r.PathValue("name")))
 }
 
 func (a *API) flowKeys(c *call[wire.FlowKeysQuery]) (*wire.FlowKeyList, error) {
@@ -51,6 +51,28 @@ func (a *API) heldJobs(c *call[wire.HeldQuery]) (*wire.JobList, error) {
 	}
 	if len(jobs) == limit {
 		next := strconv.FormatInt(jobs[len(jobs)-1].ID, 10)
+		out.NextCursor = &next
+	}
+	return out, nil
+}
+
+func (a *API) endpointEvents(c *call[wire.EndpointEventsQuery]) (*wire.EndpointEventList, error) {
+	after, limit, err := pageParams(c.in.Cursor, c.in.Limit)
+	errs, _ := field.As(err)
+	since := rfc3339Param(&errs, "since", c.in.Since)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	evs, err := a.e.EndpointEvents(c.ctx(), c.p, c.r.PathValue("name"), since, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.EndpointEventList{Events: []wire.EndpointEvent{}}
+	for i := range evs {
+		out.Events = append(out.Events, endpointEventView(&evs[i]))
+	}
+	if len(evs) == limit {
+		next := strconv.FormatInt(evs[len(evs)-1].ID, 10)
 		out.NextCursor = &next
 	}
 	return out, nil

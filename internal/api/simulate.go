@@ -53,9 +53,11 @@ type simulator struct {
 	log *slog.Logger
 	// read reads the body as every route does (admit in route.go); fail
 	// answers an error through the API's one error mapping.
-	read  func(w http.ResponseWriter, r *http.Request) ([]byte, error)
-	fail  func(w http.ResponseWriter, r *http.Request, err error)
-	limit time.Duration
+	read func(w http.ResponseWriter, r *http.Request) ([]byte, error)
+	// readRecovery reads the body of /api/simulate/recovery.
+	readRecovery func(w http.ResponseWriter, r *http.Request) ([]byte, error)
+	fail         func(w http.ResponseWriter, r *http.Request, err error)
+	limit        time.Duration
 	// sweep is simulate.SweepContext; tests replace it to hold a sweep open.
 	sweep func(context.Context, simulate.Config) (simulate.Result, error)
 	slot  chan struct{} // holds a token while a sweep runs
@@ -67,8 +69,11 @@ type simulator struct {
 
 func newSimulator(log *slog.Logger) *simulator {
 	return &simulator{
-		log:   log,
-		read:  func(w http.ResponseWriter, r *http.Request) ([]byte, error) { return readBody(w, r, BodyTimeout) },
+		log:  log,
+		read: func(w http.ResponseWriter, r *http.Request) ([]byte, error) { return readBody(w, r, BodyTimeout) },
+		readRecovery: func(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+			return readBody(w, r, BodyTimeout)
+		},
 		fail:  func(w http.ResponseWriter, _ *http.Request, err error) { writeError(w, err) },
 		limit: simulateTimeLimit,
 		sweep: simulate.SweepContext,
@@ -77,18 +82,28 @@ func newSimulator(log *slog.Logger) *simulator {
 	}
 }
 
-func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
+// body checks the Content-Type and reads the request's body; on a
+// problem it answers the error and reports false.
+func (s *simulator) body(w http.ResponseWriter, r *http.Request, read func(http.ResponseWriter, *http.Request) ([]byte, error)) ([]byte, bool) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		got := r.Header.Get("Content-Type")
 		if got == "" {
 			got = field.Missing
 		}
 		s.fail(w, r, field.Errors{{Field: "Content-Type", Value: got, Allowed: "must be application/json (the header, as well as the body)"}})
-		return
+		return nil, false
 	}
-	body, err := s.read(w, r)
+	body, err := read(w, r)
 	if err != nil {
 		s.fail(w, r, err)
+		return nil, false
+	}
+	return body, true
+}
+
+func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.body(w, r, s.read)
+	if !ok {
 		return
 	}
 	cfg, err := simulate.ParseConfig(body)
@@ -171,4 +186,52 @@ func (s *simulator) store(key string, res []byte) {
 	}
 	s.cache[key] = res
 	s.order = append(s.order, key)
+}
+
+// serveRecovery is POST /api/simulate/recovery: the recovery scenario of
+// the simulator page, bounded, cached and run one at a time like a sweep.
+// A scenario is one pass per strategy with no runs to average, well under
+// a second at the largest backlog ParseRecovery accepts, so it needs no
+// time limit of its own.
+func (s *simulator) serveRecovery(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.body(w, r, s.readRecovery)
+	if !ok {
+		return
+	}
+	cfg, err := simulate.ParseRecovery(body)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	key, err := json.Marshal(cfg)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("encode scenario: %w", err))
+		return
+	}
+	k := "recovery " + string(key)
+	if res, ok := s.cached(k); ok {
+		writeSimulation(w, res, "cache;desc=hit")
+		return
+	}
+	select {
+	case s.slot <- struct{}{}:
+		defer func() { <-s.slot }()
+	default:
+		s.fail(w, r, &engine.Error{Kind: engine.KindUnavailable, Message: "another simulation is running on this server; try again in a moment"})
+		return
+	}
+	start := time.Now()
+	res, err := simulate.SimulateRecovery(cfg)
+	elapsed := time.Since(start)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("simulation: %w", err))
+		return
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("encode simulation: %w", err))
+		return
+	}
+	s.store(k, out)
+	writeSimulation(w, out, "simulate;dur="+strconv.FormatFloat(float64(elapsed.Microseconds())/1000, 'f', 1, 64))
 }

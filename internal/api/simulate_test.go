@@ -215,3 +215,64 @@ func TestSimulateUsesHalfTheCores(t *testing.T) {
 		t.Errorf("the sweep ran on %d goroutines; at most %d allowed", w, limit)
 	}
 }
+
+// TestSimulateRecoveryRoute posts the recovery scenario through the route
+// table: no key, the package's own result, the cache, and field-naming
+// errors.
+func TestSimulateRecoveryRoute(t *testing.T) {
+	t.Parallel()
+	a := New(nil, slog.New(slog.DiscardHandler), nil, nil)
+	mux := http.NewServeMux()
+	a.Register(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	post := func(contentType, body string) (int, http.Header, []byte) {
+		t.Helper()
+		req, err := http.NewRequest("POST", srv.URL+"/api/simulate/recovery", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, b
+	}
+	const small = `{"backlog":500,"capacityPerS":20,"strategies":["at-once","ramp","learned"],"seed":3}`
+	status, h, b := post("application/json", small)
+	if status != 200 || !strings.HasPrefix(h.Get("Server-Timing"), "simulate;dur=") {
+		t.Fatalf("%d %q %s", status, h.Get("Server-Timing"), b)
+	}
+	var got simulate.RecoveryResult
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := simulate.ParseRecovery([]byte(small))
+	want, err := simulate.SimulateRecovery(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || len(got.Runs) != 3 {
+		t.Fatal("the route's result differs from simulate.SimulateRecovery of the same scenario")
+	}
+	if status, h, again := post("application/json", small); status != 200 || string(again) != string(b) || h.Get("Server-Timing") != "cache;desc=hit" {
+		t.Errorf("repeat: %d %q", status, h.Get("Server-Timing"))
+	}
+	for _, c := range []struct{ contentType, body, field string }{
+		{"application/json", `{"ramp":{"decreaseFactor":1.5}}`, "ramp.decreaseFactor"},
+		{"application/json", `{"backlog":0}`, "backlog"},
+		{"application/json", `{"strategies":["fast"]}`, "strategies"},
+		{"application/json", `{"backlog":`, "recovery"},
+		{"text/plain", `{}`, "Content-Type"},
+	} {
+		status, _, b := post(c.contentType, c.body)
+		if e := errorOf(t, b); status != 400 || len(e.Fields) == 0 || e.Fields[0].Field != c.field {
+			t.Errorf("%s: %d %s, want 400 naming %s", c.body, status, b, c.field)
+		}
+	}
+}

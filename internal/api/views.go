@@ -15,19 +15,20 @@ import (
 var ft = engine.FormatTime
 
 // endpointView renders an endpoint with its policy's schedule.
-func endpointView(ep *store.Endpoint) wire.Endpoint {
+func endpointView(ep *store.Endpoint, now int64) wire.Endpoint {
 	v := wire.Endpoint{Name: ep.Name, Version: ep.Version, EndpointSettings: ep.EndpointSettings, Schedule: []wire.ScheduleRow{},
 		Circuit: wire.Circuit{State: ep.CircuitState, Failures: ep.CircuitFailures, ProbeJobID: ep.CircuitProbeJob}, CreatedAt: ft(ep.CreatedAt), UpdatedAt: ft(ep.UpdatedAt)}
 	if ep.CircuitState != wire.CircuitClosed && ep.CircuitOpenedAt > 0 {
 		v.Circuit.OpenedAt = ft(ep.CircuitOpenedAt)
 		if ep.CircuitState == wire.CircuitOpen {
-			v.Circuit.HalfOpensAt = ft(ep.CircuitOpenedAt + ep.CircuitOpenMs)
+			v.Circuit.HalfOpensAt = ft(engine.HalfOpensAt(ep))
 		}
 		v.Circuit.OpenedBy = ep.CircuitOpenedBy
 	}
 	if ep.PausedAt != 0 {
 		v.Paused = &wire.EndpointPause{At: ft(ep.PausedAt), By: ep.PausedBy, Reason: ep.PausedReason}
 	}
+	v.Recovery, v.Learned = engine.RecoveryView(ep, now), engine.LearnedView(ep, now)
 	// A stored policy was validated when it was saved.
 	if p, err := backoff.ParsePolicy(ep.Policy); err == nil {
 		v.Policy, v.Schedule = p, schedule(p.Params())
@@ -83,7 +84,7 @@ func nullRaw(r json.RawMessage) json.RawMessage {
 // by id.
 func jobView(j *store.Job, attempts []store.Attempt, hold *wire.Hold, withPayload bool) wire.Job {
 	v := wire.Job{ID: j.ID, State: j.State, Tool: j.Tool, Version: j.Version, Endpoint: j.Endpoint, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
-		DueAt: ft(j.DueAt), HeldBy: hold, CancelRequested: j.CancelRequested, CreatedAt: ft(j.CreatedAt), UpdatedAt: ft(j.UpdatedAt),
+		Throttles: j.Throttles, DueAt: ft(j.DueAt), HeldBy: hold, CancelRequested: j.CancelRequested, CreatedAt: ft(j.CreatedAt), UpdatedAt: ft(j.UpdatedAt),
 		FinishedAt: ft(j.FinishedAt), Attempts: []wire.Attempt{}, FlowKey: j.FlowKey, Traceparent: j.Traceparent, Tracestate: j.Tracestate}
 	if snap, err := engine.ParseSnapshot(j.Policy); err == nil {
 		v.Policy = snap
@@ -115,7 +116,7 @@ func jobView(j *store.Job, attempts []store.Attempt, hold *wire.Hold, withPayloa
 
 func attemptView(a store.Attempt) wire.Attempt {
 	v := wire.Attempt{Number: a.Number, WorkerID: a.WorkerID, ClaimedAt: ft(a.ClaimedAt), FinishedAt: ft(a.FinishedAt), Outcome: a.Outcome,
-		Classification: a.Classification, CountsTowardCircuit: a.Counted, Message: a.Message}
+		Classification: a.Classification, CountsTowardCircuit: a.Counted, ThrottleFree: a.ThrottleFree, Message: a.Message}
 	if a.Outcome == "" {
 		v.Outcome = wire.OutcomeRunning
 	}
@@ -209,6 +210,12 @@ func historyView(r *engine.HistoryResult) *wire.History {
 			Failed: h.Failed, TimedOut: h.TimedOut, LagAvgMs: avg, LagMaxMs: h.LagMaxMs})
 	}
 	return out
+}
+
+func endpointEventView(ev *store.EndpointEvent) wire.EndpointEvent {
+	return wire.EndpointEvent{ID: ev.ID, Endpoint: ev.Endpoint, At: ft(ev.At), Kind: ev.Kind, Failures: ev.Failures, Threshold: ev.Threshold,
+		OpenedAt: ftOrNull(ev.OpenedAt), NextProbeAt: ftOrNull(ev.NextProbeAt), ProbeJob: ev.ProbeJob, HeldJobs: ev.HeldJobs, Actor: ev.Actor, Detail: ev.Detail,
+		Facts: orEmptyMap(ev.Facts)}
 }
 
 func auditView(a *store.AuditEntry) wire.AuditEntry {

@@ -80,7 +80,7 @@ func printOutageMethod(w io.Writer, cfg Config) {
 	fmt.Fprintf(w, "ratchet bench: mode outage (HTTP delivery through a provider's outage and recovery)\n")
 	fmt.Fprintf(w, "settings:   %d in-process server(s) (server.Run, as `ratchet serve --delivery-allow 127.0.0.1/32`, delivery concurrency %d each) on %s per variant, GOMAXPROCS %d, NumCPU %d, load average %s\n",
 		cfg.Nodes, cfg.DeliveryConcurrency, driver, runtimeProcs(), runtime.NumCPU(), loadAverage())
-	fmt.Fprintf(w, "method:     a provider on 127.0.0.1 starts down for %s; an endpoint (preset AGGRESSIVE, maxConcurrent 50, the default circuit: 5 failures, open 30 s) and an HTTP tool delivering to the provider are created, and %d jobs are enqueued at once (batches of 1000) while it is down. "+
+	fmt.Fprintf(w, "method:     a provider on 127.0.0.1 starts down for %s; an endpoint (preset AGGRESSIVE, maxConcurrent 50, the default circuit: 5 failures, open 5 s unless the provider's Retry-After says otherwise) and an HTTP tool delivering to the provider are created, and %d jobs are enqueued at once (batches of 1000) while it is down. "+
 		"Then it recovers with a token bucket of C requests a second (burst C) and answers 200 within it and 429 above it. The provider records every request (arrival, job, attempt, answer); the endpoint's circuit is read through the API every 200 ms; the run ends when every job has finished, or after %s. "+
 		"Figures at the provider: requests after the first recovery and those refused with 429; the busiest second (1 s buckets from the provider's start) against C; the drain, from the recovery to the last 200, against backlog ÷ C (with flapping, counting only the up phases); from the jobs: states and attempts.\n",
 		cfg.OutageFor, cfg.Jobs, cfg.TimeLimit)

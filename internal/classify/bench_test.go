@@ -35,3 +35,23 @@ func BenchmarkParseRetryAfter(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadQuota runs the header sets a provider sends on every
+// answer: none, GitHub's, the IETF draft's, and a crowded response.
+func BenchmarkReadQuota(b *testing.B) {
+	sets := map[string]map[string]string{
+		"none":   {"Content-Type": "application/json", "Retry-After": "1"},
+		"github": {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "4987", "X-RateLimit-Reset": "1773491400", "X-RateLimit-Used": "13"},
+		"ietf":   {"RateLimit": `"burst";r=40;t=20, "daily";r=300;t=5000`, "RateLimit-Policy": `"burst";q=100;w=60, "daily";q=1000;w=86400`},
+		"crowded": {"Content-Type": "text/html", "Server": "nginx", "Date": "Sat, 14 Mar 2026 12:00:00 GMT", "Cache-Control": "no-store",
+			"X-Request-Id": "abc", "RateLimit-Limit": "100", "RateLimit-Remaining": "0", "RateLimit-Reset": "1", "Retry-After": "1"},
+	}
+	for name, h := range sets {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				classify.ReadQuota(h, now)
+			}
+		})
+	}
+}

@@ -127,4 +127,25 @@
 // is "true" or "false" in any case, surrounded by optional spaces; any other
 // value is ignored. webhook-delivery aborts when any of its comma-separated
 // members is "abort-message" (any case).
+//
+// # Rate-limit headers
+//
+// ReadQuota reads what a provider said about its rate limit (a Quota:
+// limit, window, requests left, time to the reset) from three header
+// families, in this precedence: the IETF draft's RateLimit and
+// RateLimit-Policy Structured Fields, the earlier draft's RateLimit-Limit,
+// -Remaining and -Reset, and X-RateLimit-* (GitHub, X, Discord). It does
+// not decide anything: the engine paces by it. Values it refuses are
+// returned as reasons from the fixed QuotaIgnoreReasons set, and change
+// nothing. A reset written as one number is delta-seconds below 10^9,
+// epoch seconds below 10^12 and epoch milliseconds above:
+//
+//	| X-RateLimit-Reset | Read as                          | ResetMs at 2026-12-07 12:00:00 UTC |
+//	|-------------------|----------------------------------|------------------------------------|
+//	| 42                | delta-seconds                    | 42000                              |
+//	| 1796644860        | epoch seconds: 12:01:00          | 60000                              |
+//	| 1796644860.5      | epoch seconds with a fraction    | 60500                              |
+//	| 1796644860000     | epoch milliseconds               | 60000                              |
+//	| 1796644700        | epoch seconds, in the past       | 0                                  |
+//	| 1828180800        | epoch seconds, a year away       | refused: reset_too_far             |
 package classify

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -174,5 +175,48 @@ func TestDecisionOrderMatchesDocs(t *testing.T) {
 		if !seen[n] {
 			t.Errorf("rule %s has a report here but no row in docs/errors.md", n)
 		}
+	}
+}
+
+// TestQuotaReasonsMatchDocs: the reasons table of "Rate-limit headers
+// Ratchet reads" lists exactly QuotaIgnoreReasons, and every example
+// written as `Header: value` is refused by ReadQuota for its row's reason.
+func TestQuotaReasonsMatchDocs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "errors.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## Rate-limit headers Ratchet reads\n")
+	if !ok {
+		t.Fatal(`docs/errors.md has no section "Rate-limit headers Ratchet reads"`)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	span := regexp.MustCompile("`([^`]+)`")
+	var listed []string
+	for _, l := range strings.Split(sec, "\n") {
+		cells := strings.Split(strings.Trim(l, "|"), "|")
+		if !strings.HasPrefix(l, "| `") || len(cells) != 2 {
+			continue
+		}
+		reason := strings.Trim(strings.TrimSpace(cells[0]), "`")
+		if !slices.Contains(classify.QuotaIgnoreReasons(), reason) {
+			continue // a row of the families table
+		}
+		listed = append(listed, reason)
+		h := map[string]string{}
+		for _, m := range span.FindAllStringSubmatch(cells[1], -1) {
+			if name, value, ok := strings.Cut(m[1], ": "); ok {
+				h[name] = value
+			}
+		}
+		if len(h) == 0 {
+			continue
+		}
+		if _, _, ignored := classify.ReadQuota(h, docNow); !slices.Contains(ignored, reason) {
+			t.Errorf("docs/errors.md gives %v as %s; ReadQuota ignored %q", h, reason, ignored)
+		}
+	}
+	if !slices.Equal(listed, classify.QuotaIgnoreReasons()) {
+		t.Errorf("docs/errors.md lists reasons %q; QuotaIgnoreReasons is %q", listed, classify.QuotaIgnoreReasons())
 	}
 }

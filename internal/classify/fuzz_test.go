@@ -1,6 +1,7 @@
 package classify_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +143,83 @@ func FuzzClassify(f *testing.F) {
 			t.Fatalf("error kind %q gave %+v", kind, d)
 		}
 	})
+}
+
+// FuzzReadQuota: ReadQuota never panics, is deterministic, reads names in
+// any case, gives only bounded values and known reasons, and a later now
+// never lengthens an accepted reset.
+func FuzzReadQuota(f *testing.F) {
+	names := classify.QuotaHeaders()
+	f.Add(`"default";r=0;t=30`, `"default";q=100;w=60`, "", "", "", "", "", "", "", now.Unix())
+	f.Add(`limit=100, remaining=0, reset=30`, `100;w=60`, "", "", "", "", "", "", "", now.Unix())
+	f.Add("", "", "10, 10;w=1", "1", "7", "", "", "", "", now.Unix())
+	f.Add("", "", "", "", "", "5000", "4999", "1773490000", "", now.Unix())
+	f.Add("", "", "", "", "", "5", "1", "1773489602.5", "1.234", now.Unix())
+	f.Add(`"d";r=1;t=-1`, `"d";q=0`, "-5", "-1", "99999999999999999999", "0", "11", "-0.5", "86401", int64(0))
+	f.Add(`"d";n=%"%ff";b=?1;at=@1`, `"x";q=1;qu="content-bytes"`, "", "", "", "", "", "", "", int64(-1)<<40)
+	f.Fuzz(func(t *testing.T, v0, v1, v2, v3, v4, v5, v6, v7, v8 string, nowUnix int64) {
+		h := map[string]string{}
+		for i, v := range []string{v0, v1, v2, v3, v4, v5, v6, v7, v8} {
+			if v != "" {
+				h[names[i]] = v
+			}
+		}
+		at := time.Unix(nowUnix, 0)
+		q, ok, ignored := classify.ReadQuota(h, at)
+		if q2, ok2, ignored2 := classify.ReadQuota(h, at); q2 != q || ok2 != ok || !slices.Equal(ignored2, ignored) {
+			t.Fatalf("not deterministic: %+v %v %q then %+v %v %q", q, ok, ignored, q2, ok2, ignored2)
+		}
+		lower := map[string]string{}
+		for k, v := range h {
+			lower[strings.ToLower(k)] = v
+		}
+		if q2, ok2, ignored2 := classify.ReadQuota(lower, at); q2 != q || ok2 != ok || !slices.Equal(ignored2, ignored) {
+			t.Fatalf("lower-case names changed the answer: %+v %v %q then %+v %v %q", q, ok, ignored, q2, ok2, ignored2)
+		}
+		for _, r := range ignored {
+			if !slices.Contains(classify.QuotaIgnoreReasons(), r) {
+				t.Fatalf("unknown reason %q", r)
+			}
+		}
+		if len(ignored) > len(h)+2 {
+			t.Fatalf("%d reasons for %d headers: %q", len(ignored), len(h), ignored)
+		}
+		checkQuota(t, q, ok)
+		if ok && len(ignored) == 0 {
+			later, ok2, _ := classify.ReadQuota(h, at.Add(time.Hour))
+			resetOK := later.ResetMs <= q.ResetMs && (later.ResetMs < 0) == (q.ResetMs < 0)
+			later.ResetMs = q.ResetMs
+			if !ok2 || later != q || !resetOK {
+				t.Fatalf("an hour later: %+v, %v; was %+v", later, ok2, q)
+			}
+		}
+	})
+}
+
+// checkQuota fails t unless q is within ReadQuota's bounds.
+func checkQuota(t *testing.T, q classify.Quota, ok bool) {
+	t.Helper()
+	if !ok {
+		if q != (classify.Quota{Remaining: -1, ResetMs: -1}) {
+			t.Fatalf("refused, yet %+v", q)
+		}
+		return
+	}
+	maxRemaining := classify.MaxQuotaLimit
+	if q.Limit > 0 {
+		maxRemaining = q.Limit
+	}
+	switch {
+	case q.Limit < 0 || q.Limit > classify.MaxQuotaLimit,
+		q.WindowMs != 0 && (q.WindowMs < 1000 || q.WindowMs > classify.MaxQuotaWindowMs),
+		q.Remaining < -1 || q.Remaining > maxRemaining,
+		q.ResetMs < -1 || q.ResetMs > classify.MaxQuotaResetMs,
+		q.Limit == 0 && q.WindowMs == 0 && q.Remaining < 0 && q.ResetMs < 0:
+		t.Fatalf("out of bounds: %+v", q)
+	}
+	switch q.Source {
+	case classify.QuotaSourceIETF, classify.QuotaSourceRateLimit, classify.QuotaSourceXRateLimit:
+	default:
+		t.Fatalf("unknown source: %+v", q)
+	}
 }

@@ -263,6 +263,12 @@ func printEndpoint(w io.Writer, e *client.Endpoint) {
 	if p := e.Paused; p != nil {
 		fmt.Fprintf(w, "paused:\tby %s at %s: %s\n", p.By, p.At, orDash(p.Reason))
 	}
+	if r := e.Recovery; r != nil {
+		fmt.Fprintf(w, "recovering:\t%g claims a second allowed, %s (since %s)\n", r.RatePerSecond, r.Phase, r.StartedAt)
+	}
+	if l := e.Learned; l != nil {
+		fmt.Fprintf(w, "learned limit:\t%d per %dms from the provider's %s headers (said at %s)\n", l.Limit, l.WindowMs, l.Source, l.SaidAt)
+	}
 	fmt.Fprintf(w, "updated:\t%s\n", orDash(e.UpdatedAt))
 }
 

@@ -19,7 +19,10 @@ import (
 const simulateUsage = "simulate [--clients N | --sweep FROM:TO:STEP] [--runs N] [--modes LIST] [--seed N] [--base MS] [--cap MS] " +
 	"[--budget CAPACITY[:COST[:REFUND]]] [--retry-after MS [--overload N] [--overload-window MS]] " +
 	"[--policy-preset NAME | --policy-file F] [--calc-base MS --calc-multiplier X --calc-cap MS --calc-attempts N --calc-jitter J --calc-first-wait W] " +
-	"[--format table|csv|json] [--out FILE] [--bench] [--workers N]"
+	"[--format table|csv|json] [--out FILE] [--bench] [--workers N]\n" +
+	"       simulate --scenario recovery [--backlog N] [--capacity PER_S] [--retry-after-s S] [--max-concurrent N] [--strategies at-once,ramp,learned] " +
+	"[--throttle-spends-attempt true|false] [--ramp-limit PER_S] [--ramp-start PCT] [--ramp-slow-start X] [--ramp-increase PCT] [--ramp-decrease X] [--ramp-step MS] " +
+	"[--policy-preset NAME | --policy-file F] [--seed N] [--format table|csv|json] [--out FILE]"
 
 // simulateFlagNames maps the simulator's config fields to this command's flags.
 var simulateFlagNames = map[string]string{
@@ -40,17 +43,35 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 	f := newFlagSet("simulate", simulateUsage, env.Stderr)
 	var in simulateFlags
 	var o simulateOutput
+	var rec recoveryFlags
 	src := declareSimulateFlags(f, &in, &o)
+	declareRecoveryFlags(f, &rec)
 	if err := f.parse(args); err != nil {
-		return err
-	}
-	cfg, err := simulateConfig(f, env, in, src)
-	if err != nil {
 		return err
 	}
 	fmtName := strings.ToLower(strings.TrimSpace(o.format))
 	if fmtName != "table" && fmtName != "csv" && fmtName != "json" {
 		return usagef("--format: %s is not allowed; must be one of table, csv, json", quoteValue(o.format))
+	}
+	switch strings.ToLower(strings.TrimSpace(o.scenario)) {
+	case "contention":
+	case "recovery":
+		r, err := recoveryConfig(f, env, rec, in.seed, src)
+		if err != nil {
+			return err
+		}
+		return runRecovery(env, r, fmtName, o.out)
+	default:
+		return usagef("--scenario: %s is not allowed; must be contention (the sweep) or recovery", quoteValue(o.scenario))
+	}
+	for _, name := range recoveryOnlyFlags {
+		if f.isSet(name) {
+			return usagef("--%s: applies to --scenario recovery, not to the contention sweep", name)
+		}
+	}
+	cfg, err := simulateConfig(f, env, in, src)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	res, err := simulate.SweepContext(ctx, cfg)
@@ -75,9 +96,14 @@ func runSimulate(ctx context.Context, env *Env, args []string) error {
 // simulateOutput are the flags of ratchet simulate that say where and how
 // the result goes.
 type simulateOutput struct {
-	format, out string
-	bench       bool
+	format, out, scenario string
+	bench                 bool
 }
+
+// recoveryOnlyFlags are the flags of --scenario recovery, which the sweep
+// refuses rather than ignores.
+var recoveryOnlyFlags = []string{"backlog", "capacity", "retry-after-s", "max-concurrent", "strategies", "throttle-spends-attempt",
+	"ramp-limit", "ramp-start", "ramp-slow-start", "ramp-increase", "ramp-decrease", "ramp-step"}
 
 // declareSimulateFlags registers the flags of ratchet simulate: the texts
 // of the simulation's flags land in in, to be converted together by
@@ -104,6 +130,7 @@ func declareSimulateFlags(f *flagSet, in *simulateFlags, o *simulateOutput) poli
 	f.StringVar(&in.calc[3], "calc-attempts", "15", "mode calc: retries before a client gives up, 1 through 15")
 	f.StringVar(&in.calc[4], "calc-jitter", "full", "mode calc: none, full, equal or decorrelated")
 	f.StringVar(&in.calc[5], "calc-first-wait", "multiplied", "mode calc: base (exponent from 0) or multiplied (exponent from 1)")
+	f.StringVar(&o.scenario, "scenario", "contention", "contention (the sweep of the 2015 study) or recovery (a held backlog after an outage, released at once or by the ramp)")
 	f.StringVar(&o.format, "format", "table", "output: table, csv or json")
 	f.StringVar(&o.out, "out", "", "write the output to this file instead of standard output")
 	f.BoolVar(&o.bench, "bench", "print how long the sweep took to standard error")
@@ -128,11 +155,17 @@ func writeSimulateResult(env *Env, res simulate.Result, fmtName, out string) err
 	if err != nil {
 		return err
 	}
+	return writeOutput(env, buf.Bytes(), out)
+}
+
+// writeOutput writes a rendered result to the file out, or to standard
+// output when out is "".
+func writeOutput(env *Env, data []byte, out string) error {
 	if out != "" {
-		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(out, data, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", out, err)
 		}
-	} else if _, err := env.Stdout.Write(buf.Bytes()); err != nil {
+	} else if _, err := env.Stdout.Write(data); err != nil {
 		return err
 	}
 	return nil

@@ -169,3 +169,68 @@ func FuzzSimulateFlags(f *testing.F) {
 		}
 	})
 }
+
+// TestSimulateRecovery runs --scenario recovery: the table's figures, the
+// JSON equal to the package's result, the CSV per second, and flag errors
+// naming the flag.
+func TestSimulateRecovery(t *testing.T) {
+	t.Parallel()
+	out, errOut, code := run(t, "", "simulate", "--scenario", "recovery", "--strategies", "at-once,ramp,learned")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"Recovery: 5000 held jobs, a provider back with 100 requests per second", "(backlog ÷ capacity): 50 s.",
+		"at-once      16451     11451       69.6  636 (6.4 × cap)   94.8 s (1.90 ×)", "ramp          5112       112        2.2  159 (1.6 × cap)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	out, errOut, code = run(t, "", "simulate", "--scenario", "recovery", "--backlog", "400", "--capacity", "20", "--ramp-limit", "50",
+		"--policy-preset", "RELAXED", "--throttle-spends-attempt", "false", "--seed", "4", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got simulate.RecoveryResult
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	r, err := simulate.ParseRecovery([]byte(`{"backlog":400,"capacityPerS":20,"ramp":{"limitPerS":50},"policy":{"maxAttempts":3,"initialDelayMs":120000,"multiplier":2,"maxDelayMs":1800000,"jitterPercent":20},"throttleSpendsAttempt":false,"seed":4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := simulate.SimulateRecovery(r)
+	if a, b := mustJSON(t, got), mustJSON(t, want); a != b {
+		t.Fatalf("CLI JSON differs from simulate.SimulateRecovery:\n%s\n%s", a, b)
+	}
+	out, _, code = run(t, "", "simulate", "--scenario", "recovery", "--backlog", "300", "--strategies", "ramp", "--format", "csv")
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != 0 || err != nil || rows[0][4] != "allowed_per_s" || rows[1][0] != "ramp" || rows[1][1] != "0" || rows[1][4] != "20" {
+		t.Fatalf("csv %d %v %v", code, err, rows[:2])
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scenario", "recovery", "--ramp-decrease", "1"}, "--ramp-decrease: 1 is not allowed; must be a factor greater than 0 and below 1"},
+		{[]string{"--scenario", "recovery", "--backlog", "x"}, `--backlog: "x" is not allowed; must be an integer from 1 through 100000 jobs`},
+		{[]string{"--scenario", "recovery", "--runs", "3"}, `--runs: "3" is not allowed; applies to the contention sweep`},
+		{[]string{"--scenario", "recovery", "--strategies", "ramp,slow"}, `--strategies: "slow" is not allowed; must be one of at-once, ramp, learned`},
+		{[]string{"--scenario", "recovery", "--throttle-spends-attempt", "maybe"}, "--throttle-spends-attempt: \"maybe\" is not allowed; must be true or false"},
+		{[]string{"--backlog", "40"}, "--backlog: applies to --scenario recovery, not to the contention sweep"},
+		{[]string{"--scenario", "outage"}, `--scenario: "outage" is not allowed; must be contention (the sweep) or recovery`},
+	} {
+		_, errOut, code := run(t, "", append([]string{"simulate"}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d %q, want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -20,12 +20,14 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/clock"
 	"github.com/getratchet/ratchet/internal/engine"
 	"github.com/getratchet/ratchet/internal/store"
@@ -584,7 +586,7 @@ func (d *Dispatcher) readResponse(ctx context.Context, resp *http.Response, star
 	}
 	res.HTTPStatus = resp.StatusCode
 	res.Success = resp.StatusCode >= 200 && resp.StatusCode < 300
-	res.Headers = engine.DeliveryHeaders(resp.Header)
+	res.Headers = responseHeaders(resp.Header)
 	res.ResponseHeaders = res.Headers
 	res.Excerpt = string(body[:min(len(body), engine.MaxExcerptBytes)])
 	switch {
@@ -596,6 +598,34 @@ func (d *Dispatcher) readResponse(ctx context.Context, resp *http.Response, star
 		res.Message = "HTTP " + strconv.Itoa(resp.StatusCode) + "; the response body is longer than " + strconv.Itoa(MaxResponseBytes) + " bytes and was not read further"
 	}
 	return res, true
+}
+
+// responseHeaders picks from a response the headers an attempt keeps:
+// those engine.DeliveryHeaders keeps (what Classify reads and what is
+// shown), and every rate-limit header classify.ReadQuota reads, so that a
+// provider's limit can be learned from delivery as from a worker's report.
+// Only those names are kept, each value cut to one byte over
+// classify.MaxQuotaHeaderBytes: a longer value is still refused as too
+// large, never read cut short.
+func responseHeaders(h http.Header) map[string]string {
+	out := engine.DeliveryHeaders(h)
+	for _, n := range classify.QuotaHeaders() {
+		vs := h.Values(n)
+		if len(vs) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		for k := range out { // one key per name, whatever the spelling kept above
+			if strings.EqualFold(k, n) {
+				delete(out, k)
+			}
+		}
+		v := strings.Join(vs, ", ")
+		out[n] = v[:min(len(v), classify.MaxQuotaHeaderBytes+1)]
+	}
+	return out
 }
 
 // ErrorKind names a request error the way a worker's report does

@@ -39,7 +39,7 @@ type Page struct {
 
 // Order is the reading order of the pages in the index. A page missing here
 // is listed after them.
-var Order = []string{"workers", "policies", "flow-control", "schedules", "failures", "errors", "state-machine", "calculator", "operations", "deploy", "traces", "dashboard", "performance"}
+var Order = []string{"workers", "policies", "flow-control", "schedules", "failures", "errors", "outages", "state-machine", "calculator", "operations", "deploy", "traces", "dashboard", "performance"}
 
 // Pages are served in the web package's shell with its strict CSP (no
 // inline script or style): goldmark escapes raw HTML in the Markdown and the

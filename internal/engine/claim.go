@@ -401,8 +401,12 @@ func (e *Engine) claimLocked(ctx context.Context, q store.Queries, p *claimPass,
 		return err
 	}
 	if g.halfOpen {
+		was := ep.CircuitState
 		ep.CircuitState, ep.CircuitProbeJob = wire.CircuitHalfOpen, jobs[0].ID
 		if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
+			return err
+		}
+		if err := e.circuitEvent(ctx, q, ep, was, p.now, false); err != nil {
 			return err
 		}
 	}

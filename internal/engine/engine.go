@@ -74,6 +74,9 @@ type Observer interface {
 	Claimed(endpoint string, n int, lags []time.Duration)
 	Reported(classification, outcome string)
 	GateHeld(gate wire.Gate)
+	// QuotaIgnored counts a provider's rate-limit header value that was
+	// refused (one of classify.QuotaIgnoreReasons).
+	QuotaIgnored(reason string)
 }
 
 // Engine runs the lifecycle. It is safe for concurrent use.

@@ -126,9 +126,12 @@ func TestReplayFailuresPacedAndAudited(t *testing.T) {
 		!strings.HasPrefix(audit[0].Detail, "replayed 6 of 6 failed jobs (endpoint payments, group "+f.Group+") as jobs ") {
 		t.Fatalf("audit: %+v", audit)
 	}
-	// Pacing: each claim asks for 10, and gets only the room left.
+	// Pacing: each claim asks for 10, and gets only the room left. The
+	// probe's answer closed the circuit, so the recovery ramp paces the
+	// claims too: a second passes between claims.
 	inFlight, done := []engine.Claimed{}, 0
 	for done < 6 {
+		h.clk.Advance(time.Second)
 		got := h.claim([]string{"pay@1"}, 10)
 		inFlight = append(inFlight, got...)
 		if len(inFlight) > 3 {

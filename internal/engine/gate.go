@@ -75,6 +75,8 @@ type keyNeeds struct{ running, claims, day, month bool }
 var endpointRules = []endpointRule{
 	pausedRule{},
 	circuitRule{},
+	recoveringRule{},
+	providerLimitRule{},
 	concurrencyRule{},
 	rateRule{},
 	dailyBudgetRule{},

@@ -20,7 +20,7 @@ func (circuitRule) Gate() wire.Gate { return wire.GateCircuit }
 func (r circuitRule) admit(_ context.Context, _ store.Queries, ep *store.Endpoint, now int64, v *gate) error {
 	switch ep.CircuitState {
 	case wire.CircuitOpen:
-		reopen := ep.CircuitOpenedAt + ep.CircuitOpenMs
+		reopen := HalfOpensAt(ep)
 		if now < reopen {
 			v.shut(r.Gate(), reopen, openDetail(ep))
 			return nil
@@ -38,10 +38,23 @@ func (r circuitRule) admit(_ context.Context, _ store.Queries, ep *store.Endpoin
 	return nil
 }
 
+// HalfOpensAt is when an open circuit lets its probe go: when the
+// provider's Retry-After asked (CircuitProbeAt), else circuitOpenMs after
+// it opened.
+func HalfOpensAt(ep *store.Endpoint) int64 {
+	if ep.CircuitProbeAt > 0 && ep.CircuitOpenedBy == "" {
+		return ep.CircuitProbeAt
+	}
+	return ep.CircuitOpenedAt + ep.CircuitOpenMs
+}
+
 // openDetail says why an open circuit holds.
 func openDetail(ep *store.Endpoint) string {
 	if ep.CircuitOpenedBy != "" {
 		return fmt.Sprintf("the circuit of endpoint %q was opened by hand by %s at %s; it half-opens at the until time", ep.Name, ep.CircuitOpenedBy, FormatTime(ep.CircuitOpenedAt))
+	}
+	if ep.CircuitProbeAt > 0 {
+		return fmt.Sprintf("the circuit of endpoint %q is open after %d provider-unhealthy failures; it half-opens at the until time, when the provider's Retry-After asked to come back", ep.Name, ep.CircuitFailures)
 	}
 	return fmt.Sprintf("the circuit of endpoint %q is open after %d provider-unhealthy failures; it half-opens at the until time", ep.Name, ep.CircuitFailures)
 }

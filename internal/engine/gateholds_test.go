@@ -31,6 +31,7 @@ type holdCounter struct {
 
 func (c *holdCounter) Claimed(string, int, []time.Duration) {}
 func (c *holdCounter) Reported(string, string)              {}
+func (c *holdCounter) QuotaIgnored(string)                  {}
 func (c *holdCounter) GateHeld(g wire.Gate) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

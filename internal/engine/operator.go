@@ -89,6 +89,9 @@ func (e *Engine) PauseEndpoint(ctx context.Context, p *Principal, name, reason s
 		if reason != "" {
 			detail += ": " + reason
 		}
+		if err := e.endpointEvent(ctx, q, ep, wire.EndpointPaused, now, byActor(p.Actor()), withDetail(detail)); err != nil {
+			return err
+		}
 		return e.audit(ctx, q, p, now, "endpoint.pause", "endpoint:"+name, detail)
 	})
 	return ep, storeErr(err, "endpoint "+strconv.Quote(name))
@@ -114,8 +117,22 @@ func (e *Engine) ResumeEndpoint(ctx context.Context, p *Principal, name string) 
 			return e.audit(ctx, q, p, now, "endpoint.resume", "endpoint:"+name, "endpoint "+name+" was not paused; nothing changed")
 		}
 		detail := fmt.Sprintf("resumed endpoint %s (paused by %s at %s)", name, ep.PausedBy, FormatTime(ep.PausedAt))
+		pausedAt := ep.PausedAt
 		ep.PausedAt, ep.PausedBy, ep.PausedReason, ep.UpdatedAt = 0, "", "", now
 		if err := q.EndpointUpdatePause(ctx, ep); err != nil {
+			return err
+		}
+		if err := e.endpointEvent(ctx, q, ep, wire.EndpointResumed, now, byActor(p.Actor()), withDetail(detail),
+			withFact("pausedMs", now-pausedAt)); err != nil {
+			return err
+		}
+		// The held backlog goes out through the recovery ramp, not at once.
+		ramp := ep.Recovery
+		startRecovery(ep, now)
+		if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
+			return err
+		}
+		if err := e.recoveryEvent(ctx, q, ep, ramp, now); err != nil {
 			return err
 		}
 		return e.audit(ctx, q, p, now, "endpoint.resume", "endpoint:"+name, detail)
@@ -134,6 +151,9 @@ func (e *Engine) CloseCircuit(ctx context.Context, p *Principal, name string) (*
 	ep, err := e.setCircuit(ctx, p, name, "circuit.close", func(ep *store.Endpoint, now int64) string {
 		before := ep.CircuitState
 		ep.CircuitState, ep.CircuitFailures, ep.CircuitProbeJob, ep.CircuitOpenedBy = wire.CircuitClosed, 0, 0, ""
+		if before != wire.CircuitClosed {
+			startRecovery(ep, now)
+		}
 		return fmt.Sprintf("closed the circuit of endpoint %s by hand (it was %s)", name, before)
 	})
 	if err == nil {
@@ -148,6 +168,7 @@ func (e *Engine) OpenCircuit(ctx context.Context, p *Principal, name string) (*s
 	return e.setCircuit(ctx, p, name, "circuit.open", func(ep *store.Endpoint, now int64) string {
 		before := ep.CircuitState
 		ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitProbeJob, ep.CircuitOpenedBy = wire.CircuitOpen, now, 0, p.Actor()
+		ep.CircuitProbeAt, ep.Recovery = 0, store.Recovery{}
 		return fmt.Sprintf("opened the circuit of endpoint %s by hand until %s (it was %s)", name, FormatTime(now+ep.CircuitOpenMs), before)
 	})
 }
@@ -165,8 +186,15 @@ func (e *Engine) setCircuit(ctx context.Context, p *Principal, name, action stri
 		if err != nil {
 			return err
 		}
+		was, ramp := ep.CircuitState, ep.Recovery
 		detail := change(ep, now)
 		if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
+			return err
+		}
+		if err := e.circuitEvent(ctx, q, ep, was, now, action == "circuit.open", byActor(p.Actor())); err != nil {
+			return err
+		}
+		if err := e.recoveryEvent(ctx, q, ep, ramp, now); err != nil {
 			return err
 		}
 		e.log.Info("circuit changed by hand", "endpoint", name, "to", ep.CircuitState, "by", p.Actor())

@@ -411,8 +411,13 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 		if err != nil {
 			return ReportResult{}, err
 		}
+		if freeThrottle(j, d, rep.HTTPStatus) {
+			j.Throttles, a.ThrottleFree = j.Throttles+1, true
+		}
+		// The seeds' arithmetic selects the delay after attempt n; the
+		// throttles not counted move the last attempt further out.
 		params := snap.Params
-		params.MaxAttempts = int(j.MaxAttempts)
+		params.MaxAttempts = int(j.MaxAttempts + j.Throttles)
 		u := e.rnd()
 		dec, err := params.Delay(int(j.Attempt), u, d.RetryAfterMs)
 		if err != nil {
@@ -434,6 +439,12 @@ func (e *Engine) finishAttempt(ctx context.Context, q store.Queries, j *store.Jo
 	b.dirtyAttempts = append(b.dirtyAttempts, a)
 	b.dirtyJobs = append(b.dirtyJobs, j)
 	if err := e.updateCircuit(ctx, q, j, d, nowMs, b.eps); err != nil {
+		return ReportResult{}, err
+	}
+	if err := e.updateRecovery(ctx, q, j.EndpointID, a.ClaimedAt, d, rep.HTTPStatus, nowMs, b.eps); err != nil {
+		return ReportResult{}, err
+	}
+	if err := e.learnLimit(ctx, q, j.EndpointID, rep.Headers, nowMs, b.eps); err != nil {
 		return ReportResult{}, err
 	}
 	return ReportResult{Job: j, Attempt: a, Decision: d}, nil
@@ -499,6 +510,18 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 			ep.CircuitState, ep.CircuitOpenedAt, ep.CircuitOpenedBy = wire.CircuitOpen, now, ""
 		}
 	}
+	switch {
+	case ep.CircuitState == wire.CircuitOpen && before.CircuitState != wire.CircuitOpen:
+		// Opened: the provider's Retry-After, if any, sets the probe's time
+		// (at least a second away); the ramp, if any, starts again when
+		// the circuit closes.
+		ep.CircuitProbeAt, ep.Recovery = 0, store.Recovery{}
+		if d.RetryAfterMs > 0 {
+			ep.CircuitProbeAt = now + max(d.RetryAfterMs, wire.MinCircuitOpenMs)
+		}
+	case ep.CircuitState == wire.CircuitClosed && before.CircuitState != wire.CircuitClosed:
+		startRecovery(ep, now)
+	}
 	if ep.CircuitState == before.CircuitState && ep.CircuitFailures == before.CircuitFailures &&
 		ep.CircuitOpenedAt == before.CircuitOpenedAt && ep.CircuitProbeJob == before.CircuitProbeJob {
 		return nil
@@ -506,7 +529,13 @@ func (e *Engine) updateCircuit(ctx context.Context, q store.Queries, j *store.Jo
 	if ep.CircuitState != before.CircuitState {
 		e.log.Info("circuit changed", "endpoint", ep.Name, "from", before.CircuitState, "to", ep.CircuitState, "failures", ep.CircuitFailures)
 	}
-	return q.EndpointUpdateCircuit(ctx, ep)
+	if err := q.EndpointUpdateCircuit(ctx, ep); err != nil {
+		return err
+	}
+	if err := e.circuitEvent(ctx, q, ep, before.CircuitState, now, false); err != nil {
+		return err
+	}
+	return e.recoveryEvent(ctx, q, ep, before.Recovery, now)
 }
 
 // circuitMayChange reports, from a possibly unlocked read, whether the
@@ -612,7 +641,8 @@ func (e *Engine) Rescue(ctx context.Context) (int, error) {
 }
 
 // Prune deletes finished jobs older than the retention, and then schedule
-// ticks older than it (pruneTicks); it returns how many jobs went.
+// ticks and endpoint events older than it (pruneTicks,
+// pruneEndpointEvents); it returns how many jobs went.
 func (e *Engine) Prune(ctx context.Context) (int64, error) {
 	if e.cfg.Retention < 0 {
 		return 0, nil
@@ -642,6 +672,9 @@ func (e *Engine) Prune(ctx context.Context) (int64, error) {
 			break
 		}
 	}
-	_, err := e.pruneTicks(ctx)
+	if _, err := e.pruneTicks(ctx); err != nil {
+		return total, err
+	}
+	_, err := e.pruneEndpointEvents(ctx)
 	return total, err
 }

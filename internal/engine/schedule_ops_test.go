@@ -194,6 +194,7 @@ type tickObserver struct {
 func (o *tickObserver) Claimed(string, int, []time.Duration) {}
 func (o *tickObserver) Reported(string, string)              {}
 func (o *tickObserver) GateHeld(wire.Gate)                   {}
+func (o *tickObserver) QuotaIgnored(string)                  {}
 func (o *tickObserver) Ticked(out wire.TickOutcome, missed int64, lag time.Duration) {
 	o.outcomes, o.missed, o.lags = append(o.outcomes, out), o.missed+missed, append(o.lags, lag)
 }

@@ -337,7 +337,7 @@ const (
 	DefaultTimeoutMs        = 30_000
 	DefaultMaxConcurrent    = 10
 	DefaultCircuitThreshold = 5
-	DefaultCircuitOpenMs    = 30_000
+	DefaultCircuitOpenMs    = 5_000
 )
 
 // DefaultEndpointPolicy is the policy of an endpoint created without one:
@@ -431,7 +431,7 @@ func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name st
 			return err
 		}
 		cur.Policy, _ = json.Marshal(pol.Policy)
-		wasKeyed := keyed(cur)
+		wasKeyed, before := keyed(cur), cur.EndpointSettings
 		cur.EndpointSettings = pol.EndpointSettings
 		cur.UpdatedAt = e.nowMs()
 		if err := q.EndpointUpdatePolicy(ctx, &store.EndpointUpdatePolicyParams{Endpoint: cur, ExpectedVersion: expectedVersion}); err != nil {
@@ -442,6 +442,9 @@ func (e *Engine) UpdateEndpointPolicy(ctx context.Context, p *Principal, name st
 			return err
 		}
 		ep = cur
+		if err := e.rampAfterRise(ctx, q, cur, before, cur.UpdatedAt); err != nil {
+			return err
+		}
 		// A keyed endpoint's claims read its flow keys: an endpoint that
 		// becomes keyed gets a row for each key with jobs scheduled, and
 		// one that stops being keyed drops them.

@@ -115,6 +115,36 @@ type Endpoint struct {
 	PausedAt     int64  // when an owner paused the endpoint (unix ms); 0 while not paused
 	PausedBy     string // the key that paused it: its name, or its prefix when unnamed
 	PausedReason string // the reason given, "" for none
+
+	// CircuitProbeAt is when an open circuit half-opens when a provider's
+	// Retry-After asked for longer than CircuitOpenMs; 0 for
+	// CircuitOpenedAt + CircuitOpenMs.
+	CircuitProbeAt int64
+	Recovery       Recovery
+	Learned        LearnedLimit
+}
+
+// Recovery is an endpoint's recovery ramp (the gate recovering): after its
+// circuit closes or a pause ends, the claims a second it admits start low,
+// grow while the provider answers well and are cut on throttles, 5xx and
+// timeouts, until they reach the endpoint's limits. Rate 0: not recovering.
+type Recovery struct {
+	Rate       int64 // claims a second admitted, in thousandths
+	Ceiling    int64 // the rate of the last cut, in thousandths: slow start doubles below it, then grows by steps; 0 before any cut
+	StartedAt  int64 // when the ramp started (unix ms)
+	AdjustedAt int64 // when it last grew or was cut
+	BadAt      int64 // when a claim made since AdjustedAt was answered badly; 0 if none
+}
+
+// LearnedLimit is a rate limit the provider stated in its response
+// headers (classify.ReadQuota): Limit requests per WindowMs, last said at
+// At; none remain until ResetAt. Limit 0: none learned.
+type LearnedLimit struct {
+	Limit    int64
+	WindowMs int64
+	At       int64
+	ResetAt  int64
+	Source   string
 }
 
 // FlowKeyParked is a flow key's ready time while it is at its concurrency
@@ -133,6 +163,27 @@ type AuditEntry struct {
 	Action    string // e.g. "endpoint.pause", "job.run_now"
 	Target    string // e.g. "endpoint:payments", "job:42"
 	Detail    string // one sentence for people
+}
+
+// EndpointEvent is one entry of an endpoint's event log (a change of its
+// circuit, a pause, a resume, a recovery, a learned limit), written in the
+// transaction of the change. Facts that do not apply to the kind are 0.
+type EndpointEvent struct {
+	ID          int64
+	ProjectID   int64
+	EndpointID  int64
+	Endpoint    string // the endpoint's name (read with the event; not stored)
+	At          int64  // when (unix ms)
+	Kind        wire.EndpointEventKind
+	Failures    int64            // consecutive counted failures of the circuit
+	Threshold   int64            // the circuit's failure threshold
+	OpenedAt    int64            // when the circuit opened; 0 when it is not open
+	NextProbeAt int64            // when it half-opens; 0 when it is not open
+	ProbeJob    int64            // the half-open probe's job; 0 for none
+	HeldJobs    int64            // the endpoint's scheduled jobs
+	Actor       string           // the key that acted, for changes by hand
+	Detail      string           // one sentence for people
+	Facts       map[string]int64 // numbers of the kind without a column of their own; nil for none
 }
 
 // Tool is a published tool contract.
@@ -247,6 +298,10 @@ type Job struct {
 	// (internal/traceparent), "" for none: handed to workers with each
 	// claim and sent with each delivery. Set at insert, never changed.
 	Traceparent, Tracestate string
+	// Throttles are the attempts that were provider throttles not counted
+	// against MaxAttempts (docs/outages.md): Attempt - Throttles attempts
+	// count.
+	Throttles int64
 }
 
 // JobGuard is what a job's row must still hold for a guarded write
@@ -293,6 +348,7 @@ type Attempt struct {
 	SelectedMs     int64
 	NextDueAt      int64
 	Counted        bool // counted toward the circuit
+	ThrottleFree   bool // a provider throttle not counted against the job's maxAttempts
 	// What an HTTP delivery saw; zero for attempts reported by workers.
 	RequestMs       int64  // the request's duration, from connect to the end of the body read
 	ResponseHeaders string // the response headers that mattered (classification, rate limits) as a JSON object; "" for none
@@ -419,8 +475,12 @@ type Queries interface {
 	// missing) ErrConflict.
 	EndpointUpdatePolicy(ctx context.Context, p *EndpointUpdatePolicyParams) error
 	// EndpointUpdateCircuit writes the circuit fields of e (state,
-	// failures, opened at and by, probe job); ErrNotFound when it is missing.
+	// failures, opened at and by, probe job, probe at) and its recovery
+	// ramp (e.Recovery); ErrNotFound when it is missing.
 	EndpointUpdateCircuit(ctx context.Context, e *Endpoint) error
+	// EndpointUpdateLearned writes e.Learned, the limit learned from the
+	// provider's headers; ErrNotFound when it is missing.
+	EndpointUpdateLearned(ctx context.Context, e *Endpoint) error
 	// EndpointUpdatePause writes the pause fields of e (PausedAt, PausedBy,
 	// PausedReason) and UpdatedAt; ErrNotFound when it is missing.
 	EndpointUpdatePause(ctx context.Context, e *Endpoint) error
@@ -429,6 +489,19 @@ type Queries interface {
 	AuditInsert(ctx context.Context, a *AuditEntry) error
 	// AuditList lists a project's audit entries newest first (by id).
 	AuditList(ctx context.Context, p *AuditListParams) ([]AuditEntry, error)
+
+	// EndpointEventInsert stores an endpoint event and sets its ID.
+	EndpointEventInsert(ctx context.Context, ev *EndpointEvent) error
+	// EndpointEventList lists a project's endpoint events newest first
+	// (by id), with the endpoint's name.
+	EndpointEventList(ctx context.Context, p *EndpointEventListParams) ([]EndpointEvent, error)
+	// EndpointEventsAfter lists the events of every project with ids above
+	// p.AfterID, oldest first, with their endpoints' names: the feed that
+	// alerts read.
+	EndpointEventsAfter(ctx context.Context, p *EndpointEventsAfterParams) ([]EndpointEvent, error)
+	// EndpointEventsPrune deletes events older than p.Before, at most
+	// p.Limit of them; it returns how many went.
+	EndpointEventsPrune(ctx context.Context, p *EndpointEventsPruneParams) (int64, error)
 
 	ToolCreate(ctx context.Context, t *Tool) error // ErrConflict when name@version exists
 	// ToolGetInProject finds the project's tool by name and version.
@@ -819,6 +892,27 @@ type AuditListParams struct {
 	Target    string // only entries with this exact target; "" for every target
 	AfterID   int64  // cursor: entries with ids below this, 0 for none
 	Limit     int    // at most this many; 0 or less for 100
+}
+
+// EndpointEventListParams selects a page of a project's endpoint events.
+type EndpointEventListParams struct {
+	ProjectID  int64 // the project whose events are listed
+	EndpointID int64 // only this endpoint's; 0 for every endpoint of the project
+	Since      int64 // only events at or after this time; 0 for all
+	AfterID    int64 // cursor: events with ids below this, 0 for none
+	Limit      int   // at most this many; 0 or less for 100
+}
+
+// EndpointEventsAfterParams selects the events after a position of the feed.
+type EndpointEventsAfterParams struct {
+	AfterID int64 // events with ids above this
+	Limit   int   // at most this many; 0 or less for 100
+}
+
+// EndpointEventsPruneParams selects old endpoint events to delete.
+type EndpointEventsPruneParams struct {
+	Before int64 // events before this time go
+	Limit  int   // at most this many go
 }
 
 // ToolGetInProjectParams names a tool within a project.

@@ -72,6 +72,7 @@ func LimitsJS() []byte {
 	def("SCHEDULE_OVERLAPS", wire.ScheduleOverlaps())
 	def("SCHEDULE_CATCH_UPS", wire.ScheduleCatchUps())
 	def("TICK_OUTCOMES", wire.TickOutcomes())
+	def("ENDPOINT_EVENT_KINDS", wire.EndpointEventKinds())
 	def("CUSTOM_PLANS", wire.Where(wire.Plans(), wire.Plan.AllowsCustom))
 	def("JITTER_MODES", backoff.JitterModes)
 	def("FIRST_WAITS", []backoff.FirstWait{backoff.FirstWaitBase, backoff.FirstWaitMultiplied})

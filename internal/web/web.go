@@ -119,7 +119,7 @@ var pages = []page{
 	{Path: "/", Template: "dashboard.html", Title: "Dashboard", Script: "dashboard.js", Style: "dashboard.css",
 		Routes: dashboardPaths()},
 	{Path: "/calculator", Template: "calculator.html", Title: "Backoff calculator", Script: "calculator.js"},
-	{Path: "/simulator", Template: "simulator.html", Title: "Contention simulator", Script: "simulator.js"},
+	{Path: "/simulator", Template: "simulator.html", Title: "Simulator: contention and recovery", Script: "simulator.js"},
 }
 
 // contentSecurityPolicy allows nothing but this server: no inline script, no

@@ -10,15 +10,15 @@ import (
 
 const attemptCols = `job_id, number, endpoint_id, worker_id, lease_token, claimed_at, finished_at, outcome, classification, http_status,
 	retry_after_ms, message, base_delay_ms, jitter_sample, min_delay_ms, max_delay_ms, selected_ms, next_due_at, counted,
-	request_ms, response_headers, response_excerpt`
+	request_ms, response_headers, response_excerpt, throttle_free`
 
 func scanAttempt(sc interface{ Scan(...any) error }) (*store.Attempt, error) {
 	var a store.Attempt
-	var counted int64
+	var counted, free int64
 	err := sc.Scan(&a.JobID, &a.Number, &a.EndpointID, &a.WorkerID, &a.LeaseToken, &a.ClaimedAt, &a.FinishedAt, &a.Outcome, &a.Classification,
 		&a.HTTPStatus, &a.RetryAfterMs, &a.Message, &a.BaseDelayMs, &a.JitterSample, &a.MinDelayMs, &a.MaxDelayMs, &a.SelectedMs, &a.NextDueAt, &counted,
-		&a.RequestMs, &a.ResponseHeaders, &a.ResponseExcerpt)
-	a.Counted = counted != 0
+		&a.RequestMs, &a.ResponseHeaders, &a.ResponseExcerpt, &free)
+	a.Counted, a.ThrottleFree = counted != 0, free != 0
 	return &a, err
 }
 
@@ -35,7 +35,7 @@ const jobRunning = `(j.state || '') = 'running'`
 // attempt. Writing the attempt at the claim and again at the report was a
 // third of the burn-down's writes on PostgreSQL.
 const runningAttempt = `SELECT j.id, j.attempt, j.endpoint_id, j.worker_id, j.lease_token, j.claimed_at, 0, '', '', 0, 0, '',
-	CAST(0 AS DOUBLE PRECISION), CAST(0 AS DOUBLE PRECISION), 0, 0, 0, 0, 0, 0, '', '' FROM jobs j`
+	CAST(0 AS DOUBLE PRECISION), CAST(0 AS DOUBLE PRECISION), 0, 0, 0, 0, 0, 0, '', '', 0 FROM jobs j`
 
 // AttemptGet reads attempt p.Number of job p.JobID from the attempts
 // table or, while the job is running that attempt, from the job's claim
@@ -82,11 +82,11 @@ func (q *Queries) AttemptsFinish(ctx context.Context, as []*store.Attempt) error
 	return q.inChunks(len(as), func(lo, hi int) error {
 		part := as[lo:hi]
 		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "BIGINT", "TEXT",
-			"DOUBLE PRECISION", "DOUBLE PRECISION", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT"}, func(i int, dst []any) []any {
+			"DOUBLE PRECISION", "DOUBLE PRECISION", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT"}, func(i int, dst []any) []any {
 			a := part[i]
 			return append(dst, a.JobID, a.Number, a.FinishedAt, a.Outcome, a.Classification, a.HTTPStatus, a.RetryAfterMs, a.Message,
 				a.BaseDelayMs, a.JitterSample, a.MinDelayMs, a.MaxDelayMs, a.SelectedMs, a.NextDueAt, b2i(a.Counted),
-				a.RequestMs, a.ResponseHeaders, a.ResponseExcerpt)
+				a.RequestMs, a.ResponseHeaders, a.ResponseExcerpt, b2i(a.ThrottleFree))
 		})
 		jobs := `JOIN jobs j ON j.id = v.column1 AND j.attempt = v.column2 WHERE ` + jobRunning
 		if q.D.Arrays {
@@ -102,7 +102,7 @@ func (q *Queries) AttemptsFinish(ctx context.Context, as []*store.Attempt) error
 		r, err := q.exec(ctx, `INSERT INTO attempts (`+attemptCols+`, due_at, flow_key)
 			SELECT j.id, j.attempt, j.endpoint_id, j.worker_id, j.lease_token, j.claimed_at, v.column3, v.column4, v.column5, v.column6,
 			v.column7, v.column8, v.column9, v.column10, v.column11, v.column12, v.column13, v.column14, v.column15,
-			v.column16, v.column17, v.column18, j.due_at, j.flow_key
+			v.column16, v.column17, v.column18, v.column19, j.due_at, j.flow_key
 			FROM `+from+` `+jobs+`
 			ON CONFLICT DO NOTHING`, args...) // an attempt finished already is not found, as one not started
 		return q.expectN(r, err, len(part))

@@ -25,7 +25,8 @@ var (
 	settingSets     = columnList(settingFields, "%s = ?")
 	settingHoles    = strings.Repeat(", ?", len(settingFields))
 	endpointColList = `id, project_id, name, policy, version, created_at, updated_at, circuit_state, circuit_failures, circuit_opened_at, circuit_probe_job, circuit_opened_by,
-	paused_at, paused_by, paused_reason`
+	paused_at, paused_by, paused_reason, circuit_probe_at, recovery_rate, recovery_ceiling, recovery_started_at, recovery_adjusted_at, recovery_bad_at,
+	learned_limit, learned_window_ms, learned_at, learned_reset_at, learned_source`
 	endpointCols = endpointColList + ", " + settingCols
 )
 
@@ -104,7 +105,9 @@ func scanEndpoint(sc interface{ Scan(...any) error }) (*store.Endpoint, error) {
 	var policy string
 	settings := newSettingScan()
 	dests := append([]any{&e.ID, &e.ProjectID, &e.Name, &policy, &e.Version, &e.CreatedAt, &e.UpdatedAt, &e.CircuitState, &e.CircuitFailures,
-		&e.CircuitOpenedAt, &e.CircuitProbeJob, &e.CircuitOpenedBy, &e.PausedAt, &e.PausedBy, &e.PausedReason}, settings.dests()...)
+		&e.CircuitOpenedAt, &e.CircuitProbeJob, &e.CircuitOpenedBy, &e.PausedAt, &e.PausedBy, &e.PausedReason, &e.CircuitProbeAt,
+		&e.Recovery.Rate, &e.Recovery.Ceiling, &e.Recovery.StartedAt, &e.Recovery.AdjustedAt, &e.Recovery.BadAt,
+		&e.Learned.Limit, &e.Learned.WindowMs, &e.Learned.At, &e.Learned.ResetAt, &e.Learned.Source}, settings.dests()...)
 	if err := sc.Scan(dests...); err != nil {
 		return nil, err
 	}
@@ -177,12 +180,24 @@ func (q *Queries) EndpointUpdatePolicy(ctx context.Context, p *store.EndpointUpd
 }
 
 // EndpointUpdateCircuit writes e's circuit columns (state, failures,
-// opened at, probe job, opened by); ErrNotFound when there is no
+// opened at, probe job, opened by, probe at) and its recovery ramp
+// (e.Recovery); ErrNotFound when there is no
 // endpoint e.ID.
 func (q *Queries) EndpointUpdateCircuit(ctx context.Context, e *store.Endpoint) error {
+	r := &e.Recovery
 	return q.expectOne(q.exec(ctx, `UPDATE endpoints SET circuit_state = ?, circuit_failures = ?, circuit_opened_at = ?, circuit_probe_job = ?,
-		circuit_opened_by = ? WHERE id = ?`,
-		e.CircuitState, e.CircuitFailures, e.CircuitOpenedAt, e.CircuitProbeJob, e.CircuitOpenedBy, e.ID))
+		circuit_opened_by = ?, circuit_probe_at = ?, recovery_rate = ?, recovery_ceiling = ?, recovery_started_at = ?, recovery_adjusted_at = ?,
+		recovery_bad_at = ? WHERE id = ?`,
+		e.CircuitState, e.CircuitFailures, e.CircuitOpenedAt, e.CircuitProbeJob, e.CircuitOpenedBy, e.CircuitProbeAt,
+		r.Rate, r.Ceiling, r.StartedAt, r.AdjustedAt, r.BadAt, e.ID))
+}
+
+// EndpointUpdateLearned writes e's learned limit (e.Learned);
+// ErrNotFound when there is no endpoint e.ID.
+func (q *Queries) EndpointUpdateLearned(ctx context.Context, e *store.Endpoint) error {
+	l := &e.Learned
+	return q.expectOne(q.exec(ctx, `UPDATE endpoints SET learned_limit = ?, learned_window_ms = ?, learned_at = ?, learned_reset_at = ?,
+		learned_source = ? WHERE id = ?`, l.Limit, l.WindowMs, l.At, l.ResetAt, l.Source, e.ID))
 }
 
 // EndpointUpdatePause writes e's pause columns (PausedAt, PausedBy,

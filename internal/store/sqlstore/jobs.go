@@ -15,7 +15,7 @@ import (
 
 const jobCols = `id, project_id, tool_id, tool, version, endpoint_id, endpoint, run_id, payload, idempotency_key, policy, max_attempts, timeout_ms,
 	attempt, state, due_at, lease_token, lease_expires_at, worker_id, cancel_requested, replay_of, created_at, updated_at, finished_at, claimed_at,
-	last_classification, last_error, flow_key, traceparent, tracestate`
+	last_classification, last_error, flow_key, traceparent, tracestate, throttles`
 
 // jobColsBut is jobCols with the named columns read as empty text, for
 // reads that do not need them (a policy snapshot or a payload is the bulk
@@ -55,7 +55,7 @@ func scanJobInto(sc interface{ Scan(...any) error }, j *store.Job) error {
 	var cancel int64
 	if err := sc.Scan(&j.ID, &j.ProjectID, &j.ToolID, &j.Tool, &j.Version, &j.EndpointID, &j.Endpoint, &j.RunID, (*[]byte)(&j.Payload), &key, (*[]byte)(&j.Policy),
 		&j.MaxAttempts, &j.TimeoutMs, &j.Attempt, &j.State, &j.DueAt, &j.LeaseToken, &j.LeaseExpiresAt, &j.WorkerID, &cancel, &j.ReplayOf,
-		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt, &j.ClaimedAt, &j.LastClassification, &j.LastError, &j.FlowKey, &j.Traceparent, &j.Tracestate); err != nil {
+		&j.CreatedAt, &j.UpdatedAt, &j.FinishedAt, &j.ClaimedAt, &j.LastClassification, &j.LastError, &j.FlowKey, &j.Traceparent, &j.Tracestate, &j.Throttles); err != nil {
 		return err
 	}
 	j.IdempotencyKey = key.String
@@ -190,9 +190,9 @@ func (q *Queries) JobGetAnyProject(ctx context.Context, id int64) (*store.Job, e
 // no job j.ID.
 func (q *Queries) JobUpdate(ctx context.Context, j *store.Job) error {
 	if err := q.expectOne(q.exec(ctx, `UPDATE jobs SET attempt = ?, state = ?, due_at = ?, lease_token = ?, lease_expires_at = ?, worker_id = ?,
-		cancel_requested = ?, updated_at = ?, finished_at = ?, last_classification = ?, last_error = ? WHERE id = ?`,
+		cancel_requested = ?, updated_at = ?, finished_at = ?, last_classification = ?, last_error = ?, throttles = ? WHERE id = ?`,
 		j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
-		j.LastClassification, j.LastError, j.ID)); err != nil {
+		j.LastClassification, j.LastError, j.Throttles, j.ID)); err != nil {
 		return err
 	}
 	return q.flowTouch(ctx, []*store.Job{j})
@@ -258,18 +258,18 @@ func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job, guards []st
 	err := q.inChunks(len(jobs), func(lo, hi int) error {
 		part := jobs[lo:hi]
 		from, args := q.rowsFrom(len(part), []string{"BIGINT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT",
-			"TEXT", "TEXT", "BIGINT", "TEXT", "TEXT"}, func(i int, dst []any) []any {
+			"TEXT", "TEXT", "BIGINT", "TEXT", "TEXT", "BIGINT"}, func(i int, dst []any) []any {
 			j := part[i]
 			var g store.JobGuard
 			if guards != nil {
 				g = guards[lo+i]
 			}
 			return append(dst, j.ID, j.Attempt, j.State, j.DueAt, j.LeaseToken, j.LeaseExpiresAt, j.WorkerID, b2i(j.CancelRequested), j.UpdatedAt, j.FinishedAt,
-				g.State, g.LeaseToken, b2i(g.CancelRequested), j.LastClassification, j.LastError)
+				g.State, g.LeaseToken, b2i(g.CancelRequested), j.LastClassification, j.LastError, j.Throttles)
 		})
 		r, err := q.exec(ctx, `UPDATE jobs SET attempt = v.column2, state = v.column3, due_at = v.column4, lease_token = v.column5,
 			lease_expires_at = v.column6, worker_id = v.column7, cancel_requested = v.column8, updated_at = v.column9, finished_at = v.column10,
-			last_classification = v.column14, last_error = v.column15
+			last_classification = v.column14, last_error = v.column15, throttles = v.column16
 			FROM `+from+` WHERE jobs.id = v.column1
 			AND (v.column11 = '' OR (jobs.state = v.column11 AND jobs.lease_token = v.column12 AND jobs.cancel_requested = v.column13))`, args...)
 		if err != nil {

@@ -28,7 +28,9 @@ func testEndpointAllFields(t *testing.T, s store.Store) {
 	p := newProject(t, s, "all")
 	want := &store.Endpoint{ProjectID: p.ID, Name: "all-fields", Policy: json.RawMessage(`{"preset":"RELAXED"}`), Version: 7, CreatedAt: 1001, UpdatedAt: 1002,
 		CircuitState: wire.CircuitHalfOpen, CircuitFailures: 3, CircuitOpenedAt: 1003, CircuitProbeJob: 42, CircuitOpenedBy: "ops",
-		PausedAt: 1004, PausedBy: "owner", PausedReason: "provider maintenance"}
+		PausedAt: 1004, PausedBy: "owner", PausedReason: "provider maintenance", CircuitProbeAt: 1005,
+		Recovery: store.Recovery{Rate: 1006, Ceiling: 1007, StartedAt: 1008, AdjustedAt: 1009, BadAt: 1010},
+		Learned:  store.LearnedLimit{Limit: 1011, WindowMs: 1012, At: 1013, ResetAt: 1014, Source: "ietf"}}
 	fillSettings(&want.EndpointSettings, 1)
 	if zero := zeroFields(reflect.ValueOf(*want), ""); len(zero) > 0 {
 		t.Fatalf("the all-fields endpoint leaves %s zero: set every field with a distinct value (or list it in endpointStoreSets)", strings.Join(zero, ", "))
@@ -37,8 +39,12 @@ func testEndpointAllFields(t *testing.T, s store.Store) {
 		if err := q.EndpointCreate(ctx, want); err != nil {
 			return err
 		}
-		// The circuit and pause columns are written by their own updates.
+		// The circuit, learned and pause columns are written by their own
+		// updates.
 		if err := q.EndpointUpdateCircuit(ctx, want); err != nil {
+			return err
+		}
+		if err := q.EndpointUpdateLearned(ctx, want); err != nil {
 			return err
 		}
 		return q.EndpointUpdatePause(ctx, want)

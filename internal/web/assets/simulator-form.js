@@ -260,7 +260,9 @@ export function writeURL() {
 }
 
 export function readURL() {
-  const q = new URLSearchParams(location.search);
+  // A recovery link carries the recovery's settings, not the sweep's.
+  const recovery = new URLSearchParams(location.search).get("scenario") === "recovery";
+  const q = new URLSearchParams(recovery ? "" : location.search);
   for (const f of FIELDS) $(f.id).value = q.has(f.id) ? q.get(f.id) : f.def;
   const modes = q.has("modes") ? q.get("modes").split(",") : STUDY_MODES;
   for (const c of document.querySelectorAll('input[name="mode"]')) c.checked = modes.includes(c.value);

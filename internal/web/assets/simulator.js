@@ -8,6 +8,7 @@ import { $, h, toast } from "./ui.js";
 import { MODE, POLICY_FIELDS, STUDY_MODES, count, intFmt, ms, readURL, s, state, studyDefaults, syncSections, writeURL } from "./simulator-form.js";
 import { done, failed, run, staleResult, sweepHelp, wait } from "./simulator-run.js";
 import { drawCharts, lineKey } from "./simulator-chart.js";
+import { initRecovery, recoveryState, redraw as redrawRecovery, runRecovery, writeURL as writeRecoveryURL } from "./simulator-recovery.js";
 
 // ---------- table ----------
 
@@ -164,6 +165,49 @@ export function render() {
   command();
 }
 
+// ---------- scenarios ----------
+
+const SCENARIOS = [["contention", "tab-contention", "panel-contention"], ["recovery", "tab-recovery", "panel-recovery"]];
+
+// setScenario shows the tab of a scenario, keeps it in the URL, and runs
+// it the first time it is shown.
+function setScenario(name, focus = false) {
+  document.documentElement.dataset.scenario = name;
+  for (const [id, tab, panel] of SCENARIOS) {
+    const on = id === name;
+    $(tab).setAttribute("aria-selected", String(on));
+    $(tab).tabIndex = on ? 0 : -1;
+    $(panel).hidden = !on;
+    if (on && focus) $(tab).focus();
+  }
+  if (name === "recovery") {
+    writeRecoveryURL();
+    if (recoveryState.result) redrawRecovery(); else runRecovery();
+  } else {
+    writeURL();
+    if (state.result) drawCharts(); else if (!state.controller) run();
+  }
+}
+
+// wireTabs makes the scenario tabs work by pointer and by keyboard (arrows,
+// Home and End move between them, as the calculator's tabs do).
+function wireTabs() {
+  const tabs = SCENARIOS.map(([, tab]) => $(tab));
+  tabs.forEach((tab, i) => {
+    tab.addEventListener("click", () => setScenario(SCENARIOS[i][0]));
+    tab.addEventListener("keydown", (ev) => {
+      let j = null;
+      if (ev.key === "ArrowRight") j = (i + 1) % tabs.length;
+      else if (ev.key === "ArrowLeft") j = (i + tabs.length - 1) % tabs.length;
+      else if (ev.key === "Home") j = 0;
+      else if (ev.key === "End") j = tabs.length - 1;
+      if (j === null) return;
+      ev.preventDefault();
+      setScenario(SCENARIOS[j][0], true);
+    });
+  });
+}
+
 // ---------- wiring ----------
 
 function init() {
@@ -216,12 +260,15 @@ function init() {
   let lastWidth = window.innerWidth, pending = 0;
   window.addEventListener("resize", () => {
     if (window.innerWidth === lastWidth || pending) return;
-    pending = requestAnimationFrame(() => { pending = 0; lastWidth = window.innerWidth; drawCharts(); });
+    pending = requestAnimationFrame(() => { pending = 0; lastWidth = window.innerWidth; drawCharts(); redrawRecovery(); });
   });
   sweepHelp();
   staleResult(false);
+  initRecovery();
+  wireTabs();
+  const recovery = new URLSearchParams(location.search).get("scenario") === "recovery";
   document.documentElement.dataset.ready = "true";
-  run();
+  setScenario(recovery ? "recovery" : "contention");
 }
 
 init();

@@ -41,7 +41,7 @@ function afterAttempt(j, a) {
   if (a.outcome === "running") return "In progress.";
   if (a.outcome === "succeeded") return "Succeeded: nothing more to schedule.";
   const last = a.number === j.attempts.length;
-  if (last && j.state === "exhausted") return `Attempts used up (${a.number} of ${j.maxAttempts}): the job is exhausted.`;
+  if (last && j.state === "exhausted") return `Attempts used up (${a.number - (j.throttles || 0)} of ${j.maxAttempts} counted): the job is exhausted.`;
   if (last && j.state === "cancelled") return "The job was cancelled.";
   return "Not retryable: the job failed.";
 }
@@ -171,7 +171,7 @@ function jobContent(j, act) {
     h("td", { class: "small" }, clockEl(a.claimedAt, true)),
     h("td", { class: "num", text: a.durationMs == null ? "running" : msText(a.durationMs) }),
     h("td", {}, badge(a.outcome, "outcome-" + a.outcome)),
-    h("td", { class: "mono small", text: a.classification || "—" }),
+    h("td", { class: "mono small" }, a.classification || "—", a.throttleFree ? h("span", { class: "muted throttle-free", title: "A provider throttle: not counted against maxAttempts", text: " · throttle, not counted" }) : ""),
     h("td", { class: "num", text: a.httpStatus == null ? "—" : String(a.httpStatus) }),
     h("td", { class: "small message-col", title: a.message || null, text: a.message || "—" }),
     h("td", { class: "num strong", text: a.selectedDelayMs == null ? "—" : msText(a.selectedDelayMs) }),
@@ -197,7 +197,7 @@ function jobContent(j, act) {
     h("div", { class: "split split-even job-split" },
       h("section", { class: "card" }, h("h2", { text: "Job" }), factList([
         ["State", stateBadge(j.state)],
-        ["Attempt", `${j.attempt} of ${j.maxAttempts}`],
+        ["Attempt", j.throttles ? `${j.attempt - j.throttles} of ${j.maxAttempts} counted, and ${j.throttles} ${j.throttles === 1 ? "throttle" : "throttles"} not counted` : `${j.attempt} of ${j.maxAttempts}`],
         j.lastError ? ["Last error", h("span", { id: "fact-last-error", text: j.lastError })] : null,
         j.state === "scheduled" ? ["Due", h("span", {}, timeEl(j.dueAt, true), ` (${relative(j.dueAt)})`)] : null,
         j.state === "running" ? ["Lease", h("span", {}, `${j.workerId} until `, timeEl(j.leaseExpiresAt))] : null,

@@ -25,6 +25,8 @@ from .errors import RatchetConnectionError, RatchetError, api_backoff, parse_htt
 from .sse import MAX_EVENT_BYTES, EventStreamParser, ServerEvent
 from .outcomes import (
     HEADERS_OF_INTEREST,
+    MAX_HEADER_VALUE_LENGTH,
+    RATE_LIMIT_HEADERS,
     Cancelled,
     Outcome,
     Permanent,
@@ -63,6 +65,8 @@ __all__ = [
     "outcome_of",
     "error_kind",
     "HEADERS_OF_INTEREST",
+    "MAX_HEADER_VALUE_LENGTH",
+    "RATE_LIMIT_HEADERS",
     "__version__",
     *_types_all,
 ]

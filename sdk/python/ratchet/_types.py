@@ -16,6 +16,7 @@ __all__ = [
     "DecisionOutcome",
     "DeliveryTargetMethod",
     "RetryPreset",
+    "EndpointEventKind",
     "ErrorDetailCode",
     "HealthStatus",
     "HoldGate",
@@ -33,6 +34,7 @@ __all__ = [
     "ScheduleOverlap",
     "ScheduleTickOutcome",
     "SimulateSeriesMode",
+    "SimulateRecoveryRunStrategy",
     "Attempt",
     "AuditEntry",
     "AuditList",
@@ -50,10 +52,14 @@ __all__ = [
     "Delivery",
     "DeliveryTarget",
     "EndpointPause",
+    "LearnedLimit",
+    "Recovery",
     "RetryPolicy",
     "ScheduleRow",
     "Endpoint",
     "EndpointCreate",
+    "EndpointEvent",
+    "EndpointEventList",
     "EndpointList",
     "EndpointPauseRequest",
     "EndpointPolicyUpdate",
@@ -118,6 +124,10 @@ __all__ = [
     "SimulatePercentiles",
     "SimulateStat",
     "SimulatePoint",
+    "SimulateRampParams",
+    "SimulateRecovery",
+    "SimulateRecoveryRun",
+    "SimulateRecoveryResult",
     "SimulateSeries",
     "SimulateResult",
     "StreamJobs",
@@ -136,9 +146,10 @@ CircuitState = Literal["closed", "open", "half_open"]
 DecisionOutcome = Literal["", "succeeded", "retry", "fail"]
 DeliveryTargetMethod = Literal["", "POST", "PUT", "PATCH", "DELETE"]
 RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
+EndpointEventKind = Literal["circuit_opened", "circuit_half_open", "circuit_closed", "paused", "resumed", "recovery_started", "recovery_ended", "limit_learned"]
 ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "request_too_large", "conflict", "unavailable", "storage_full", "internal", "client_closed"]
 HealthStatus = Literal["ok"]
-HoldGate = Literal["due_time", "paused", "circuit", "max_concurrent", "rate_limit", "daily_budget", "monthly_budget", "delivery_window", "key_order", "key_concurrency", "key_rate", "key_daily_budget", "key_monthly_budget", "none"]
+HoldGate = Literal["due_time", "paused", "circuit", "recovering", "provider_limit", "max_concurrent", "rate_limit", "daily_budget", "monthly_budget", "delivery_window", "key_order", "key_concurrency", "key_rate", "key_daily_budget", "key_monthly_budget", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
 JobBulkAction = Literal["cancel", "replay", "run_now"]
 JobQuerySort = Literal["id_desc", "id_asc", "finished_desc", "finished_asc"]
@@ -153,6 +164,7 @@ CatchUp = Literal["none", "latest", "all"]
 ScheduleOverlap = Literal["skip", "allow", "cancel_previous"]
 ScheduleTickOutcome = Literal["enqueued", "skipped", "replaced", "failed"]
 SimulateSeriesMode = Literal["none", "exponential", "full", "equal", "decorrelated", "policy", "calc"]
+SimulateRecoveryRunStrategy = Literal["at-once", "ramp", "learned"]
 
 
 class Attempt(TypedDict):
@@ -181,6 +193,8 @@ class Attempt(TypedDict):
     responseHeaders: NotRequired[dict[str, str]]
     retryAfterMs: int | None
     selectedDelayMs: int | None
+    # a provider throttle not counted against the job's maxAttempts (docs/outages.md)
+    throttleFree: NotRequired[bool]
     workerId: str
 
 
@@ -381,6 +395,36 @@ class EndpointPause(TypedDict):
     reason: str
 
 
+class LearnedLimit(TypedDict):
+    """The LearnedLimit schema."""
+
+    # requests per window
+    limit: int
+    # set while the provider said none remain until this time
+    resetAt: NotRequired[str]
+    # when the provider last said it; it lapses ten windows (at least a minute) later
+    saidAt: str
+    # the header family that said it: ietf, ratelimit or x-ratelimit
+    source: str
+    windowMs: int
+
+
+class Recovery(TypedDict):
+    """The Recovery schema."""
+
+    # when it last grew or was cut
+    adjustedAt: str
+    # the rate it ends at: the endpoint's rate limit or the learned limit, the lower; absent when neither is known (it ends when claims no longer fill it)
+    capPerSecond: NotRequired[float]
+    # the rate of its last cut: it doubles below it and grows by a tenth of it a second above it; absent before any cut
+    cutAtPerSecond: NotRequired[float]
+    # how it moves next, one sentence
+    phase: str
+    # claims a second the ramp allows now
+    ratePerSecond: float
+    startedAt: str
+
+
 class RetryPolicy(TypedDict):
     """The RetryPolicy schema.
 
@@ -421,7 +465,7 @@ class Endpoint(TypedDict):
     circuit: Circuit
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: int
-    # how long the circuit stays open before a half-open probe; default 30000
+    # how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000
     circuitOpenMs: int
     createdAt: str
     # claims per day at most, from midnight in budgetTimeZone; null for no budget
@@ -440,6 +484,8 @@ class Endpoint(TypedDict):
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
     keyRateLimitPerMinute: NotRequired[int | None]
+    # the rate limit the provider stated in its headers, while it stands (docs/outages.md); absent otherwise
+    learnedLimit: NotRequired[LearnedLimit | None]
     # running jobs at most; default 10
     maxConcurrent: int
     # claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget
@@ -452,6 +498,8 @@ class Endpoint(TypedDict):
     quietHours: str
     # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: int | None
+    # set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise
+    recovery: NotRequired[Recovery | None]
     schedule: list[ScheduleRow]
     updatedAt: str
     version: int
@@ -464,7 +512,7 @@ class EndpointCreate(TypedDict):
     budgetTimeZone: NotRequired[str]
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: NotRequired[int]
-    # how long the circuit stays open before a half-open probe; default 30000
+    # how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000
     circuitOpenMs: NotRequired[int]
     # claims per day at most, from midnight in budgetTimeZone; null for no budget
     dailyCallBudget: NotRequired[int | None]
@@ -505,6 +553,40 @@ class EndpointCreate(TypedDict):
     rateLimitPerMinute: NotRequired[int | None]
 
 
+class EndpointEvent(TypedDict):
+    """The EndpointEvent schema."""
+
+    # the key that acted, for changes by hand; empty for Ratchet's own
+    actor: str
+    at: str
+    # one sentence for people
+    detail: str
+    endpoint: str
+    # numbers of the kind that have no field of their own (e.g. a ramp's allowed in flight, a learned limit); empty for none
+    facts: dict[str, int]
+    # consecutive counted failures of the circuit at the change
+    failures: int
+    # the endpoint's scheduled jobs at the change
+    heldJobs: int
+    id: int
+    kind: EndpointEventKind
+    # when the circuit half-opens and a claim probes; null when it is not open
+    nextProbeAt: str | None
+    # when the circuit opened; null when it is not open
+    openedAt: str | None
+    # the half-open probe's job; 0 for none
+    probeJob: int
+    # the circuit's failure threshold (circuitFailureThreshold) at the change
+    threshold: int
+
+
+class EndpointEventList(TypedDict):
+    """The EndpointEventList schema: the 200 answer of GET /v1/endpoints/{name}/events."""
+
+    events: list[EndpointEvent]
+    nextCursor: str | None
+
+
 class EndpointList(TypedDict):
     """The EndpointList schema: the 200 answer of GET /v1/endpoints."""
 
@@ -525,7 +607,7 @@ class EndpointPolicyUpdate(TypedDict):
     budgetTimeZone: NotRequired[str]
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: NotRequired[int]
-    # how long the circuit stays open before a half-open probe; default 30000
+    # how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000
     circuitOpenMs: NotRequired[int]
     # claims per day at most, from midnight in budgetTimeZone; null for no budget
     dailyCallBudget: NotRequired[int | None]
@@ -820,6 +902,8 @@ class Job(TypedDict):
     replayOf: int | None
     runId: int | None
     state: JobState
+    # attempts that were provider throttles (429, 503 with Retry-After) not counted against maxAttempts, at most 20 (docs/outages.md); absent for none
+    throttles: NotRequired[int]
     tool: str
     # the W3C trace context the job keeps and hands to its attempts: the enqueue's, or with tracing on its ratchet.enqueue span's; absent for none
     traceparent: NotRequired[str]
@@ -1013,7 +1097,7 @@ class OverviewEndpoint(TypedDict):
     circuit: Circuit
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: int
-    # how long the circuit stays open before a half-open probe; default 30000
+    # how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000
     circuitOpenMs: int
     # claims in the last 60 s
     claimsInWindow: int
@@ -1037,6 +1121,8 @@ class OverviewEndpoint(TypedDict):
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
     keyRateLimitPerMinute: NotRequired[int | None]
+    # the rate limit the provider stated in its headers, while it stands (docs/outages.md); absent otherwise
+    learnedLimit: NotRequired[LearnedLimit | None]
     # running jobs at most; default 10
     maxConcurrent: int
     # claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget
@@ -1051,6 +1137,8 @@ class OverviewEndpoint(TypedDict):
     quietHours: str
     # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: int | None
+    # set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise
+    recovery: NotRequired[Recovery | None]
     running: int
     schedule: list[ScheduleRow]
     scheduled: int
@@ -1337,6 +1425,60 @@ class SimulatePoint(TypedDict):
     hinted: float
     refused: float
     timeMs: SimulateStat
+
+
+class SimulateRampParams(TypedDict):
+    """The SimulateRampParams schema."""
+
+    decreaseFactor: float
+    increasePercent: float
+    limitPerS: float
+    slowStartFactor: float
+    startPercent: float
+    stepMs: float
+
+
+class SimulateRecovery(TypedDict):
+    """The SimulateRecovery schema: the body of POST /api/simulate/recovery."""
+
+    backlog: int
+    capacityPerS: int
+    latencyMeanMs: float
+    latencySdMs: float
+    maxConcurrent: int
+    policy: BackoffParams
+    ramp: SimulateRampParams
+    retryAfterS: int
+    seed: int
+    strategies: list[SimulateRecoveryRunStrategy]
+    throttleSpendsAttempt: bool
+
+
+class SimulateRecoveryRun(TypedDict):
+    """The SimulateRecoveryRun schema."""
+
+    allowed: list[float]
+    backlog: list[int]
+    busiestAt: int
+    busiestSecond: int
+    drainRatio: float
+    drainS: float
+    exhausted: int
+    left: int
+    refusals: int
+    refused: list[int]
+    refusedPercent: float
+    requests: int
+    served: list[int]
+    strategy: SimulateRecoveryRunStrategy
+
+
+class SimulateRecoveryResult(TypedDict):
+    """The SimulateRecoveryResult schema: the 200 answer of POST /api/simulate/recovery."""
+
+    config: SimulateRecovery
+    idealDrainS: float
+    runs: list[SimulateRecoveryRun]
 
 
 class SimulateSeries(TypedDict):

@@ -43,10 +43,33 @@ __all__ = [
     "outcome_of",
     "error_kind",
     "HEADERS_OF_INTEREST",
+    "RATE_LIMIT_HEADERS",
+    "MAX_HEADER_VALUE_LENGTH",
 ]
 
-# Passed to Ratchet for its classification (the server reads the first three).
-HEADERS_OF_INTEREST = ("Retry-After", "Stripe-Should-Retry", "webhook-delivery", "X-RateLimit-Reset", "RateLimit-Reset")
+# Passed to Ratchet: what its classification reads (the first three) and the
+# rate-limit headers it learns a provider's limit from (docs/errors.md,
+# "Rate-limit headers Ratchet reads"), as the Go and TypeScript SDKs do.
+RATE_LIMIT_HEADERS = (
+    "RateLimit",
+    "RateLimit-Policy",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+    "X-RateLimit-Reset-After",
+    "X-Rate-Limit-Limit",
+    "X-Rate-Limit-Remaining",
+    "X-Rate-Limit-Reset",
+)
+HEADERS_OF_INTEREST = ("Retry-After", "Stripe-Should-Retry", "webhook-delivery", *RATE_LIMIT_HEADERS)
+
+# The longest header value passed on: one character over the 8 KiB Ratchet
+# reads, so a longer value is refused there as too large rather than read
+# cut short.
+MAX_HEADER_VALUE_LENGTH = 8192 + 1
 
 MAX_MESSAGE = 1000
 
@@ -172,7 +195,8 @@ def _is_response(x: Any) -> bool:
 def response_headers(headers: Any) -> dict[str, str]:
     """The headers of interest from any header container: email.message
     (http.client, urllib), httpx.Headers, a requests CaseInsensitiveDict or a
-    plain mapping; repeated headers joined with ", "."""
+    plain mapping; repeated headers joined with ", ", each value cut at
+    MAX_HEADER_VALUE_LENGTH. Only those names, so their count is bounded."""
     out: dict[str, str] = {}
     if headers is None:
         return out
@@ -192,23 +216,26 @@ def response_headers(headers: Any) -> dict[str, str]:
             low = name.lower()
             vals = [str(v) for k, v in items if str(k).lower() == low]
         if vals:
-            out[name] = ", ".join(vals)
+            out[name] = ", ".join(vals)[:MAX_HEADER_VALUE_LENGTH]
     return out
 
 
 def from_response(resp: Any, message: str | None = None) -> Outcome:
-    """The Outcome of a provider's answer: success for 2xx, otherwise a
-    failure with its status and the headers of interest. The body is not read."""
+    """The Outcome of a provider's answer, with its status and the headers
+    of interest: success for 2xx (the headers too, so Ratchet learns the
+    provider's rate limit from successes), otherwise a failure. The body is
+    not read."""
     status = _status(resp)
     if status is None:
         raise TypeError(f"not a response: {type(resp).__name__} has no status_code or status")
     reason = getattr(resp, "reason_phrase", None) or getattr(resp, "reason", None)
     if not isinstance(reason, str) or not reason:
         reason = _phrase(status)
+    headers = response_headers(getattr(resp, "headers", None))
     if 200 <= status <= 299:
-        return Outcome.ok(status)
+        return Outcome(success=True, http_status=status, headers=headers)
     msg = message if message is not None else f"provider answered {status} {reason}".rstrip()
-    return Outcome.failure(msg, http_status=status, headers=response_headers(getattr(resp, "headers", None)))
+    return Outcome.failure(msg, http_status=status, headers=headers)
 
 
 def check_response(resp: Any) -> None:

@@ -238,3 +238,47 @@ class ErrorKinds(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _quota_headers() -> dict[str, Any]:
+    """The rate-limit headers Ratchet reads and the bound on a value,
+    checked against the server's reader by internal/classify's
+    TestQuotaHeadersFile."""
+    import json
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[3] / "testdata" / "quota-headers.json"
+    return json.loads(path.read_text())
+
+
+class RateLimitHeaders(unittest.TestCase):
+    """from_response passes every rate-limit header and Retry-After on from
+    a real answer on 127.0.0.1, on a throttle and on a success, bounded."""
+
+    def setUp(self) -> None:
+        self.quota = _quota_headers()
+        self.sent = {"Retry-After": "3", "X-Internal-Token": "secret"}
+        for i, name in enumerate(self.quota["headers"]):
+            self.sent[name] = f"v{i}"
+        success = {"RateLimit": '"default";r=4;t=1', "X-RateLimit-Reset": "9" * 20_000}
+        self.p = Provider([(429, self.sent), (200, success)])
+        self.addCleanup(self.p.close)
+
+    def get(self) -> Any:
+        try:
+            return urllib.request.urlopen(self.p.url, timeout=10)
+        except urllib.error.HTTPError as e:
+            return e
+
+    def test_rate_limit_headers_pass_on(self) -> None:
+        self.assertEqual(ratchet.MAX_HEADER_VALUE_LENGTH, self.quota["maxValueBytes"])
+        self.assertEqual(set(ratchet.RATE_LIMIT_HEADERS), set(self.quota["headers"]))
+        o = ratchet.outcome_of(self.get())
+        want = {"Retry-After": "3", **{n: self.sent[n] for n in self.quota["headers"]}}
+        self.assertEqual((o.success, o.http_status, dict(o.headers)), (False, 429, want))  # nothing else the provider sent
+
+        with self.get() as resp:
+            o = ratchet.from_response(resp)
+        self.assertEqual((o.success, o.http_status, o.headers["RateLimit"]), (True, 200, '"default";r=4;t=1'))
+        self.assertEqual(len(o.headers["X-RateLimit-Reset"]), self.quota["maxValueBytes"])
+        self.assertEqual(o.report(1, "l")["headers"]["RateLimit"], '"default";r=4;t=1')

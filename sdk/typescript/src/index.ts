@@ -9,6 +9,8 @@ export { EventStreamParser, MAX_EVENT_CHARS, type ServerComment, type ServerEven
 export { apiBackoff, sleep } from "./backoff.js";
 export {
   HEADERS_OF_INTEREST,
+  MAX_HEADERS,
+  MAX_HEADER_VALUE_LENGTH,
   JobAbortedError,
   PermanentError,
   ResponseError,

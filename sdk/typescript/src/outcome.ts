@@ -51,43 +51,73 @@ export class ResponseError extends Error {
 /** Which provider headers go to Ratchet. */
 export interface HeaderOptions {
   /**
-   * "all" sends every header of the answer (but Set-Cookie); a list sends
-   * those names. Default: the headers Ratchet's classification reads —
-   * Retry-After, Stripe-Should-Retry, webhook-delivery, X-RateLimit-Reset,
-   * RateLimit-Reset — as the Go SDK does.
+   * "all" sends every header of the answer (but Set-Cookie), at most
+   * MAX_HEADERS of them; a list sends those names. Default: the headers
+   * Ratchet reads — Retry-After, Stripe-Should-Retry, webhook-delivery and
+   * the rate-limit headers (RateLimit, RateLimit-Policy, RateLimit-*,
+   * X-RateLimit-*) — as the Go and Python SDKs do.
    */
   headers?: "all" | readonly string[];
 }
 
-/** The headers Ratchet's classification reads (and the Go SDK passes on). */
-export const HEADERS_OF_INTEREST: readonly string[] = ["Retry-After", "Stripe-Should-Retry", "webhook-delivery", "X-RateLimit-Reset", "RateLimit-Reset"];
+/**
+ * The headers Ratchet reads (and the Go and Python SDKs pass on): those its
+ * classification reads and the rate-limit headers it learns a provider's
+ * limit from (docs/errors.md, "Rate-limit headers Ratchet reads").
+ */
+export const HEADERS_OF_INTEREST: readonly string[] = [
+  "Retry-After", "Stripe-Should-Retry", "webhook-delivery",
+  "RateLimit", "RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset",
+  "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After",
+  "X-Rate-Limit-Limit", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset",
+];
+
+/** The most headers an outcome carries. */
+export const MAX_HEADERS = 64;
+
+/**
+ * The longest header value an outcome carries: one character over the
+ * 8 KiB Ratchet reads, so a longer value is refused there as too large
+ * rather than read cut short.
+ */
+export const MAX_HEADER_VALUE_LENGTH = 8192 + 1;
 
 function pickHeaders(h: Headers, options?: HeaderOptions): Record<string, string> {
   const out: Record<string, string> = {};
+  let n = 0;
+  const keep = (name: string, value: string) => {
+    if (n >= MAX_HEADERS) return;
+    out[name] = value.slice(0, MAX_HEADER_VALUE_LENGTH);
+    n++;
+  };
   const which = options?.headers ?? HEADERS_OF_INTEREST;
   if (which === "all") {
     h.forEach((value, name) => {
-      if (name !== "set-cookie") out[name] = value;
+      if (name !== "set-cookie") keep(name, value);
     });
     return out;
   }
   for (const name of which) {
     const v = h.get(name); // several values come joined by ", ", as Ratchet expects
-    if (v !== null) out[name] = v;
+    if (v !== null) keep(name, v);
   }
   return out;
 }
 
 /**
  * reportFromResponse builds the outcome of an attempt from a provider's
- * fetch Response: a 2xx is a success; any other status is a failure
- * carrying the status and the provider's headers (Retry-After and the
- * others, untouched), which Ratchet classifies. The body is not read.
+ * fetch Response: a 2xx is a success, carrying the rate-limit headers when
+ * the provider sent some; any other status is a failure carrying the
+ * status and the provider's headers (Retry-After and the others,
+ * untouched), which Ratchet classifies. The body is not read.
  *
  *     return reportFromResponse(await fetch(url, { signal }));
  */
 export function reportFromResponse(resp: Response, options?: HeaderOptions): Outcome {
-  if (resp.status >= 200 && resp.status <= 299) return { success: true, httpStatus: resp.status };
+  if (resp.status >= 200 && resp.status <= 299) {
+    const headers = pickHeaders(resp.headers, options);
+    return Object.keys(headers).length > 0 ? { success: true, httpStatus: resp.status, headers } : { success: true, httpStatus: resp.status };
+  }
   return toOutcome(ResponseError.fromResponse(resp, options));
 }
 

@@ -21,6 +21,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/simulate/recovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run the simulator's recovery scenario (no key; Content-Type: application/json; body: the scenario of ratchet simulate --scenario recovery, e.g. {"backlog":5000,"capacityPerS":100}; shares the one-at-a-time slot of /api/simulate) */
+        post: operations["postApiSimulateRecovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -210,6 +227,26 @@ export interface paths {
          * @description Key scopes: owner (owner keys may do everything).
          */
         post: operations["postEndpointsNameCircuitOpen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/endpoints/{name}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the endpoint's event log, newest first: each change of its circuit, its pause, its recovery and its learned limits, with the facts known then
+         * @description Key scopes: producer (owner keys may do everything).
+         */
+        get: operations["getEndpointsNameEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1054,6 +1091,8 @@ export interface components {
             };
             retryAfterMs: number | null;
             selectedDelayMs: number | null;
+            /** @description a provider throttle not counted against the job's maxAttempts (docs/outages.md) */
+            throttleFree?: boolean;
             workerId: string;
         };
         AuditEntry: {
@@ -1221,7 +1260,7 @@ export interface components {
             circuit: components["schemas"]["Circuit"];
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
-            /** @description how long the circuit stays open before a half-open probe; default 30000 */
+            /** @description how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000 */
             circuitOpenMs: number;
             /** Format: date-time */
             createdAt: string;
@@ -1241,6 +1280,8 @@ export interface components {
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
             keyRateLimitPerMinute?: number | null;
+            /** @description the rate limit the provider stated in its headers, while it stands (docs/outages.md); absent otherwise */
+            learnedLimit?: components["schemas"]["LearnedLimit"] | null;
             /** @description running jobs at most; default 10 */
             maxConcurrent: number;
             /** @description claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget */
@@ -1253,6 +1294,8 @@ export interface components {
             quietHours: string;
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
+            /** @description set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise */
+            recovery?: components["schemas"]["Recovery"] | null;
             schedule: components["schemas"]["ScheduleRow"][];
             /** Format: date-time */
             updatedAt: string;
@@ -1263,7 +1306,7 @@ export interface components {
             budgetTimeZone?: string;
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold?: number;
-            /** @description how long the circuit stays open before a half-open probe; default 30000 */
+            /** @description how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000 */
             circuitOpenMs?: number;
             /** @description claims per day at most, from midnight in budgetTimeZone; null for no budget */
             dailyCallBudget?: number | null;
@@ -1306,6 +1349,44 @@ export interface components {
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute?: number | null;
         };
+        EndpointEvent: {
+            /** @description the key that acted, for changes by hand; empty for Ratchet's own */
+            actor: string;
+            /** Format: date-time */
+            at: string;
+            /** @description one sentence for people */
+            detail: string;
+            endpoint: string;
+            /** @description numbers of the kind that have no field of their own (e.g. a ramp's allowed in flight, a learned limit); empty for none */
+            facts: {
+                [key: string]: number;
+            };
+            /** @description consecutive counted failures of the circuit at the change */
+            failures: number;
+            /** @description the endpoint's scheduled jobs at the change */
+            heldJobs: number;
+            id: number;
+            /** @enum {string} */
+            kind: "circuit_opened" | "circuit_half_open" | "circuit_closed" | "paused" | "resumed" | "recovery_started" | "recovery_ended" | "limit_learned";
+            /**
+             * Format: date-time
+             * @description when the circuit half-opens and a claim probes; null when it is not open
+             */
+            nextProbeAt: string | null;
+            /**
+             * Format: date-time
+             * @description when the circuit opened; null when it is not open
+             */
+            openedAt: string | null;
+            /** @description the half-open probe's job; 0 for none */
+            probeJob: number;
+            /** @description the circuit's failure threshold (circuitFailureThreshold) at the change */
+            threshold: number;
+        };
+        EndpointEventList: {
+            events: components["schemas"]["EndpointEvent"][];
+            nextCursor: string | null;
+        };
         EndpointList: {
             endpoints: components["schemas"]["Endpoint"][];
         };
@@ -1326,7 +1407,7 @@ export interface components {
             budgetTimeZone?: string;
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold?: number;
-            /** @description how long the circuit stays open before a half-open probe; default 30000 */
+            /** @description how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000 */
             circuitOpenMs?: number;
             /** @description claims per day at most, from midnight in budgetTimeZone; null for no budget */
             dailyCallBudget?: number | null;
@@ -1532,7 +1613,7 @@ export interface components {
             /** @description one sentence for people */
             detail: string;
             /** @enum {string} */
-            gate: "due_time" | "paused" | "circuit" | "max_concurrent" | "rate_limit" | "daily_budget" | "monthly_budget" | "delivery_window" | "key_order" | "key_concurrency" | "key_rate" | "key_daily_budget" | "key_monthly_budget" | "none";
+            gate: "due_time" | "paused" | "circuit" | "recovering" | "provider_limit" | "max_concurrent" | "rate_limit" | "daily_budget" | "monthly_budget" | "delivery_window" | "key_order" | "key_concurrency" | "key_rate" | "key_daily_budget" | "key_monthly_budget" | "none";
             /**
              * Format: date-time
              * @description when the gate opens, if known
@@ -1572,6 +1653,8 @@ export interface components {
             runId: number | null;
             /** @enum {string} */
             state: "scheduled" | "running" | "succeeded" | "failed" | "exhausted" | "cancelled";
+            /** @description attempts that were provider throttles (429, 503 with Retry-After) not counted against maxAttempts, at most 20 (docs/outages.md); absent for none */
+            throttles?: number;
             tool: string;
             /** @description the W3C trace context the job keeps and hands to its attempts: the enqueue's, or with tracing on its ratchet.enqueue span's; absent for none */
             traceparent?: string;
@@ -1707,6 +1790,23 @@ export interface components {
         KeyList: {
             keys: components["schemas"]["Key"][];
         };
+        LearnedLimit: {
+            /** @description requests per window */
+            limit: number;
+            /**
+             * Format: date-time
+             * @description set while the provider said none remain until this time
+             */
+            resetAt?: string;
+            /**
+             * Format: date-time
+             * @description when the provider last said it; it lapses ten windows (at least a minute) later
+             */
+            saidAt: string;
+            /** @description the header family that said it: ietf, ratelimit or x-ratelimit */
+            source: string;
+            windowMs: number;
+        };
         Me: {
             key: components["schemas"]["MeKey"];
             project: components["schemas"]["MeProject"];
@@ -1737,7 +1837,7 @@ export interface components {
             circuit: components["schemas"]["Circuit"];
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
-            /** @description how long the circuit stays open before a half-open probe; default 30000 */
+            /** @description how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000 */
             circuitOpenMs: number;
             /** @description claims in the last 60 s */
             claimsInWindow: number;
@@ -1762,6 +1862,8 @@ export interface components {
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
             keyRateLimitPerMinute?: number | null;
+            /** @description the rate limit the provider stated in its headers, while it stands (docs/outages.md); absent otherwise */
+            learnedLimit?: components["schemas"]["LearnedLimit"] | null;
             /** @description running jobs at most; default 10 */
             maxConcurrent: number;
             /** @description claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget */
@@ -1780,6 +1882,8 @@ export interface components {
             quietHours: string;
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
+            /** @description set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise */
+            recovery?: components["schemas"]["Recovery"] | null;
             running: number;
             schedule: components["schemas"]["ScheduleRow"][];
             scheduled: number;
@@ -1825,6 +1929,23 @@ export interface components {
              * @enum {string}
              */
             store: "sqlite" | "postgres";
+        };
+        Recovery: {
+            /**
+             * Format: date-time
+             * @description when it last grew or was cut
+             */
+            adjustedAt: string;
+            /** @description the rate it ends at: the endpoint's rate limit or the learned limit, the lower; absent when neither is known (it ends when claims no longer fill it) */
+            capPerSecond?: number;
+            /** @description the rate of its last cut: it doubles below it and grows by a tenth of it a second above it; absent before any cut */
+            cutAtPerSecond?: number;
+            /** @description how it moves next, one sentence */
+            phase: string;
+            /** @description claims a second the ramp allows now */
+            ratePerSecond: number;
+            /** Format: date-time */
+            startedAt: string;
         };
         Report: {
             /**
@@ -2065,6 +2186,49 @@ export interface components {
             refused: number;
             timeMs: components["schemas"]["SimulateStat"];
         };
+        SimulateRampParams: {
+            decreaseFactor: number;
+            increasePercent: number;
+            limitPerS: number;
+            slowStartFactor: number;
+            startPercent: number;
+            stepMs: number;
+        };
+        SimulateRecovery: {
+            backlog: number;
+            capacityPerS: number;
+            latencyMeanMs: number;
+            latencySdMs: number;
+            maxConcurrent: number;
+            policy: components["schemas"]["BackoffParams"];
+            ramp: components["schemas"]["SimulateRampParams"];
+            retryAfterS: number;
+            seed: number;
+            strategies: ("at-once" | "ramp" | "learned")[];
+            throttleSpendsAttempt: boolean;
+        };
+        SimulateRecoveryResult: {
+            config: components["schemas"]["SimulateRecovery"];
+            idealDrainS: number;
+            runs: components["schemas"]["SimulateRecoveryRun"][];
+        };
+        SimulateRecoveryRun: {
+            allowed: number[];
+            backlog: number[];
+            busiestAt: number;
+            busiestSecond: number;
+            drainRatio: number;
+            drainS: number;
+            exhausted: number;
+            left: number;
+            refusals: number;
+            refused: number[];
+            refusedPercent: number;
+            requests: number;
+            served: number[];
+            /** @enum {string} */
+            strategy: "at-once" | "ramp" | "learned";
+        };
         SimulateResult: {
             clients: number[];
             config: components["schemas"]["SimulateConfig"];
@@ -2211,6 +2375,75 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SimulateResult"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than 8 MiB (8388608 bytes) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postApiSimulateRecovery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateRecovery"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulateRecoveryResult"];
                 };
             };
             /** @description Invalid request: every bad field is named with its value and what is allowed */
@@ -2994,6 +3227,89 @@ export interface operations {
             };
             /** @description The request body is larger than 8 MiB (8388608 bytes) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database is unavailable, or the server is busy; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEndpointsNameEvents: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                /** @description 1–500, default 100 */
+                limit?: number;
+                /** @description RFC 3339 time, inclusive: events at or after it; default: all kept */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointEventList"];
+                };
+            };
+            /** @description Invalid request: every bad field is named with its value and what is allowed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The key's scope or allowlist does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (also for ids of other projects) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: stale expectedVersion, stale lease token, or a state that forbids the action */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

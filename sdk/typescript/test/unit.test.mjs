@@ -2,8 +2,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
+import { readFileSync } from "node:fs";
 import {
   Client,
+  MAX_HEADER_VALUE_LENGTH,
   RatchetError,
   ResponseError,
   apiBackoff,
@@ -384,5 +386,29 @@ test("over https the default transport verifies the server: a trusted certificat
   } finally {
     server.closeAllConnections();
     server.close();
+  }
+});
+
+/** The rate-limit headers Ratchet reads, checked against the server's reader by internal/classify's TestQuotaHeadersFile. */
+const quota = JSON.parse(readFileSync(new URL("../../../testdata/quota-headers.json", import.meta.url), "utf8"));
+
+test("reportFromResponse passes every rate-limit header and Retry-After on, on a throttle and on a success, bounded", async () => {
+  assert.equal(MAX_HEADER_VALUE_LENGTH, quota.maxValueBytes);
+  const sent = { "Retry-After": "3", "X-Internal-Token": "secret" };
+  quota.headers.forEach((name, i) => (sent[name] = `v${i}`));
+  const provider = await fake((n) => (n === 1 ? { status: 429, headers: sent } : { status: 200, headers: { RateLimit: '"default";r=4;t=1', "X-RateLimit-Reset": "9".repeat(10_000) } }));
+  try {
+    const throttled = reportFromResponse(await fetch(provider.url));
+    assert.equal(throttled.httpStatus, 429);
+    const want = { "Retry-After": "3" };
+    for (const name of quota.headers) want[name] = sent[name];
+    assert.deepEqual(throttled.headers, want); // nothing else the provider sent
+
+    const ok = reportFromResponse(await fetch(provider.url));
+    assert.equal(ok.success, true);
+    assert.equal(ok.headers.RateLimit, '"default";r=4;t=1');
+    assert.equal(ok.headers["X-RateLimit-Reset"].length, quota.maxValueBytes);
+  } finally {
+    await provider.close();
   }
 });

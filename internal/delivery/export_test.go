@@ -1,0 +1,4 @@
+package delivery
+
+// ResponseHeaders is responseHeaders, for the tests.
+var ResponseHeaders = responseHeaders
