@@ -19,6 +19,9 @@ const (
 	MaxCircuitOpenMs      = 86_400_000
 	MinDailyCallBudget    = 1
 	MaxDailyCallBudget    = 100_000_000 // a claim counts the day's claims up to the budget, so it bounds that count
+	MinMonthlyCallBudget  = 1
+	MaxMonthlyCallBudget  = 100_000_000 // counted like the day's: it bounds the count a claim makes
+	MaxQuietHoursLen      = 11          // "HH:MM-HH:MM"
 	MaxNameLen            = 200         // key, run and worker names
 	MaxDescriptionLen     = 4_000       // a tool's description, in characters
 	MaxMessageBytes       = 2_000       // a report's message as stored, cut on a character boundary
@@ -62,6 +65,9 @@ var bounds = map[string]Range{
 	"circuitFailureThreshold": {MinCircuitThreshold, MaxCircuitThreshold},
 	"circuitOpenMs":           {MinCircuitOpenMs, MaxCircuitOpenMs},
 	"dailyCallBudget":         {MinDailyCallBudget, MaxDailyCallBudget},
+	"monthlyCallBudget":       {MinMonthlyCallBudget, MaxMonthlyCallBudget},
+	"timeZoneLen":             {1, MaxTimeZoneLen},
+	"quietHoursLen":           {0, MaxQuietHoursLen},
 	"claimMax":                {1, MaxBatch},
 	"waitMs":                  {0, MaxWaitMs},
 	"id":                      {1, 1 << 53},

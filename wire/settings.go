@@ -10,11 +10,14 @@ import (
 type SettingKind string
 
 // The kinds of endpoint settings: an integer in its bound's range, a
-// nullable integer (null for no limit), and a flag.
+// nullable integer (null for no limit), a flag, and text checked by its
+// text tag (wire/window.go's textChecks: a time zone, a quiet window),
+// whose bound is its length.
 const (
 	SettingInt   SettingKind = "int"
 	SettingLimit SettingKind = "limit"
 	SettingBool  SettingKind = "bool"
+	SettingText  SettingKind = "text"
 )
 
 // SettingField describes one member of EndpointSettings from its tags.
@@ -24,8 +27,10 @@ const (
 type SettingField struct {
 	Name           string      // the Go field
 	JSON           string      // the API member
-	Kind           SettingKind // int, limit (nullable) or bool
-	Bound          string      // the wire/limits.go range of an integer ("" for a bool)
+	Kind           SettingKind // int, limit (nullable), bool or text
+	Bound          string      // the wire/limits.go range of an integer, or a text's length ("" for a bool)
+	Text           string      // what a text setting holds: "zone" or "window" (textChecks)
+	Default        string      // a text setting's value when a create leaves it out
 	Range          Range       // that range
 	Unit           string      // what an integer counts, for messages ("milliseconds" or "")
 	Column         string      // the endpoints table's column
@@ -65,7 +70,7 @@ var settingFields = func() []SettingField {
 			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 			f := SettingField{Name: sf.Name, JSON: name, Bound: sf.Tag.Get("bound"), Column: sf.Tag.Get("db"), Flag: sf.Tag.Get("flag"), Help: sf.Tag.Get("help"),
 				Doc: sf.Tag.Get("doc"), Unit: sf.Tag.Get("unit"),
-				Label: sf.Tag.Get("label"), Units: sf.Tag.Get("units"), Hint: sf.Tag.Get("hint"), Group: group, UpdateRequired: sf.Tag.Get("update") == "required", index: idx}
+				Label: sf.Tag.Get("label"), Units: sf.Tag.Get("units"), Hint: sf.Tag.Get("hint"), Group: group, Text: sf.Tag.Get("text"), Default: sf.Tag.Get("default"), UpdateRequired: sf.Tag.Get("update") == "required", index: idx}
 			switch sf.Type.Kind() {
 			case reflect.Int64:
 				f.Kind = SettingInt
@@ -73,8 +78,13 @@ var settingFields = func() []SettingField {
 				f.Kind = SettingLimit
 			case reflect.Bool:
 				f.Kind = SettingBool
+			case reflect.String:
+				f.Kind = SettingText
+				if _, ok := textChecks[f.Text]; !ok {
+					settingProblems = append(settingProblems, fmt.Sprintf("%s names text kind %q, which wire/window.go's textChecks lack", sf.Name, f.Text))
+				}
 			default:
-				settingProblems = append(settingProblems, sf.Name+" has an unsupported type "+sf.Type.String()+" (int64, *int64 or bool)")
+				settingProblems = append(settingProblems, sf.Name+" has an unsupported type "+sf.Type.String()+" (int64, *int64, bool or string)")
 			}
 			if f.Kind != SettingBool {
 				r, ok := Bound(f.Bound)

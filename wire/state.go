@@ -177,23 +177,29 @@ type Gate string
 
 // Gates, in the order a claim checks them.
 const (
-	GateDueTime       Gate = "due_time"        // not due yet: its backoff delay, or its runAt before the first attempt
-	GatePaused        Gate = "paused"          // an owner paused the endpoint (checked first among the endpoint's gates)
-	GateCircuit       Gate = "circuit"         // the endpoint's circuit is open, or half-open with its probe running
-	GateRecovering    Gate = "recovering"      // the endpoint is recovering (its circuit closed or a pause ended): the claims a second its ramp allows were made
-	GateProviderLimit Gate = "provider_limit"  // the provider's rate-limit headers said its limit for the window is spent, or that none remain until a reset
-	GateMaxConcurrent Gate = "max_concurrent"  // the endpoint runs maxConcurrent jobs already
-	GateRateLimit     Gate = "rate_limit"      // the endpoint had rateLimitPerMinute claims in the last 60 s
-	GateDailyBudget   Gate = "daily_budget"    // the endpoint had dailyCallBudget claims since midnight UTC
-	GateKeyOrder      Gate = "key_order"       // its flow key is ordered, and a job enqueued before it has not finished
-	GateKeyConcurrent Gate = "key_concurrency" // its flow key runs keyMaxConcurrent jobs already
-	GateKeyRate       Gate = "key_rate"        // its flow key had keyRateLimitPerMinute claims in the last 61 s (a minute and a second for delivery)
-	GateNone          Gate = "none"            // nothing holds it: not scheduled, or due and waiting for a worker
+	GateDueTime          Gate = "due_time"           // not due yet: its backoff delay, or its runAt before the first attempt
+	GatePaused           Gate = "paused"             // an owner paused the endpoint (checked first among the endpoint's gates)
+	GateCircuit          Gate = "circuit"            // the endpoint's circuit is open, or half-open with its probe running
+	GateRecovering       Gate = "recovering"         // the endpoint is recovering (its circuit closed or a pause ended): the claims a second its ramp allows were made
+	GateProviderLimit    Gate = "provider_limit"     // the provider's rate-limit headers said its limit for the window is spent, or that none remain until a reset
+	GateMaxConcurrent    Gate = "max_concurrent"     // the endpoint runs maxConcurrent jobs already
+	GateRateLimit        Gate = "rate_limit"         // the endpoint had rateLimitPerMinute claims in the last 60 s
+	GateDailyBudget      Gate = "daily_budget"       // the endpoint had dailyCallBudget claims since midnight in its budgetTimeZone
+	GateMonthlyBudget    Gate = "monthly_budget"     // the endpoint had monthlyCallBudget claims since the 1st of the month in its budgetTimeZone
+	GateDeliveryWindow   Gate = "delivery_window"    // the endpoint is in its quietHours, on its budgetTimeZone's clock
+	GateKeyOrder         Gate = "key_order"          // its flow key is ordered, and a job enqueued before it has not finished
+	GateKeyConcurrent    Gate = "key_concurrency"    // its flow key runs keyMaxConcurrent jobs already
+	GateKeyRate          Gate = "key_rate"           // its flow key had keyRateLimitPerMinute claims in the last 61 s (a minute and a second for delivery)
+	GateKeyDailyBudget   Gate = "key_daily_budget"   // its flow key had keyDailyCallBudget claims since midnight in the endpoint's budgetTimeZone
+	GateKeyMonthlyBudget Gate = "key_monthly_budget" // its flow key had keyMonthlyCallBudget claims since the 1st of the month in the endpoint's budgetTimeZone
+	GateNone             Gate = "none"               // nothing holds it: not scheduled, or due and waiting for a worker
 )
 
 // Gates lists every gate.
 func Gates() []Gate {
-	return []Gate{GateDueTime, GatePaused, GateCircuit, GateRecovering, GateProviderLimit, GateMaxConcurrent, GateRateLimit, GateDailyBudget, GateKeyOrder, GateKeyConcurrent, GateKeyRate, GateNone}
+	return []Gate{GateDueTime, GatePaused, GateCircuit, GateRecovering, GateProviderLimit, GateMaxConcurrent, GateRateLimit,
+		GateDailyBudget, GateMonthlyBudget, GateDeliveryWindow,
+		GateKeyOrder, GateKeyConcurrent, GateKeyRate, GateKeyDailyBudget, GateKeyMonthlyBudget, GateNone}
 }
 
 // RunState is whether a run takes new steps.

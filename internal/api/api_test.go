@@ -194,6 +194,17 @@ func TestErrorsNameTheField(t *testing.T) {
 		{"GET", "/v1/schedules/none/ticks?cursor=x", ``, `"field":"cursor"`},
 		{"GET", "/v1/jobs/count?flowKey=" + strings.Repeat("k", 129), ``, `"field":"flowKey"`},
 		{"GET", "/v1/stream?view=jobs&flowKey=%20k", ``, `"field":"flowKey"`},
+		// Budgets and quiet hours (docs/flow-control.md): the zone, the
+		// window, the budgets' ranges, a text given as another type.
+		{"POST", "/v1/endpoints", `{"name":"b","budgetTimeZone":"Mars/Olympus"}`, `"field":"budgetTimeZone","value":"\"Mars/Olympus\"","allowed":"must be an IANA time zone name`},
+		{"POST", "/v1/endpoints", `{"name":"b","budgetTimeZone":"` + strings.Repeat("A", 65) + `"}`, `"field":"budgetTimeZone","value":"\"AAAA`},
+		{"POST", "/v1/endpoints", `{"name":"b","budgetTimeZone":"Local"}`, `"field":"budgetTimeZone"`},
+		{"POST", "/v1/endpoints", `{"name":"b","quietHours":"22:00-25:00"}`, `"field":"quietHours","value":"\"22:00-25:00\"","allowed":"must be \"HH:MM-HH:MM\" in 24-hour time`},
+		{"POST", "/v1/endpoints", `{"name":"b","quietHours":"07:00-07:00"}`, `"field":"quietHours","value":"\"07:00-07:00\""`},
+		{"POST", "/v1/endpoints", `{"name":"b","quietHours":2200}`, `"field":"quietHours","value":"2200","allowed":"must be a string`},
+		{"POST", "/v1/endpoints", `{"name":"b","monthlyCallBudget":0}`, `"field":"monthlyCallBudget","value":"0","allowed":"must be null (no limit) or an integer from 1 through 100000000`},
+		{"POST", "/v1/endpoints", `{"name":"b","keyDailyCallBudget":100000001}`, `"field":"keyDailyCallBudget"`},
+		{"POST", "/v1/endpoints", `{"name":"b","keyMonthlyCallBudget":-1}`, `"field":"keyMonthlyCallBudget"`},
 	}
 	if status, body := f.call(t, "POST", "/v1/tools", `{"name":"by-customer","version":"1","endpoint":"stripe","flowKeyFrom":"/customer/id"}`); status != 201 {
 		t.Fatalf("publish a tool with flowKeyFrom: %d %s", status, body)
@@ -229,6 +240,7 @@ func FuzzRoutes(f *testing.F) {
 	f.Add("PUT /v1/endpoints/{name}/policy", []byte(`{"expectedVersion":1,"preset":"CUSTOM","maxAttempts":6,"initialDelayMs":10000,"multiplier":2,"maxDelayMs":600000,"jitterPercent":20,"defaultTimeoutMs":30000,"maxConcurrent":10,"rateLimitPerMinute":null}`), "stripe", "")
 	f.Add("POST /v1/tools", []byte(`{"name":"t","version":"2","endpoint":"stripe","retryPreset":"CUSTOM","retryPolicy":{"maxAttempts":2}}`), "x", "")
 	f.Add("POST /v1/endpoints/{name}/pause", []byte(`{"reason":"provider incident #12"}`), "stripe", "")
+	f.Add("POST /v1/endpoints", []byte(`{"name":"quiet","dailyCallBudget":1000,"monthlyCallBudget":20000,"budgetTimeZone":"Europe/Paris","quietHours":"22:00-07:00","keyDailyCallBudget":5,"keyMonthlyCallBudget":50}`), "x", "")
 	f.Add("POST /v1/jobs/bulk", []byte(`{"action":"run_now","ids":[1,2],"expectedCount":2}`), "1", "")
 	f.Add("GET /v1/audit", []byte(``), "1", "")
 	f.Add("POST /v1/jobs/{id}/report", []byte("{\"leaseToken\":\"x\",\"message\":\"\\u0000\xff\"}"), "1\x00", "")

@@ -317,7 +317,7 @@ func DecodeEndpointPolicy(fields map[string]json.RawMessage, full bool, current 
 
 // readSettings reads each member of wire.EndpointSettings present in
 // fields into s, as its tags say: an integer in its bound's range, a
-// nullable limit, or a flag. In an update (full) those tagged
+// nullable limit, a flag, or a text its check accepts. In an update (full) those tagged
 // update:"required" must be present; the others left out keep s's value.
 func readSettings(fields map[string]json.RawMessage, full bool, s *wire.EndpointSettings, errs *field.Errors) {
 	ints := intMembers{fields: fields, full: full, errs: errs}
@@ -340,8 +340,30 @@ func readSettings(fields map[string]json.RawMessage, full bool, s *wire.Endpoint
 			optionalLimit(fields, f.JSON, lo, hi, dst, errs)
 		case wire.SettingBool:
 			optionalBool(fields, f.JSON, v.Addr().Interface().(*bool), errs)
+		case wire.SettingText:
+			optionalText(fields, f, v.Addr().Interface().(*string), errs)
 		}
 	}
+}
+
+// optionalText sets *dst from the member of text setting f when present:
+// a string its check accepts (a time zone, a quiet window).
+func optionalText(fields map[string]json.RawMessage, f wire.SettingField, dst *string, errs *field.Errors) {
+	raw, ok := fields[f.JSON]
+	if !ok {
+		return
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		_, allowed := f.CheckText("")
+		errs.Add(f.JSON, backoff.ShowJSON(raw), "must be a string: "+allowed)
+		return
+	}
+	if ok, allowed := f.CheckText(s); !ok {
+		errs.Add(f.JSON, backoff.ShowJSON(raw), allowed)
+		return
+	}
+	*dst = s
 }
 
 // intMembers reads the integer members of an endpoint policy.

@@ -51,11 +51,12 @@ func (a *API) listEndpoints(c *call[none]) (*wire.EndpointList, error) {
 }
 
 func (a *API) getEndpoint(c *call[none]) (*wire.Endpoint, error) {
-	ep, err := a.e.Endpoint(c.ctx(), c.p, c.r.PathValue("name"))
+	ep, use, err := a.e.EndpointUse(c.ctx(), c.p, c.r.PathValue("name"))
 	if err != nil {
 		return nil, err
 	}
 	v := endpointView(ep, a.e.Clock().Now().UnixMilli())
+	v.Budget = use
 	return &v, nil
 }
 

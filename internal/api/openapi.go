@@ -415,7 +415,11 @@ func annotate(s map[string]any, f reflect.StructField) map[string]any {
 		if !ok {
 			panic("wire: unknown bound " + b + " on " + f.Name)
 		}
-		target["minimum"], target["maximum"] = num(r.Min), num(r.Max)
+		if target["type"] == "string" {
+			target["minLength"], target["maxLength"] = num(r.Min), num(r.Max) // a text setting's bound is its length
+		} else {
+			target["minimum"], target["maximum"] = num(r.Min), num(r.Max)
+		}
 	}
 	for _, k := range []string{"minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems"} {
 		if v := f.Tag.Get(k); v != "" {

@@ -59,7 +59,7 @@ func addPolicyFlags(f *flagSet) policyFlags {
 // settingFlags registers a flag per endpoint setting, named and described
 // by its tags (wire.SettingFields): a new setting gets its flag without an
 // edit here. The usage adds the range: "claims per minute, 1–1000000, or
-// none"; a flag's "true: ...".
+// none"; a flag's "true: ..."; a text's what it allows.
 func settingFlags(f *flagSet) []*string {
 	var out []*string
 	for _, s := range wire.SettingFields() {
@@ -69,6 +69,9 @@ func settingFlags(f *flagSet) []*string {
 			usage += ", or none"
 		case wire.SettingBool:
 			usage = "true: " + s.Help
+		case wire.SettingText:
+			_, allowed := s.CheckText("")
+			usage = s.Help + "; " + allowed
 		}
 		out = append(out, f.String(s.Flag, "", usage))
 	}
@@ -111,6 +114,13 @@ func (pf policyFlags) apply(f *flagSet, p *client.EndpointPolicy) {
 			f.limit(s.Flag, *pf.settings[i], int64(s.Range.Max), v.Addr().Interface().(**int64))
 		case wire.SettingBool:
 			f.boolean(s.Flag, *pf.settings[i], v.Addr().Interface().(*bool))
+		case wire.SettingText:
+			if text := *pf.settings[i]; f.isSet(s.Flag) {
+				if ok, allowed := s.CheckText(text); !ok {
+					f.fail(s.Flag, text, allowed)
+				}
+				v.SetString(text)
+			}
 		}
 	}
 }
@@ -267,7 +277,8 @@ func printEndpoint(w io.Writer, e *client.Endpoint) {
 // other setting that is set gets a line from printOtherSettings, labelled
 // with its flag's words ("daily budget:"), so a new setting shows without
 // an edit here. (A flag's words are short enough to keep the columns as
-// they were.) One left unset (a null limit, false, 0) prints nothing, as
+// they were.) One left unset (a null limit, false, 0, a text at its
+// default) prints nothing, as
 // the key limits print nothing until one is set.
 var printedSettings = []string{"DefaultTimeoutMs", "MaxConcurrent", "RateLimitPerMinute", "CircuitFailureThreshold", "CircuitOpenMs",
 	"KeyMaxConcurrent", "KeyRateLimitPerMinute", "KeyOrdered", "FairKeys"}
@@ -279,7 +290,7 @@ func printOtherSettings(w io.Writer, s *client.EndpointSettings) {
 		}
 		label := strings.ReplaceAll(f.Flag, "-", " ")
 		v := f.Value(s)
-		if v.IsZero() {
+		if v.IsZero() || f.Kind == wire.SettingText && v.String() == f.Default {
 			continue
 		}
 		switch f.Kind {

@@ -47,6 +47,16 @@ func TestClientCommands(t *testing.T) {
 	// A setting without a line of its own prints under its flag's words
 	// once it is set.
 	contains(t, must(t, "endpoints", "create", "mtr", "--daily-budget", "1000"), "daily budget:    1000")
+	// Text settings: a zone and a window, read back; out of bounds, refused
+	// naming the flag, the value and what is allowed; "" clears quiet hours.
+	contains(t, must(t, "endpoints", "create", "night", "--budget-zone", "Europe/Paris", "--quiet-hours", "22:00-07:00"),
+		"budget zone:     Europe/Paris", "quiet hours:     22:00-07:00")
+	if _, errOut, code := remote(t, "endpoints", "set-policy", "night", "--quiet-hours", "22:00-24:00"); code == 0 || !strings.Contains(errOut, `--quiet-hours`) || !strings.Contains(errOut, `"22:00-24:00"`) || !strings.Contains(errOut, "HH:MM-HH:MM") {
+		t.Errorf("a bad window: exit %d, %s", code, errOut)
+	}
+	if out := must(t, "endpoints", "set-policy", "night", "--expected-version", "1", "--quiet-hours", ""); strings.Contains(out, "quiet hours") || !strings.Contains(out, "budget zone:     Europe/Paris") {
+		t.Errorf("quiet hours cleared:\n%s", out)
+	}
 	out = must(t, "endpoints", "list")
 	contains(t, out, "NAME    VERSION  POLICY    TIMEOUT  MAX CONCURRENT  RATE/MIN  CIRCUIT", "stripe  1        STANDARD  30000ms  5               600       closed")
 

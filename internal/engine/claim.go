@@ -324,7 +324,7 @@ func (e *Engine) claimUnlocked(ctx context.Context, q store.Queries, p *claimPas
 		return false, err
 	}
 	miss, _ := e.optimisticMiss.Load(id)
-	if open, limit := fastOpen(ep, p.remaining); open && (miss == nil || p.now-miss.(int64) >= optimisticBackoffMs) {
+	if open, limit := fastOpen(ep, p.remaining, p.now); open && (miss == nil || p.now-miss.(int64) >= optimisticBackoffMs) {
 		if p.now, err = e.txNow(ctx, q); err != nil {
 			return false, err
 		}

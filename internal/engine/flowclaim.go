@@ -36,6 +36,8 @@ type keyTurn struct {
 	key     string
 	running int64            // its running jobs before this claim
 	claims  store.FlowClaims // its claims in the rate window before this claim
+	day     store.FlowClaims // its claims since midnight (budgetTimeZone) before this claim
+	month   store.FlowClaims // its claims since the 1st (budgetTimeZone) before this claim
 	took    int64            // jobs this claim gave it
 	done    bool             // it gets no more in this claim
 	offered bool             // this claim looked at it: its ready time is rewritten
@@ -97,7 +99,7 @@ func (e *Engine) claimKeyed(ctx context.Context, q store.Queries, p *claimPass, 
 
 // keyCounts reads what the endpoint's limits per key need of each key:
 // its running jobs, and its claims in the rate window (KeyRateWindowMs)
-// ending at now.
+// ending at now, today and this month (the budgets' periods).
 func keyCounts(ctx context.Context, q store.Queries, ep *store.Endpoint, keys []*keyTurn, now int64) error {
 	var limited []string // key '' has no limits of its own
 	for _, k := range keys {
@@ -115,13 +117,33 @@ func keyCounts(ctx context.Context, q store.Queries, ep *store.Endpoint, keys []
 			k.running = running[k.key]
 		}
 	}
-	if needs.claims {
-		claims, err := q.FlowKeysClaims(ctx, ep.ID, limited, now-KeyRateWindowMs+1)
+	for _, c := range []struct {
+		need, budget bool // budget: a period that may reach past the retention
+		since        int64
+		dst          func(k *keyTurn) *store.FlowClaims
+	}{
+		{needs.claims, false, now - KeyRateWindowMs + 1, func(k *keyTurn) *store.FlowClaims { return &k.claims }},
+		{needs.day, true, dayOf(now, budgetZone(ep)).start, func(k *keyTurn) *store.FlowClaims { return &k.day }},
+		{needs.month, true, monthOf(now, budgetZone(ep)).start, func(k *keyTurn) *store.FlowClaims { return &k.month }},
+	} {
+		if !c.need {
+			continue
+		}
+		claims, err := q.FlowKeysClaims(ctx, ep.ID, limited, c.since)
 		if err != nil {
 			return err
 		}
+		var pruned map[string]int64
+		if c.budget {
+			// Add the claims of the attempts retention deleted
+			// (budgetUsed).
+			if pruned, err = q.FlowKeysPrunedClaims(ctx, ep.ID, limited, c.since); err != nil {
+				return err
+			}
+		}
 		for _, k := range keys {
-			k.claims = claims[k.key]
+			*c.dst(k) = claims[k.key]
+			c.dst(k).N += pruned[k.key]
 		}
 	}
 	return nil
@@ -196,7 +218,8 @@ func (e *Engine) claimOfKey(ctx context.Context, q store.Queries, p *claimPass, 
 }
 
 // flowAfter rewrites the ready time of every key this claim looked at:
-// parked at its concurrency limit, the end of its rate window, its next
+// parked at its concurrency limit, the end of its rate window or the
+// renewal of its budget, its next
 // job's due time, or now (it was served and has more due: it waits behind
 // the keys waiting longer); a key with nothing scheduled is forgotten.
 func (e *Engine) flowAfter(ctx context.Context, q store.Queries, p *claimPass, ep *store.Endpoint, lim flowLimits, keys []*keyTurn) error {
@@ -225,8 +248,8 @@ func (e *Engine) flowAfter(ctx context.Context, q store.Queries, p *claimPass, e
 		at := max(due, p.now)
 		if lim.room(k) == 0 && k.key != "" {
 			g := e.keyGate(ep, k, p.now)
-			if g.gate == wire.GateKeyRate {
-				at = max(at, g.until)
+			if g.until > 0 {
+				at = max(at, g.until) // a rate window ends, a budget renews
 			} else {
 				at = store.FlowKeyParked
 			}

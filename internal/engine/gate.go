@@ -60,8 +60,15 @@ type jobHolder interface {
 	jobHold(ctx context.Context, q store.Queries, ep *store.Endpoint, j *store.Job, k *keyTurn) (*Hold, error)
 }
 
-// keyNeeds are the counts of a key a rule reads.
-type keyNeeds struct{ running, claims bool }
+// timedFast is an endpoint rule whose unlocked read depends on the time
+// (a quiet window): fastOpen asks fastAt instead of fast.
+type timedFast interface {
+	fastAt(ep *store.Endpoint, now int64) (open bool, cap int64)
+}
+
+// keyNeeds are the counts of a key a rule reads: its running jobs, its
+// claims in the rate window, today and this month (budgetTimeZone's).
+type keyNeeds struct{ running, claims, day, month bool }
 
 // endpointRules are the endpoint's gates in the order they are checked: an
 // owner's pause first, then the circuit, then capacity.
@@ -73,6 +80,8 @@ var endpointRules = []endpointRule{
 	concurrencyRule{},
 	rateRule{},
 	dailyBudgetRule{},
+	monthlyBudgetRule{},
+	deliveryWindowRule{},
 }
 
 // keyRules are a flow key's limits in the order heldBy names them.
@@ -80,6 +89,8 @@ var keyRules = []keyRule{
 	keyOrderRule{},
 	keyConcurrencyRule{},
 	keyRateRule{},
+	keyDailyBudgetRule{},
+	keyMonthlyBudgetRule{},
 }
 
 // gate is the verdict of the gates of one endpoint at one moment.
@@ -130,14 +141,17 @@ func (e *Engine) gates(ctx context.Context, q store.Queries, ep *store.Endpoint,
 	return v
 }
 
-// fastOpen reports whether an unlocked read of ep lets the optimistic path
-// claim, and how many at most (want capped by every rule).
-func fastOpen(ep *store.Endpoint, want int64) (bool, int64) {
+// fastOpen reports whether an unlocked read of ep at now lets the
+// optimistic path claim, and how many at most (want capped by every rule).
+func fastOpen(ep *store.Endpoint, want, now int64) (bool, int64) {
 	if keyed(ep) {
 		return false, 0
 	}
 	for _, r := range endpointRules {
 		open, limit := r.fast(ep)
+		if t, ok := r.(timedFast); ok {
+			open, limit = t.fastAt(ep, now)
+		}
 		if !open {
 			return false, 0
 		}
@@ -219,6 +233,8 @@ func keyNeedsOf(ep *store.Endpoint) keyNeeds {
 			m := r.needs()
 			n.running = n.running || m.running
 			n.claims = n.claims || m.claims
+			n.day = n.day || m.day
+			n.month = n.month || m.month
 		}
 	}
 	return n

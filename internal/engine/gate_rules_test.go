@@ -66,6 +66,8 @@ func TestKeyedFollowsTheKeyRules(t *testing.T) {
 		"keyMaxConcurrent": {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{KeyMaxConcurrent: &one}}},
 		"keyRate":          {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{KeyRateLimitPerMinute: &one}}},
 		"fairKeys":         {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{FairKeys: true}}},
+		"keyDailyBudget":   {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{KeyDailyCallBudget: &one}}},
+		"keyMonthlyBudget": {EndpointSettings: wire.EndpointSettings{KeyLimits: wire.KeyLimits{KeyMonthlyCallBudget: &one}}},
 	}
 	for name, ep := range cases {
 		ep.CircuitState, ep.MaxConcurrent = wire.CircuitClosed, 10
@@ -76,7 +78,7 @@ func TestKeyedFollowsTheKeyRules(t *testing.T) {
 		if keyed(ep) != active || (name == "none") == keyed(ep) {
 			t.Errorf("%s: keyed %v, key rules active %v", name, keyed(ep), active)
 		}
-		if open, _ := fastOpen(ep, 10); open == keyed(ep) {
+		if open, _ := fastOpen(ep, 10, 0); open == keyed(ep) {
 			t.Errorf("%s: the optimistic path is open %v for a keyed %v endpoint", name, open, keyed(ep))
 		}
 	}

@@ -226,6 +226,7 @@ func learnedFor(windowMs int64) int64 { return max(60_000, 10*windowMs) }
 func freeThrottle(j *store.Job, d classify.Decision, status int) bool {
 	return isThrottle(d, status) && j.Throttles < wire.MaxFreeThrottles
 }
+
 // RecoveryView is the endpoint's ramp as the API shows it; nil while it
 // is not recovering.
 func RecoveryView(ep *store.Endpoint, now int64) *wire.Recovery {

@@ -343,7 +343,8 @@ const (
 // DefaultEndpointPolicy is the policy of an endpoint created without one:
 // STANDARD retries and the defaults above.
 func DefaultEndpointPolicy() EndpointPolicy {
-	return EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: DefaultTimeoutMs, MaxConcurrent: DefaultMaxConcurrent, CircuitFailureThreshold: DefaultCircuitThreshold, CircuitOpenMs: DefaultCircuitOpenMs}}
+	return EndpointPolicy{Policy: backoff.PresetPolicy(backoff.Standard), EndpointSettings: wire.EndpointSettings{DefaultTimeoutMs: DefaultTimeoutMs, MaxConcurrent: DefaultMaxConcurrent, CircuitFailureThreshold: DefaultCircuitThreshold, CircuitOpenMs: DefaultCircuitOpenMs,
+		BudgetTimeZone: "UTC"}}
 }
 
 // checkPlan refuses CUSTOM policies on a plan that does not allow them

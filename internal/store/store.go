@@ -810,8 +810,17 @@ type Queries interface {
 	ExpiredLeases(ctx context.Context, p *ExpiredLeasesParams) ([]Job, error)
 	// JobsPrune deletes finished jobs (and their attempts) that finished
 	// before p.FinishedBefore, at most p.Limit of them, and returns how
-	// many.
+	// many. The claims of the attempts it deletes are added to the pruned
+	// claims (PrunedClaimsCount) first, and pruned claims older than
+	// PrunedClaimsKeepMs before p.FinishedBefore are forgotten.
 	JobsPrune(ctx context.Context, p *JobsPruneParams) (int64, error)
+	// PrunedClaimsCount counts the endpoint's claims whose attempts
+	// JobsPrune deleted, claimed at or after p.Since (a quarter hour:
+	// counts are kept per PrunedClaimsBucketMs), all keys together.
+	PrunedClaimsCount(ctx context.Context, p *PrunedClaimsCountParams) (int64, error)
+	// FlowKeysPrunedClaims is PrunedClaimsCount per key, for these keys
+	// of the endpoint; keys with none are left out.
+	FlowKeysPrunedClaims(ctx context.Context, endpointID int64, keys []string, since int64) (map[string]int64, error)
 
 	// AttemptGet reads one attempt, finished or running; ErrNotFound when
 	// the job has no such attempt.
@@ -1329,6 +1338,23 @@ type AttemptsFinishedSinceParams struct {
 type ExpiredLeasesParams struct {
 	Now   int64 // a lease that ended at or before Now has expired
 	Limit int   // at most this many jobs
+}
+
+// PrunedClaimsBucketMs is the span the pruned claims are counted per: a
+// quarter hour, on which every time zone's midnight falls, so a budget's
+// period starts on a bucket's start.
+const PrunedClaimsBucketMs = 900_000
+
+// PrunedClaimsKeepMs is how long pruned claims are kept before the
+// retention's cutoff: longer than any month, so a monthly budget counts
+// its whole month.
+const PrunedClaimsKeepMs = 40 * 86_400_000
+
+// PrunedClaimsCountParams asks how many of an endpoint's pruned claims
+// were made in a window.
+type PrunedClaimsCountParams struct {
+	EndpointID int64 // the endpoint whose pruned claims are counted
+	Since      int64 // claims at or after Since count (a bucket's start)
 }
 
 // JobsPruneParams selects finished jobs to delete.

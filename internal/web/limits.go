@@ -97,7 +97,8 @@ func LimitsJS() []byte {
 // endpointSettings describes wire.EndpointSettings for the endpoint page's
 // policy editor, which builds its settings fields from this list: a new
 // setting gets its field without an edit to dashboard.js. kind is "int",
-// "limit" (empty for none) or "bool"; group "KeyLimits" puts it among the
+// "limit" (empty for none), "bool" or "text" (with what it allows and its
+// default, checked by the server); group "KeyLimits" puts it among the
 // limits per flow key; unit is what the server's range message adds.
 func endpointSettings() []map[string]any {
 	var out []map[string]any
@@ -109,6 +110,10 @@ func endpointSettings() []map[string]any {
 				unit = " " + f.Unit
 			}
 			m["bound"], m["units"], m["unit"] = f.Bound, f.Units, unit
+		}
+		if f.Kind == wire.SettingText {
+			_, allowed := f.CheckText("")
+			m["allowed"], m["default"] = allowed, f.Default
 		}
 		out = append(out, m)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/getratchet/ratchet/internal/simulate"
 )
 
-
 // waitRecovery waits until n recovery scenarios have ended on the page.
 func waitRecovery(p *page, n int) {
 	p.t.Helper()

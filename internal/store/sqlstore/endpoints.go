@@ -49,6 +49,8 @@ func settingArgs(s *wire.EndpointSettings) []any {
 			args[i] = nullInt(v.Interface().(*int64))
 		case wire.SettingBool:
 			args[i] = b2i(v.Bool())
+		case wire.SettingText:
+			args[i] = v.String()
 		default:
 			args[i] = v.Int()
 		}
@@ -57,29 +59,43 @@ func settingArgs(s *wire.EndpointSettings) []any {
 }
 
 // settingScan is where a row's settings columns are scanned before set
-// copies them onto the endpoint.
-type settingScan []sql.NullInt64
+// copies them onto the endpoint: integers (and flags) into ints, texts
+// into texts.
+type settingScan struct {
+	ints  []sql.NullInt64
+	texts []string
+}
 
-func (sc settingScan) dests() []any {
-	d := make([]any, len(sc))
-	for i := range sc {
-		d[i] = &sc[i]
+func newSettingScan() *settingScan {
+	return &settingScan{ints: make([]sql.NullInt64, len(settingFields)), texts: make([]string, len(settingFields))}
+}
+
+func (sc *settingScan) dests() []any {
+	d := make([]any, len(settingFields))
+	for i, f := range settingFields {
+		if f.Kind == wire.SettingText {
+			d[i] = &sc.texts[i]
+		} else {
+			d[i] = &sc.ints[i]
+		}
 	}
 	return d
 }
 
 // set copies the scanned columns onto s: NULL is a nil limit, non-zero a
 // true flag.
-func (sc settingScan) set(s *wire.EndpointSettings) {
+func (sc *settingScan) set(s *wire.EndpointSettings) {
 	for i, f := range settingFields {
 		v := f.Value(s)
 		switch f.Kind {
 		case wire.SettingLimit:
-			v.Set(reflect.ValueOf(ptrOf(sc[i])))
+			v.Set(reflect.ValueOf(ptrOf(sc.ints[i])))
 		case wire.SettingBool:
-			v.SetBool(sc[i].Int64 != 0)
+			v.SetBool(sc.ints[i].Int64 != 0)
+		case wire.SettingText:
+			v.SetString(sc.texts[i])
 		default:
-			v.SetInt(sc[i].Int64)
+			v.SetInt(sc.ints[i].Int64)
 		}
 	}
 }
@@ -87,7 +103,7 @@ func (sc settingScan) set(s *wire.EndpointSettings) {
 func scanEndpoint(sc interface{ Scan(...any) error }) (*store.Endpoint, error) {
 	var e store.Endpoint
 	var policy string
-	settings := make(settingScan, len(settingFields))
+	settings := newSettingScan()
 	dests := append([]any{&e.ID, &e.ProjectID, &e.Name, &policy, &e.Version, &e.CreatedAt, &e.UpdatedAt, &e.CircuitState, &e.CircuitFailures,
 		&e.CircuitOpenedAt, &e.CircuitProbeJob, &e.CircuitOpenedBy, &e.PausedAt, &e.PausedBy, &e.PausedReason, &e.CircuitProbeAt,
 		&e.Recovery.Rate, &e.Recovery.Ceiling, &e.Recovery.StartedAt, &e.Recovery.AdjustedAt, &e.Recovery.BadAt,

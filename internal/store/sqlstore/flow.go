@@ -13,7 +13,9 @@ import (
 
 // keyedEndpoint is true of an endpoint row e whose claims go through its
 // flow keys (store.Endpoint.Keyed).
-const keyedEndpoint = `(e.key_max_concurrent IS NOT NULL OR e.key_rate_limit_per_minute IS NOT NULL OR e.key_ordered <> 0 OR e.fair_keys <> 0)`
+// Every limit per key is here: engine.keyed and this must agree.
+const keyedEndpoint = `(e.key_max_concurrent IS NOT NULL OR e.key_rate_limit_per_minute IS NOT NULL OR e.key_ordered <> 0 OR e.fair_keys <> 0
+	OR e.key_daily_call_budget IS NOT NULL OR e.key_monthly_call_budget IS NOT NULL)`
 
 // claimSet moves a job to running under a lease: its arguments are the
 // lease token, the time (twice), the worker and the time again.

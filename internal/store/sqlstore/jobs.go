@@ -304,15 +304,28 @@ func (q *Queries) JobsUpdate(ctx context.Context, jobs []*store.Job, guards []st
 
 // JobsPrune reads the ids of up to p.Limit jobs in a final state
 // (succeeded, failed, exhausted, cancelled) that finished before
-// p.FinishedBefore, in no particular order, deletes their attempts and
-// then the jobs, and returns how many jobs it deleted.
+// p.FinishedBefore, in no particular order, counts their attempts' claims
+// in claims_pruned, deletes their attempts and then the jobs, and returns
+// how many jobs it deleted; it forgets pruned claims older than
+// store.PrunedClaimsKeepMs before the cutoff.
 func (q *Queries) JobsPrune(ctx context.Context, p *store.JobsPruneParams) (int64, error) {
+	if _, err := q.exec(ctx, `DELETE FROM claims_pruned WHERE bucket_at < ?`, p.FinishedBefore-store.PrunedClaimsKeepMs); err != nil {
+		return 0, err
+	}
 	rows, err := q.query(ctx, `SELECT id FROM jobs WHERE finished_at > 0 AND finished_at < ? AND state IN `+finishedStates+` LIMIT `+strconv.Itoa(p.Limit), p.FinishedBefore)
 	ids, err := collect(q, rows, err, scanInt64)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
 	in := placeholders(len(ids))
+	// Budgets count claims over a day or a month: keep the count of the
+	// claims whose attempts go (store.PrunedClaimsCount).
+	bucket := `claimed_at - claimed_at % ` + strconv.Itoa(store.PrunedClaimsBucketMs)
+	if _, err := q.exec(ctx, `INSERT INTO claims_pruned (endpoint_id, flow_key, bucket_at, n)
+		SELECT endpoint_id, flow_key, `+bucket+`, count(*) FROM attempts WHERE job_id IN (`+in+`) GROUP BY endpoint_id, flow_key, `+bucket+`
+		ON CONFLICT (endpoint_id, flow_key, bucket_at) DO UPDATE SET n = claims_pruned.n + excluded.n`, int64Args(ids)...); err != nil {
+		return 0, err
+	}
 	if _, err := q.exec(ctx, `DELETE FROM attempts WHERE job_id IN (`+in+`)`, int64Args(ids)...); err != nil {
 		return 0, err
 	}
@@ -321,4 +334,30 @@ func (q *Queries) JobsPrune(ctx context.Context, p *store.JobsPruneParams) (int6
 		return 0, err
 	}
 	return r.RowsAffected()
+}
+
+// PrunedClaimsCount sums the endpoint's pruned claims since p.Since.
+func (q *Queries) PrunedClaimsCount(ctx context.Context, p *store.PrunedClaimsCountParams) (int64, error) {
+	var n sql.NullInt64
+	err := q.row(ctx, `SELECT sum(n) FROM claims_pruned WHERE endpoint_id = ? AND bucket_at >= ?`, p.EndpointID, p.Since).Scan(&n)
+	return n.Int64, q.D.Translate(err)
+}
+
+// FlowKeysPrunedClaims sums each key's pruned claims since since.
+func (q *Queries) FlowKeysPrunedClaims(ctx context.Context, endpointID int64, keys []string, since int64) (map[string]int64, error) {
+	out := map[string]int64{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	in, keyArgs := q.textIn("flow_key", keys)
+	args := append(append([]any{endpointID}, keyArgs...), since)
+	rows, err := q.query(ctx, `SELECT flow_key, sum(n) FROM claims_pruned WHERE endpoint_id = ? AND `+in+` AND bucket_at >= ? GROUP BY flow_key`, args...)
+	err = each(q, rows, err, func(sc scanner) error {
+		var k string
+		var n int64
+		err := sc.Scan(&k, &n)
+		out[k] = n
+		return err
+	})
+	return out, err
 }

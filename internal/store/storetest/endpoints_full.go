@@ -102,7 +102,8 @@ func testEndpointAllFields(t *testing.T, s store.Store) {
 
 // fillSettings sets every setting from its range: integers to their
 // minimum plus the field's position plus n (distinct across fields and
-// across n), limits the same (nil when n is 0), flags to n%2 == 1.
+// across n), limits the same (nil when n is 0), flags to n%2 == 1, texts
+// to their name and n ("" when n is 0).
 func fillSettings(s *wire.EndpointSettings, n int64) {
 	for i, f := range wire.SettingFields() {
 		v := f.Value(s)
@@ -118,6 +119,14 @@ func fillSettings(s *wire.EndpointSettings, n int64) {
 			}
 		case wire.SettingBool:
 			v.SetBool(n%2 == 1)
+		case wire.SettingText:
+			// The store keeps any text (the API checks it): distinct per
+			// field and per n, empty when n is 0.
+			if n != 0 {
+				v.SetString(fmt.Sprintf("%s-%d", f.JSON, n))
+			} else {
+				v.SetString("")
+			}
 		}
 	}
 }

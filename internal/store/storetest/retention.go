@@ -75,3 +75,73 @@ func testJobsPrune(t *testing.T, s store.Store) {
 		return nil
 	})
 }
+
+// testPrunedClaims: JobsPrune keeps the count of the claims whose
+// attempts it deletes, per endpoint, key and quarter hour of the claim,
+// so PrunedClaimsCount and FlowKeysPrunedClaims (which budgets add to the
+// attempts they count) still see them; counts older than the keep before
+// the cutoff are forgotten.
+func testPrunedClaims(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	f := newFixture(t, s)
+	const q1, q2 = 10 * store.PrunedClaimsBucketMs, 11 * store.PrunedClaimsBucketMs // two quarter hours
+	var js []*store.Job
+	for i := range 4 {
+		j := job(f.p, f.ep, f.tool, 1)
+		j.FlowKey = []string{"a", "a", "b", ""}[i]
+		js = append(js, j)
+	}
+	f.insert(t, s, js...)
+	claim(t, s, "w", "l", q1+5, js[0].ID, js[2].ID, js[3].ID)
+	claim(t, s, "w", "l", q2+7, js[1].ID)
+	for _, j := range js {
+		setState(t, s, getJob(t, s, j.ID), wire.JobSucceeded, q2+100)
+	}
+	counts := func(since int64) (int64, map[string]int64) {
+		t.Helper()
+		var n int64
+		var keys map[string]int64
+		read(t, s, func(q store.Queries) (err error) {
+			if n, err = q.PrunedClaimsCount(ctx, &store.PrunedClaimsCountParams{EndpointID: f.ep.ID, Since: since}); err != nil {
+				return err
+			}
+			keys, err = q.FlowKeysPrunedClaims(ctx, f.ep.ID, []string{"a", "b", "c"}, since)
+			return err
+		})
+		return n, keys
+	}
+	if n, keys := counts(0); n != 0 || len(keys) != 0 {
+		t.Fatalf("before pruning: %d, %v", n, keys)
+	}
+	tx(t, s, func(q store.Queries) error {
+		_, err := q.JobsPrune(ctx, &store.JobsPruneParams{FinishedBefore: q2 + 101, Limit: 100})
+		return err
+	})
+	if n, keys := counts(q1); n != 4 || keys["a"] != 2 || keys["b"] != 1 || len(keys) != 2 {
+		t.Errorf("since the first quarter hour: %d, %v; want 4, a 2 and b 1", n, keys)
+	}
+	if n, keys := counts(q2); n != 1 || keys["a"] != 1 || len(keys) != 1 {
+		t.Errorf("since the second quarter hour: %d, %v; want 1, a 1", n, keys)
+	}
+	// A later prune adds to the counts, and forgets those older than the
+	// keep before its cutoff.
+	late := job(f.p, f.ep, f.tool, 1)
+	late.FlowKey = "a"
+	f.insert(t, s, late)
+	claim(t, s, "w", "l", q2+9, late.ID)
+	setState(t, s, getJob(t, s, late.ID), wire.JobSucceeded, q2+200)
+	tx(t, s, func(q store.Queries) error {
+		_, err := q.JobsPrune(ctx, &store.JobsPruneParams{FinishedBefore: q2 + 201, Limit: 100})
+		return err
+	})
+	if n, keys := counts(q2); n != 2 || keys["a"] != 2 {
+		t.Errorf("after a second prune: %d, %v; want 2, a 2", n, keys)
+	}
+	tx(t, s, func(q store.Queries) error {
+		_, err := q.JobsPrune(ctx, &store.JobsPruneParams{FinishedBefore: q2 + store.PrunedClaimsKeepMs, Limit: 100})
+		return err
+	})
+	if n, _ := counts(0); n != 2 {
+		t.Errorf("after the keep: %d, want the second quarter hour's 2 (the first's forgotten)", n)
+	}
+}

@@ -82,6 +82,7 @@ var cases = []testCase{
 	{name: "NextDueAt", fn: testNextDueAt, covers: []string{"NextDueAt"}},
 	{name: "ExpiredLeases", fn: testExpiredLeases, covers: []string{"ExpiredLeases"}},
 	{name: "JobsPrune", fn: testJobsPrune, covers: []string{"JobsPrune"}},
+	{name: "PrunedClaims", fn: testPrunedClaims, covers: []string{"JobsPrune", "PrunedClaimsCount", "FlowKeysPrunedClaims"}},
 	{name: "Attempts", fn: testAttempts, covers: []string{"AttemptGet", "AttemptList", "AttemptFinish"}},
 	{name: "AttemptsBatch", fn: testAttemptsBatch, covers: []string{"AttemptsByKeys", "AttemptsFinish"}},
 	{name: "AttemptOutcomes", fn: testAttemptOutcomes, covers: []string{"AttemptOutcomes"}},

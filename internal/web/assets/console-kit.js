@@ -445,6 +445,11 @@ const GATE_WORDS = {
   key_order: "the order of its key",
   key_concurrency: "the concurrency limit per key",
   key_rate: "the rate limit per key",
+  daily_budget: "the daily budget",
+  monthly_budget: "the monthly budget",
+  delivery_window: "the quiet hours",
+  key_daily_budget: "the daily budget per key",
+  key_monthly_budget: "the monthly budget per key",
 };
 export const GATE_NAMES = Object.fromEntries(B.GATES.map((g) => [g, GATE_WORDS[g] || g.replaceAll("_", " ")]));
 

@@ -24,6 +24,8 @@ const REASON_MAX = 500;
 const HELD_BY = {
   paused: "the pause", circuit: "the circuit breaker", max_concurrent: "the concurrency limit", rate_limit: "the rate limit",
   key_order: "the order of their key", key_concurrency: "the concurrency limit per key", key_rate: "the rate limit per key",
+  daily_budget: "the daily budget", monthly_budget: "the monthly budget", delivery_window: "the quiet hours",
+  key_daily_budget: "the daily budget per key", key_monthly_budget: "the monthly budget per key",
 };
 
 // at is a time inside a sentence or a line of text: UTC, then the local time

@@ -2,8 +2,8 @@
 // failures and flow keys.
 
 import * as B from "./backoff.js";
-import { badge, circuitBadge, heading, link, morphChildren, orList, ready, setTitle, setView, state, toast, GATE_NAMES } from "./console-kit.js";
-import { keyLimitsLine } from "./view-overview.js";
+import { badge, circuitBadge, heading, link, morphChildren, orList, ready, relative, setTitle, setView, state, toast, GATE_NAMES } from "./console-kit.js";
+import { keyLimitsLine, meter } from "./view-overview.js";
 import { $, fieldText, h } from "./ui.js";
 import { api, query } from "./dashboard-api.js";
 import { num, plainTimes, when } from "./dashboard-format.js";
@@ -37,16 +37,21 @@ function range(bound, unit, nullable) {
 // (group KeyLimits, docs/flow-control.md) and their switches, held as
 // "true" or "false" among the form's text values. The API keeps a limit
 // per key an update leaves out; the form always sends all of them.
-const settingInput = (f) => ({ key: f.key, label: f.label, unit: f.units, help: f.help, ...range(f.bound, f.unit, f.kind === "limit"), nullable: f.kind === "limit" });
+// A "text" setting (a time zone, a quiet window) is sent as typed and
+// checked by the server, whose field error the form shows.
+const settingInput = (f) => f.kind === "text"
+  ? { key: f.key, label: f.label, unit: f.units, help: f.help, text: true, allowed: f.allowed }
+  : { key: f.key, label: f.label, unit: f.units, help: f.help, ...range(f.bound, f.unit, f.kind === "limit"), nullable: f.kind === "limit" };
 const LIMIT_INPUTS = ENDPOINT_SETTINGS.filter((f) => f.kind !== "bool" && f.group !== "KeyLimits").map(settingInput);
 const KEY_INPUTS = ENDPOINT_SETTINGS.filter((f) => f.kind !== "bool" && f.group === "KeyLimits").map(settingInput);
 // The switches: all are limits per flow key today; one of the endpoint's
 // own would show among them until the form gives it a place.
 const KEY_FLAGS = ENDPOINT_SETTINGS.filter((f) => f.kind === "bool").map((f) => ({ key: f.key, label: f.label, help: f.help }));
-// NUMBER_INPUTS are the settings typed as integers.
-const NUMBER_INPUTS = [...LIMIT_INPUTS, ...KEY_INPUTS];
-const FIELD_LABELS = Object.fromEntries([["preset", "Retry preset"], ...[...POLICY_INPUTS, ...NUMBER_INPUTS, ...KEY_FLAGS].map((f) => [f.key, f.label])]);
-const ALL_KEYS = ["preset", ...[...POLICY_INPUTS, ...NUMBER_INPUTS, ...KEY_FLAGS].map((f) => f.key)];
+// NUMBER_INPUTS are the settings typed as integers, TEXT_INPUTS the texts.
+const NUMBER_INPUTS = [...LIMIT_INPUTS, ...KEY_INPUTS].filter((f) => !f.text);
+const TEXT_INPUTS = [...LIMIT_INPUTS, ...KEY_INPUTS].filter((f) => f.text);
+const FIELD_LABELS = Object.fromEntries([["preset", "Retry preset"], ...[...POLICY_INPUTS, ...NUMBER_INPUTS, ...TEXT_INPUTS, ...KEY_FLAGS].map((f) => [f.key, f.label])]);
+const ALL_KEYS = ["preset", ...[...POLICY_INPUTS, ...NUMBER_INPUTS, ...TEXT_INPUTS, ...KEY_FLAGS].map((f) => f.key)];
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 
 // valuesOf is an endpoint as the form's text values.
@@ -56,6 +61,7 @@ function valuesOf(ep) {
   const v = { preset: pol.preset };
   for (const f of POLICY_INPUTS) v[f.key] = String(p[f.key]);
   for (const f of NUMBER_INPUTS) v[f.key] = ep[f.key] == null ? "" : String(ep[f.key]);
+  for (const f of TEXT_INPUTS) v[f.key] = ep[f.key] ?? "";
   for (const f of KEY_FLAGS) v[f.key] = String(ep[f.key] === true);
   return v;
 }
@@ -84,6 +90,7 @@ function bodyOf(v, expectedVersion) {
   const body = { expectedVersion, preset: v.preset };
   if (v.preset === "CUSTOM") for (const f of POLICY_INPUTS) body[f.key] = Number(norm(v[f.key]));
   for (const f of NUMBER_INPUTS) body[f.key] = norm(v[f.key]) === "" ? null : Number(norm(v[f.key]));
+  for (const f of TEXT_INPUTS) body[f.key] = norm(v[f.key]);
   for (const f of KEY_FLAGS) body[f.key] = v[f.key] === "true";
   return body;
 }
@@ -91,9 +98,37 @@ function bodyOf(v, expectedVersion) {
 function displayValue(v, key) {
   const s = norm(v[key]);
   if (s === "" && NUMBER_INPUTS.some((f) => f.key === key && f.nullable)) return "no limit";
+  if (s === "" && TEXT_INPUTS.some((f) => f.key === key)) return "none";
   if (KEY_FLAGS.some((f) => f.key === key)) return s === "true" ? "on" : "off";
   if (POLICY_INPUTS.some((f) => f.key === key) && v.preset !== "CUSTOM") return s + " (preset)";
   return s;
+}
+
+// budgetCard shows where the endpoint stands against its budgets and its
+// quiet hours as the page was read (budget in GET /v1/endpoints/{name}):
+// each budget's use, when it renews and, at the pace of the last hour,
+// when it runs out; whether the quiet hours hold claims now. Null when
+// the endpoint sets none of them.
+function budgetCard(ep) {
+  const b = ep.budget;
+  if (!b) return null;
+  const period = (p, id, label, setting) => {
+    if (!p) return null;
+    const pace = p.pacePerHour > 0 ? `At ${num(p.pacePerHour)} calls an hour` : "With no calls in the last hour";
+    const forecast = p.used >= p.budget ? "Spent: claims wait until it renews."
+      : p.runsOutAt ? `${pace} it runs out ${relative(p.runsOutAt)}, at ${when(p.runsOutAt)}.` : `${pace} it lasts until it renews.`;
+    return h("div", { class: "budget", id: "budget-" + id },
+      h("p", { class: "budget-line" }, h("strong", { text: label + ": " }), `${num(p.used)} of ${num(p.budget)} calls `, h("span", { class: "muted small", text: `(${setting})` })),
+      meter(p.used, p.budget),
+      h("p", { class: "help", text: `Renews ${relative(p.renewsAt)}, at ${when(p.renewsAt)}. ${forecast}` }));
+  };
+  const q = b.quietHours;
+  const quiet = q && h("div", { class: "budget", id: "budget-quiet" },
+    h("p", { class: "budget-line" }, h("strong", { text: "Quiet hours: " }), `${q.window} `, q.quiet ? badge("holding claims", "paused") : badge("open", "succeeded")),
+    h("p", { class: "help", text: q.quiet ? `Claims resume ${relative(q.endsAt)}, at ${when(q.endsAt)}.` : `The next quiet window starts ${relative(q.startsAt)}, at ${when(q.startsAt)}.` }));
+  return h("section", { class: "card", id: "budgets", "aria-labelledby": "budgets-title" },
+    h("div", { class: "card-head" }, h("h2", { id: "budgets-title", text: "Budgets and quiet hours" }), h("span", { class: "muted small", text: "days and months of " + b.timeZone })),
+    period(b.daily, "daily", "Today", "dailyCallBudget"), period(b.monthly, "monthly", "This month", "monthlyCallBudget"), quiet);
 }
 
 // flowKeysCard lists the endpoint's busiest flow keys and the due jobs
@@ -153,7 +188,7 @@ export async function view([name], stale) {
   setView(
     h("nav", { class: "crumbs", "aria-label": "Breadcrumb" }, link("/", "Overview"), " / ", h("span", { text: ep.name })),
     headBox, conflictBox,
-    h("div", { class: "split editor" }, form, h("div", { class: "stack" }, preview, flowKeysCard(ep.name, stale), h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
+    h("div", { class: "split editor" }, form, h("div", { class: "stack" }, budgetCard(ep), preview, flowKeysCard(ep.name, stale), h("section", { class: "card" }, h("h2", { text: "Saved policy as JSON" }), h("pre", { class: "json", id: "saved-json" })))));
   headBox.after(operatorControls(ep, canWrite, stale), outageCard(ep, stale), failuresCard(ep, canWrite || state.me.key.scope === "producer", stale));
 
   const input = (k) => $("f-" + k);
@@ -199,7 +234,7 @@ function policyForm(plan) {
     input,
     f.help ? h("p", { class: "help", text: f.help }) : null,
     h("p", { class: "field-error", id: "f-" + f.key + "-error", hidden: true }));
-  const textInput = (key) => h("input", { id: "f-" + key, name: key, type: "text", inputmode: "decimal", spellcheck: "false", "aria-describedby": "f-" + key + "-error" });
+  const textInput = (key) => h("input", { id: "f-" + key, name: key, type: "text", inputmode: TEXT_INPUTS.some((f) => f.key === key) ? "text" : "decimal", spellcheck: "false", "aria-describedby": "f-" + key + "-error" });
   const checkField = (f) => h("div", { class: "field field-check" },
     h("label", { for: "f-" + f.key }, h("input", { id: "f-" + f.key, name: f.key, type: "checkbox", "aria-describedby": `f-${f.key}-help f-${f.key}-error` }), f.label),
     h("p", { class: "help", id: `f-${f.key}-help`, text: f.help }),
@@ -249,7 +284,7 @@ function updateForm(c) {
   c.ed.lastPreset = v.preset;
   // Only an owner key may save, so other keys see the form read-only.
   c.presetSel.disabled = !c.canWrite;
-  for (const f of [...NUMBER_INPUTS, ...KEY_FLAGS]) c.input(f.key).disabled = !c.canWrite;
+  for (const f of [...NUMBER_INPUTS, ...TEXT_INPUTS, ...KEY_FLAGS]) c.input(f.key).disabled = !c.canWrite;
   for (const f of POLICY_INPUTS) {
     c.input(f.key).disabled = !custom || !c.canWrite;
     if (!custom && B.PRESETS[v.preset]) c.input(f.key).value = String(B.PRESETS[v.preset][f.key]);
@@ -382,6 +417,6 @@ function reapply(c, keepMine) {
 
 function savedDoc(ep) {
   const d = { ...ep.policy };
-  for (const f of [...NUMBER_INPUTS, ...KEY_FLAGS]) d[f.key] = ep[f.key];
+  for (const f of [...NUMBER_INPUTS, ...TEXT_INPUTS, ...KEY_FLAGS]) d[f.key] = ep[f.key];
   return d;
 }

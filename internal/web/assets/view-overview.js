@@ -62,7 +62,7 @@ function attentionParts(eps) {
   return parts.length ? [h("strong", { text: "Needs attention: " }), document.createTextNode(parts.join(" · "))] : [];
 }
 
-function meter(value, max) {
+export function meter(value, max) {
   const track = h("span", { class: "bar-track" });
   const bar = h("span", { class: "bar" + (max && value >= max ? " bar-full" : "") });
   bar.style.width = max ? Math.min(100, (value / max) * 100).toFixed(1) + "%" : "0%";
@@ -152,13 +152,16 @@ function endpointCard(ep) {
 }
 
 // keyLimitsLine says an endpoint's limits per flow key in a line, "Per key:
-// 5 running · 60/min · ordered · fair", or is null when it has none.
+// 5 running · 60/min · ordered · fair · 500/day · 10,000/month", or is
+// null when it has none.
 export function keyLimitsLine(ep, cls, id) {
   const parts = [];
   if (ep.keyMaxConcurrent != null) parts.push(`${num(ep.keyMaxConcurrent)} running`);
   if (ep.keyRateLimitPerMinute != null) parts.push(`${num(ep.keyRateLimitPerMinute)}/min`);
   if (ep.keyOrdered) parts.push("ordered");
   if (ep.fairKeys) parts.push("fair");
+  if (ep.keyDailyCallBudget != null) parts.push(`${num(ep.keyDailyCallBudget)}/day`);
+  if (ep.keyMonthlyCallBudget != null) parts.push(`${num(ep.keyMonthlyCallBudget)}/month`);
   if (!parts.length) return null;
   return h("p", { class: cls, id, title: "Limits on the jobs of each flow key, within the endpoint's own" }, h("strong", { text: "Per key:" }), " " + parts.join(" · "));
 }

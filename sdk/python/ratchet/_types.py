@@ -51,6 +51,9 @@ __all__ = [
     "AuditList",
     "BackoffCalcInput",
     "BackoffParams",
+    "BudgetPeriod",
+    "QuietHoursNow",
+    "BudgetUse",
     "Circuit",
     "ClaimRequest",
     "ClaimedJob",
@@ -164,7 +167,7 @@ RetryPreset = Literal["STANDARD", "AGGRESSIVE", "RELAXED", "CUSTOM"]
 EndpointEventKind = Literal["circuit_opened", "circuit_half_open", "circuit_closed", "paused", "resumed", "recovery_started", "recovery_ended", "limit_learned"]
 ErrorDetailCode = Literal["invalid_request", "unauthenticated", "forbidden", "not_found", "method_not_allowed", "request_timeout", "request_too_large", "conflict", "unavailable", "storage_full", "internal", "client_closed"]
 HealthStatus = Literal["ok"]
-HoldGate = Literal["due_time", "paused", "circuit", "recovering", "provider_limit", "max_concurrent", "rate_limit", "daily_budget", "key_order", "key_concurrency", "key_rate", "none"]
+HoldGate = Literal["due_time", "paused", "circuit", "recovering", "provider_limit", "max_concurrent", "rate_limit", "daily_budget", "monthly_budget", "delivery_window", "key_order", "key_concurrency", "key_rate", "key_daily_budget", "key_monthly_budget", "none"]
 JobState = Literal["scheduled", "running", "succeeded", "failed", "exhausted", "cancelled"]
 JobBulkAction = Literal["cancel", "replay", "run_now"]
 JobQuerySort = Literal["id_desc", "id_asc", "finished_desc", "finished_asc"]
@@ -367,6 +370,49 @@ class BackoffParams(TypedDict):
     multiplier: float
 
 
+class BudgetPeriod(TypedDict):
+    """The BudgetPeriod schema."""
+
+    # the claims the period allows
+    budget: int
+    # claims per hour over the last hour, or since the period started when that is shorter
+    pacePerHour: float
+    # the next period's start
+    renewsAt: str
+    # when the budget runs out at that pace; absent when it lasts until it renews or there is no pace; the time it ran out is not kept, so a spent budget says now
+    runsOutAt: NotRequired[str]
+    # midnight (of the 1st for a month) in the time zone
+    startedAt: str
+    # claims since the period started, counted up to the budget
+    used: int
+
+
+class QuietHoursNow(TypedDict):
+    """The QuietHoursNow schema."""
+
+    # while quiet, when claims resume
+    endsAt: NotRequired[str]
+    # claims are held now
+    quiet: bool
+    # while not quiet, when the next quiet window starts
+    startsAt: NotRequired[str]
+    # the quietHours setting
+    window: str
+
+
+class BudgetUse(TypedDict):
+    """The BudgetUse schema."""
+
+    # today against dailyCallBudget; null without one
+    daily: BudgetPeriod | None
+    # this month against monthlyCallBudget; null without one
+    monthly: BudgetPeriod | None
+    # the quiet window now; null without quietHours
+    quietHours: QuietHoursNow | None
+    # the budgetTimeZone whose days and months these are
+    timeZone: str
+
+
 class Circuit(TypedDict):
     """The Circuit schema."""
 
@@ -547,20 +593,28 @@ class ScheduleRow(TypedDict):
 class Endpoint(TypedDict):
     """The Endpoint schema: the 201 answer of POST /v1/endpoints; the 200 answer of GET /v1/endpoints/{name}; the 200 answer of POST /v1/endpoints/{name}/circuit/close; the 200 answer of POST /v1/endpoints/{name}/circuit/open; the 200 answer of POST /v1/endpoints/{name}/pause; the 200 answer of PUT /v1/endpoints/{name}/policy; the 200 answer of POST /v1/endpoints/{name}/resume."""
 
+    # the use and forecast of the endpoint's budgets and its quiet hours, in GET of one endpoint that sets a budget or quietHours; null otherwise
+    budget: BudgetUse | None
+    # the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC
+    budgetTimeZone: str
     circuit: Circuit
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: int
     # how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000
     circuitOpenMs: int
     createdAt: str
-    # claims per UTC day at most, from midnight UTC; null for no budget
+    # claims per day at most, from midnight in budgetTimeZone; null for no budget
     dailyCallBudget: int | None
     # the lease of a claim; default 30000
     defaultTimeoutMs: int
     # claims take turns across flow keys, longest waiting first (on whenever a key limit is set)
     fairKeys: NotRequired[bool]
+    # claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget
+    keyDailyCallBudget: NotRequired[int | None]
     # running jobs per flow key at most; null for no limit
     keyMaxConcurrent: NotRequired[int | None]
+    # claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget
+    keyMonthlyCallBudget: NotRequired[int | None]
     # one job in flight per flow key, in enqueue order
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
@@ -569,10 +623,14 @@ class Endpoint(TypedDict):
     learnedLimit: NotRequired[LearnedLimit | None]
     # running jobs at most; default 10
     maxConcurrent: int
+    # claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget
+    monthlyCallBudget: int | None
     name: str
     # set while an owner has paused the endpoint; null otherwise
     paused: EndpointPause | None
     policy: RetryPolicy
+    # a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none
+    quietHours: str
     # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: int | None
     # set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise
@@ -585,11 +643,13 @@ class Endpoint(TypedDict):
 class EndpointCreate(TypedDict):
     """The EndpointCreate schema: the body of POST /v1/endpoints."""
 
+    # the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC
+    budgetTimeZone: NotRequired[str]
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: NotRequired[int]
     # how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000
     circuitOpenMs: NotRequired[int]
-    # claims per UTC day at most, from midnight UTC; null for no budget
+    # claims per day at most, from midnight in budgetTimeZone; null for no budget
     dailyCallBudget: NotRequired[int | None]
     # the lease of a claim; default 30000
     defaultTimeoutMs: NotRequired[int]
@@ -599,8 +659,12 @@ class EndpointCreate(TypedDict):
     initialDelayMs: NotRequired[int]
     # ± percentage around the base delay
     jitterPercent: NotRequired[float]
+    # claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget
+    keyDailyCallBudget: NotRequired[int | None]
     # running jobs per flow key at most; null for no limit
     keyMaxConcurrent: NotRequired[int | None]
+    # claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget
+    keyMonthlyCallBudget: NotRequired[int | None]
     # one job in flight per flow key, in enqueue order
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
@@ -611,11 +675,15 @@ class EndpointCreate(TypedDict):
     maxConcurrent: NotRequired[int]
     # cap, applied before jitter; at least initialDelayMs
     maxDelayMs: NotRequired[int]
+    # claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget
+    monthlyCallBudget: NotRequired[int | None]
     # growth per failed attempt
     multiplier: NotRequired[float]
     name: str
     # a built-in preset, or CUSTOM with every other field
     preset: NotRequired[RetryPreset]
+    # a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none
+    quietHours: NotRequired[str]
     # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: NotRequired[int | None]
 
@@ -670,11 +738,13 @@ class EndpointPauseRequest(TypedDict):
 class EndpointPolicyUpdate(TypedDict):
     """The EndpointPolicyUpdate schema: the body of PUT /v1/endpoints/{name}/policy."""
 
+    # the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC
+    budgetTimeZone: NotRequired[str]
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: NotRequired[int]
     # how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000
     circuitOpenMs: NotRequired[int]
-    # claims per UTC day at most, from midnight UTC; null for no budget
+    # claims per day at most, from midnight in budgetTimeZone; null for no budget
     dailyCallBudget: NotRequired[int | None]
     # the lease of a claim; default 30000
     defaultTimeoutMs: int
@@ -685,8 +755,12 @@ class EndpointPolicyUpdate(TypedDict):
     initialDelayMs: NotRequired[int]
     # ± percentage around the base delay
     jitterPercent: NotRequired[float]
+    # claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget
+    keyDailyCallBudget: NotRequired[int | None]
     # running jobs per flow key at most; null for no limit
     keyMaxConcurrent: NotRequired[int | None]
+    # claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget
+    keyMonthlyCallBudget: NotRequired[int | None]
     # one job in flight per flow key, in enqueue order
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
@@ -697,10 +771,14 @@ class EndpointPolicyUpdate(TypedDict):
     maxConcurrent: int
     # cap, applied before jitter; at least initialDelayMs
     maxDelayMs: NotRequired[int]
+    # claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget
+    monthlyCallBudget: NotRequired[int | None]
     # growth per failed attempt
     multiplier: NotRequired[float]
     # a built-in preset, or CUSTOM with every other field
     preset: RetryPreset
+    # a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none
+    quietHours: NotRequired[str]
     # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: int | None
 
@@ -1192,6 +1270,10 @@ class Me(TypedDict):
 class OverviewEndpoint(TypedDict):
     """The OverviewEndpoint schema."""
 
+    # the use and forecast of the endpoint's budgets and its quiet hours, in GET of one endpoint that sets a budget or quietHours; null otherwise
+    budget: BudgetUse | None
+    # the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC
+    budgetTimeZone: str
     circuit: Circuit
     # consecutive provider-unhealthy failures that open the circuit; default 5
     circuitFailureThreshold: int
@@ -1200,7 +1282,7 @@ class OverviewEndpoint(TypedDict):
     # claims in the last 60 s
     claimsInWindow: int
     createdAt: str
-    # claims per UTC day at most, from midnight UTC; null for no budget
+    # claims per day at most, from midnight in budgetTimeZone; null for no budget
     dailyCallBudget: int | None
     # the lease of a claim; default 30000
     defaultTimeoutMs: int
@@ -1214,8 +1296,12 @@ class OverviewEndpoint(TypedDict):
     fairKeys: NotRequired[bool]
     # the gate that holds the due jobs (then all due jobs are held); null when none does
     heldBy: Hold | None
+    # claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget
+    keyDailyCallBudget: NotRequired[int | None]
     # running jobs per flow key at most; null for no limit
     keyMaxConcurrent: NotRequired[int | None]
+    # claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget
+    keyMonthlyCallBudget: NotRequired[int | None]
     # one job in flight per flow key, in enqueue order
     keyOrdered: NotRequired[bool]
     # claims per flow key per 60 s at most; null for no limit
@@ -1224,12 +1310,16 @@ class OverviewEndpoint(TypedDict):
     learnedLimit: NotRequired[LearnedLimit | None]
     # running jobs at most; default 10
     maxConcurrent: int
+    # claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget
+    monthlyCallBudget: int | None
     name: str
     outcomes1h: dict[AttemptOutcome, int]
     outcomes5m: dict[AttemptOutcome, int]
     # set while an owner has paused the endpoint; null otherwise
     paused: EndpointPause | None
     policy: RetryPolicy
+    # a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none
+    quietHours: str
     # claims per 60 s at most; null for no limit (required in an update)
     rateLimitPerMinute: int | None
     # set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise

@@ -1339,6 +1339,39 @@ export interface components {
             maxDelayMs: number;
             multiplier: number;
         };
+        BudgetPeriod: {
+            /** @description the claims the period allows */
+            budget: number;
+            /** @description claims per hour over the last hour, or since the period started when that is shorter */
+            pacePerHour: number;
+            /**
+             * Format: date-time
+             * @description the next period's start
+             */
+            renewsAt: string;
+            /**
+             * Format: date-time
+             * @description when the budget runs out at that pace; absent when it lasts until it renews or there is no pace; the time it ran out is not kept, so a spent budget says now
+             */
+            runsOutAt?: string;
+            /**
+             * Format: date-time
+             * @description midnight (of the 1st for a month) in the time zone
+             */
+            startedAt: string;
+            /** @description claims since the period started, counted up to the budget */
+            used: number;
+        };
+        BudgetUse: {
+            /** @description today against dailyCallBudget; null without one */
+            daily: components["schemas"]["BudgetPeriod"] | null;
+            /** @description this month against monthlyCallBudget; null without one */
+            monthly: components["schemas"]["BudgetPeriod"] | null;
+            /** @description the quiet window now; null without quietHours */
+            quietHours: components["schemas"]["QuietHoursNow"] | null;
+            /** @description the budgetTimeZone whose days and months these are */
+            timeZone: string;
+        };
         Circuit: {
             /** @description consecutive counted failures while closed */
             failures: number;
@@ -1433,6 +1466,10 @@ export interface components {
             workerTools: boolean;
         };
         Endpoint: {
+            /** @description the use and forecast of the endpoint's budgets and its quiet hours, in GET of one endpoint that sets a budget or quietHours; null otherwise */
+            budget: components["schemas"]["BudgetUse"] | null;
+            /** @description the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC */
+            budgetTimeZone: string;
             circuit: components["schemas"]["Circuit"];
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
@@ -1440,14 +1477,18 @@ export interface components {
             circuitOpenMs: number;
             /** Format: date-time */
             createdAt: string;
-            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            /** @description claims per day at most, from midnight in budgetTimeZone; null for no budget */
             dailyCallBudget: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
             /** @description claims take turns across flow keys, longest waiting first (on whenever a key limit is set) */
             fairKeys?: boolean;
+            /** @description claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget */
+            keyDailyCallBudget?: number | null;
             /** @description running jobs per flow key at most; null for no limit */
             keyMaxConcurrent?: number | null;
+            /** @description claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget */
+            keyMonthlyCallBudget?: number | null;
             /** @description one job in flight per flow key, in enqueue order */
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
@@ -1456,10 +1497,14 @@ export interface components {
             learnedLimit?: components["schemas"]["LearnedLimit"] | null;
             /** @description running jobs at most; default 10 */
             maxConcurrent: number;
+            /** @description claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget */
+            monthlyCallBudget: number | null;
             name: string;
             /** @description set while an owner has paused the endpoint; null otherwise */
             paused: components["schemas"]["EndpointPause"] | null;
             policy: components["schemas"]["RetryPolicy"];
+            /** @description a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none */
+            quietHours: string;
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
             /** @description set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise */
@@ -1470,11 +1515,13 @@ export interface components {
             version: number;
         };
         EndpointCreate: {
+            /** @description the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC */
+            budgetTimeZone?: string;
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold?: number;
             /** @description how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000 */
             circuitOpenMs?: number;
-            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            /** @description claims per day at most, from midnight in budgetTimeZone; null for no budget */
             dailyCallBudget?: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs?: number;
@@ -1484,8 +1531,12 @@ export interface components {
             initialDelayMs?: number;
             /** @description ± percentage around the base delay */
             jitterPercent?: number;
+            /** @description claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget */
+            keyDailyCallBudget?: number | null;
             /** @description running jobs per flow key at most; null for no limit */
             keyMaxConcurrent?: number | null;
+            /** @description claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget */
+            keyMonthlyCallBudget?: number | null;
             /** @description one job in flight per flow key, in enqueue order */
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
@@ -1496,6 +1547,8 @@ export interface components {
             maxConcurrent?: number;
             /** @description cap, applied before jitter; at least initialDelayMs */
             maxDelayMs?: number;
+            /** @description claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget */
+            monthlyCallBudget?: number | null;
             /** @description growth per failed attempt */
             multiplier?: number;
             name: string;
@@ -1504,6 +1557,8 @@ export interface components {
              * @enum {string}
              */
             preset?: "STANDARD" | "AGGRESSIVE" | "RELAXED" | "CUSTOM";
+            /** @description a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none */
+            quietHours?: string;
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute?: number | null;
         };
@@ -1561,11 +1616,13 @@ export interface components {
             reason?: string;
         };
         EndpointPolicyUpdate: {
+            /** @description the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC */
+            budgetTimeZone?: string;
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold?: number;
             /** @description how long the circuit stays open before a half-open probe, unless the provider's Retry-After says otherwise; default 5000 */
             circuitOpenMs?: number;
-            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            /** @description claims per day at most, from midnight in budgetTimeZone; null for no budget */
             dailyCallBudget?: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
@@ -1576,8 +1633,12 @@ export interface components {
             initialDelayMs?: number;
             /** @description ± percentage around the base delay */
             jitterPercent?: number;
+            /** @description claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget */
+            keyDailyCallBudget?: number | null;
             /** @description running jobs per flow key at most; null for no limit */
             keyMaxConcurrent?: number | null;
+            /** @description claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget */
+            keyMonthlyCallBudget?: number | null;
             /** @description one job in flight per flow key, in enqueue order */
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
@@ -1588,6 +1649,8 @@ export interface components {
             maxConcurrent: number;
             /** @description cap, applied before jitter; at least initialDelayMs */
             maxDelayMs?: number;
+            /** @description claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget */
+            monthlyCallBudget?: number | null;
             /** @description growth per failed attempt */
             multiplier?: number;
             /**
@@ -1595,6 +1658,8 @@ export interface components {
              * @enum {string}
              */
             preset: "STANDARD" | "AGGRESSIVE" | "RELAXED" | "CUSTOM";
+            /** @description a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none */
+            quietHours?: string;
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
         };
@@ -1807,7 +1872,7 @@ export interface components {
             /** @description one sentence for people */
             detail: string;
             /** @enum {string} */
-            gate: "due_time" | "paused" | "circuit" | "recovering" | "provider_limit" | "max_concurrent" | "rate_limit" | "daily_budget" | "key_order" | "key_concurrency" | "key_rate" | "none";
+            gate: "due_time" | "paused" | "circuit" | "recovering" | "provider_limit" | "max_concurrent" | "rate_limit" | "daily_budget" | "monthly_budget" | "delivery_window" | "key_order" | "key_concurrency" | "key_rate" | "key_daily_budget" | "key_monthly_budget" | "none";
             /**
              * Format: date-time
              * @description when the gate opens, if known
@@ -2024,6 +2089,10 @@ export interface components {
             now: string;
         };
         OverviewEndpoint: {
+            /** @description the use and forecast of the endpoint's budgets and its quiet hours, in GET of one endpoint that sets a budget or quietHours; null otherwise */
+            budget: components["schemas"]["BudgetUse"] | null;
+            /** @description the IANA time zone whose midnights renew the budgets (per endpoint and per key) and whose wall clock reads quietHours; default UTC */
+            budgetTimeZone: string;
             circuit: components["schemas"]["Circuit"];
             /** @description consecutive provider-unhealthy failures that open the circuit; default 5 */
             circuitFailureThreshold: number;
@@ -2033,7 +2102,7 @@ export interface components {
             claimsInWindow: number;
             /** Format: date-time */
             createdAt: string;
-            /** @description claims per UTC day at most, from midnight UTC; null for no budget */
+            /** @description claims per day at most, from midnight in budgetTimeZone; null for no budget */
             dailyCallBudget: number | null;
             /** @description the lease of a claim; default 30000 */
             defaultTimeoutMs: number;
@@ -2047,8 +2116,12 @@ export interface components {
             fairKeys?: boolean;
             /** @description the gate that holds the due jobs (then all due jobs are held); null when none does */
             heldBy: components["schemas"]["Hold"] | null;
+            /** @description claims per flow key per day (from midnight in budgetTimeZone) at most; null for no budget */
+            keyDailyCallBudget?: number | null;
             /** @description running jobs per flow key at most; null for no limit */
             keyMaxConcurrent?: number | null;
+            /** @description claims per flow key per calendar month (from the 1st in budgetTimeZone) at most; null for no budget */
+            keyMonthlyCallBudget?: number | null;
             /** @description one job in flight per flow key, in enqueue order */
             keyOrdered?: boolean;
             /** @description claims per flow key per 60 s at most; null for no limit */
@@ -2057,6 +2130,8 @@ export interface components {
             learnedLimit?: components["schemas"]["LearnedLimit"] | null;
             /** @description running jobs at most; default 10 */
             maxConcurrent: number;
+            /** @description claims per calendar month at most, from midnight of the 1st in budgetTimeZone; null for no budget */
+            monthlyCallBudget: number | null;
             name: string;
             outcomes1h: {
                 [key: string]: number;
@@ -2067,6 +2142,8 @@ export interface components {
             /** @description set while an owner has paused the endpoint; null otherwise */
             paused: components["schemas"]["EndpointPause"] | null;
             policy: components["schemas"]["RetryPolicy"];
+            /** @description a daily window "HH:MM-HH:MM" on the budget time zone's clock during which claims are held (across midnight when the end is earlier); "" for none */
+            quietHours: string;
             /** @description claims per 60 s at most; null for no limit (required in an update) */
             rateLimitPerMinute: number | null;
             /** @description set while the endpoint's admission ramps up after its circuit closed or a pause ended (docs/outages.md); absent otherwise */
@@ -2091,6 +2168,22 @@ export interface components {
             source: "tool" | "endpoint" | "default";
             /** @description the lease of each claim */
             timeoutMs: number;
+        };
+        QuietHoursNow: {
+            /**
+             * Format: date-time
+             * @description while quiet, when claims resume
+             */
+            endsAt?: string;
+            /** @description claims are held now */
+            quiet: boolean;
+            /**
+             * Format: date-time
+             * @description while not quiet, when the next quiet window starts
+             */
+            startsAt?: string;
+            /** @description the quietHours setting */
+            window: string;
         };
         Readiness: {
             /** @enum {string} */
