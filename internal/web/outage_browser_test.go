@@ -402,6 +402,16 @@ func TestOutageTimelineOnTheEndpointPage(t *testing.T) {
 		if want := fmt.Sprintf("%d jobs held; at the last 5 min's pace of 0.2 completed a minute the drain ends at about ", held.Held); held.Held == 0 || !strings.HasPrefix(drain, want) {
 			t.Errorf("%s: drain line = %q, want it to start %q", vp.name, drain, want)
 		}
+		// The resume started the recovery ramp: the card says where it
+		// stands, as GET /v1/endpoints/payments does.
+		ep := must(c.GetEndpoint(context.Background(), "payments"))(t)
+		if ep.Recovery == nil {
+			t.Fatalf("%s: payments is not recovering after the resume", vp.name)
+		}
+		a.tab.WaitFor(`!document.getElementById("outage-ramp").hidden`)
+		if got, want := a.text("#outage-ramp"), "claims a second allowed, "+ep.Recovery.Phase; !strings.HasPrefix(got, "Recovering since ") || !strings.Contains(got, want) {
+			t.Errorf("%s: ramp line = %q, want \"Recovering since …\" with %q", vp.name, got, want)
+		}
 		noSideScroll(t, a.tab, "endpoint outage "+vp.name)
 		browsertest.Eval[chromedp.Void](a.tab, `document.getElementById("outage").scrollIntoView()`)
 		a.shot("endpoint-outage-" + vp.name)

@@ -35,18 +35,21 @@ export function drainText(held, capped, completed, now) {
 export function outageCard(ep, stale) {
   ensureStyle();
   const drain = h("p", { class: "outage-drain", id: "outage-drain", role: "status" }, "Loading…");
+  const ramp = h("p", { class: "outage-ramp", id: "outage-ramp", hidden: true });
   const body = h("div", { class: "outage-chart", id: "outage-body" });
   const problem = h("div", { id: "outage-error" });
   const card = h("section", { class: "card endpoint-history", id: "outage", "data-endpoint": ep.name, "aria-labelledby": "outage-title" },
     h("div", { class: "card-head" }, h("h2", { id: "outage-title", text: "Outage timeline" }),
       h("a", { class: "small", href: "/history" + query({ minutes: 15, endpoint: ep.name }), text: "History of the last 15 min" })),
     h("p", { class: "help" }, `Up to the last ${RANGE_MIN} minutes (15 when all happened in them), minute by minute: failures by class, the circuit's states and probes, pauses and the recovery ramp; then the jobs held and when they drain at the recent pace.`),
-    problem, drain, body);
+    problem, ramp, drain, body);
   every(stale, problem, async () => {
     const enc = encodeURIComponent(ep.name);
-    const [hist, held] = await Promise.all([api("GET", "/v1/history" + query({ minutes: RANGE_MIN, endpoint: ep.name })), api("GET", `/v1/endpoints/${enc}/held?limit=1`)]);
+    const [hist, held, cur] = await Promise.all([api("GET", "/v1/history" + query({ minutes: RANGE_MIN, endpoint: ep.name })), api("GET", `/v1/endpoints/${enc}/held?limit=1`),
+      api("GET", `/v1/endpoints/${enc}`)]);
     const from = Date.parse(hist.from), to = Date.parse(hist.to);
     if (stale()) return;
+    showRamp(ramp, cur);
     show(body, drain, hist.series[0], held, from, to, hist.minuteMs);
   });
   return card;
@@ -59,6 +62,29 @@ function fitFrom(s, from, to, minuteMs) {
   const short = to - 15 * minuteMs;
   const times = [...(s.detail || []), ...(s.markers || []), ...s.points.filter((p) => p.claims > 0)].map((x) => Date.parse(x.at));
   return times.every((t) => t >= short) ? short : from;
+}
+
+// rampText says where the endpoint's recovery ramp and the limit learned
+// from its provider stand now ("" for neither): the API's recovery and
+// learnedLimit.
+export function rampText(ep) {
+  const parts = [];
+  const r = ep.recovery, l = ep.learnedLimit;
+  if (r) {
+    const cap = r.capPerSecond ? ` of ${num(r.capPerSecond)}` : "";
+    parts.push(`Recovering since ${relative(r.startedAt)}: ${num(r.ratePerSecond)}${cap} claims a second allowed, ${r.phase}.`);
+  }
+  if (l) {
+    const reset = l.resetAt ? `; none remain until ${relative(l.resetAt)}` : "";
+    parts.push(`The provider said ${num(l.limit)} requests per ${num(l.windowMs / 1000)} s (${l.source} headers, ${relative(l.saidAt)})${reset}.`);
+  }
+  return parts.join(" ");
+}
+
+function showRamp(el, ep) {
+  const text = rampText(ep);
+  el.hidden = !text;
+  el.textContent = text;
 }
 
 // show draws the timeline and the drain line.

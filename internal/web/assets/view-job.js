@@ -171,7 +171,7 @@ function jobContent(j, act) {
     h("td", { class: "small" }, clockEl(a.claimedAt, true)),
     h("td", { class: "num", text: a.durationMs == null ? "running" : msText(a.durationMs) }),
     h("td", {}, badge(a.outcome, "outcome-" + a.outcome)),
-    h("td", { class: "mono small" }, a.classification || "—", a.throttleFree ? h("span", { class: "muted throttle-free", title: "A provider throttle: not counted against maxAttempts", text: " · throttle, not counted" }) : ""),
+    h("td", { class: "mono small" }, a.classification || "—", a.throttleFree ? h("span", { class: "muted throttle-free", title: "A provider throttle: not counted against maxAttempts", text: "throttle, not counted" }) : ""),
     h("td", { class: "num", text: a.httpStatus == null ? "—" : String(a.httpStatus) }),
     h("td", { class: "small message-col", title: a.message || null, text: a.message || "—" }),
     h("td", { class: "num strong", text: a.selectedDelayMs == null ? "—" : msText(a.selectedDelayMs) }),
