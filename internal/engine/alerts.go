@@ -264,22 +264,9 @@ func (e *Engine) AlertDeliveries(ctx context.Context, p *Principal, limit int) (
 // as endpoint events) that have no delivery pending, with their
 // deliveries.
 func (e *Engine) pruneAlerts(ctx context.Context) (int64, error) {
-	keep := max(e.cfg.Retention, minTickRetention).Milliseconds()
-	var total int64
-	for {
-		var n int64
-		err := e.st.Tx(ctx, func(q store.Queries) (err error) {
-			now, err := e.txNow(ctx, q)
-			if err == nil {
-				n, err = q.AlertsPrune(ctx, &store.AlertsPruneParams{Before: now - keep, Limit: 500})
-			}
-			return err
-		})
-		total += n
-		if err != nil || n < 500 {
-			return total, err
-		}
-	}
+	return e.pruneKept(ctx, func(q store.Queries, before int64, limit int) (int64, error) {
+		return q.AlertsPrune(ctx, &store.AlertsPruneParams{Before: before, Limit: limit})
+	})
 }
 
 // settingsText writes thresholds for the audit log, by their JSON names.

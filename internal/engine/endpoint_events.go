@@ -76,22 +76,9 @@ func (e *Engine) EndpointEvents(ctx context.Context, p *Principal, name string, 
 // least 24 hours, as schedule ticks: an outage's timeline is read back
 // over a day).
 func (e *Engine) pruneEndpointEvents(ctx context.Context) (int64, error) {
-	keep := max(e.cfg.Retention, minTickRetention).Milliseconds()
-	var total int64
-	for {
-		var n int64
-		err := e.st.Tx(ctx, func(q store.Queries) (err error) {
-			now, err := e.txNow(ctx, q)
-			if err == nil {
-				n, err = q.EndpointEventsPrune(ctx, &store.EndpointEventsPruneParams{Before: now - keep, Limit: 500})
-			}
-			return err
-		})
-		total += n
-		if err != nil || n < 500 {
-			return total, err
-		}
-	}
+	return e.pruneKept(ctx, func(q store.Queries, before int64, limit int) (int64, error) {
+		return q.EndpointEventsPrune(ctx, &store.EndpointEventsPruneParams{Before: before, Limit: limit})
+	})
 }
 
 // circuitEvent writes the change of ep's circuit from the state was to its

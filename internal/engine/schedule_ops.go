@@ -128,6 +128,17 @@ func tickSentence(tk *store.ScheduleTick) string {
 // Catch-up reads none of them: a schedule's next tick and its latest job
 // live on the schedule.
 func (e *Engine) pruneTicks(ctx context.Context) (int64, error) {
+	return e.pruneKept(ctx, func(q store.Queries, before int64, limit int) (int64, error) {
+		return q.ScheduleTicksPrune(ctx, &store.ScheduleTicksPruneParams{TickBefore: before, Limit: limit})
+	})
+}
+
+// pruneKept deletes, 500 rows a transaction, what prune deletes from
+// before a time: the retention back from the transaction's now, at least
+// 24 hours (minTickRetention). Ticks, endpoint events and alerts are kept
+// so.
+func (e *Engine) pruneKept(ctx context.Context, prune func(q store.Queries, before int64, limit int) (int64, error)) (int64, error) {
+	const batch = 500
 	keep := max(e.cfg.Retention, minTickRetention).Milliseconds()
 	var total int64
 	for {
@@ -135,16 +146,13 @@ func (e *Engine) pruneTicks(ctx context.Context) (int64, error) {
 		err := e.st.Tx(ctx, func(q store.Queries) (err error) {
 			now, err := e.txNow(ctx, q)
 			if err == nil {
-				n, err = q.ScheduleTicksPrune(ctx, &store.ScheduleTicksPruneParams{TickBefore: now - keep, Limit: 500})
+				n, err = prune(q, now-keep, batch)
 			}
 			return err
 		})
-		if err != nil {
-			return total, err
-		}
 		total += n
-		if n < 500 {
-			return total, nil
+		if err != nil || n < batch {
+			return total, err
 		}
 	}
 }
