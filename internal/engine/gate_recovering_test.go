@@ -273,3 +273,49 @@ func TestRaisedLimitRamps(t *testing.T) {
 		}
 	})
 }
+
+// TestRecoveryWaitsForThrottledJobs: the ramp does not end while jobs it
+// throttled are due within the minute (they would come back together,
+// unpaced); it ends once they are done.
+func TestRecoveryWaitsForThrottledJobs(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, h *harness) {
+		outageFixture(t, h, `"maxConcurrent":100`, 13) // 11 due (the first failure waits out its delay), the ramp at 10 a second
+		got := h.claim([]string{"call@1"}, 100)
+		if len(got) != 10 {
+			t.Fatalf("claimed %d, want 10", len(got))
+		}
+		for i, c := range got {
+			if i < 5 {
+				h.succeed(c)
+			} else {
+				h.fail(c, 429, map[string]string{"Retry-After": "20"})
+			}
+		}
+		h.clk.Advance(time.Second)
+		h.succeed(h.claimOne("call@1")) // the 11th: the second of 429s cuts the rate
+		h.clk.Advance(time.Second)
+		// One new job a second: few claims, but the five throttled jobs are
+		// due within the minute, so the ramp holds its rate.
+		h.enqueue("call@1", nil)
+		h.succeed(h.claimOne("call@1"))
+		ep, _ := h.e.Endpoint(h.ctx, h.owner, "api")
+		if ep.Recovery.Rate != 7000 {
+			t.Fatalf("with 5 throttled jobs due soon the ramp is %+v, want it held at 7 a second", ep.Recovery)
+		}
+		// They come back, paced by the ramp, and are done; then it ends.
+		h.clk.Advance(40 * time.Second)
+		back := h.claim([]string{"call@1"}, 100)
+		if len(back) != 6 { // and the outage's first failure
+			t.Fatalf("claimed %d of the throttled jobs and the first failure, want 6", len(back))
+		}
+		for _, c := range back {
+			h.succeed(c)
+		}
+		h.clk.Advance(time.Second)
+		h.enqueue("call@1", nil)
+		h.succeed(h.claimOne("call@1"))
+		if ep, _ = h.e.Endpoint(h.ctx, h.owner, "api"); ep.Recovery.Rate != 0 {
+			t.Fatalf("nothing due and few claims: the ramp is %+v, want it ended", ep.Recovery)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/getratchet/ratchet/internal/classify"
 	"github.com/getratchet/ratchet/internal/engine"
+	"github.com/getratchet/ratchet/internal/store"
 	"github.com/getratchet/ratchet/wire"
 )
 
@@ -80,6 +81,35 @@ func TestLimitLearnedFromHeaders(t *testing.T) {
 		ep, _ = h.e.Endpoint(h.ctx, h.owner, "api")
 		if v := engine.LearnedView(ep, h.clk.Now().UnixMilli()); v != nil {
 			t.Fatalf("a lapsed limit still shown: %+v", v)
+		}
+	})
+}
+
+// TestRampStartsAtHalfALearnedLimit: a limit the provider stated and that
+// still stands starts the ramp at half of it; once it lapsed, the ramp
+// starts at a tenth of maxConcurrent a second again.
+func TestRampStartsAtHalfALearnedLimit(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, h *harness) {
+		h.endpoint("api", `{"maxConcurrent":100}`)
+		now := h.clk.Now().UnixMilli()
+		h.learn("api", store.LearnedLimit{Limit: 100, WindowMs: 1000, At: now, Source: "ietf"})
+		restart := func() int64 {
+			t.Helper()
+			if _, err := h.e.PauseEndpoint(h.ctx, h.owner, "api", ""); err != nil {
+				t.Fatal(err)
+			}
+			ep, err := h.e.ResumeEndpoint(h.ctx, h.owner, "api")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ep.Recovery.Rate
+		}
+		if r := restart(); r != 50_000 {
+			t.Fatalf("with 100 a second learned the ramp starts at %d, want 50000", r)
+		}
+		h.clk.Advance(61 * time.Second)
+		if r := restart(); r != 10_000 {
+			t.Fatalf("after the learned limit lapsed the ramp starts at %d, want 10000 (a tenth of maxConcurrent 100)", r)
 		}
 	})
 }

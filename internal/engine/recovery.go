@@ -26,6 +26,10 @@ const (
 	recoveryPeriodMs  = 1000 // the ramp moves at most once a period
 	recoveryCutPerTen = 7    // a cut keeps 7/10 of the rate
 	recoveryStartDiv  = 10   // the ramp starts at a tenth of the cap (or of maxConcurrent a second)
+	// recoveryLookAheadMs is how far ahead the ramp looks for due jobs
+	// before it ends: throttled jobs come back after their delay, and a
+	// ramp that ended while they waited would let them come back at once.
+	recoveryLookAheadMs = 60_000
 )
 
 // recoveryCap is the rate the ramp ends at, in thousandths of a claim a
@@ -42,11 +46,17 @@ func recoveryCap(ep *store.Endpoint, now int64) int64 {
 	return c
 }
 
-// startRecovery starts the endpoint's ramp at now.
+// startRecovery starts the endpoint's ramp at now: at a tenth of its cap
+// (or of maxConcurrent a second), or at half a limit the provider stated
+// and that still stands (it said what it takes, within the last minute),
+// doubling from there.
 func startRecovery(ep *store.Endpoint, now int64) {
 	start := max(1000, ep.MaxConcurrent*1000/recoveryStartDiv)
 	if c := recoveryCap(ep, now); c > 0 {
 		start = max(1000, c/recoveryStartDiv)
+		if l := learnedRate(ep, now); l > 0 && l <= c {
+			start = max(1000, l/2)
+		}
 	}
 	ep.Recovery = store.Recovery{Rate: start, StartedAt: now, AdjustedAt: now}
 }
@@ -179,7 +189,18 @@ func (e *Engine) growRecovery(ctx context.Context, q store.Queries, ep *store.En
 	}
 	switch {
 	case n*2 < allow:
-		e.endRecovery(ep, now, "its claims fell below half of what the ramp allows")
+		// The ramp holds nothing back now; it ends unless jobs are due
+		// soon (the throttled ones coming back after their delay), which
+		// would otherwise come back together.
+		soon, err := q.CountDue(ctx, &store.CountDueParams{EndpointID: ep.ID, Now: now + recoveryLookAheadMs, Limit: allow})
+		if err != nil {
+			return err
+		}
+		if soon*2 < allow {
+			e.endRecovery(ep, now, "its claims fell below half of what the ramp allows")
+			return nil
+		}
+		r.AdjustedAt, r.BadAt = now, 0 // hold the rate: the backlog is not drained
 		return nil
 	case r.Ceiling == 0 || r.Rate < r.Ceiling:
 		r.Rate *= 2
