@@ -167,12 +167,20 @@ func (e *Engine) recoveryEvent(ctx context.Context, q store.Queries, ep *store.E
 	switch {
 	case r.Rate > 0 && (was.Rate == 0 || r.StartedAt != was.StartedAt):
 		return e.endpointEvent(ctx, q, ep, wire.EndpointRecoveryStarted, now, withFact("ratePerSecondMilli", r.Rate),
-			withDetail(fmt.Sprintf("endpoint %s started to recover at %s claims a second, %s", ep.Name, formatRate(r.Rate), recoveryPhase(ep))))
+			withDetail(fmt.Sprintf("endpoint %s started to recover at %s a second, %s", ep.Name, claimsText(r.Rate), recoveryPhase(ep))))
 	case r.Rate == 0 && was.Rate > 0 && ep.CircuitState == wire.CircuitClosed:
 		return e.endpointEvent(ctx, q, ep, wire.EndpointRecoveryEnded, now, withFact("ratePerSecondMilli", was.Rate), withFact("tookMs", now-was.StartedAt),
-			withDetail(fmt.Sprintf("endpoint %s recovered: the ramp ended at %s claims a second after %s", ep.Name, formatRate(was.Rate), formatMs(now-was.StartedAt))))
+			withDetail(fmt.Sprintf("endpoint %s recovered: the ramp ended at %s a second after %s", ep.Name, claimsText(was.Rate), formatMs(now-was.StartedAt))))
 	}
 	return nil
+}
+
+// claimsText is a rate in thousandths as "1 claim" or "2.5 claims".
+func claimsText(rate int64) string {
+	if rate == 1000 {
+		return "1 claim"
+	}
+	return formatRate(rate) + " claims"
 }
 
 // formatMs prints a duration in ms as seconds: "42.5 s".

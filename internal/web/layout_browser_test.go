@@ -262,8 +262,8 @@ func TestHeaderOnPhone(t *testing.T) {
 		if len(bad) > 0 {
 			t.Errorf("%s at 390 px: navigation links out of reach: %s", path, strings.Join(bad, "; "))
 		}
-		if n := browsertest.Eval[int](tab, `document.querySelectorAll(".site-nav a").length`); n != 10 {
-			t.Errorf("%s: %d navigation links, want 10 (Schedules is the tenth)", path, n)
+		if n := browsertest.Eval[int](tab, `document.querySelectorAll(".site-nav a").length`); n != 11 {
+			t.Errorf("%s: %d navigation links, want 11 (Alerts is the eleventh)", path, n)
 		}
 	}
 	for _, path := range []string{"/docs", "/calculator"} {

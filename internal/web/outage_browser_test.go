@@ -50,7 +50,7 @@ func TestHeldCountIsOneCount(t *testing.T) {
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "pay", Version: "1", Endpoint: "payments"}))(t)
 	must(c.PauseEndpoint(ctx, "payments", "provider down"))(t)
 	enqueueN(t, c, "pay@1", 25, nil)
-	later := time.Now().Add(time.Hour)
+	later := proctest.Now().Add(time.Hour) // the server's now, which the hour-shifted runs move
 	enqueueN(t, c, "pay@1", 3, &later)
 
 	a := &dash{t: t, tab: b.NewTab(t), base: srv.URL, dir: browsertest.ScreenshotDir(t)}
@@ -84,7 +84,10 @@ func TestPausedCircuitPastItsOpenTime(t *testing.T) {
 	srv := proctest.Start(t, "", nil, "--bootstrap-key", ownerKey, "--dev-clock")
 	ctx := context.Background()
 	c := client.New(srv.URL, ownerKey)
-	must(c.CreateEndpoint(ctx, "payments", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"}}))(t)
+	// An open time of 10 minutes: the page is read well before it ends,
+	// however slow the machine (the default is 5 s).
+	must(c.CreateEndpoint(ctx, "payments", client.EndpointPolicy{Policy: client.Policy{Preset: "STANDARD"},
+		EndpointSettings: client.EndpointSettings{MaxConcurrent: 10, CircuitFailureThreshold: 5, CircuitOpenMs: 600_000}}))(t)
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "pay", Version: "1", Endpoint: "payments"}))(t)
 	enqueueN(t, c, "pay@1", 2, nil)
 	ep := must(c.OpenCircuit(ctx, "payments"))(t)
@@ -138,7 +141,7 @@ func TestRunAllHeldNow(t *testing.T) {
 	must(c.PublishTool(ctx, client.ToolSpec{Name: "pay", Version: "1", Endpoint: "payments"}))(t)
 	must(c.PauseEndpoint(ctx, "payments", "provider down"))(t)
 	enqueueN(t, c, "pay@1", 4, nil)
-	later := time.Now().Add(time.Hour)
+	later := proctest.Now().Add(time.Hour) // the server's now, which the hour-shifted runs move
 	enqueueN(t, c, "pay@1", 3, &later)
 
 	shots := browsertest.ScreenshotDir(t)

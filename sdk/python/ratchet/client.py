@@ -69,6 +69,8 @@ from ._types import (
     ScheduleTick,
     ScheduleTickList,
     SimulateConfig,
+    SimulateRecovery,
+    SimulateRecoveryResult,
     SimulateResult,
     Health,
     Readiness,
@@ -150,6 +152,7 @@ OPERATIONS = {
     "readyz": "readyz",
     "openapi_json": "openapi",
     "postApiSimulate": "simulate",
+    "postApiSimulateRecovery": "simulate_recovery",
 }
 
 # Errors of a connection the server closed while it sat idle in the pool:
@@ -937,6 +940,12 @@ class Client:
     def simulate(self, config: SimulateConfig) -> SimulateResult:
         """Run the contention simulator (503 while another sweep runs)."""
         return self._call("POST", "/api/simulate", config, retry=True, timeout=max(self.timeout, 120.0))[1]
+
+    def simulate_recovery(self, scenario: SimulateRecovery) -> SimulateRecoveryResult:
+        """Run the simulator's recovery scenario: a held backlog released at
+        once, by the recovery ramp, or by the ramp with learned limits, at
+        the provider (503 while another simulation runs)."""
+        return self._call("POST", "/api/simulate/recovery", scenario, retry=True, timeout=max(self.timeout, 120.0))[1]
 
 
 def _usable(c: http.client.HTTPConnection) -> bool:

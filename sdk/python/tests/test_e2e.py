@@ -409,6 +409,8 @@ class ClientAgainstServer(ServerTestCase):
         self.assertTrue(before)
         res = c.simulate({"from": 10, "to": 10, "step": 10, "runs": 1})
         self.assertIn("series", res)
+        rec = c.simulate_recovery({"backlog": 200, "capacityPerS": 20, "strategies": ["at-once", "ramp"]})
+        self.assertEqual([r["strategy"] for r in rec["runs"]], ["at-once", "ramp"])
         c.revoke_key(k["id"])
         with self.assertRaises(ratchet.RatchetError) as cm:
             worker.me()
