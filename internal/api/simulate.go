@@ -116,7 +116,32 @@ func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("encode config: %w", err))
 		return
 	}
-	if res, ok := s.cached(string(key)); ok {
+	s.cachedRun(w, r, string(key), func() (any, error) {
+		// A sweep runs on at most half the cores, so the keyless page can
+		// never take the CPU from the scheduler and the API.
+		cfg.Workers = max(1, runtime.GOMAXPROCS(0)/2)
+		ctx, cancel := context.WithTimeout(r.Context(), s.limit)
+		defer cancel()
+		res, err := s.sweep(ctx, cfg)
+		switch {
+		case err == nil:
+			return res, nil
+		case r.Context().Err() != nil:
+			return nil, nil // the client went away; nobody reads an answer
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil, field.Errors{{Field: "runs", Value: strconv.Itoa(cfg.Runs),
+				Allowed: fmt.Sprintf("the sweep did not finish within this server's %s limit; use fewer runs, fewer or smaller points, or fewer modes", s.limit)}}
+		}
+		return nil, fmt.Errorf("simulation: %w", err)
+	})
+}
+
+// cachedRun answers a simulation from the cache under key, or takes the
+// server's one-at-a-time slot, runs sim, caches its result and sends it.
+// sim returns the result, or the error to answer with; neither when the
+// client went away.
+func (s *simulator) cachedRun(w http.ResponseWriter, r *http.Request, key string, sim func() (any, error)) {
+	if res, ok := s.cached(key); ok {
 		writeSimulation(w, res, "cache;desc=hit")
 		return
 	}
@@ -127,24 +152,14 @@ func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, &engine.Error{Kind: engine.KindUnavailable, Message: "another simulation is running on this server; try again in a moment"})
 		return
 	}
-	// A sweep runs on at most half the cores, so the keyless page can never
-	// take the CPU from the scheduler and the API.
-	cfg.Workers = max(1, runtime.GOMAXPROCS(0)/2)
-	ctx, cancel := context.WithTimeout(r.Context(), s.limit)
-	defer cancel()
 	start := time.Now()
-	res, err := s.sweep(ctx, cfg)
+	res, err := sim()
 	elapsed := time.Since(start)
-	switch {
-	case err == nil:
-	case r.Context().Err() != nil:
-		return // the client went away; nobody reads an answer
-	case errors.Is(err, context.DeadlineExceeded):
-		s.fail(w, r, field.Errors{{Field: "runs", Value: strconv.Itoa(cfg.Runs),
-			Allowed: fmt.Sprintf("the sweep did not finish within this server's %s limit; use fewer runs, fewer or smaller points, or fewer modes", s.limit)}})
+	if err != nil {
+		s.fail(w, r, err)
 		return
-	default:
-		s.fail(w, r, fmt.Errorf("simulation: %w", err))
+	}
+	if res == nil {
 		return
 	}
 	out, err := json.Marshal(res)
@@ -152,8 +167,8 @@ func (s *simulator) serve(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("encode simulation: %w", err))
 		return
 	}
-	s.store(string(key), out)
-	s.log.Debug("simulated", "points", len(res.Clients), "runs", cfg.Runs, "modes", len(cfg.Modes), "elapsed", elapsed)
+	s.store(key, out)
+	s.log.Debug("simulated", "bytes", len(out), "elapsed", elapsed)
 	writeSimulation(w, out, "simulate;dur="+strconv.FormatFloat(float64(elapsed.Microseconds())/1000, 'f', 1, 64))
 }
 
@@ -208,30 +223,11 @@ func (s *simulator) serveRecovery(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("encode scenario: %w", err))
 		return
 	}
-	k := "recovery " + string(key)
-	if res, ok := s.cached(k); ok {
-		writeSimulation(w, res, "cache;desc=hit")
-		return
-	}
-	select {
-	case s.slot <- struct{}{}:
-		defer func() { <-s.slot }()
-	default:
-		s.fail(w, r, &engine.Error{Kind: engine.KindUnavailable, Message: "another simulation is running on this server; try again in a moment"})
-		return
-	}
-	start := time.Now()
-	res, err := simulate.SimulateRecovery(cfg)
-	elapsed := time.Since(start)
-	if err != nil {
-		s.fail(w, r, fmt.Errorf("simulation: %w", err))
-		return
-	}
-	out, err := json.Marshal(res)
-	if err != nil {
-		s.fail(w, r, fmt.Errorf("encode simulation: %w", err))
-		return
-	}
-	s.store(k, out)
-	writeSimulation(w, out, "simulate;dur="+strconv.FormatFloat(float64(elapsed.Microseconds())/1000, 'f', 1, 64))
+	s.cachedRun(w, r, "recovery "+string(key), func() (any, error) {
+		res, err := simulate.SimulateRecovery(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("simulation: %w", err)
+		}
+		return res, nil
+	})
 }

@@ -42,7 +42,7 @@ func (r circuitRule) admit(_ context.Context, _ store.Queries, ep *store.Endpoin
 // provider's Retry-After asked (CircuitProbeAt), else circuitOpenMs after
 // it opened.
 func HalfOpensAt(ep *store.Endpoint) int64 {
-	if ep.CircuitProbeAt > 0 && ep.CircuitOpenedBy == "" {
+	if ep.CircuitProbeAt > 0 { // an owner's open clears it
 		return ep.CircuitProbeAt
 	}
 	return ep.CircuitOpenedAt + ep.CircuitOpenMs

@@ -33,8 +33,8 @@ func (r recoveringRule) admit(ctx context.Context, q store.Queries, ep *store.En
 	}
 	v.narrow(allow - n)
 	if v.allowed <= 0 {
-		v.shut(r.Gate(), earliest+RecoveryWindowMs, fmt.Sprintf("endpoint %q is recovering: %d of %s claims a second allowed were made in the last second, %s",
-			ep.Name, n, formatRate(ep.Recovery.Rate), recoveryPhase(ep)))
+		v.shut(r.Gate(), earliest+RecoveryWindowMs, fmt.Sprintf("endpoint %q is recovering: %d of the %d claims a second it allows (a rate of %s) were made in the last second, %s",
+			ep.Name, n, allow, formatRate(ep.Recovery.Rate), recoveryPhase(ep)))
 	}
 	return nil
 }
